@@ -1,0 +1,258 @@
+"""``Layer`` and ``Parameter``: the contract every tinynet layer follows.
+
+A layer owns its parameters, builds them from the input shape on first use, writes
+``forward`` and ``backward`` by hand next to each other (no autograd), and describes
+itself with a JSON-able config. Shapes carry the batch axis as ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from tinynet.tensor import Tensor, as_array
+
+__all__ = ["Layer", "Parameter", "snake_case", "normalize_shape", "check_positive_int",
+           "check_bool"]
+
+
+def snake_case(name: str) -> str:
+    """Keras's class-name-to-layer-name rule: ``Conv2D`` -> ``conv2d``, ``ReLU`` -> ``re_lu``."""
+    intermediate = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub("([a-z])([A-Z])", r"\1_\2", intermediate).lower()
+
+
+def normalize_shape(shape: Any, arg: str = "input_shape") -> tuple:
+    """Returns ``shape`` as a tuple of positive ints or ``None`` (unknown) entries."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"{arg} must be a tuple of ints, got {shape!r}")
+    out = []
+    for dim in shape:
+        if dim is None:
+            out.append(None)
+        elif isinstance(dim, (int, np.integer)) and not isinstance(dim, bool) and dim >= 0:
+            out.append(int(dim))
+        else:
+            raise ValueError(f"{arg} must hold non-negative ints or None, got {tuple(shape)!r}")
+    return tuple(out)
+
+
+def check_positive_int(value: Any, arg: str, owner: str) -> int:
+    """Validates a strictly positive int argument, naming ``owner``, ``arg`` and the value."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{owner}: {arg} must be a positive int, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"{owner}: {arg} must be a positive int, got {value}")
+    return int(value)
+
+
+def check_bool(value: Any, arg: str, owner: str) -> bool:
+    """Validates a bool argument."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{owner}: {arg} must be a bool, got {value!r}")
+    return bool(value)
+
+
+class Parameter:
+    """A named float32 weight and its gradient.
+
+    Attributes:
+        value: The weight, a C-contiguous float32 ndarray (updated in place by optimizers).
+        grad: The gradient from the last ``backward`` (same shape), or ``None``.
+        name: The Keras weight name (``kernel``, ``bias``, ``gamma``, ...).
+        trainable: Whether optimizers update it. Moving statistics are never trainable.
+    """
+
+    __slots__ = ("value", "grad", "name", "_trainable", "_always_frozen", "path")
+
+    def __init__(self, value: np.ndarray, name: str, trainable: bool = True) -> None:
+        self.value = np.ascontiguousarray(value, dtype=np.float32)
+        self.grad: np.ndarray | None = None
+        self.name = name
+        self._always_frozen = not trainable
+        self._trainable = bool(trainable)
+        self.path = name
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self._trainable = bool(value) and not self._always_frozen
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.shape
+
+    @property
+    def size(self) -> int:
+        return self.value.size
+
+    def assign(self, value: Any) -> None:
+        """Copies ``value`` into the weight in place, checking the shape."""
+        arr = np.asarray(value, dtype=np.float32)
+        if arr.shape != self.value.shape:
+            raise ValueError(
+                f"Parameter {self.path}: expected shape {self.value.shape}, got {arr.shape}")
+        self.value[...] = arr
+
+    def __repr__(self) -> str:
+        return f"Parameter({self.path}, shape={self.value.shape}, trainable={self.trainable})"
+
+
+class Layer:
+    """Base class of every layer.
+
+    Subclasses implement ``build`` (create parameters with :meth:`add_weight`),
+    ``forward`` (cache what backward needs), ``backward`` (fill ``Parameter.grad``,
+    return dL/dx), ``output_shape`` and ``get_config``.
+
+    Args:
+        name: Layer name; defaults to the snake_case class name (made unique by the model).
+        trainable: ``False`` freezes the layer's parameters.
+        input_shape: Optional input shape without the batch axis, as in Keras.
+
+    Shape:
+        Input: ``[batch, ...]``; output: ``output_shape(input_shape)``.
+    """
+
+    def __init__(self, *, name: str | None = None, trainable: bool = True,
+                 input_shape: tuple | None = None) -> None:
+        if name is not None and (not isinstance(name, str) or not name):
+            raise TypeError(f"{type(self).__name__}: name must be a non-empty str, got {name!r}")
+        self._name = name
+        self._auto_name = name is None
+        self._trainable = check_bool(trainable, "trainable", type(self).__name__)
+        self.built = False
+        self.input_shape_arg = (None, *normalize_shape(input_shape)) if input_shape is not None else None
+        self.built_input_shape: tuple | None = None
+        self._params: list[Parameter] = []
+        self._cache: Any = None
+
+    # -- naming ----------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name if self._name is not None else snake_case(type(self).__name__)
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = value
+        for p in self._params:
+            p.path = f"{value}/{p.name}"
+
+    # -- trainable ---------------------------------------------------------------
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self._trainable = check_bool(value, "trainable", self.name)
+        for p in self._params:
+            p.trainable = self._trainable
+
+    # -- parameters ------------------------------------------------------------
+    def add_weight(self, name: str, shape: tuple, initializer: Callable[[tuple], np.ndarray] | str,
+                   trainable: bool = True) -> Parameter:
+        """Creates, registers and returns a parameter (used from ``build``)."""
+        if isinstance(initializer, str):
+            from tinynet.initializers import get as get_initializer
+
+            initializer = get_initializer(initializer, self)
+        value = initializer(tuple(shape))
+        param = Parameter(value, name, trainable)
+        param.trainable = self._trainable
+        param.path = f"{self.name}/{name}"
+        self._params.append(param)
+        return param
+
+    def parameters(self) -> list[Parameter]:
+        """Every parameter in a stable order, non-trainable ones included."""
+        return list(self._params)
+
+    def trainable_parameters(self) -> list[Parameter]:
+        return [p for p in self._params if p.trainable]
+
+    def count_params(self) -> int:
+        """Total number of weight scalars (trainable or not), as Keras counts them."""
+        if not self.built:
+            raise ValueError(
+                f"Layer {self.name!r} is not built yet: call build(input_shape) or call the "
+                f"layer on data before count_params()")
+        return int(sum(p.size for p in self._params))
+
+    def get_weights(self) -> list[np.ndarray]:
+        return [p.value.copy() for p in self._params]
+
+    def set_weights(self, weights: list) -> None:
+        if len(weights) != len(self._params):
+            raise ValueError(
+                f"Layer {self.name!r}: set_weights expected {len(self._params)} arrays, got {len(weights)}")
+        for p, w in zip(self._params, weights):
+            p.assign(w)
+
+    # -- build / call ------------------------------------------------------------
+    def build(self, input_shape: tuple) -> None:
+        """Creates the parameters for ``input_shape`` (batch axis included, as ``None``)."""
+        self.built_input_shape = tuple(input_shape)
+        self.built = True
+
+    def output_shape(self, input_shape: tuple) -> tuple:
+        """The output shape for ``input_shape`` (batch axis included); no data needed."""
+        return tuple(input_shape)
+
+    def compute_output_shape(self, input_shape: tuple) -> tuple:
+        """Keras-style alias of :meth:`output_shape`."""
+        return self.output_shape(input_shape)
+
+    def forward(self, x: Any, training: bool = False) -> Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def backward(self, grad_output: Any) -> Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def __call__(self, x: Any, training: bool = False) -> Tensor:
+        if not self.built:
+            arr = as_array(x)
+            self.build((None, *arr.shape[1:]))
+            x = arr
+        return self.forward(x, training=training)
+
+    def _require_cache(self) -> Any:
+        """Returns the forward cache, or raises ``RuntimeError`` if forward never ran."""
+        if self._cache is None:
+            raise RuntimeError(
+                f"{type(self).__name__} {self.name!r}: backward called before forward "
+                f"(no cached forward pass)")
+        return self._cache
+
+    def _check_rank(self, x: np.ndarray, min_rank: int, max_rank: int | None = None) -> None:
+        if x.ndim < min_rank or (max_rank is not None and x.ndim > max_rank):
+            want = f"{min_rank}" if max_rank == min_rank else (
+                f">= {min_rank}" if max_rank is None else f"{min_rank} to {max_rank}")
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: input must have rank {want} "
+                f"(batch axis included), got shape {x.shape}")
+
+    # -- config ------------------------------------------------------------------
+    def get_config(self) -> dict:
+        """JSON-able constructor arguments; ``type(self).from_config(cfg)`` rebuilds the layer."""
+        config: dict[str, Any] = {"name": self.name, "trainable": self.trainable}
+        if self.input_shape_arg is not None:
+            config["input_shape"] = list(self.input_shape_arg[1:])
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Layer":
+        config = dict(config)
+        if "input_shape" in config and config["input_shape"] is not None:
+            config["input_shape"] = tuple(config["input_shape"])
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r} built={self.built}>"

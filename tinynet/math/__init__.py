@@ -1,0 +1,1 @@
+"""Deterministic numerical building blocks: blocked reductions and GEMM."""

@@ -1,0 +1,342 @@
+"""Global tuning gates: where each kernel runs (serial or parallel), never what it computes.
+
+Every serial/parallel decision in tinynet goes through this module. A *gate* is an
+element (or work) count at or above which a kernel runs its parallel variant. Gates are
+read only in Python wrappers, never inside Numba kernels, and every parallel variant
+computes the same bits as its serial twin (fixed, shape-derived blocks merged in order),
+so moving a gate or the thread count changes speed only.
+
+Sources, later wins: built-in defaults, the JSON profile named by
+``TINYNET_TUNING_FILE``, environment variables ``TINYNET_<NAME_UPPER>``, then
+:func:`set` / :func:`override`. ``TINYNET_NUM_THREADS`` sets the thread count.
+
+Example:
+    >>> from tinynet import tuning
+    >>> with tuning.override(gn_row_parallel_min_elems=0):
+    ...     pass  # group norm runs its parallel passes at any size here
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = [
+    "get", "set", "reset", "override", "gates", "defaults", "describe", "sources",
+    "set_num_threads", "get_num_threads", "max_threads", "use_parallel", "load_profile",
+    "GATE_DOCS", "calibrate",
+]
+
+_MAX_GATE = 2**62
+
+
+@dataclass(frozen=True)
+class _Gate:
+    default: int
+    unit: str
+    doc: str
+
+
+# Built-in defaults: serial-vs-parallel crossovers measured on the 2-core CI machine
+# (see docs/tuning.md; `python -m tinynet.tuning calibrate` re-measures them).
+_GATES: dict[str, _Gate] = {
+    "gn_row_parallel_min_elems": _Gate(
+        262_144, "elements",
+        "group/instance norm per-sample statistics and row sweeps (forward and backward)"),
+    "gn_param_grad_parallel_min_elems": _Gate(
+        262_144, "elements",
+        "group/instance norm gamma/beta gradient column folds"),
+    "bn_parallel_min_elems": _Gate(
+        262_144, "elements",
+        "batch norm statistics, sweeps and parameter-gradient folds"),
+    "ln_parallel_min_elems": _Gate(
+        131_072, "elements",
+        "layer norm per-row statistics and sweeps"),
+    "reduce_parallel_min_elems": _Gate(
+        1_048_576, "elements", "det_reduce blocked sums"),
+    "elementwise_parallel_min_elems": _Gate(
+        1_048_576, "elements", "activations, dropout and other elementwise passes"),
+    "matmul_parallel_min_flops": _Gate(
+        4_000_000, "multiply-adds", "deterministic GEMM row blocks on worker threads"),
+    "conv_parallel_min_elems": _Gate(
+        262_144, "elements", "conv im2col / col2im passes"),
+    "pool_parallel_min_elems": _Gate(
+        262_144, "elements", "pooling forward and backward"),
+    "optimizer_parallel_min_elems": _Gate(
+        1_048_576, "elements", "fused optimizer update kernels"),
+}
+
+GATE_DOCS: dict[str, str] = {name: gate.doc for name, gate in _GATES.items()}
+
+_lock = threading.RLock()
+_values: dict[str, int] = {}
+_sources: dict[str, str] = {}
+_threads: int | None = None
+_threads_source = "default"
+_loaded = False
+
+
+def _check_name(name: str) -> None:
+    if name not in _GATES:
+        valid = ", ".join(sorted(_GATES))
+        raise KeyError(f"unknown tuning gate {name!r}; valid gates: {valid}")
+
+
+def _check_value(name: str, value: object, origin: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"tuning gate {name} ({origin}): value must be a non-negative int, "
+            f"got {value!r} of type {type(value).__name__}")
+    if value < 0:
+        raise ValueError(
+            f"tuning gate {name} ({origin}): value must be >= 0, got {value}")
+    return int(value)
+
+
+def _parse_env_int(var: str, text: str) -> int:
+    try:
+        return int(text.strip().replace("_", ""))
+    except ValueError:
+        raise ValueError(
+            f"environment variable {var}={text!r}: expected a non-negative integer") from None
+
+
+def load_profile(path: str | os.PathLike) -> dict[str, int]:
+    """Reads a JSON tuning profile: ``{"gates": {name: value}, "num_threads": n}``.
+
+    A flat ``{name: value}`` mapping is accepted too.
+
+    Args:
+        path: The profile file.
+
+    Returns:
+        The gate values it sets (validated).
+
+    Raises:
+        ValueError: The file is not valid JSON or not a mapping.
+        KeyError: It names an unknown gate.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"tuning profile {os.fspath(path)!r} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"tuning profile {os.fspath(path)!r}: expected a JSON object, got {type(data).__name__}")
+    gate_values = data.get("gates", data if "gates" not in data else {})
+    out = {}
+    for name, value in gate_values.items():
+        if name == "num_threads":
+            continue
+        _check_name(name)
+        out[name] = _check_value(name, value, f"profile {os.fspath(path)}")
+    return out
+
+
+def _ensure_loaded() -> None:
+    global _loaded, _threads, _threads_source
+    if _loaded:
+        return
+    with _lock:
+        if _loaded:
+            return
+        values = {name: gate.default for name, gate in _GATES.items()}
+        sources = {name: "default" for name in _GATES}
+        profile = os.environ.get("TINYNET_TUNING_FILE")
+        if profile:
+            for name, value in load_profile(profile).items():
+                values[name], sources[name] = value, "profile"
+            with open(profile, encoding="utf-8") as fh:
+                threads = json.load(fh).get("num_threads")
+            if threads is not None:
+                _threads, _threads_source = _check_threads(threads, "profile"), "profile"
+        for name in _GATES:
+            var = f"TINYNET_{name.upper()}"
+            if var in os.environ:
+                value = _parse_env_int(var, os.environ[var])
+                values[name] = _check_value(name, value, f"environment {var}")
+                sources[name] = "env"
+        if os.environ.get("TINYNET_NUM_THREADS"):
+            n = _parse_env_int("TINYNET_NUM_THREADS", os.environ["TINYNET_NUM_THREADS"])
+            _threads, _threads_source = _check_threads(n, "environment TINYNET_NUM_THREADS"), "env"
+        _values.update(values)
+        _sources.update(sources)
+        _loaded = True
+
+
+def get(name: str) -> int:
+    """Returns the current value of gate ``name`` (``KeyError`` if unknown)."""
+    _ensure_loaded()
+    _check_name(name)
+    return _values[name]
+
+
+def set(**values: int) -> None:  # noqa: A001 - pinned public name
+    """Sets one or more gates, e.g. ``tuning.set(gn_row_parallel_min_elems=0)``.
+
+    Raises:
+        KeyError: An unknown gate name (the message lists the valid ones).
+        TypeError: A value that is not an int.
+        ValueError: A negative value.
+    """
+    _ensure_loaded()
+    checked = {}
+    for name, value in values.items():
+        _check_name(name)
+        checked[name] = _check_value(name, value, "tuning.set")
+    with _lock:
+        for name, value in checked.items():
+            _values[name], _sources[name] = value, "set"
+
+
+def reset(*names: str) -> None:
+    """Restores gates to their built-in defaults; no names resets every gate and the threads."""
+    global _threads, _threads_source
+    _ensure_loaded()
+    for name in names:
+        _check_name(name)
+    with _lock:
+        for name in names or tuple(_GATES):
+            _values[name], _sources[name] = _GATES[name].default, "default"
+        if not names:
+            _threads, _threads_source = None, "default"
+
+
+@contextlib.contextmanager
+def override(**values: int) -> Iterator[None]:
+    """Context manager that sets gates and restores their previous values on exit."""
+    _ensure_loaded()
+    with _lock:
+        saved = {name: (_values.get(name), _sources.get(name)) for name in values}
+    set(**values)
+    try:
+        yield
+    finally:
+        with _lock:
+            for name, (value, source) in saved.items():
+                _values[name], _sources[name] = value, source
+
+
+def gates() -> dict[str, int]:
+    """Returns every gate's current value."""
+    _ensure_loaded()
+    return dict(_values)
+
+
+def defaults() -> dict[str, int]:
+    """Returns every gate's built-in default."""
+    return {name: gate.default for name, gate in _GATES.items()}
+
+
+def sources() -> dict[str, str]:
+    """Returns where each gate's current value came from (default/profile/env/set)."""
+    _ensure_loaded()
+    return dict(_sources)
+
+
+def max_threads() -> int:
+    """The most threads tinynet may use here (Numba's ``NUMBA_NUM_THREADS``)."""
+    import numba
+
+    return int(numba.config.NUMBA_NUM_THREADS)
+
+
+def _check_threads(n: object, origin: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"num_threads ({origin}): expected an int, got {n!r}")
+    limit = max_threads()
+    if not 1 <= n <= limit:
+        raise ValueError(f"num_threads ({origin}): expected 1 <= n <= {limit}, got {n}")
+    return n
+
+
+def set_num_threads(n: int) -> None:
+    """Sets how many threads tinynet's parallel kernels and GEMM blocks use.
+
+    Results never depend on this number (docs/determinism.md).
+
+    Raises:
+        TypeError: ``n`` is not an int.
+        ValueError: ``n`` is below 1 or above :func:`max_threads`.
+    """
+    global _threads, _threads_source
+    _ensure_loaded()
+    n = _check_threads(n, "set_num_threads")
+    with _lock:
+        _threads, _threads_source = n, "set"
+
+
+def get_num_threads() -> int:
+    """Returns the thread count tinynet uses (default: every core Numba sees)."""
+    _ensure_loaded()
+    return _threads if _threads is not None else max_threads()
+
+
+def use_parallel(name: str, work: int) -> bool:
+    """Whether a kernel with ``work`` units under gate ``name`` should run in parallel.
+
+    Called only from Python wrappers. When it answers yes it also sets Numba's thread
+    count for the calling thread to :func:`get_num_threads`.
+    """
+    _ensure_loaded()
+    if work < _values[name]:
+        return False
+    n = _threads if _threads is not None else max_threads()
+    if n <= 1:
+        return False
+    import numba
+
+    if numba.get_num_threads() != n:
+        numba.set_num_threads(n)
+    return True
+
+
+def describe() -> str:
+    """Returns a table of every gate: name, value, default, source and what it gates."""
+    _ensure_loaded()
+    rows = [("gate", "value", "default", "source", "what it gates")]
+    for name, gate in _GATES.items():
+        rows.append((name, str(_values[name]), str(gate.default), _sources[name], gate.doc))
+    rows.append(("num_threads", str(get_num_threads()), str(max_threads()),
+                 _threads_source, "threads for parallel kernels and GEMM blocks"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = []
+    for i, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]),
+                 row[2].rjust(widths[2]), row[3].ljust(widths[3]), row[4]]
+        lines.append("  ".join(cells).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 13)
+    return "\n".join(lines)
+
+
+def calibrate(*args, **kwargs):  # pragma: no cover - filled in by the calibration work
+    """Measures serial-vs-parallel crossovers (see :mod:`tinynet._calibrate`)."""
+    from tinynet._calibrate import calibrate as _calibrate
+
+    return _calibrate(*args, **kwargs)
+
+
+def _main(argv: list[str] | None = None) -> int:
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "calibrate":
+        from tinynet._calibrate import main as calibrate_main
+
+        return calibrate_main(argv[1:])
+    if argv:
+        print(f"usage: python -m tinynet.tuning [calibrate [--write PATH]]; got {argv!r}",
+              file=sys.stderr)
+        return 2
+    print(describe())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
