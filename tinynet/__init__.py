@@ -1,10 +1,40 @@
-"""tinynet: a small, fast, deterministic deep-learning framework on NumPy and Numba."""
+"""tinynet: a small, fast, deterministic deep-learning framework on NumPy and Numba.
+
+Submodules load lazily (``tn.optimizers.Adam`` imports the optimizers on first use), so
+``import tinynet`` stays fast and compiles nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
 
 from tinynet import tuning
 from tinynet.random import set_seed
 from tinynet.tensor import Tensor
-from tinynet import layers
 
 __version__ = "0.1.0"
 
-__all__ = ["Tensor", "tuning", "set_seed", "layers", "__version__"]
+_LAZY_ATTRS = {
+    "Sequential": ("tinynet.models.sequential", "Sequential"),
+    "load_model": ("tinynet.saving", "load_model"),
+}
+_LAZY_MODULES = ("layers", "optimizers", "losses", "metrics", "callbacks", "datasets",
+                 "saving", "testing", "utils", "models", "math", "initializers", "activations")
+
+__all__ = ["Tensor", "tuning", "set_seed", "__version__", *_LAZY_ATTRS, *_LAZY_MODULES]
+
+
+def __getattr__(name: str):
+    if name in _LAZY_ATTRS:
+        module, attr = _LAZY_ATTRS[name]
+        value = getattr(importlib.import_module(module), attr)
+    elif name in _LAZY_MODULES:
+        value = importlib.import_module(f"tinynet.{name}")
+    else:
+        raise AttributeError(f"module 'tinynet' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,6 +1,51 @@
-"""Layers (Keras 3 names and defaults, channels-last)."""
+"""Layers (Keras 3 names and defaults, channels-last).
 
-from tinynet.layers.input import Input
-from tinynet.layers.layer import Layer, Parameter
+Imports are lazy: ``from tinynet.layers import Conv2D`` loads only the modules it needs,
+which keeps ``import tinynet`` fast.
+"""
 
-__all__ = ["Input", "Layer", "Parameter"]
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "Layer": "tinynet.layers.layer",
+    "Parameter": "tinynet.layers.layer",
+    "Input": "tinynet.layers.input",
+    "Dense": "tinynet.layers.dense",
+    "Conv2D": "tinynet.layers.convolutional",
+    "MaxPooling2D": "tinynet.layers.pooling",
+    "AveragePooling2D": "tinynet.layers.pooling",
+    "GlobalAveragePooling2D": "tinynet.layers.pooling",
+    "GlobalMaxPooling2D": "tinynet.layers.pooling",
+    "Flatten": "tinynet.layers.reshaping",
+    "Reshape": "tinynet.layers.reshaping",
+    "Activation": "tinynet.layers.activations",
+    "ReLU": "tinynet.layers.activations",
+    "LeakyReLU": "tinynet.layers.activations",
+    "ELU": "tinynet.layers.activations",
+    "Sigmoid": "tinynet.layers.activations",
+    "Tanh": "tinynet.layers.activations",
+    "Softmax": "tinynet.layers.activations",
+    "Dropout": "tinynet.layers.regularization.dropout",
+    "SpatialDropout2D": "tinynet.layers.regularization.dropout",
+    "BatchNormalization": "tinynet.layers.regularization.normalization",
+    "GroupNormalization": "tinynet.layers.regularization.normalization",
+    "InstanceNormalization": "tinynet.layers.regularization.normalization",
+    "LayerNormalization": "tinynet.layers.regularization.normalization",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tinynet.layers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

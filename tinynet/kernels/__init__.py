@@ -1,0 +1,1 @@
+"""Numba kernel modules (the only place, with normalization/, that uses @njit)."""
