@@ -1,0 +1,104 @@
+"""Shared argument checks, parameters and axis handling of the normalization layers."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from tinynet.layers.layer import Layer, check_bool
+from tinynet.tensor import as_array
+
+__all__ = ["NormalizationLayer", "check_epsilon", "check_axis_int"]
+
+
+def check_epsilon(epsilon: Any, owner: str) -> float:
+    """``epsilon`` must be a finite number > 0."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{owner}: epsilon must be a finite number > 0, got {epsilon!r}")
+    if not math.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError(f"{owner}: epsilon must be a finite number > 0, got {epsilon!r}")
+    return float(epsilon)
+
+
+def check_axis_int(axis: Any, owner: str) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{owner}: axis must be an int, got {axis!r}")
+    return int(axis)
+
+
+class NormalizationLayer(Layer):
+    """Base of the four normalization layers: epsilon/center/scale, gamma/beta, axes.
+
+    Subclasses set ``self._param_shape`` in ``build`` via :meth:`_add_affine` and use
+    :meth:`_gamma_beta` to get flat float32 vectors (ones / zeros when disabled).
+    """
+
+    def __init__(self, *, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        owner = type(self).__name__
+        self.epsilon = check_epsilon(epsilon, owner)
+        self.center = check_bool(center, "center", owner)
+        self.scale = check_bool(scale, "scale", owner)
+        self.gamma = None
+        self.beta = None
+
+    def _add_affine(self, shape: tuple) -> None:
+        if self.scale:
+            self.gamma = self.add_weight("gamma", shape, "ones")
+        if self.center:
+            self.beta = self.add_weight("beta", shape, "zeros")
+        size = int(np.prod(shape))
+        self._ones = np.ones(size, dtype=np.float32)
+        self._zeros = np.zeros(size, dtype=np.float32)
+
+    def _gamma_beta(self) -> tuple[np.ndarray, np.ndarray]:
+        gamma = self.gamma.value.reshape(-1) if self.gamma is not None else self._ones
+        beta = self.beta.value.reshape(-1) if self.beta is not None else self._zeros
+        return gamma, beta
+
+    def _set_param_grads(self, grad_gamma: np.ndarray | None, grad_beta: np.ndarray | None) -> None:
+        if self.gamma is not None:
+            self.gamma.grad = grad_gamma.reshape(self.gamma.shape)
+        if self.beta is not None:
+            self.beta.grad = grad_beta.reshape(self.beta.shape)
+
+    def _input(self, x: Any) -> np.ndarray:
+        x = as_array(x)
+        self._check_rank(x, 2)
+        return x
+
+    @staticmethod
+    def _resolve_axis(axis: int, rank: int, owner: str) -> int:
+        if not -rank <= axis < rank:
+            raise ValueError(f"{owner}: axis {axis} is out of range for an input of rank {rank}")
+        axis %= rank
+        if axis == 0:
+            raise ValueError(f"{owner}: axis {axis} is the batch axis; expected an axis in 1..{rank - 1}")
+        return axis
+
+    @staticmethod
+    def _move_last(x: np.ndarray, axis: int) -> np.ndarray:
+        """``x`` with ``axis`` moved to the end, C-contiguous (a no-op when already last)."""
+        if axis == x.ndim - 1:
+            return x
+        return np.ascontiguousarray(np.moveaxis(x, axis, -1))
+
+    @staticmethod
+    def _move_back(y: np.ndarray, axis: int) -> np.ndarray:
+        if axis == y.ndim - 1:
+            return y
+        return np.ascontiguousarray(np.moveaxis(y, -1, axis))
+
+    def _check_channels(self, x: np.ndarray, axis: int, expected: int) -> None:
+        if x.shape[axis] != expected:
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: expected {expected} channels on axis "
+                f"{axis}, got input shape {x.shape}")
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(epsilon=self.epsilon, center=self.center, scale=self.scale)
+        return config

@@ -1,0 +1,127 @@
+"""``BatchNormalization``: per channel over the batch and every position."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from tinynet.layers.regularization.normalization._base import NormalizationLayer, check_axis_int
+from tinynet.layers.regularization.normalization.affine import affine_rows, scale_rows
+from tinynet.layers.regularization.normalization.folds import col_dot, col_sum
+from tinynet.layers.regularization.normalization.group_norm_core import gn_backward, gn_forward
+from tinynet import tuning
+from tinynet.tensor import Tensor, as_array
+
+__all__ = ["BatchNormalization"]
+
+_GATE = "bn_parallel_min_elems"
+
+
+class BatchNormalization(NormalizationLayer):
+    """Batch normalization (Ioffe & Szegedy, 2015), Keras 3 arguments and defaults.
+
+    Training (``training=True`` on a trainable layer) normalizes with the batch mean and
+    biased variance per channel and updates
+    ``moving = moving * momentum + batch * (1 - momentum)``; inference uses the moving
+    statistics. A frozen layer (``trainable = False``) always runs in inference mode, as
+    in Keras. PyTorch's ``momentum`` is ``1 - momentum`` here (0.99 here = 0.01 there).
+
+    The training pass is the group-norm core on the ``[1, M, C]`` view with one group per
+    channel (M = batch x positions), so BN shares its shifted-sum statistics and
+    fixed-block folds.
+
+    Args:
+        axis: The channel axis (default last).
+        momentum: Moving-average momentum in [0, 1].
+        epsilon: Added to the variance; a finite number > 0.
+        center: Learn ``beta``.
+        scale: Learn ``gamma``.
+        **kwargs: ``name``, ``trainable``, ``input_shape``.
+
+    Shape:
+        Input: ``[batch, *spatial, C]`` (rank >= 2); output: same shape.
+        gamma, beta, moving_mean, moving_variance: ``[C]``.
+    """
+
+    def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, **kwargs: Any) -> None:
+        super().__init__(epsilon=epsilon, center=center, scale=scale, **kwargs)
+        owner = type(self).__name__
+        self.axis = check_axis_int(axis, owner)
+        if isinstance(momentum, bool) or not isinstance(momentum, (int, float, np.floating)):
+            raise TypeError(f"{owner}: momentum must be a number in [0, 1], got {momentum!r}")
+        if not (math.isfinite(momentum) and 0.0 <= momentum <= 1.0):
+            raise ValueError(f"{owner}: momentum must be a number in [0, 1], got {momentum!r}")
+        self.momentum = float(momentum)
+
+    def build(self, input_shape: tuple) -> None:
+        owner = type(self).__name__
+        if len(input_shape) < 2:
+            raise ValueError(f"{owner}: input must have rank >= 2, got shape {tuple(input_shape)}")
+        axis = self._resolve_axis(self.axis, len(input_shape), owner)
+        channels = input_shape[axis]
+        if channels is None:
+            raise ValueError(f"{owner}: the channel axis {self.axis} of input shape "
+                             f"{tuple(input_shape)} must be known")
+        self._axis, self._channels = axis, channels
+        self._add_affine((channels,))
+        self.moving_mean = self.add_weight("moving_mean", (channels,), "zeros", trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", (channels,), "ones",
+                                               trainable=False)
+        super().build(input_shape)
+
+    def output_shape(self, input_shape: tuple) -> tuple:
+        return tuple(input_shape)
+
+    def forward(self, x: Any, training: bool = False) -> Tensor:
+        x = self._input(x)
+        self._check_channels(x, self._axis, self._channels)
+        xc = self._move_last(x, self._axis)
+        gamma, beta = self._gamma_beta()
+        if training and self.trainable:
+            out = self._forward_train(xc, gamma, beta)
+        else:
+            inv = (1.0 / np.sqrt(self.moving_variance.value.astype(np.float64) + self.epsilon))
+            mean_c = self.moving_mean.value.copy()
+            inv_c = inv.astype(np.float32)
+            out = affine_rows(xc, mean_c, inv_c, gamma, beta, _GATE)
+            self._cache = ("inference", xc, mean_c, inv_c)
+        return Tensor(self._move_back(out, self._axis))
+
+    def _forward_train(self, xc: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
+        c = self._channels
+        view = xc.reshape(1, -1, c)
+        out, xn, mean, var, inv_std = gn_forward(view, c, gamma, beta, self.epsilon, gate=_GATE)
+        if view.shape[1]:
+            m = self.momentum
+            self.moving_mean.value[...] = self.moving_mean.value * m + mean * (1.0 - m)
+            self.moving_variance.value[...] = self.moving_variance.value * m + var * (1.0 - m)
+        self._cache = ("training", xn, inv_std)
+        return out.reshape(xc.shape)
+
+    def backward(self, grad_output: Any) -> Tensor:
+        cache = self._require_cache()
+        g = self._move_last(as_array(grad_output), self._axis)
+        gamma, _ = self._gamma_beta()
+        c = self._channels
+        if cache[0] == "training":
+            _, xn, inv_std = cache
+            dx, grad_gamma, grad_beta = gn_backward(
+                g.reshape(1, -1, c), xn, inv_std, c, gamma, row_gate=_GATE, param_gate=_GATE)
+            dx = dx.reshape(g.shape)
+        else:
+            _, xc, mean_c, inv_c = cache
+            dx = scale_rows(g, gamma * inv_c, _GATE)
+            xn = affine_rows(xc, mean_c, inv_c, self._ones, self._zeros, _GATE)
+            parallel = tuning.use_parallel(_GATE, g.size)
+            grad_gamma = col_dot(g, xn, c, parallel)
+            grad_beta = col_sum(g, c, parallel)
+        self._set_param_grads(grad_gamma, grad_beta)
+        return Tensor(self._move_back(dx, self._axis))
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(axis=self.axis, momentum=self.momentum)
+        return config

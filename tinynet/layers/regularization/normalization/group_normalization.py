@@ -1,0 +1,93 @@
+"""``GroupNormalization``: per sample, per group of contiguous channels, over all positions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tinynet.layers.regularization.normalization._base import NormalizationLayer, check_axis_int
+from tinynet.layers.regularization.normalization.group_norm_core import gn_backward, gn_forward
+from tinynet.tensor import Tensor, as_array
+
+__all__ = ["GroupNormalization"]
+
+
+class GroupNormalization(NormalizationLayer):
+    """Group normalization (Wu & He, 2018), Keras 3 arguments and defaults.
+
+    Each sample's channels split into ``groups`` contiguous runs; every run is normalized
+    over all its positions and channels with the biased variance, then scaled and
+    shifted per channel: ``y = (x - mean_g) / sqrt(var_g + epsilon) * gamma + beta``.
+    Training and inference compute the same thing (no moving statistics).
+
+    Args:
+        groups: Number of groups; ``-1`` means one group per channel (instance norm).
+            The channel count must be divisible by it.
+        axis: The channel axis (default last).
+        epsilon: Added to the variance; a finite number > 0.
+        center: Learn ``beta``.
+        scale: Learn ``gamma``.
+        **kwargs: ``name``, ``trainable``, ``input_shape``.
+
+    Shape:
+        Input: ``[batch, *spatial, C]`` (rank >= 2); output: same shape.
+        gamma, beta: ``[C]``.
+    """
+
+    def __init__(self, groups: int = 32, axis: int = -1, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, **kwargs: Any) -> None:
+        super().__init__(epsilon=epsilon, center=center, scale=scale, **kwargs)
+        owner = type(self).__name__
+        if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)):
+            raise TypeError(f"{owner}: groups must be an int (>= 1, or -1 for one group per "
+                            f"channel), got {groups!r}")
+        if groups == 0 or groups < -1:
+            raise ValueError(f"{owner}: groups must be >= 1, or -1 for one group per channel, "
+                             f"got {groups}")
+        self.groups = int(groups)
+        self.axis = check_axis_int(axis, owner)
+
+    def build(self, input_shape: tuple) -> None:
+        owner = type(self).__name__
+        rank = len(input_shape)
+        if rank < 2:
+            raise ValueError(f"{owner}: input must have rank >= 2, got shape {tuple(input_shape)}")
+        axis = self._resolve_axis(self.axis, rank, owner)
+        channels = input_shape[axis]
+        if channels is None:
+            raise ValueError(f"{owner}: the channel axis {self.axis} of input shape "
+                             f"{tuple(input_shape)} must be known")
+        groups = channels if self.groups == -1 else self.groups
+        if channels % groups:
+            raise ValueError(f"{owner}: channels ({channels}) must be divisible by groups ({groups})")
+        self._axis = axis
+        self._channels = channels
+        self._num_groups = groups
+        self._add_affine((channels,))
+        super().build(input_shape)
+
+    def output_shape(self, input_shape: tuple) -> tuple:
+        return tuple(input_shape)
+
+    def forward(self, x: Any, training: bool = False) -> Tensor:
+        x = self._input(x)
+        self._check_channels(x, self._axis, self._channels)
+        gamma, beta = self._gamma_beta()
+        out, xn, _mean, _var, inv_std = gn_forward(
+            self._move_last(x, self._axis), self._num_groups, gamma, beta, self.epsilon)
+        self._cache = (xn, inv_std)
+        return Tensor(self._move_back(out, self._axis))
+
+    def backward(self, grad_output: Any) -> Tensor:
+        xn, inv_std = self._require_cache()
+        g = self._move_last(as_array(grad_output), self._axis)
+        gamma, _ = self._gamma_beta()
+        dx, grad_gamma, grad_beta = gn_backward(g, xn, inv_std, self._num_groups, gamma)
+        self._set_param_grads(grad_gamma, grad_beta)
+        return Tensor(self._move_back(dx, self._axis))
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(groups=self.groups, axis=self.axis)
+        return config
