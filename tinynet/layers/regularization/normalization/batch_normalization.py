@@ -8,10 +8,7 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers.regularization.normalization._base import NormalizationLayer, check_axis_int
-from tinynet.layers.regularization.normalization.affine import affine_rows, scale_rows
-from tinynet.layers.regularization.normalization.folds import col_dot, col_sum
 from tinynet.layers.regularization.normalization.group_norm_core import gn_backward, gn_forward
-from tinynet import tuning
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["BatchNormalization"]
@@ -79,47 +76,37 @@ class BatchNormalization(NormalizationLayer):
         x = self._input(x)
         self._check_channels(x, self._axis, self._channels)
         xc = self._move_last(x, self._axis)
-        gamma, beta = self._gamma_beta()
-        if training and self.trainable:
-            out = self._forward_train(xc, gamma, beta)
-        else:
-            inv = (1.0 / np.sqrt(self.moving_variance.value.astype(np.float64) + self.epsilon))
-            mean_c = self.moving_mean.value.copy()
-            inv_c = inv.astype(np.float32)
-            out = affine_rows(xc, mean_c, inv_c, gamma, beta, _GATE)
-            self._cache = ("inference", xc, mean_c, inv_c)
-        return Tensor(self._move_back(out, self._axis))
-
-    def _forward_train(self, xc: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
         c = self._channels
         view = xc.reshape(1, -1, c)
-        out, xn, mean, var, inv_std = gn_forward(view, c, gamma, beta, self.epsilon, gate=_GATE)
-        if view.shape[1]:
-            m = self.momentum
-            self.moving_mean.value[...] = self.moving_mean.value * m + mean * (1.0 - m)
-            self.moving_variance.value[...] = self.moving_variance.value * m + var * (1.0 - m)
-        self._cache = ("training", xn, inv_std)
-        return out.reshape(xc.shape)
+        gamma, beta = self._gamma_beta()
+        if training and self.trainable:
+            out, _, mean, var, inv_std = gn_forward(view, c, gamma, beta, self.epsilon,
+                                                    gate=_GATE, want_xn=False)
+            if view.shape[1]:
+                m = self.momentum
+                self.moving_mean.value[...] = self.moving_mean.value * m + mean * (1.0 - m)
+                self.moving_variance.value[...] = (self.moving_variance.value * m
+                                                   + var * (1.0 - m))
+            affine_only = False
+        else:
+            mean = self.moving_mean.value.copy()
+            inv_std = (1.0 / np.sqrt(self.moving_variance.value.astype(np.float64)
+                                     + self.epsilon)).astype(np.float32)
+            out = gn_forward(view, c, gamma, beta, self.epsilon, gate=_GATE, want_xn=False,
+                             stats=(mean, inv_std))[0]
+            affine_only = True
+        self._cache = (view, mean, inv_std, affine_only, xc.shape)
+        return Tensor(self._move_back(out.reshape(xc.shape), self._axis))
 
     def backward(self, grad_output: Any) -> Tensor:
-        cache = self._require_cache()
+        view, mean, inv_std, affine_only, shape = self._require_cache()
         g = self._move_last(as_array(grad_output), self._axis)
         gamma, _ = self._gamma_beta()
-        c = self._channels
-        if cache[0] == "training":
-            _, xn, inv_std = cache
-            dx, grad_gamma, grad_beta = gn_backward(
-                g.reshape(1, -1, c), xn, inv_std, c, gamma, row_gate=_GATE, param_gate=_GATE)
-            dx = dx.reshape(g.shape)
-        else:
-            _, xc, mean_c, inv_c = cache
-            dx = scale_rows(g, gamma * inv_c, _GATE)
-            xn = affine_rows(xc, mean_c, inv_c, self._ones, self._zeros, _GATE)
-            parallel = tuning.use_parallel(_GATE, g.size)
-            grad_gamma = col_dot(g, xn, c, parallel)
-            grad_beta = col_sum(g, c, parallel)
+        dx, grad_gamma, grad_beta = gn_backward(
+            g.reshape(view.shape), view, inv_std, self._channels, gamma, mean=mean,
+            affine_only=affine_only, row_gate=_GATE, param_gate=_GATE)
         self._set_param_grads(grad_gamma, grad_beta)
-        return Tensor(self._move_back(dx, self._axis))
+        return Tensor(self._move_back(dx.reshape(shape), self._axis))
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -18,7 +18,7 @@ from numba import njit, prange
 from tinynet.math.reduction import DET_REDUCE_BLOCK
 
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "col_sum", "col_dot",
-           "LANES"]
+           "merge_rows_serial", "merge_rows_parallel", "LANES"]
 
 LANES = 8
 
@@ -67,12 +67,14 @@ def _col_block(x, y, use_y, channels, r0, r1, out):
         out[c] = np.float32(0.0)
     for r in range(r0, r1):
         base = r * channels
+        xr = x[base:base + channels]
         if use_y:
+            yr = y[base:base + channels]
             for c in range(channels):
-                out[c] += x[base + c] * y[base + c]
+                out[c] += xr[c] * yr[c]
         else:
             for c in range(channels):
-                out[c] += x[base + c]
+                out[c] += xr[c]
 
 
 @njit(cache=True)
@@ -134,3 +136,33 @@ def col_dot(x, y, channels: int, parallel: bool = False, scale: float = 1.0) -> 
     fx, fy = _flat(x), _flat(y)
     fold = _col_fold_parallel if parallel else _col_fold_serial
     return fold(fx, fy, True, channels, rows_per_block(channels), scale)
+
+
+_MERGE_COLS = 64
+
+
+@njit(cache=True)
+def _merge_cols_range(parts, out, c0, c1):
+    for r in range(parts.shape[1]):
+        for c in range(c0, c1):
+            out[0, c] += parts[0, r, c]
+            out[1, c] += parts[1, r, c]
+
+
+@njit(cache=True)
+def merge_rows_serial(parts):
+    """Sums ``parts[k, rows, C]`` (float64 task partials) over rows in row order -> float32 ``[k, C]``."""
+    acc = np.zeros((2, parts.shape[2]), dtype=np.float64)
+    _merge_cols_range(parts, acc, 0, parts.shape[2])
+    return acc.astype(np.float32)
+
+
+@njit(cache=True, parallel=True)
+def merge_rows_parallel(parts):
+    """:func:`merge_rows_serial` with channel ranges spread over threads (same bits)."""
+    channels = parts.shape[2]
+    acc = np.zeros((2, channels), dtype=np.float64)
+    nchunks = (channels + _MERGE_COLS - 1) // _MERGE_COLS
+    for j in prange(nchunks):
+        _merge_cols_range(parts, acc, j * _MERGE_COLS, min((j + 1) * _MERGE_COLS, channels))
+    return acc.astype(np.float32)

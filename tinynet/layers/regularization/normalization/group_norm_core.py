@@ -2,19 +2,34 @@
 
 Ported from the seed (``rustyml``'s normalization module). Everything works on the
 channels-last buffer ``[batch, positions, channels]``; a group is a contiguous run of
-``channels // num_groups`` channels of each position's channel vector.
+``cpg = channels // num_groups`` channels of each position's channel vector. Batch norm
+runs on the ``[1, batch * positions, C]`` view with one group per channel, layer norm on
+``[rows, 1, features]`` with one group, instance norm with one group per channel.
 
-Statistics, per (sample, group), in one pass of shifted sums: with ``K`` the first element
-of the group in that sample, accumulate ``s1 = sum(x - K)`` and ``s2 = sum((x - K)^2)``,
-then ``mean = K + s1/n`` and ``var = s2/n - (s1/n)^2``. Measuring from ``K`` keeps both
-sums on the scale of the spread, so a mean that dwarfs the spread (``1e6 + small``) does
-not cancel catastrophically as the textbook ``E[x^2] - E[x]^2`` would in float32.
+**Statistics**, per (sample, group), in one pass of shifted sums: with ``K`` the first
+element of the group in that sample, accumulate ``s1 = sum(x - K)`` and
+``s2 = sum((x - K)^2)``; then ``mean = K + s1/n`` and ``var = s2/n - (s1/n)^2``. Measuring
+from ``K`` keeps both sums on the scale of the spread, so a mean that dwarfs the spread
+(``1e6 + small``) does not cancel catastrophically as ``E[x^2] - E[x]^2`` would.
 
-Fold order, fixed by shape alone: positions are folded in blocks of
-``rows_per_block(C)`` rows into per-channel float32 lanes; each block's lanes are reduced
-to groups in channel order (8-lane segment sums); block partials are merged in block
-order in float64. The serial and parallel kernels share those block helpers, so a gate
-or the thread count decides where the work runs, never the bits.
+**Fold order**, fixed by the shape alone. Rows (positions) are folded in *tasks*: with
+``rpb = rows_per_block(C)``, a sample of ``P >= rpb`` positions is split into blocks of
+``rpb`` positions; smaller samples are packed ``rpb // P`` to a chunk. Inside a block,
+per-channel float32 lanes accumulate over positions; the lanes reduce to groups in
+channel order (the seed's 8-lane segment sums); block partials merge in block order in
+float64. The parameter gradients are column folds of the ``[M, C]`` view over the same
+tasks, merged in task order. The serial and parallel kernels share these helpers, so a
+gate or the thread count decides where work runs, never the bits.
+
+**Passes.** Forward: statistics, then one sweep writing the output (and ``x_normalized``
+only when asked: the layers recompute it from ``x`` in the backward, which saves a
+full write). Backward: one pass for the per-channel sums of ``g`` and ``g * x_norm``
+(which give both the parameter gradients and the per-group sums), one pass writing
+``dx``. When whole samples are processed per task, both passes of a sample run back to
+back while it is still in cache.
+
+Kernels index contiguous row views (``x[row:row + C]``), never ``x[row + c]``: Numba's
+negative-index wraparound on a computed flat index blocks vectorization (4x slower).
 """
 
 from __future__ import annotations
@@ -23,35 +38,44 @@ import numpy as np
 from numba import njit, prange
 
 from tinynet import tuning
-from tinynet.layers.regularization.normalization import folds
-from tinynet.layers.regularization.normalization.folds import rows_per_block, segment_sum
+from tinynet.layers.regularization.normalization.folds import (
+    merge_rows_parallel,
+    merge_rows_serial,
+    rows_per_block,
+    segment_dot,
+    segment_sum,
+)
 
 __all__ = ["group_norm_forward_core", "group_norm_backward_core", "gn_forward",
-           "gn_backward"]
+           "gn_backward", "Plan"]
+
+# Below this many channels per group the sweeps use per-channel vectors; at or above
+# it, per-group scalars (both compute the same bits).
+_VECTOR_CPG = 16
 
 
-# ----------------------------------------------------------------------------- kernels
+# ------------------------------------------------------------------ forward kernels
 @njit(cache=True)
-def _shift_channels(x, base, channels, cpg):
-    """The shift (first element of each group at position 0) broadcast to channels."""
-    shift_c = np.empty(channels, dtype=np.float32)
+def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
+    """Shifted sums of positions ``p0..p1`` of the sample at ``base``, reduced to groups.
+
+    ``scratch`` holds ``3 * C`` floats: the two lane vectors and the broadcast shift.
+    """
+    c1 = scratch[:channels]
+    c2 = scratch[channels:2 * channels]
+    shift = scratch[2 * channels:]
     for c0 in range(0, channels, cpg):
         k = x[base + c0]
         for j in range(cpg):
-            shift_c[c0 + j] = k
-    return shift_c
-
-
-@njit(cache=True)
-def _stats_block(x, base, p0, p1, channels, cpg, shift_c, c1, c2, out1, out2):
-    """Shifted sums of positions ``p0..p1`` of one sample, reduced to groups."""
+            shift[c0 + j] = k
     for c in range(channels):
         c1[c] = np.float32(0.0)
         c2[c] = np.float32(0.0)
     for p in range(p0, p1):
         row = base + p * channels
+        xr = x[row:row + channels]
         for c in range(channels):
-            d = x[row + c] - shift_c[c]
+            d = xr[c] - shift[c]
             c1[c] += d
             c2[c] += d * d
     g = 0
@@ -62,22 +86,8 @@ def _stats_block(x, base, p0, p1, channels, cpg, shift_c, c1, c2, out1, out2):
 
 
 @njit(cache=True)
-def _sample_stats(x, b, positions, channels, cpg, block, part1, part2):
-    """Every block partial of sample ``b`` (serially, in block order)."""
-    base = b * positions * channels
-    shift_c = _shift_channels(x, base, channels, cpg)
-    c1 = np.empty(channels, dtype=np.float32)
-    c2 = np.empty(channels, dtype=np.float32)
-    nblk = part1.shape[0]
-    for k in range(nblk):
-        _stats_block(x, base, k * block, min((k + 1) * block, positions), channels, cpg,
-                     shift_c, c1, c2, part1[k], part2[k])
-
-
-@njit(cache=True)
-def _finish_sample(x, b, positions, channels, cpg, epsilon, part1, part2,
-                   mean, var, inv_std, mean_c, inv_c):
-    """Merges sample ``b``'s block partials in block order; per-group and per-channel stats."""
+def _finish_stats(x, b, positions, channels, cpg, epsilon, part1, part2, mean, var, inv_std):
+    """Merges sample ``b``'s block partials in block order into mean, var, inv_std."""
     groups = channels // cpg
     base = b * positions * channels
     n = np.float64(positions * cpg)
@@ -89,300 +99,489 @@ def _finish_sample(x, b, positions, channels, cpg, epsilon, part1, part2,
             s2 += part2[k, g]
         m = s1 / n
         v = max(s2 / n - m * m, 0.0)
-        mu = np.float64(x[base + g * cpg]) + m
-        inv = 1.0 / np.sqrt(v + epsilon)
         i = b * groups + g
-        mean[i] = np.float32(mu)
+        mean[i] = np.float32(np.float64(x[base + g * cpg]) + m)
         var[i] = np.float32(v)
-        inv_std[i] = np.float32(inv)
+        inv_std[i] = np.float32(1.0 / np.sqrt(v + epsilon))
+
+
+@njit(cache=True)
+def _expand(stat, b, channels, cpg, out):
+    """Per-group values of sample ``b`` broadcast to one per channel."""
+    groups = channels // cpg
+    for g in range(groups):
+        s = stat[b * groups + g]
         for j in range(cpg):
-            mean_c[b, g * cpg + j] = np.float32(mu)
-            inv_c[b, g * cpg + j] = np.float32(inv)
+            out[g * cpg + j] = s
 
 
 @njit(cache=True)
-def _sweep(x, xn, out, want_xn, base, r0, r1, channels, mean_c, inv_c, gamma, beta):
-    """``xn = (x - mean) * inv_std``; ``out = xn * gamma + beta`` over rows ``r0..r1``."""
-    for r in range(r0, r1):
-        row = base + r * channels
-        if want_xn:
-            for c in range(channels):
-                v = (x[row + c] - mean_c[c]) * inv_c[c]
-                xn[row + c] = v
-                out[row + c] = v * gamma[c] + beta[c]
-        else:
-            for c in range(channels):
-                v = (x[row + c] - mean_c[c]) * inv_c[c]
-                out[row + c] = v * gamma[c] + beta[c]
+def _sweep(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_std, gamma, beta,
+           scratch):
+    """``xn = (x - mean) * inv_std``; ``out = xn * gamma + beta`` on rows ``r0..r1``."""
+    groups = channels // cpg
+    if cpg < _VECTOR_CPG:
+        mean_c = scratch[:channels]
+        inv_c = scratch[channels:2 * channels]
+        _expand(mean, b, channels, cpg, mean_c)
+        _expand(inv_std, b, channels, cpg, inv_c)
+        for r in range(r0, r1):
+            row = base + r * channels
+            xr = x[row:row + channels]
+            orow = out[row:row + channels]
+            if want_xn:
+                nrow = xn[row:row + channels]
+                for c in range(channels):
+                    v = (xr[c] - mean_c[c]) * inv_c[c]
+                    nrow[c] = v
+                    orow[c] = v * gamma[c] + beta[c]
+            else:
+                for c in range(channels):
+                    v = (xr[c] - mean_c[c]) * inv_c[c]
+                    orow[c] = v * gamma[c] + beta[c]
+    else:
+        for r in range(r0, r1):
+            row = base + r * channels
+            for g in range(groups):
+                m = mean[b * groups + g]
+                s = inv_std[b * groups + g]
+                c0 = g * cpg
+                xr = x[row + c0:row + c0 + cpg]
+                orow = out[row + c0:row + c0 + cpg]
+                gg = gamma[c0:c0 + cpg]
+                bb = beta[c0:c0 + cpg]
+                if want_xn:
+                    nrow = xn[row + c0:row + c0 + cpg]
+                    for j in range(cpg):
+                        v = (xr[j] - m) * s
+                        nrow[j] = v
+                        orow[j] = v * gg[j] + bb[j]
+                else:
+                    for j in range(cpg):
+                        v = (xr[j] - m) * s
+                        orow[j] = v * gg[j] + bb[j]
 
 
 @njit(cache=True)
-def _forward_sample(x, b, positions, channels, cpg, block, epsilon, gamma, beta, xn, out,
-                    want_xn, part1, part2, mean, var, inv_std, mean_c, inv_c):
-    """Statistics then sweep for one sample, while it is still in cache."""
-    _sample_stats(x, b, positions, channels, cpg, block, part1[b], part2[b])
-    _finish_sample(x, b, positions, channels, cpg, epsilon, part1[b], part2[b],
-                   mean, var, inv_std, mean_c, inv_c)
-    _sweep(x, xn, out, want_xn, b * positions * channels, 0, positions, channels,
-           mean_c[b], inv_c[b], gamma, beta)
-
-
-@njit(cache=True)
-def _forward_serial(x, batch, positions, channels, cpg, block, epsilon, gamma, beta,
-                    xn, out, want_xn, part1, part2, mean, var, inv_std, mean_c, inv_c):
-    for b in range(batch):
-        _forward_sample(x, b, positions, channels, cpg, block, epsilon, gamma, beta, xn, out,
-                        want_xn, part1, part2, mean, var, inv_std, mean_c, inv_c)
-
-
-@njit(cache=True, parallel=True)
-def _forward_batch_parallel(x, batch, positions, channels, cpg, block, epsilon, gamma, beta,
-                            xn, out, want_xn, part1, part2, mean, var, inv_std, mean_c,
-                            inv_c):
-    for b in prange(batch):
-        _forward_sample(x, b, positions, channels, cpg, block, epsilon, gamma, beta, xn, out,
-                        want_xn, part1, part2, mean, var, inv_std, mean_c, inv_c)
-
-
-@njit(cache=True, parallel=True)
-def _forward_block_parallel(x, batch, positions, channels, cpg, block, epsilon, gamma, beta,
-                            xn, out, want_xn, part1, part2, mean, var, inv_std, mean_c,
-                            inv_c):
-    """Batch too small to fill the pool: split each sample into its position blocks."""
+def _fwd_samples(x, out, xn, want_xn, b0, b1, positions, channels, cpg, block, epsilon,
+                 given, gamma, beta, part1, part2, mean, var, inv_std):
+    """Statistics then sweep, sample by sample (each sample is still in cache)."""
+    lanes = np.empty(3 * channels, dtype=np.float32)
+    scratch = np.empty(2 * channels, dtype=np.float32)
     nblk = part1.shape[1]
-    for t in prange(batch * nblk):
-        b = t // nblk
-        k = t - b * nblk
+    for b in range(b0, b1):
         base = b * positions * channels
-        shift_c = _shift_channels(x, base, channels, cpg)
-        c1 = np.empty(channels, dtype=np.float32)
-        c2 = np.empty(channels, dtype=np.float32)
-        _stats_block(x, base, k * block, min((k + 1) * block, positions), channels, cpg,
-                     shift_c, c1, c2, part1[b, k], part2[b, k])
-    for b in range(batch):
-        _finish_sample(x, b, positions, channels, cpg, epsilon, part1[b], part2[b],
-                       mean, var, inv_std, mean_c, inv_c)
+        if not given:
+            for k in range(nblk):
+                _stats_block(x, base, k * block, min((k + 1) * block, positions), channels,
+                             cpg, lanes, part1[b, k], part2[b, k])
+            _finish_stats(x, b, positions, channels, cpg, epsilon, part1[b], part2[b],
+                          mean, var, inv_std)
+        _sweep(x, out, xn, want_xn, b, base, 0, positions, channels, cpg, mean, inv_std,
+               gamma, beta, scratch)
+
+
+@njit(cache=True)
+def _forward_serial(x, out, xn, want_xn, batch, positions, channels, cpg, block, spc,
+                    epsilon, given, gamma, beta, part1, part2, mean, var, inv_std):
+    _fwd_samples(x, out, xn, want_xn, 0, batch, positions, channels, cpg, block, epsilon,
+                 given, gamma, beta, part1, part2, mean, var, inv_std)
+
+
+@njit(cache=True, parallel=True)
+def _forward_chunks_parallel(x, out, xn, want_xn, batch, positions, channels, cpg, block,
+                             spc, epsilon, given, gamma, beta, part1, part2, mean, var,
+                             inv_std):
+    nchunks = (batch + spc - 1) // spc
+    for j in prange(nchunks):
+        _fwd_samples(x, out, xn, want_xn, j * spc, min((j + 1) * spc, batch), positions,
+                     channels, cpg, block, epsilon, given, gamma, beta, part1, part2, mean,
+                     var, inv_std)
+
+
+@njit(cache=True, parallel=True)
+def _forward_blocks_parallel(x, out, xn, want_xn, batch, positions, channels, cpg, block,
+                             spc, epsilon, given, gamma, beta, part1, part2, mean, var,
+                             inv_std):
+    """Few samples: split each into its position blocks, statistics then sweep."""
+    nblk = part1.shape[1]
+    if not given:
+        for t in prange(batch * nblk):
+            b = t // nblk
+            k = t - b * nblk
+            lanes = np.empty(3 * channels, dtype=np.float32)
+            _stats_block(x, b * positions * channels, k * block,
+                         min((k + 1) * block, positions), channels, cpg, lanes,
+                         part1[b, k], part2[b, k])
+        for b in range(batch):
+            _finish_stats(x, b, positions, channels, cpg, epsilon, part1[b], part2[b],
+                          mean, var, inv_std)
     for t in prange(batch * nblk):
         b = t // nblk
         k = t - b * nblk
-        _sweep(x, xn, out, want_xn, b * positions * channels, k * block,
-               min((k + 1) * block, positions), channels, mean_c[b], inv_c[b], gamma, beta)
+        scratch = np.empty(2 * channels, dtype=np.float32)
+        _sweep(x, out, xn, want_xn, b, b * positions * channels, k * block,
+               min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma, beta,
+               scratch)
 
 
+# ----------------------------------------------------------------- backward kernels
 @njit(cache=True)
-def _bwd_block(g, xn, base, p0, p1, channels, cpg, gamma, c1, c2, out1, out2):
-    """Per-group sums of ``g * gamma`` and ``g * gamma * xn`` over positions ``p0..p1``."""
+def _bwd_block(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, gamma,
+               scratch, u, v, gp1, gp2):
+    """Per-channel ``u = sum(g)``, ``v = sum(g * xn)`` over positions ``p0..p1``, and the
+    per-group ``sum(gamma * u)``, ``sum(gamma * v)``.
+
+    ``xn`` is ``s`` itself, or ``(s - mean) * inv_std`` when ``recompute`` (``s`` is then
+    the layer input), the same expression the forward sweep used.
+    """
+    groups = channels // cpg
     for c in range(channels):
-        c1[c] = np.float32(0.0)
-        c2[c] = np.float32(0.0)
-    for p in range(p0, p1):
-        row = base + p * channels
-        for c in range(channels):
-            t = g[row + c] * gamma[c]
-            c1[c] += t
-            c2[c] += t * xn[row + c]
-    k = 0
+        u[c] = np.float32(0.0)
+        v[c] = np.float32(0.0)
+    if not recompute:
+        for p in range(p0, p1):
+            row = base + p * channels
+            gr = g[row:row + channels]
+            sr = s[row:row + channels]
+            for c in range(channels):
+                u[c] += gr[c]
+                v[c] += gr[c] * sr[c]
+    elif cpg < _VECTOR_CPG:
+        mean_c = scratch[:channels]
+        inv_c = scratch[channels:2 * channels]
+        _expand(mean, b, channels, cpg, mean_c)
+        _expand(inv_std, b, channels, cpg, inv_c)
+        for p in range(p0, p1):
+            row = base + p * channels
+            gr = g[row:row + channels]
+            sr = s[row:row + channels]
+            for c in range(channels):
+                u[c] += gr[c]
+                v[c] += gr[c] * ((sr[c] - mean_c[c]) * inv_c[c])
+    else:
+        for p in range(p0, p1):
+            row = base + p * channels
+            for gi in range(groups):
+                m = mean[b * groups + gi]
+                k = inv_std[b * groups + gi]
+                c0 = gi * cpg
+                gr = g[row + c0:row + c0 + cpg]
+                sr = s[row + c0:row + c0 + cpg]
+                uu = u[c0:c0 + cpg]
+                vv = v[c0:c0 + cpg]
+                for j in range(cpg):
+                    uu[j] += gr[j]
+                    vv[j] += gr[j] * ((sr[j] - m) * k)
+    gi = 0
     for c0 in range(0, channels, cpg):
-        out1[k] = segment_sum(c1, c0, c0 + cpg)
-        out2[k] = segment_sum(c2, c0, c0 + cpg)
-        k += 1
+        gp1[gi] = segment_dot(gamma, u, c0, c0 + cpg)
+        gp2[gi] = segment_dot(gamma, v, c0, c0 + cpg)
+        gi += 1
 
 
 @njit(cache=True)
-def _bwd_coeffs(b, positions, channels, cpg, inv_std, part1, part2, is_c, sg_c, sgx_c):
-    """Merges sample ``b``'s block partials; broadcasts ``inv_std``, ``sum_g/n``, ``sum_gxn/n``."""
+def _bwd_coeffs(b, positions, channels, cpg, gp1, gp2, affine_only, sg, sgx):
+    """Merges sample ``b``'s group partials in block order: ``sum/n`` per group."""
     groups = channels // cpg
     n = np.float64(positions * cpg)
-    for gr in range(groups):
+    for gi in range(groups):
         s1 = np.float64(0.0)
         s2 = np.float64(0.0)
-        for k in range(part1.shape[0]):
-            s1 += part1[k, gr]
-            s2 += part2[k, gr]
-        inv = inv_std[b * groups + gr]
-        a = np.float32(s1 / n)
-        bb = np.float32(s2 / n)
-        for j in range(cpg):
-            is_c[gr * cpg + j] = inv
-            sg_c[gr * cpg + j] = a
-            sgx_c[gr * cpg + j] = bb
+        for k in range(gp1.shape[0]):
+            s1 += gp1[k, gi]
+            s2 += gp2[k, gi]
+        if affine_only:
+            s1 = 0.0
+            s2 = 0.0
+        sg[b * groups + gi] = np.float32(s1 / n)
+        sgx[b * groups + gi] = np.float32(s2 / n)
 
 
 @njit(cache=True)
-def _dx_rows(g, xn, dx, base, r0, r1, channels, gamma, is_c, sg_c, sgx_c):
-    """``dx = inv_std * (g * gamma - (sum_g + xn * sum_gxn) / n)`` over rows ``r0..r1``."""
-    for r in range(r0, r1):
-        row = base + r * channels
-        for c in range(channels):
-            dx[row + c] = is_c[c] * (g[row + c] * gamma[c] - (sg_c[c] + xn[row + c] * sgx_c[c]))
-
-
-@njit(cache=True)
-def _backward_sample(g, xn, dx, b, positions, channels, cpg, block, gamma, inv_std):
-    base = b * positions * channels
-    nblk = (positions + block - 1) // block
+def _dx_rows(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+             sg, sgx, scratch):
+    """``dx = inv_std * (g * gamma - (sum_g + xn * sum_gxn) / n)`` on rows ``r0..r1``."""
     groups = channels // cpg
-    part1 = np.empty((nblk, groups), dtype=np.float64)
-    part2 = np.empty((nblk, groups), dtype=np.float64)
-    c1 = np.empty(channels, dtype=np.float32)
-    c2 = np.empty(channels, dtype=np.float32)
-    for k in range(nblk):
-        _bwd_block(g, xn, base, k * block, min((k + 1) * block, positions), channels, cpg,
-                   gamma, c1, c2, part1[k], part2[k])
-    is_c = np.empty(channels, dtype=np.float32)
-    sg_c = np.empty(channels, dtype=np.float32)
-    sgx_c = np.empty(channels, dtype=np.float32)
-    _bwd_coeffs(b, positions, channels, cpg, inv_std, part1, part2, is_c, sg_c, sgx_c)
-    _dx_rows(g, xn, dx, base, 0, positions, channels, gamma, is_c, sg_c, sgx_c)
+    if cpg < _VECTOR_CPG:
+        mean_c = scratch[:channels]
+        inv_c = scratch[channels:2 * channels]
+        sg_c = scratch[2 * channels:3 * channels]
+        sgx_c = scratch[3 * channels:4 * channels]
+        _expand(mean, b, channels, cpg, mean_c)
+        _expand(inv_std, b, channels, cpg, inv_c)
+        _expand(sg, b, channels, cpg, sg_c)
+        _expand(sgx, b, channels, cpg, sgx_c)
+        for r in range(r0, r1):
+            row = base + r * channels
+            gr = g[row:row + channels]
+            sr = s[row:row + channels]
+            dr = dx[row:row + channels]
+            if recompute:
+                for c in range(channels):
+                    xn = (sr[c] - mean_c[c]) * inv_c[c]
+                    dr[c] = inv_c[c] * (gr[c] * gamma[c] - (sg_c[c] + xn * sgx_c[c]))
+            else:
+                for c in range(channels):
+                    dr[c] = inv_c[c] * (gr[c] * gamma[c] - (sg_c[c] + sr[c] * sgx_c[c]))
+    else:
+        for r in range(r0, r1):
+            row = base + r * channels
+            for gi in range(groups):
+                i = b * groups + gi
+                m = mean[i]
+                k = inv_std[i]
+                a = sg[i]
+                bb = sgx[i]
+                c0 = gi * cpg
+                gr = g[row + c0:row + c0 + cpg]
+                sr = s[row + c0:row + c0 + cpg]
+                dr = dx[row + c0:row + c0 + cpg]
+                gm = gamma[c0:c0 + cpg]
+                if recompute:
+                    for j in range(cpg):
+                        xn = (sr[j] - m) * k
+                        dr[j] = k * (gr[j] * gm[j] - (a + xn * bb))
+                else:
+                    for j in range(cpg):
+                        dr[j] = k * (gr[j] * gm[j] - (a + sr[j] * bb))
 
 
 @njit(cache=True)
-def _backward_serial(g, xn, dx, batch, positions, channels, cpg, block, gamma, inv_std):
-    for b in range(batch):
-        _backward_sample(g, xn, dx, b, positions, channels, cpg, block, gamma, inv_std)
+def _add_row(parts, t, u, v, channels):
+    pu = parts[0, t]
+    pv = parts[1, t]
+    for c in range(channels):
+        pu[c] += np.float64(u[c])
+        pv[c] += np.float64(v[c])
+
+
+@njit(cache=True)
+def _bwd_samples(g, s, dx, recompute, affine_only, b0, b1, positions, channels, cpg, block,
+                 spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
+    """Both backward passes, sample by sample; parameter partials per task row."""
+    lanes = np.empty(2 * channels, dtype=np.float32)
+    scratch = np.empty(4 * channels, dtype=np.float32)
+    u = lanes[:channels]
+    v = lanes[channels:]
+    nblk = gp1.shape[1]
+    for b in range(b0, b1):
+        base = b * positions * channels
+        for k in range(nblk):
+            _bwd_block(g, s, recompute, b, base, k * block, min((k + 1) * block, positions),
+                       channels, cpg, mean, inv_std, gamma, scratch, u, v, gp1[b, k],
+                       gp2[b, k])
+            _add_row(parts, (b // spc) * nblk + k, u, v, channels)
+        _bwd_coeffs(b, positions, channels, cpg, gp1[b], gp2[b], affine_only, sg, sgx)
+        _dx_rows(g, s, dx, recompute, b, base, 0, positions, channels, cpg, mean, inv_std,
+                 gamma, sg, sgx, scratch)
+
+
+@njit(cache=True)
+def _backward_serial(g, s, dx, recompute, affine_only, batch, positions, channels, cpg, block,
+                     spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
+    _bwd_samples(g, s, dx, recompute, affine_only, 0, batch, positions, channels, cpg, block,
+                 spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts)
 
 
 @njit(cache=True, parallel=True)
-def _backward_batch_parallel(g, xn, dx, batch, positions, channels, cpg, block, gamma,
-                             inv_std):
-    for b in prange(batch):
-        _backward_sample(g, xn, dx, b, positions, channels, cpg, block, gamma, inv_std)
+def _backward_chunks_parallel(g, s, dx, recompute, affine_only, batch, positions, channels,
+                              cpg, block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx,
+                              parts):
+    nchunks = (batch + spc - 1) // spc
+    for j in prange(nchunks):
+        _bwd_samples(g, s, dx, recompute, affine_only, j * spc, min((j + 1) * spc, batch),
+                     positions, channels, cpg, block, spc, mean, inv_std, gamma, gp1, gp2,
+                     sg, sgx, parts)
 
 
 @njit(cache=True, parallel=True)
-def _backward_block_parallel(g, xn, dx, batch, positions, channels, cpg, block, gamma,
-                             inv_std):
-    nblk = (positions + block - 1) // block
-    groups = channels // cpg
-    part1 = np.empty((batch, nblk, groups), dtype=np.float64)
-    part2 = np.empty((batch, nblk, groups), dtype=np.float64)
+def _backward_blocks_parallel(g, s, dx, recompute, affine_only, batch, positions, channels,
+                              cpg, block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx,
+                              parts):
+    nblk = gp1.shape[1]
     for t in prange(batch * nblk):
         b = t // nblk
         k = t - b * nblk
-        c1 = np.empty(channels, dtype=np.float32)
-        c2 = np.empty(channels, dtype=np.float32)
-        _bwd_block(g, xn, b * positions * channels, k * block,
-                   min((k + 1) * block, positions), channels, cpg, gamma, c1, c2,
-                   part1[b, k], part2[b, k])
-    is_c = np.empty((batch, channels), dtype=np.float32)
-    sg_c = np.empty((batch, channels), dtype=np.float32)
-    sgx_c = np.empty((batch, channels), dtype=np.float32)
+        lanes = np.empty(2 * channels, dtype=np.float32)
+        scratch = np.empty(4 * channels, dtype=np.float32)
+        u = lanes[:channels]
+        v = lanes[channels:]
+        _bwd_block(g, s, recompute, b, b * positions * channels, k * block,
+                   min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma,
+                   scratch, u, v, gp1[b, k], gp2[b, k])
+        _add_row(parts, (b // spc) * nblk + k, u, v, channels)
     for b in range(batch):
-        _bwd_coeffs(b, positions, channels, cpg, inv_std, part1[b], part2[b], is_c[b],
-                    sg_c[b], sgx_c[b])
+        _bwd_coeffs(b, positions, channels, cpg, gp1[b], gp2[b], affine_only, sg, sgx)
     for t in prange(batch * nblk):
         b = t // nblk
         k = t - b * nblk
-        _dx_rows(g, xn, dx, b * positions * channels, k * block,
-                 min((k + 1) * block, positions), channels, gamma, is_c[b], sg_c[b],
-                 sgx_c[b])
+        scratch = np.empty(4 * channels, dtype=np.float32)
+        _dx_rows(g, s, dx, recompute, b, b * positions * channels, k * block,
+                 min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma, sg,
+                 sgx, scratch)
 
 
-# ----------------------------------------------------------------------------- wrappers
+# ------------------------------------------------------------------------ wrappers
 def _f32(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32)
 
 
-def _layout(shape: tuple, num_groups: int, who: str) -> tuple[int, int, int, int]:
-    if len(shape) < 2:
-        raise ValueError(f"{who}: input must have rank >= 2 ([batch, ..., channels]), got shape {shape}")
-    channels = int(shape[-1])
-    if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)) or num_groups < 1:
-        raise ValueError(f"{who}: num_groups must be a positive int, got {num_groups!r}")
-    if channels % num_groups:
-        raise ValueError(f"{who}: channels ({channels}) must be divisible by groups ({num_groups})")
-    batch = int(shape[0])
-    positions = int(np.prod(shape[1:-1], dtype=np.int64)) if len(shape) > 2 else 1
-    return batch, positions, channels, channels // num_groups
+class Plan:
+    """Shape facts of one pass: ``[batch, positions, channels]``, groups and fold tasks.
+
+    ``block`` positions per fold block (``rows_per_block(C)``); a sample of
+    ``P >= block`` positions has ``nblk`` blocks, smaller samples pack ``spc`` to a task.
+    """
+
+    __slots__ = ("batch", "positions", "channels", "groups", "cpg", "block", "nblk", "spc",
+                 "ntasks")
+
+    def __init__(self, shape: tuple, num_groups: int, who: str) -> None:
+        if len(shape) < 2:
+            raise ValueError(f"{who}: input must have rank >= 2 ([batch, ..., channels]), "
+                             f"got shape {tuple(shape)}")
+        if (isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer))
+                or num_groups < 1):
+            raise ValueError(f"{who}: num_groups must be a positive int, got {num_groups!r}")
+        self.channels = int(shape[-1])
+        if self.channels % num_groups:
+            raise ValueError(f"{who}: channels ({self.channels}) must be divisible by groups "
+                             f"({num_groups})")
+        self.batch = int(shape[0])
+        self.positions = int(np.prod(shape[1:-1], dtype=np.int64)) if len(shape) > 2 else 1
+        self.groups = int(num_groups)
+        self.cpg = self.channels // self.groups
+        self.block = rows_per_block(self.channels)
+        if self.positions >= self.block:
+            self.nblk = -(-self.positions // self.block)
+            self.spc = 1
+        else:
+            self.nblk = 1
+            self.spc = max(self.block // max(self.positions, 1), 1)
+        self.ntasks = -(-self.batch // self.spc) * self.nblk
+
+    def kernel(self, gate: str, size: int, serial, chunks, blocks):
+        """Picks the serial, chunk-parallel or block-parallel variant (same bits)."""
+        if not tuning.use_parallel(gate, size):
+            return serial
+        nchunks = -(-self.batch // self.spc)
+        if nchunks >= tuning.get_num_threads() or self.nblk == 1:
+            return chunks
+        return blocks
 
 
 def _check_vec(v, channels: int, arg: str, who: str) -> np.ndarray:
     v = _f32(v).reshape(-1)
     if v.size != channels:
-        raise ValueError(f"{who}: {arg} must have {channels} elements (one per channel), got {v.size}")
+        raise ValueError(f"{who}: {arg} must have {channels} elements (one per channel), "
+                         f"got {v.size}")
+    return v
+
+
+def _check_stat(v, plan: Plan, arg: str, who: str) -> np.ndarray:
+    v = _f32(v).reshape(-1)
+    if v.size != plan.batch * plan.groups:
+        raise ValueError(f"{who}: {arg} must have batch * num_groups = "
+                         f"{plan.batch * plan.groups} elements, got {v.size}")
     return v
 
 
 def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
-               gate: str = "gn_row_parallel_min_elems", want_xn: bool = True):
-    """Group-norm forward on a channels-last array; the engine behind every norm layer.
+               gate: str = "gn_row_parallel_min_elems", want_xn: bool = True,
+               stats: tuple | None = None):
+    """Group-norm forward on channels-last data: the engine behind every norm layer.
 
     Args:
         x: ``[batch, *spatial, C]`` data.
         num_groups: Groups ``G`` (``C % G == 0``).
         gamma: Scale ``[C]``.
         beta: Offset ``[C]``.
-        epsilon: Added to the variance.
+        epsilon: Added to the biased variance.
         gate: The tuning gate that decides serial or parallel.
-        want_xn: Also return the normalized input (needed by the backward).
+        want_xn: Also return the normalized input.
+        stats: Optional fixed ``(mean, inv_std)`` per (sample, group), skipping the
+            statistics pass (batch norm inference).
 
     Returns:
-        ``(output, x_normalized or None, mean, var, inv_std)``; the statistics are
-        float32 ``[batch * G]`` (``var`` biased).
+        ``(output, x_normalized or None, mean, var, inv_std)``; the statistics are float32
+        ``[batch * G]`` (``var`` biased; zeros when ``stats`` was given).
+
+    Shape:
+        x, output, x_normalized: ``[N, *spatial, C]``; statistics: ``[N * G]``.
     """
+    who = "group_norm_forward_core"
     x = _f32(x)
-    batch, positions, channels, cpg = _layout(x.shape, num_groups, "group_norm_forward_core")
-    gamma = _check_vec(gamma, channels, "gamma", "group_norm_forward_core")
-    beta = _check_vec(beta, channels, "beta", "group_norm_forward_core")
+    plan = Plan(x.shape, num_groups, who)
+    gamma = _check_vec(gamma, plan.channels, "gamma", who)
+    beta = _check_vec(beta, plan.channels, "beta", who)
     out = np.empty_like(x)
     xn = np.empty_like(x) if want_xn else np.empty(0, dtype=np.float32)
-    stats = [np.zeros(batch * num_groups, dtype=np.float32) for _ in range(3)]
-    if x.size == 0:
-        xn = np.zeros_like(x) if want_xn else None
-        return out, xn, *stats
-    block = rows_per_block(channels)
-    nblk = (positions + block - 1) // block
-    part1 = np.empty((batch, nblk, num_groups), dtype=np.float64)
-    part2 = np.empty((batch, nblk, num_groups), dtype=np.float64)
-    mean_c = np.empty((batch, channels), dtype=np.float32)
-    inv_c = np.empty((batch, channels), dtype=np.float32)
-    if tuning.use_parallel(gate, x.size):
-        kernel = (_forward_batch_parallel if batch >= tuning.get_num_threads()
-                  else _forward_block_parallel)
+    var = np.zeros(plan.batch * plan.groups, dtype=np.float32)
+    if stats is None:
+        mean = np.zeros_like(var)
+        inv_std = np.zeros_like(var)
     else:
-        kernel = _forward_serial
-    kernel(x.reshape(-1), batch, positions, channels, cpg, block, float(epsilon), gamma, beta,
-           xn.reshape(-1), out.reshape(-1), want_xn, part1, part2, *stats, mean_c, inv_c)
-    return out, (xn if want_xn else None), *stats
+        mean = _check_stat(stats[0], plan, "mean", who)
+        inv_std = _check_stat(stats[1], plan, "inv_std", who)
+    if x.size:
+        part = np.empty((2, plan.batch, plan.nblk, plan.groups), dtype=np.float64)
+        kernel = plan.kernel(gate, x.size, _forward_serial, _forward_chunks_parallel,
+                             _forward_blocks_parallel)
+        kernel(x.reshape(-1), out.reshape(-1), xn.reshape(-1), want_xn, plan.batch,
+               plan.positions, plan.channels, plan.cpg, plan.block, plan.spc, float(epsilon),
+               stats is not None, gamma, beta, part[0], part[1], mean, var, inv_std)
+    return out, (xn if want_xn else None), mean, var, inv_std
 
 
-def gn_backward(grad_output, x_normalized, inv_std, num_groups: int, gamma, *,
-                row_gate: str = "gn_row_parallel_min_elems",
-                param_gate: str = "gn_param_grad_parallel_min_elems",
-                want_param_grads: bool = True):
-    """Group-norm backward; returns ``(grad_input, grad_gamma, grad_beta)``.
+def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=None,
+                affine_only: bool = False, row_gate: str = "gn_row_parallel_min_elems",
+                param_gate: str = "gn_param_grad_parallel_min_elems"):
+    """Group-norm backward: ``(grad_input, grad_gamma, grad_beta)``.
 
-    ``grad_gamma`` / ``grad_beta`` are ``None`` when ``want_param_grads`` is false.
+    Args:
+        grad_output: dL/dy, shaped like the forward input.
+        source: ``x_normalized``, or the forward input ``x`` when ``mean`` is given (the
+            normalized input is then recomputed exactly as the forward computed it).
+        inv_std: ``[batch * G]`` from the forward.
+        num_groups: Groups ``G``.
+        gamma: Scale ``[C]``.
+        mean: ``[batch * G]`` forward means, to recompute ``x_normalized`` from ``x``.
+        affine_only: The statistics were constants (batch norm inference):
+            ``dx = inv_std * g * gamma``.
+        row_gate: Gate for the two row passes.
+        param_gate: Gate for the merge of the parameter-gradient column folds.
+
+    Shape:
+        grad_output, source: ``[N, *spatial, C]``; inv_std, mean: ``[N * G]``.
     """
-    g = _f32(grad_output)
-    xn = _f32(x_normalized)
     who = "group_norm_backward_core"
-    if g.shape != xn.shape:
-        raise ValueError(f"{who}: grad_output shape {g.shape} does not match x_normalized shape {xn.shape}")
-    batch, positions, channels, cpg = _layout(g.shape, num_groups, who)
-    gamma = _check_vec(gamma, channels, "gamma", who)
-    inv_std = _f32(inv_std).reshape(-1)
-    if inv_std.size != batch * num_groups:
-        raise ValueError(f"{who}: inv_std must have batch * num_groups = {batch * num_groups} "
-                         f"elements, got {inv_std.size}")
+    g = _f32(grad_output)
+    s = _f32(source)
+    if g.shape != s.shape:
+        raise ValueError(f"{who}: grad_output shape {g.shape} does not match x_normalized "
+                         f"shape {s.shape}")
+    plan = Plan(g.shape, num_groups, who)
+    gamma = _check_vec(gamma, plan.channels, "gamma", who)
+    inv_std = _check_stat(inv_std, plan, "inv_std", who)
+    recompute = mean is not None
+    mean = _check_stat(mean, plan, "mean", who) if recompute else inv_std
     dx = np.empty_like(g)
+    c = plan.channels
     if g.size == 0:
-        zeros = np.zeros(channels, dtype=np.float32)
-        return dx, zeros, zeros.copy()
-    grad_gamma = grad_beta = None
-    if want_param_grads:
-        parallel = tuning.use_parallel(param_gate, g.size)
-        grad_beta = folds.col_sum(g, channels, parallel)
-        grad_gamma = folds.col_dot(g, xn, channels, parallel)
-    block = rows_per_block(channels)
-    if tuning.use_parallel(row_gate, g.size):
-        kernel = (_backward_batch_parallel if batch >= tuning.get_num_threads()
-                  else _backward_block_parallel)
-    else:
-        kernel = _backward_serial
-    kernel(g.reshape(-1), xn.reshape(-1), dx.reshape(-1), batch, positions, channels, cpg,
-           block, gamma, inv_std)
-    return dx, grad_gamma, grad_beta
+        return dx, np.zeros(c, dtype=np.float32), np.zeros(c, dtype=np.float32)
+    gp = np.empty((2, plan.batch, plan.nblk, plan.groups), dtype=np.float64)
+    coeff = np.empty((2, plan.batch * plan.groups), dtype=np.float32)
+    parts = np.zeros((2, plan.ntasks, c), dtype=np.float64)
+    kernel = plan.kernel(row_gate, g.size, _backward_serial, _backward_chunks_parallel,
+                         _backward_blocks_parallel)
+    kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), recompute, affine_only, plan.batch,
+           plan.positions, c, plan.cpg, plan.block, plan.spc, mean, inv_std, gamma, gp[0],
+           gp[1], coeff[0], coeff[1], parts)
+    merge = (merge_rows_parallel if tuning.use_parallel(param_gate, parts[0].size)
+             else merge_rows_serial)
+    sums = merge(parts)
+    return dx, sums[1], sums[0]
 
 
 def group_norm_forward_core(x, num_groups: int, gamma, beta, epsilon: float):
@@ -410,8 +609,8 @@ def group_norm_backward_core(grad_output, x_normalized, inv_std, num_groups: int
     """Group-normalization backward core (the seed's signature).
 
     ``dx = inv_std * (g * gamma - (sum_g + x_norm * sum_g_xnorm) / group_size)`` with the
-    sums per (sample, group) of ``g * gamma`` and ``g * gamma * x_norm``; the parameter
-    gradients are column folds over the ``[M, C]`` view.
+    sums per (sample, group) of ``g * gamma`` and ``g * gamma * x_norm``; ``grad_beta`` and
+    ``grad_gamma`` are the column folds of ``g`` and ``g * x_norm`` over the ``[M, C]`` view.
 
     Returns:
         ``(grad_input, grad_gamma, grad_beta)``, the last two float32 ``[C]``.

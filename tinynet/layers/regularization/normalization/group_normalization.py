@@ -74,16 +74,18 @@ class GroupNormalization(NormalizationLayer):
         x = self._input(x)
         self._check_channels(x, self._axis, self._channels)
         gamma, beta = self._gamma_beta()
-        out, xn, _mean, _var, inv_std = gn_forward(
-            self._move_last(x, self._axis), self._num_groups, gamma, beta, self.epsilon)
-        self._cache = (xn, inv_std)
+        xc = self._move_last(x, self._axis)
+        out, _, mean, _var, inv_std = gn_forward(xc, self._num_groups, gamma, beta,
+                                                 self.epsilon, want_xn=False)
+        self._cache = (xc, mean, inv_std)
         return Tensor(self._move_back(out, self._axis))
 
     def backward(self, grad_output: Any) -> Tensor:
-        xn, inv_std = self._require_cache()
+        xc, mean, inv_std = self._require_cache()
         g = self._move_last(as_array(grad_output), self._axis)
         gamma, _ = self._gamma_beta()
-        dx, grad_gamma, grad_beta = gn_backward(g, xn, inv_std, self._num_groups, gamma)
+        dx, grad_gamma, grad_beta = gn_backward(g, xc, inv_std, self._num_groups, gamma,
+                                                mean=mean)
         self._set_param_grads(grad_gamma, grad_beta)
         return Tensor(self._move_back(dx, self._axis))
 

@@ -93,17 +93,18 @@ class LayerNormalization(NormalizationLayer):
             raise ValueError(f"LayerNormalization {self.name!r}: expected sizes {self._dims} on "
                              f"axes {self._axes}, got input shape {x.shape}")
         gamma, beta = self._gamma_beta()
-        out, xn, _mean, _var, inv_std = gn_forward(self._to_rows(x), 1, gamma, beta,
-                                                   self.epsilon, gate=_GATE)
-        self._cache = (xn, inv_std, x.shape)
+        rows = self._to_rows(x)
+        out, _, mean, _var, inv_std = gn_forward(rows, 1, gamma, beta, self.epsilon,
+                                                 gate=_GATE, want_xn=False)
+        self._cache = (rows, mean, inv_std, x.shape)
         return Tensor(self._from_rows(out, x.shape))
 
     def backward(self, grad_output: Any) -> Tensor:
-        xn, inv_std, shape = self._require_cache()
+        rows, mean, inv_std, shape = self._require_cache()
         gamma, _ = self._gamma_beta()
         g = self._to_rows(as_array(grad_output))
-        dx, grad_gamma, grad_beta = gn_backward(g, xn, inv_std, 1, gamma, row_gate=_GATE,
-                                                param_gate=_GATE)
+        dx, grad_gamma, grad_beta = gn_backward(g, rows, inv_std, 1, gamma, mean=mean,
+                                                row_gate=_GATE, param_gate=_GATE)
         self._set_param_grads(grad_gamma, grad_beta)
         return Tensor(self._from_rows(dx, shape))
 
