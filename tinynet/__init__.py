@@ -7,6 +7,12 @@ Submodules load lazily (``tn.optimizers.Adam`` imports the optimizers on first u
 from __future__ import annotations
 
 import importlib
+import os
+
+# libgomp's default (spin, then sleep) stalls Numba's parallel regions for milliseconds on
+# small VMs; passive waiting hands work over in microseconds. Set before Numba starts its
+# OpenMP pool; a user's own setting wins (docs/tuning.md).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from tinynet import tuning
 from tinynet.random import set_seed

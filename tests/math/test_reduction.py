@@ -1,0 +1,64 @@
+"""det_reduce and the normalization fold kernels: values and bitwise invariance."""
+
+import numpy as np
+import pytest
+
+from tinynet import tuning
+from tinynet.math.reduction import DET_REDUCE_BLOCK, det_reduce
+from tinynet.layers.regularization.normalization import folds
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    yield
+    tuning.reset()
+
+
+def test_block_constant():
+    assert DET_REDUCE_BLOCK == 16384
+    assert folds.rows_per_block(1) == 16384
+    assert folds.rows_per_block(64) == 256
+    assert folds.rows_per_block(20000) == 1
+
+
+def test_det_reduce_values():
+    assert det_reduce(np.arange(10, dtype=np.float32)) == 45.0
+    assert det_reduce(np.zeros(0)) == 0.0
+    x = np.random.default_rng(0).standard_normal(100_003).astype(np.float32)
+    assert det_reduce(x) == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-9, abs=1e-9)
+
+
+def test_det_reduce_bitwise_across_gates_and_threads():
+    x = np.random.default_rng(1).standard_normal(300_001).astype(np.float32)
+    results = set()
+    for threads in (1, tuning.max_threads()):
+        tuning.set_num_threads(threads)
+        for gate in (0, 2**62):
+            with tuning.override(reduce_parallel_min_elems=gate):
+                results.add(np.float64(det_reduce(x)).tobytes())
+    assert len(results) == 1
+
+
+def test_segment_sums():
+    x = np.arange(1, 20, dtype=np.float32)
+    assert folds.segment_sum(x, 0, 19) == 190.0
+    assert folds.segment_sum(x, 3, 5) == 9.0
+    assert folds.segment_dot(x, x, 0, 3) == 14.0
+
+
+@pytest.mark.parametrize("rows,channels", [(1, 1), (7, 3), (1000, 64), (40_000, 5)])
+def test_col_folds_match_float64(rows, channels):
+    rng = np.random.default_rng(rows)
+    a = rng.standard_normal((rows, channels)).astype(np.float32)
+    b = rng.standard_normal((rows, channels)).astype(np.float32)
+    np.testing.assert_allclose(folds.col_sum(a, channels), a.astype(np.float64).sum(0),
+                               rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(folds.col_dot(a, b, channels, scale=0.5),
+                               0.5 * (a.astype(np.float64) * b).sum(0), rtol=1e-5, atol=1e-4)
+    for fn, args in ((folds.col_sum, (a,)), (folds.col_dot, (a, b))):
+        assert fn(*args, channels, False).tobytes() == fn(*args, channels, True).tobytes()
+
+
+def test_merge_rows_serial_parallel_bitwise():
+    parts = np.random.default_rng(3).standard_normal((2, 37, 300))
+    assert folds.merge_rows_serial(parts).tobytes() == folds.merge_rows_parallel(parts).tobytes()
