@@ -315,28 +315,8 @@ def describe() -> str:
     return "\n".join(lines)
 
 
-def calibrate(*args, **kwargs):  # pragma: no cover - filled in by the calibration work
-    """Measures serial-vs-parallel crossovers (see :mod:`tinynet._calibrate`)."""
-    from tinynet._calibrate import calibrate as _calibrate
+def calibrate(*args, **kwargs) -> dict[str, int]:
+    """Measures serial-vs-parallel crossovers (see :mod:`tinynet.tuning.calibration`)."""
+    from tinynet.tuning.calibration import calibrate as _calibrate
 
     return _calibrate(*args, **kwargs)
-
-
-def _main(argv: list[str] | None = None) -> int:
-    import sys
-
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "calibrate":
-        from tinynet._calibrate import main as calibrate_main
-
-        return calibrate_main(argv[1:])
-    if argv:
-        print(f"usage: python -m tinynet.tuning [calibrate [--write PATH]]; got {argv!r}",
-              file=sys.stderr)
-        return 2
-    print(describe())
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(_main())

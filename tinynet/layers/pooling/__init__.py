@@ -1,0 +1,13 @@
+"""Pooling layers (Keras 3 names and defaults, channels-last).
+
+``MaxPooling2D`` and ``AveragePooling2D`` slide a window over ``[batch, H, W, C]``;
+``GlobalAveragePooling2D`` and ``GlobalMaxPooling2D`` reduce every position. The
+numerical cores are the Numba kernels in :mod:`tinynet.kernels.pooling`.
+"""
+
+from tinynet.layers.pooling.average_pooling2d import AveragePooling2D
+from tinynet.layers.pooling.global_average_pooling2d import GlobalAveragePooling2D
+from tinynet.layers.pooling.global_max_pooling2d import GlobalMaxPooling2D
+from tinynet.layers.pooling.max_pooling2d import MaxPooling2D
+
+__all__ = ["MaxPooling2D", "AveragePooling2D", "GlobalAveragePooling2D", "GlobalMaxPooling2D"]

@@ -1,0 +1,131 @@
+"""Shared argument handling, shapes and config for the windowed 2D pooling layers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tinynet.kernels.pooling import pooled_size
+from tinynet.layers.layer import Layer
+from tinynet.tensor import as_array
+
+__all__ = ["BasePooling2D", "normalize_pair", "normalize_padding"]
+
+_PADDINGS = ("valid", "same")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def normalize_pair(value: Any, arg: str, owner: str) -> tuple[int, int]:
+    """Returns ``value`` (an int or a pair of ints, all positive) as a 2-tuple.
+
+    Raises:
+        TypeError: ``value`` is neither an int nor a tuple/list of ints.
+        ValueError: A wrong length or a value below 1.
+    """
+    expected = f"{owner}: {arg} must be a positive int or a tuple of 2 positive ints, got {value!r}"
+    if _is_int(value):
+        pair: tuple = (value, value)
+    elif isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ValueError(expected)
+        pair = tuple(value)
+    else:
+        raise TypeError(expected)
+    if not all(_is_int(v) for v in pair):
+        raise TypeError(expected)
+    if any(v <= 0 for v in pair):
+        raise ValueError(expected)
+    return int(pair[0]), int(pair[1])
+
+
+def normalize_padding(padding: Any, owner: str) -> str:
+    """Returns ``padding`` lower-cased; it must be ``"valid"`` or ``"same"`` (any case)."""
+    if not isinstance(padding, str):
+        raise TypeError(f"{owner}: padding must be 'valid' or 'same', got {padding!r}")
+    value = padding.lower()
+    if value not in _PADDINGS:
+        raise ValueError(f"{owner}: padding must be 'valid' or 'same', got {padding!r}")
+    return value
+
+
+class BasePooling2D(Layer):
+    """Base of ``MaxPooling2D`` and ``AveragePooling2D``: arguments, shapes, config.
+
+    Args:
+        pool_size: Window size, an int or ``(rows, cols)``.
+        strides: Window step, an int or ``(rows, cols)``; ``None`` means ``pool_size``.
+        padding: ``"valid"`` (windows inside the input) or ``"same"`` (output
+            ``ceil(size / stride)``, padding split with the odd cell at the end).
+        name: Optional layer name.
+        trainable: Accepted for Keras compatibility (pooling has no weights).
+        input_shape: Optional input shape without the batch axis.
+    """
+
+    def __init__(self, pool_size: int | tuple[int, int] = 2,
+                 strides: int | tuple[int, int] | None = None, padding: str = "valid", *,
+                 name: str | None = None, trainable: bool = True,
+                 input_shape: tuple | None = None) -> None:
+        super().__init__(name=name, trainable=trainable, input_shape=input_shape)
+        owner = type(self).__name__
+        self.pool_size = normalize_pair(pool_size, "pool_size", owner)
+        self.strides = self.pool_size if strides is None else normalize_pair(strides, "strides", owner)
+        self.padding = normalize_padding(padding, owner)
+
+    def output_shape(self, input_shape: tuple) -> tuple:
+        """``(batch, out_rows, out_cols, channels)``; unknown (``None``) sizes stay unknown."""
+        input_shape = tuple(input_shape)
+        if len(input_shape) != 4:
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: input must have rank 4 "
+                f"(batch, rows, cols, channels), got shape {input_shape}")
+        spatial = []
+        for axis in (0, 1):
+            size = input_shape[1 + axis]
+            if size is None:
+                spatial.append(None)
+                continue
+            out, _ = pooled_size(size, self.pool_size[axis], self.strides[axis], self.padding)
+            if out < 1:
+                raise ValueError(
+                    f"{type(self).__name__} {self.name!r}: pool_size {self.pool_size} does not "
+                    f"fit input shape {input_shape} with padding {self.padding!r} "
+                    f"(the output would be empty)")
+            spatial.append(out)
+        return (input_shape[0], spatial[0], spatial[1], input_shape[3])
+
+    def build(self, input_shape: tuple) -> None:
+        self.output_shape(input_shape)
+        super().build(input_shape)
+
+    def _prepare_input(self, x: Any) -> np.ndarray:
+        """Converts ``x`` and validates its rank and size against the window."""
+        arr = as_array(x)
+        self._check_rank(arr, 4, 4)
+        self.output_shape(arr.shape)
+        return arr
+
+    def _prepare_grad(self, grad_output: Any, expected: tuple) -> np.ndarray:
+        g = as_array(grad_output)
+        if g.shape != tuple(expected):
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: grad_output must have shape "
+                f"{tuple(expected)} (the last output's shape), got {g.shape}")
+        return g
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(pool_size=list(self.pool_size), strides=list(self.strides),
+                      padding=self.padding)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "BasePooling2D":
+        config = dict(config)
+        for key in ("pool_size", "strides"):
+            if isinstance(config.get(key), list):
+                config[key] = tuple(config[key])
+        return super().from_config(config)
