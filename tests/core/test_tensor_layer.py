@@ -83,3 +83,10 @@ def test_config_round_trip_and_input():
     assert Input.from_config(inp.get_config()).shape == (8, 8, 1)
     with pytest.raises(ValueError, match=r"Input: shape must hold known sizes \(no None\)"):
         Input((None, 3))
+
+
+def test_building_twice_does_not_duplicate_weights():
+    layer = Scale()
+    layer.build((None, 3))
+    layer.build((None, 3))
+    assert layer.count_params() == 3

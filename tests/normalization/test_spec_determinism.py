@@ -194,8 +194,9 @@ def test_layers_consult_their_gates(monkeypatch, make, gates):
             layer.backward(g)
         assert {name for name, _, _ in calls} >= gates, calls
         for name, work, answer in calls:
+            # the unit of `work` is the gate's own (elements or other work counts, DESIGN §4)
             if name in gates:
-                assert work == x.size and answer is expected, (name, work, answer)
+                assert work > 0 and answer is expected, (name, work, answer)
 
 
 def test_cores_consult_the_group_norm_gates(monkeypatch):

@@ -168,6 +168,8 @@ class Layer:
         param = Parameter(value, name, trainable)
         param.trainable = self._trainable
         param.path = f"{self.name}/{name}"
+        # building again replaces a weight rather than adding a second one
+        self._params = [p for p in self._params if p.name != name]
         self._params.append(param)
         return param
 
