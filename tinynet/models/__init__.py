@@ -1,0 +1,5 @@
+"""Models: ``Sequential``."""
+
+from tinynet.models.sequential import Sequential
+
+__all__ = ["Sequential"]
