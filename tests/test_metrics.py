@@ -1,0 +1,124 @@
+"""Metrics: hand values, "accuracy" resolution (from the loss, else Keras 3's shape rule),
+names, running state and lookup errors."""
+
+import re
+
+import numpy as np
+import pytest
+
+from tinynet import losses, metrics
+from tinynet.metrics import (BinaryAccuracy, CategoricalAccuracy, MeanAbsoluteError,
+                             MeanSquaredError, SparseCategoricalAccuracy)
+
+PROBS = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [0.3, 0.6, 0.1], [0.5, 0.4, 0.1]],
+                 np.float32)
+LABELS = np.array([0, 2, 0, 1])          # rows 1 and 2 right, rows 3 and 4 wrong -> 0.5
+ONEHOT = np.eye(3)[LABELS]
+
+
+def test_hand_values():
+    assert SparseCategoricalAccuracy()(LABELS, PROBS) == 0.5
+    assert SparseCategoricalAccuracy()(LABELS.reshape(-1, 1).astype(np.float32), PROBS) == 0.5
+    assert CategoricalAccuracy()(ONEHOT, PROBS) == 0.5
+    # binary: (p > 0.5) == t per element: [1, 0, 1] vs [0.55, 0.2, 0.5] -> [T, T, F]
+    assert BinaryAccuracy()([[1, 0, 1]], [[0.55, 0.2, 0.5]]) == pytest.approx(2 / 3)
+    # threshold 0.6: predictions [0, 0, 0] -> only the middle element is right
+    assert BinaryAccuracy(threshold=0.6)([[1, 0, 1]], [[0.55, 0.2, 0.5]]) == pytest.approx(1 / 3)
+    # MSE per sample over the last axis: [(1+0)/2, (4+0)/2] -> mean 1.25; MAE (0.5 + 1)/2
+    t, p = [[0.0, 1.0], [2.0, 3.0]], [[1.0, 1.0], [2.0, 5.0]]
+    assert MeanSquaredError()(t, p) == 1.25
+    assert MeanAbsoluteError()(t, p) == 0.75
+
+
+@pytest.mark.parametrize("loss, expected", [
+    ("sparse_categorical_crossentropy", SparseCategoricalAccuracy),
+    (losses.SparseCategoricalCrossentropy(from_logits=True), SparseCategoricalAccuracy),
+    ("categorical_crossentropy", CategoricalAccuracy),
+    (losses.CategoricalCrossentropy(), CategoricalAccuracy),
+    ("binary_crossentropy", BinaryAccuracy),
+    (losses.BinaryCrossentropy(from_logits=True), BinaryAccuracy),
+])
+def test_accuracy_resolves_from_the_loss(loss, expected):
+    for identifier in ("accuracy", "acc"):
+        m = metrics.get(identifier, loss=loss)
+        assert type(m) is expected and m.name == identifier
+
+
+def test_binary_accuracy_thresholds_logits_at_one_half():
+    # Keras's BinaryAccuracy ignores from_logits: logit 0.3 counts as class 0 (0.3 <= 0.5)
+    m = metrics.get("accuracy", loss=losses.BinaryCrossentropy(from_logits=True))
+    assert m.threshold == 0.5
+    assert m([[1.0], [0.0], [1.0]], [[0.3], [-2.0], [0.6]]) == pytest.approx(2 / 3)
+
+
+def test_multilabel_binary_crossentropy_uses_binary_accuracy():
+    # decided by the loss (Keras 3's shape rule alone would pick categorical accuracy here)
+    m = metrics.get("accuracy", loss="binary_crossentropy")
+    assert m([[1, 0, 1], [0, 0, 1]], [[0.9, 0.1, 0.2], [0.2, 0.3, 0.7]]) == pytest.approx(5 / 6)
+
+
+@pytest.mark.parametrize("y_true, y_pred, expected, value", [
+    (np.array([[1.0], [0.0]]), np.array([[0.8], [0.6]]), BinaryAccuracy, 0.5),
+    (np.array([1.0, 0.0]), np.array([[0.8], [0.6]]), BinaryAccuracy, 0.5),
+    (LABELS, PROBS, SparseCategoricalAccuracy, 0.5),
+    (LABELS.reshape(-1, 1), PROBS, SparseCategoricalAccuracy, 0.5),
+    (ONEHOT, PROBS, CategoricalAccuracy, 0.5),
+])
+def test_accuracy_resolves_from_shapes_without_a_ce_loss(y_true, y_pred, expected, value):
+    for loss in (None, "mse", losses.MeanAbsoluteError()):
+        m = metrics.get("accuracy", loss=loss)
+        assert m.name == "accuracy"
+        assert m(y_true, y_pred) == value
+        assert type(m.resolved) is expected and m.resolved.name == "accuracy"
+
+
+def test_explicit_names_are_kept():
+    for name, cls in [("binary_accuracy", BinaryAccuracy),
+                      ("categorical_accuracy", CategoricalAccuracy),
+                      ("sparse_categorical_accuracy", SparseCategoricalAccuracy),
+                      ("mse", MeanSquaredError), ("mean_squared_error", MeanSquaredError),
+                      ("mae", MeanAbsoluteError), ("mean_absolute_error", MeanAbsoluteError),
+                      ("BinaryAccuracy", BinaryAccuracy)]:
+        m = metrics.get(name)
+        assert type(m) is cls and m.name == name
+    assert BinaryAccuracy().name == "binary_accuracy"
+    assert SparseCategoricalAccuracy().get_config() == {"name": "sparse_categorical_accuracy"}
+    assert BinaryAccuracy(0.3).get_config() == {"name": "binary_accuracy", "threshold": 0.3}
+
+
+def test_instances_and_functions():
+    m = CategoricalAccuracy(name="top1")
+    assert metrics.get(m, loss="mse") is m
+
+    def neg_error(y_true, y_pred):
+        return -np.abs(np.asarray(y_true) - np.asarray(y_pred))
+
+    w = metrics.get(neg_error)
+    assert w.name == "neg_error" and w([1.0, 2.0], [1.5, 2.0]) == -0.25
+
+
+def test_running_state_weights_by_entries():
+    m = SparseCategoricalAccuracy()
+    m.update_state(LABELS, PROBS)               # 2 of 4
+    m.update_state([1, 1], PROBS[2:])           # 1 of 2 (row [0.3, 0.6, 0.1] -> 1)
+    assert m.result() == pytest.approx(3 / 6)
+    m.reset_state()
+    assert m.result() == 0.0
+
+
+def test_errors():
+    with pytest.raises(ValueError, match=re.escape(
+            "Unknown metric 'f1'; valid names: accuracy, acc, binary_accuracy, "
+            "categorical_accuracy, sparse_categorical_accuracy, mse, mean_squared_error, mae, "
+            "mean_absolute_error, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, "
+            "MeanSquaredError, MeanAbsoluteError")):
+        metrics.get("f1")
+    with pytest.raises(TypeError, match=re.escape(
+            "metrics.get: expected a Metric instance, a name or a function, got int: 3")):
+        metrics.get(3)
+    with pytest.raises(ValueError, match=re.escape(
+            "SparseCategoricalAccuracy: y_true shape (3,) does not match y_pred shape (4, 3)")):
+        SparseCategoricalAccuracy()([0, 1, 2], PROBS)
+    with pytest.raises(ValueError, match=re.escape(
+            "CategoricalAccuracy: y_true shape (4,) must equal y_pred shape (4, 3)")):
+        CategoricalAccuracy()(LABELS, PROBS)

@@ -1,0 +1,263 @@
+"""Metrics with Keras 3 semantics.
+
+A metric maps ``(y_true, y_pred)`` to per-entry values (1.0/0.0 for accuracies, a
+per-sample error for MSE/MAE); ``metric(y_true, y_pred)`` is their batch mean. For
+epoch averages, ``update_state`` / ``result`` / ``reset_state`` accumulate the sum and
+count of those values in float64, as Keras's ``MeanMetricWrapper`` does.
+
+``get("accuracy", loss=...)`` picks the accuracy from the loss: binary crossentropy ->
+binary accuracy (threshold 0.5, also with ``from_logits=True``, as Keras), categorical
+crossentropy -> categorical accuracy, sparse categorical crossentropy -> sparse
+categorical accuracy. For any other loss it decides on the first batch from the shapes
+with Keras 3's rule (``compile_utils.get_metric``): binary if ``y_pred``'s last axis is
+1, sparse if ``y_true`` has lower rank (or a last axis of 1 against more than one class),
+categorical otherwise. The metric keeps the user's string as its name ("accuracy").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from tinynet.tensor import Tensor, as_array
+
+__all__ = ["Metric", "MeanMetricWrapper", "BinaryAccuracy", "CategoricalAccuracy",
+           "SparseCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError", "get"]
+
+
+def _same_rank(owner: str, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+    """float32 arrays of equal shape (Keras squeezes/expands a trailing axis of 1)."""
+    t, p = as_array(y_true), as_array(y_pred)
+    if t.shape != p.shape:
+        if t.ndim == p.ndim + 1 and t.shape[-1] == 1 and t.shape[:-1] == p.shape:
+            t = t.reshape(p.shape)
+        elif p.ndim == t.ndim + 1 and p.shape[-1] == 1 and p.shape[:-1] == t.shape:
+            t = t.reshape(p.shape)
+        else:
+            raise ValueError(f"{owner}: y_true shape {t.shape} is incompatible with y_pred "
+                             f"shape {p.shape}")
+    return t, p
+
+
+class Metric:
+    """Base class: per-entry ``values``, batch mean ``__call__`` and running mean state.
+
+    Args:
+        name: The metric's name (its key in ``History.history``).
+    """
+
+    _default_name = "metric"
+
+    def __init__(self, *, name: str | None = None) -> None:
+        if name is not None and (not isinstance(name, str) or not name):
+            raise TypeError(f"{type(self).__name__}: name must be a non-empty str, got {name!r}")
+        self.name = name if name is not None else self._default_name
+        self.reset_state()
+
+    def values(self, y_true: Any, y_pred: Any) -> np.ndarray:  # pragma: no cover - abstract
+        """Per-entry metric values (float64)."""
+        raise NotImplementedError(f"{type(self).__name__}.values")
+
+    def __call__(self, y_true: Any, y_pred: Any) -> float:
+        """The batch mean of :meth:`values` (stateless)."""
+        v = np.ascontiguousarray(self.values(y_true, y_pred), dtype=np.float64).reshape(-1)
+        return float(np.sum(v) / v.size) if v.size else 0.0
+
+    def update_state(self, y_true: Any, y_pred: Any) -> None:
+        """Adds a batch to the running mean."""
+        v = np.ascontiguousarray(self.values(y_true, y_pred), dtype=np.float64).reshape(-1)
+        self._total += float(np.sum(v))
+        self._count += v.size
+
+    def result(self) -> float:
+        """The running mean since the last :meth:`reset_state` (0.0 when empty)."""
+        return self._total / self._count if self._count else 0.0
+
+    def reset_state(self) -> None:
+        self._total = 0.0
+        self._count = 0
+
+    def get_config(self) -> dict:
+        return {"name": self.name}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Metric":
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+
+class MeanMetricWrapper(Metric):
+    """Wraps ``fn(y_true, y_pred) -> per-entry values`` (or a scalar) as a metric."""
+
+    def __init__(self, fn: Callable, *, name: str | None = None) -> None:
+        if not callable(fn):
+            raise TypeError(f"MeanMetricWrapper: fn must be callable, got {fn!r}")
+        self.fn = fn
+        super().__init__(name=name or getattr(fn, "__name__", "metric"))
+
+    def values(self, y_true, y_pred):
+        return np.asarray(self.fn(y_true, y_pred), dtype=np.float64)
+
+
+class BinaryAccuracy(Metric):
+    """Fraction of elements where ``(y_pred > threshold) == y_true``.
+
+    Args:
+        threshold: Decision threshold on ``y_pred`` (Keras default 0.5; applied as is to
+            logits too).
+        name: Defaults to ``"binary_accuracy"``.
+    """
+
+    _default_name = "binary_accuracy"
+
+    def __init__(self, threshold: float = 0.5, *, name: str | None = None) -> None:
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
+            raise TypeError(f"BinaryAccuracy: threshold must be a float, got {threshold!r}")
+        self.threshold = float(threshold)
+        super().__init__(name=name)
+
+    def values(self, y_true, y_pred):
+        t, p = _same_rank(type(self).__name__, y_true, y_pred)
+        return (t == (p > np.float32(self.threshold)).astype(np.float32)).astype(np.float64)
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "threshold": self.threshold}
+
+
+class CategoricalAccuracy(Metric):
+    """Fraction of rows where ``argmax(y_true) == argmax(y_pred)`` (one-hot labels)."""
+
+    _default_name = "categorical_accuracy"
+
+    def values(self, y_true, y_pred):
+        t, p = as_array(y_true), as_array(y_pred)
+        if t.shape != p.shape:
+            raise ValueError(f"CategoricalAccuracy: y_true shape {t.shape} must equal y_pred "
+                             f"shape {p.shape}")
+        return (np.argmax(t, axis=-1) == np.argmax(p, axis=-1)).astype(np.float64)
+
+
+class SparseCategoricalAccuracy(Metric):
+    """Fraction of rows where the integer label equals ``argmax(y_pred)``."""
+
+    _default_name = "sparse_categorical_accuracy"
+
+    def values(self, y_true, y_pred):
+        p = as_array(y_pred)
+        t = y_true.data if isinstance(y_true, Tensor) else np.asarray(y_true)
+        if t.ndim == p.ndim and t.ndim > 0 and t.shape[-1] == 1:
+            t = t.reshape(t.shape[:-1])
+        if t.shape != p.shape[:-1]:
+            raise ValueError(f"SparseCategoricalAccuracy: y_true shape {np.shape(y_true)} does "
+                             f"not match y_pred shape {p.shape}")
+        return (t.astype(np.float64) == np.argmax(p, axis=-1)).astype(np.float64)
+
+
+class MeanSquaredError(Metric):
+    """Per-sample ``mean((y_true - y_pred)**2)`` over the last axis, averaged."""
+
+    _default_name = "mean_squared_error"
+
+    def values(self, y_true, y_pred):
+        t, p = _same_rank(type(self).__name__, y_true, y_pred)
+        d = p.astype(np.float64) - t
+        return np.mean(d * d, axis=-1) if d.ndim else d * d
+
+
+class MeanAbsoluteError(Metric):
+    """Per-sample ``mean(|y_true - y_pred|)`` over the last axis, averaged."""
+
+    _default_name = "mean_absolute_error"
+
+    def values(self, y_true, y_pred):
+        t, p = _same_rank(type(self).__name__, y_true, y_pred)
+        d = np.abs(p.astype(np.float64) - t)
+        return np.mean(d, axis=-1) if d.ndim else d
+
+
+class _AutoAccuracy(Metric):
+    """``"accuracy"`` resolved on the first batch from the shapes (Keras 3 rule)."""
+
+    def __init__(self, *, name: str) -> None:
+        self.resolved: Metric | None = None
+        super().__init__(name=name)
+
+    def _resolve(self, y_true: Any, y_pred: Any) -> Metric:
+        if self.resolved is None:
+            t_shape, p_shape = np.shape(y_true), np.shape(y_pred)
+            t_last = t_shape[-1] if t_shape else None
+            p_last = p_shape[-1] if p_shape else None
+            if p_last == 1:
+                self.resolved = BinaryAccuracy(name=self.name)
+            elif len(t_shape) < len(p_shape) or (t_last == 1 and p_last is not None
+                                                 and p_last > 1):
+                self.resolved = SparseCategoricalAccuracy(name=self.name)
+            else:
+                self.resolved = CategoricalAccuracy(name=self.name)
+        return self.resolved
+
+    def values(self, y_true, y_pred):
+        return self._resolve(y_true, y_pred).values(y_true, y_pred)
+
+
+_EXPLICIT: dict[str, type[Metric]] = {
+    "binary_accuracy": BinaryAccuracy,
+    "categorical_accuracy": CategoricalAccuracy,
+    "sparse_categorical_accuracy": SparseCategoricalAccuracy,
+    "mse": MeanSquaredError, "mean_squared_error": MeanSquaredError,
+    "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError,
+}
+for _cls in (BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, MeanSquaredError,
+             MeanAbsoluteError):
+    _EXPLICIT[_cls.__name__] = _cls
+_VALID = ", ".join(["accuracy", "acc", *_EXPLICIT])
+
+
+def _accuracy_for_loss(loss: Any, name: str) -> Metric:
+    from tinynet import losses
+
+    if isinstance(loss, (str, dict)):
+        loss = losses.get(loss)
+    if isinstance(loss, losses.SparseCategoricalCrossentropy):
+        return SparseCategoricalAccuracy(name=name)
+    if isinstance(loss, losses.CategoricalCrossentropy):
+        return CategoricalAccuracy(name=name)
+    if isinstance(loss, losses.BinaryCrossentropy):
+        return BinaryAccuracy(name=name)
+    return _AutoAccuracy(name=name)
+
+
+def get(identifier: Any, loss: Any = None) -> Metric:
+    """Returns a metric for an instance (as is), a name, or a function.
+
+    Args:
+        identifier: A :class:`Metric`, ``"accuracy"``/``"acc"`` (resolved with ``loss``
+            or from the shapes), ``"binary_accuracy"``, ``"categorical_accuracy"``,
+            ``"sparse_categorical_accuracy"``, ``"mse"``, ``"mae"`` (and the long names
+            and class names), or a function ``fn(y_true, y_pred)``.
+        loss: The compiled loss (instance or name), used to resolve ``"accuracy"``.
+
+    Returns:
+        The metric; a string identifier becomes its ``name`` (Keras keeps the user's
+        string, so ``"accuracy"`` logs as ``"accuracy"``).
+
+    Raises:
+        ValueError: An unknown name (the message lists the valid ones).
+        TypeError: Any other type.
+    """
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, str):
+        if identifier.lower() in ("accuracy", "acc"):
+            return _accuracy_for_loss(loss, identifier)
+        cls = _EXPLICIT.get(identifier)
+        if cls is None:
+            raise ValueError(f"Unknown metric {identifier!r}; valid names: {_VALID}")
+        return cls(name=identifier)
+    if callable(identifier):
+        return MeanMetricWrapper(identifier)
+    raise TypeError(f"metrics.get: expected a Metric instance, a name or a function, got "
+                    f"{type(identifier).__name__}: {identifier!r}")

@@ -1,0 +1,274 @@
+"""Fused Numba update kernels for the optimizers (Keras 3 update rules, float32).
+
+Each optimizer has one ``@njit`` block helper that updates ``[start, stop)`` of a flat
+parameter in a single pass: gradient scaling/clipping, decoupled weight decay, the slot
+updates and the parameter update. The serial variant runs the helper over the whole
+range; the parallel variant runs it over fixed blocks of ``UPDATE_BLOCK`` elements under
+``prange``. Every element is computed by the same float32 expression in both, so the
+results are bitwise identical for any gate value and thread count.
+
+The plain-Python wrappers at the bottom pick the variant with
+``tuning.use_parallel("optimizer_parallel_min_elems", n)``; kernels never read tuning.
+
+Common arguments (all float32 scalars unless noted):
+    gscale: gradient scale from clipnorm/global_clipnorm (exactly 1 when not clipping).
+    do_clip (bool), clipvalue: clip the scaled gradient to ``[-clipvalue, clipvalue]``.
+    do_decay (bool), wd, lr: decoupled weight decay ``w = w - (w * wd) * lr`` first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from tinynet import tuning
+from tinynet.math.reduction import DET_REDUCE_BLOCK
+
+__all__ = ["UPDATE_BLOCK", "sum_squares", "sgd_update", "adam_update", "rmsprop_update",
+           "adagrad_update"]
+
+UPDATE_BLOCK = 16384
+_GATE = "optimizer_parallel_min_elems"
+_LANES = 8
+
+
+# -- shared element helpers ------------------------------------------------------------
+@njit(cache=True)
+def _grad(g, i, gscale, do_clip, clipvalue):
+    gi = g[i] * gscale
+    if do_clip:
+        if gi > clipvalue:
+            gi = clipvalue
+        elif gi < -clipvalue:
+            gi = -clipvalue
+    return gi
+
+
+@njit(cache=True)
+def _decayed(w, i, do_decay, wd, lr):
+    wi = w[i]
+    if do_decay:
+        wi = wi - (wi * wd) * lr
+    return wi
+
+
+# -- deterministic sum of squares (clipnorm / global_clipnorm) ------------------------------
+@njit(cache=True)
+def _sumsq_range(x, start, stop):
+    acc = np.zeros(_LANES, dtype=np.float64)
+    full = start + ((stop - start) // _LANES) * _LANES
+    for i in range(start, full, _LANES):
+        for k in range(_LANES):
+            v = np.float64(x[i + k])
+            acc[k] += v * v
+    for i in range(full, stop):
+        v = np.float64(x[i])
+        acc[i - full] += v * v
+    total = np.float64(0.0)
+    for k in range(_LANES):
+        total += acc[k]
+    return total
+
+
+@njit(cache=True)
+def _merge(parts):
+    total = np.float64(0.0)
+    for b in range(parts.size):
+        total += parts[b]
+    return total
+
+
+@njit(cache=True)
+def _sumsq_serial(x, block):
+    nblocks = (x.size + block - 1) // block
+    parts = np.empty(nblocks, dtype=np.float64)
+    for b in range(nblocks):
+        parts[b] = _sumsq_range(x, b * block, min((b + 1) * block, x.size))
+    return _merge(parts)
+
+
+@njit(cache=True, parallel=True)
+def _sumsq_parallel(x, block):
+    nblocks = (x.size + block - 1) // block
+    parts = np.empty(nblocks, dtype=np.float64)
+    for b in prange(nblocks):
+        parts[b] = _sumsq_range(x, b * block, min((b + 1) * block, x.size))
+    return _merge(parts)
+
+
+# -- SGD ---------------------------------------------------------------------------------
+@njit(cache=True)
+def _sgd_block(w, g, m, start, stop, lr, momentum, use_momentum, nesterov,
+               gscale, do_clip, clipvalue, do_decay, wd):
+    for i in range(start, stop):
+        gi = _grad(g, i, gscale, do_clip, clipvalue)
+        wi = _decayed(w, i, do_decay, wd, lr)
+        if use_momentum:
+            mi = m[i] * momentum - gi * lr
+            m[i] = mi
+            if nesterov:
+                wi = wi + (mi * momentum - gi * lr)
+            else:
+                wi = wi + mi
+        else:
+            wi = wi - gi * lr
+        w[i] = wi
+
+
+@njit(cache=True)
+def _sgd_serial(w, g, m, lr, momentum, use_momentum, nesterov,
+                gscale, do_clip, clipvalue, do_decay, wd):
+    _sgd_block(w, g, m, 0, w.size, lr, momentum, use_momentum, nesterov,
+               gscale, do_clip, clipvalue, do_decay, wd)
+
+
+@njit(cache=True, parallel=True)
+def _sgd_parallel(w, g, m, lr, momentum, use_momentum, nesterov,
+                  gscale, do_clip, clipvalue, do_decay, wd):
+    nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
+    for b in prange(nblocks):
+        _sgd_block(w, g, m, b * UPDATE_BLOCK, min((b + 1) * UPDATE_BLOCK, w.size), lr,
+                   momentum, use_momentum, nesterov, gscale, do_clip, clipvalue, do_decay, wd)
+
+
+# -- Adam / AdamW ------------------------------------------------------------------------------
+@njit(cache=True)
+def _adam_block(w, g, m, v, vhat, start, stop, alpha, one_minus_b1, one_minus_b2, eps,
+                amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd):
+    for i in range(start, stop):
+        gi = _grad(g, i, gscale, do_clip, clipvalue)
+        wi = _decayed(w, i, do_decay, wd, lr)
+        mi = m[i] + (gi - m[i]) * one_minus_b1
+        vi = v[i] + (gi * gi - v[i]) * one_minus_b2
+        m[i] = mi
+        v[i] = vi
+        if amsgrad:
+            vh = vhat[i]
+            if vi > vh:
+                vh = vi
+            vhat[i] = vh
+            vi = vh
+        w[i] = wi - (mi * alpha) / (np.sqrt(vi) + eps)
+
+
+@njit(cache=True)
+def _adam_serial(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
+                 gscale, do_clip, clipvalue, do_decay, wd):
+    _adam_block(w, g, m, v, vhat, 0, w.size, alpha, one_minus_b1, one_minus_b2, eps,
+                amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
+
+
+@njit(cache=True, parallel=True)
+def _adam_parallel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
+                   gscale, do_clip, clipvalue, do_decay, wd):
+    nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
+    for b in prange(nblocks):
+        _adam_block(w, g, m, v, vhat, b * UPDATE_BLOCK, min((b + 1) * UPDATE_BLOCK, w.size),
+                    alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
+                    gscale, do_clip, clipvalue, do_decay, wd)
+
+
+# -- RMSprop ---------------------------------------------------------------------------------
+@njit(cache=True)
+def _rmsprop_block(w, g, vel, mom, avg, start, stop, lr, rho, one_minus_rho, momentum,
+                   use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
+    for i in range(start, stop):
+        gi = _grad(g, i, gscale, do_clip, clipvalue)
+        wi = _decayed(w, i, do_decay, wd, lr)
+        vi = rho * vel[i] + one_minus_rho * (gi * gi)
+        vel[i] = vi
+        if centered:
+            ai = rho * avg[i] + one_minus_rho * gi
+            avg[i] = ai
+            denom = (vi - ai * ai) + eps
+        else:
+            denom = vi + eps
+        inc = (lr * gi) / np.sqrt(denom)
+        if use_momentum:
+            mi = momentum * mom[i] + inc
+            mom[i] = mi
+            wi = wi - mi
+        else:
+            wi = wi - inc
+        w[i] = wi
+
+
+@njit(cache=True)
+def _rmsprop_serial(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
+                    centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
+    _rmsprop_block(w, g, vel, mom, avg, 0, w.size, lr, rho, one_minus_rho, momentum,
+                   use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd)
+
+
+@njit(cache=True, parallel=True)
+def _rmsprop_parallel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
+                      centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
+    nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
+    for b in prange(nblocks):
+        _rmsprop_block(w, g, vel, mom, avg, b * UPDATE_BLOCK,
+                       min((b + 1) * UPDATE_BLOCK, w.size), lr, rho, one_minus_rho, momentum,
+                       use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd)
+
+
+# -- Adagrad ---------------------------------------------------------------------------------
+@njit(cache=True)
+def _adagrad_block(w, g, acc, start, stop, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
+    for i in range(start, stop):
+        gi = _grad(g, i, gscale, do_clip, clipvalue)
+        wi = _decayed(w, i, do_decay, wd, lr)
+        ai = acc[i] + gi * gi
+        acc[i] = ai
+        w[i] = wi - (lr * gi) / np.sqrt(ai + eps)
+
+
+@njit(cache=True)
+def _adagrad_serial(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
+    _adagrad_block(w, g, acc, 0, w.size, lr, eps, gscale, do_clip, clipvalue, do_decay, wd)
+
+
+@njit(cache=True, parallel=True)
+def _adagrad_parallel(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
+    nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
+    for b in prange(nblocks):
+        _adagrad_block(w, g, acc, b * UPDATE_BLOCK, min((b + 1) * UPDATE_BLOCK, w.size), lr,
+                       eps, gscale, do_clip, clipvalue, do_decay, wd)
+
+
+# -- Python wrappers (the only place the gate is read) -------------------------------------
+def _parallel(n: int) -> bool:
+    return tuning.use_parallel(_GATE, n)
+
+
+def sum_squares(x: np.ndarray) -> float:
+    """Deterministic float64 sum of squares of a flat float32 array (fixed blocks)."""
+    if x.size == 0:
+        return 0.0
+    kernel = _sumsq_parallel if _parallel(x.size) else _sumsq_serial
+    return float(kernel(x, DET_REDUCE_BLOCK))
+
+
+def sgd_update(w, g, m, lr, momentum, use_momentum, nesterov, common) -> None:
+    """In-place SGD step on flat float32 arrays (``m`` may be empty without momentum)."""
+    kernel = _sgd_parallel if _parallel(w.size) else _sgd_serial
+    kernel(w, g, m, lr, momentum, use_momentum, nesterov, *common)
+
+
+def adam_update(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
+                common) -> None:
+    """In-place Adam step (``vhat`` may be empty without amsgrad)."""
+    kernel = _adam_parallel if _parallel(w.size) else _adam_serial
+    kernel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr, *common)
+
+
+def rmsprop_update(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
+                   centered, eps, common) -> None:
+    """In-place RMSprop step (``mom``/``avg`` may be empty when unused)."""
+    kernel = _rmsprop_parallel if _parallel(w.size) else _rmsprop_serial
+    kernel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum, centered, eps,
+           *common)
+
+
+def adagrad_update(w, g, acc, lr, eps, common) -> None:
+    """In-place Adagrad step."""
+    kernel = _adagrad_parallel if _parallel(w.size) else _adagrad_serial
+    kernel(w, g, acc, lr, eps, *common)

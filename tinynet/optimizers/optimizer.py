@@ -1,0 +1,381 @@
+"""``Optimizer``: the base class of tinynet's optimizers (Keras 3 ``BaseOptimizer`` rules).
+
+One :meth:`Optimizer.apply` call is one Keras ``apply_gradients`` step:
+
+1. gradients are clipped (``clipnorm`` per parameter, ``global_clipnorm`` over all of
+   them, or ``clipvalue``; norms are deterministic float64 sums in a fixed order);
+2. decoupled weight decay ``w -= w * weight_decay * lr`` is applied to every parameter
+   not excluded with :meth:`Optimizer.exclude_from_weight_decay`;
+3. the subclass's update rule runs (one fused Numba kernel per parameter);
+4. ``iterations`` increases by one.
+
+Slot arrays ("optimizer variables" in Keras) are created lazily, the first time a
+parameter is seen. Scalar coefficients are computed in float64 and rounded once to
+float32; elementwise arithmetic is float32, as in Keras.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from tinynet.layers.layer import Parameter
+from tinynet.optimizers import _kernels
+
+__all__ = ["Optimizer"]
+
+_F32 = np.float32
+_EMPTY = np.empty(0, dtype=np.float32)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))
+
+
+def check_float(value: Any, arg: str, owner: str, *, low: float = 0.0,
+                high: float = math.inf, low_open: bool = False, high_open: bool = True,
+                expected: str | None = None) -> float:
+    """Validates a float argument in a range, naming ``owner``, ``arg`` and the value."""
+    if expected is None:
+        expected = "a non-negative float" if not low_open else "a positive float"
+    if not _is_number(value):
+        raise TypeError(f"{owner}: {arg} must be {expected}, got {value!r}")
+    v = float(value)
+    ok = (math.isfinite(v) and (v > low if low_open else v >= low)
+          and (v < high if high_open else v <= high))
+    if not ok:
+        raise ValueError(f"{owner}: {arg} must be {expected}, got {value!r}")
+    return v
+
+
+def _check_optional_float(value: Any, arg: str, owner: str, positive: bool) -> float | None:
+    if value is None:
+        return None
+    expected = "None or a positive float" if positive else "None or a non-negative float"
+    return check_float(value, arg, owner, low_open=positive, expected=expected)
+
+
+def _check_learning_rate(value: Any, owner: str) -> float | Callable:
+    if callable(value):
+        return value
+    return check_float(value, "learning_rate", owner,
+                       expected="a non-negative float or a callable schedule")
+
+
+class Optimizer:
+    """Base class: clipping, weight decay, learning rate, iterations, slots and state.
+
+    Args:
+        learning_rate: A non-negative float, or a callable ``schedule(iterations) -> float``
+            (a Keras ``LearningRateSchedule`` works as is).
+        weight_decay: If set, decoupled weight decay ``w -= w * weight_decay * lr`` is
+            applied to each parameter before its update.
+        clipnorm: Clips each parameter's gradient to this L2 norm.
+        clipvalue: Clips each gradient element to ``[-clipvalue, clipvalue]``.
+        global_clipnorm: Clips all gradients together to this global L2 norm.
+        name: The optimizer's name.
+
+    Subclasses define ``_slot_specs()`` (slot names and initial values) and
+    ``_update(param, grad, slots, lr, common)``, and extend ``get_config``.
+    """
+
+    _default_name = "optimizer"
+
+    def __init__(self, learning_rate: float | Callable = 0.001, *,
+                 weight_decay: float | None = None, clipnorm: float | None = None,
+                 clipvalue: float | None = None, global_clipnorm: float | None = None,
+                 name: str | None = None) -> None:
+        owner = type(self).__name__
+        if name is not None and (not isinstance(name, str) or not name):
+            raise TypeError(f"{owner}: name must be a non-empty str, got {name!r}")
+        self.name = name if name is not None else self._default_name
+        self._learning_rate = _check_learning_rate(learning_rate, owner)
+        self.weight_decay = _check_optional_float(weight_decay, "weight_decay", owner, False)
+        self.clipnorm = _check_optional_float(clipnorm, "clipnorm", owner, True)
+        self.clipvalue = _check_optional_float(clipvalue, "clipvalue", owner, True)
+        self.global_clipnorm = _check_optional_float(global_clipnorm, "global_clipnorm", owner,
+                                                     True)
+        if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(
+                f"{owner}: only one of clipnorm, clipvalue and global_clipnorm can be set, "
+                f"got clipnorm={clipnorm!r}, clipvalue={clipvalue!r}, "
+                f"global_clipnorm={global_clipnorm!r}")
+        self.iterations = 0
+        self.built = False
+        self._slots: dict[int, tuple[Parameter, dict[str, np.ndarray]]] = {}
+        self._exclude_ids: set[int] = set()
+        self._exclude_names: list[str] = []
+        self._exclude_pattern: re.Pattern | None = None
+
+    # -- learning rate -------------------------------------------------------------------
+    @property
+    def learning_rate(self) -> float:
+        """The current learning rate (a schedule is evaluated at ``iterations``)."""
+        lr = self._learning_rate
+        if callable(lr):
+            return float(lr(self.iterations))
+        return lr
+
+    @learning_rate.setter
+    def learning_rate(self, value: float | Callable) -> None:
+        self._learning_rate = _check_learning_rate(value, type(self).__name__)
+
+    # -- weight decay exclusion ------------------------------------------------------------
+    def exclude_from_weight_decay(self, var_list: Iterable[Parameter] | None = None,
+                                  var_names: Iterable[str] | None = None) -> None:
+        """Excludes parameters from weight decay (replaces any previous exclusion).
+
+        Args:
+            var_list: Parameters to exclude (matched by identity).
+            var_names: Regular expressions (plain substrings work); a parameter whose
+                ``name`` (``"kernel"``, ``"bias"``, ``"gamma"``, ...) matches any of them
+                with ``re.search`` is excluded, as in Keras.
+        """
+        owner = type(self).__name__
+        params = list(var_list) if var_list is not None else []
+        for p in params:
+            if not isinstance(p, Parameter):
+                raise TypeError(
+                    f"{owner}: exclude_from_weight_decay var_list must hold Parameter objects, "
+                    f"got {type(p).__name__}")
+        names = [var_names] if isinstance(var_names, str) else list(var_names or [])
+        for n in names:
+            if not isinstance(n, str) or not n:
+                raise TypeError(
+                    f"{owner}: exclude_from_weight_decay var_names must be non-empty strings, "
+                    f"got {n!r}")
+        self._exclude_ids = {id(p) for p in params}
+        self._exclude_names = sorted(set(names))
+        self._exclude_pattern = re.compile("|".join(self._exclude_names)) if names else None
+
+    def _use_weight_decay(self, param: Parameter) -> bool:
+        if self.weight_decay is None or id(param) in self._exclude_ids:
+            return False
+        return self._exclude_pattern is None or self._exclude_pattern.search(param.name) is None
+
+    # -- slots -----------------------------------------------------------------------------
+    def _slot_specs(self) -> list[tuple[str, float]]:
+        """``[(slot_name, initial_value), ...]`` for each parameter (subclasses)."""
+        return []
+
+    def _ensure_slots(self, param: Parameter) -> dict[str, np.ndarray]:
+        entry = self._slots.get(id(param))
+        if entry is None:
+            slots = {name: np.full(param.value.shape, init, dtype=np.float32)
+                     for name, init in self._slot_specs()}
+            entry = (param, slots)
+            self._slots[id(param)] = entry
+        return entry[1]
+
+    def build(self, params: Iterable[Parameter]) -> None:
+        """Creates the slot arrays for ``params`` (done lazily by :meth:`apply`)."""
+        for p in self._trainable(params):
+            self._ensure_slots(p)
+        self.built = True
+
+    def count_params(self) -> int:
+        """Slot scalars + ``iterations`` (+ the learning rate when it is a float).
+
+        As Keras counts ``len(optimizer.variables)`` sizes; 0 before the first build.
+        """
+        if not self.built:
+            return 0
+        slots = sum(a.size for _, s in self._slots.values() for a in s.values())
+        return int(slots + 1 + (0 if callable(self._learning_rate) else 1))
+
+    # -- the step ----------------------------------------------------------------------------
+    def _trainable(self, params: Iterable[Parameter]) -> list[Parameter]:
+        owner = type(self).__name__
+        if isinstance(params, Parameter):
+            params = [params]
+        out = []
+        for p in params:
+            if not isinstance(p, Parameter):
+                raise TypeError(f"{owner}: apply expects Parameter objects, got "
+                                f"{type(p).__name__}")
+            if p.trainable:
+                out.append(p)
+        return out
+
+    def apply(self, params: Iterable[Parameter]) -> None:
+        """Updates each trainable parameter in place from its ``grad`` (one step).
+
+        Parameters whose ``grad`` is ``None`` are skipped with a warning (as Keras);
+        non-trainable parameters are ignored. Every gradient is checked before anything
+        is modified, so a bad call leaves weights and slots untouched.
+
+        Raises:
+            ValueError: A gradient's shape differs from its parameter's, or no parameter
+                has a gradient.
+        """
+        owner = type(self).__name__
+        params = self._trainable(params)
+        if not params:
+            return
+        pairs, missing = [], []
+        for p in params:
+            if p.grad is None:
+                missing.append(p.path)
+                continue
+            g = np.ascontiguousarray(p.grad, dtype=np.float32)
+            if g.shape != p.value.shape:
+                raise ValueError(
+                    f"{owner}: gradient of {p.path} has shape {g.shape}, expected "
+                    f"{p.value.shape} (the parameter's shape)")
+            pairs.append((p, g.reshape(-1)))
+        if not pairs:
+            raise ValueError(f"{owner}: no gradients provided for any parameter "
+                             f"({', '.join(missing)}); run backward before apply")
+        if missing:
+            warnings.warn(f"{owner}: gradients do not exist for {missing}; they were skipped",
+                          stacklevel=2)
+        for p, _ in pairs:
+            if not (p.value.flags.c_contiguous and p.value.dtype == np.float32):
+                p.value = np.ascontiguousarray(p.value, dtype=np.float32)
+            self._ensure_slots(p)
+        self.built = True
+
+        lr = self.learning_rate
+        lr32 = _F32(lr)
+        scales = self._grad_scales([g for _, g in pairs])
+        do_clip = self.clipvalue is not None
+        clipvalue = _F32(self.clipvalue if do_clip else 0.0)
+        wd = _F32(self.weight_decay if self.weight_decay is not None else 0.0)
+        self._prepare_step(lr)
+        for (p, g), gscale in zip(pairs, scales):
+            common = (_F32(gscale), do_clip, clipvalue, self._use_weight_decay(p), wd)
+            self._update(p.value.reshape(-1), g, self._slots[id(p)][1], lr32, common)
+        self.iterations += 1
+
+    def _grad_scales(self, grads: list[np.ndarray]) -> list[float]:
+        """Per-parameter gradient multipliers for clipnorm / global_clipnorm (else 1)."""
+        if self.clipnorm is not None:
+            c = self.clipnorm
+            return [c / max(math.sqrt(_kernels.sum_squares(g)), c) for g in grads]
+        if self.global_clipnorm is not None:
+            c = self.global_clipnorm
+            total = 0.0
+            for g in grads:  # fixed parameter order
+                total += _kernels.sum_squares(g)
+            norm = math.sqrt(total)
+            if not math.isfinite(norm):
+                scale = math.nan  # as Keras: a non-finite global norm poisons the step
+            else:
+                scale = c / max(norm, c)
+            return [scale] * len(grads)
+        return [1.0] * len(grads)
+
+    def _prepare_step(self, lr: float) -> None:
+        """Hook: per-step scalars (e.g. Adam's bias correction) before the updates."""
+
+    def _update(self, w: np.ndarray, g: np.ndarray, slots: dict[str, np.ndarray],
+                lr: np.float32, common: tuple) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__}._update")
+
+    @staticmethod
+    def _flat(slots: dict[str, np.ndarray], name: str) -> np.ndarray:
+        arr = slots.get(name)
+        return _EMPTY if arr is None else arr.reshape(-1)
+
+    # -- state (saving) --------------------------------------------------------------------
+    def get_state(self) -> dict[str, np.ndarray]:
+        """Returns copies of every slot as ``"<param_path>/<slot>"`` plus ``"iterations"``.
+
+        Raises:
+            ValueError: Two tracked parameters share a path (keys would collide).
+        """
+        state: dict[str, np.ndarray] = {"iterations": np.array(self.iterations, dtype=np.int64)}
+        for p, slots in self._slots.values():
+            for name, arr in slots.items():
+                key = f"{p.path}/{name}"
+                if key in state:
+                    raise ValueError(f"{type(self).__name__}: two parameters share the path "
+                                     f"{p.path!r}; optimizer state keys must be unique")
+                state[key] = arr.copy()
+        return state
+
+    def set_state(self, state: dict[str, Any], params: Iterable[Parameter]) -> None:
+        """Restores :meth:`get_state` output bitwise for ``params`` (their ``path`` keys).
+
+        A state with ``iterations == 0`` and no slot keys restores an unbuilt optimizer.
+        Everything is validated before anything changes.
+
+        Raises:
+            ValueError: ``iterations`` or a slot is missing, a slot has the wrong shape,
+                or the state holds keys for no given parameter.
+        """
+        owner = type(self).__name__
+        if "iterations" not in state:
+            raise ValueError(f"{owner}: optimizer state has no 'iterations' entry")
+        it = np.asarray(state["iterations"])
+        if it.size != 1 or not np.issubdtype(it.dtype, np.integer) or int(it.reshape(-1)[0]) < 0:
+            raise ValueError(f"{owner}: optimizer state 'iterations' must be one non-negative "
+                             f"integer, got {it!r}")
+        iterations = int(it.reshape(-1)[0])
+        params = self._trainable(params)
+        specs = [name for name, _ in self._slot_specs()]
+        slot_keys = set(state) - {"iterations"}
+        fresh = iterations == 0 and not slot_keys
+        restored: dict[int, tuple[Parameter, dict[str, np.ndarray]]] = {}
+        used: set[str] = set()
+        if not fresh:
+            for p in params:
+                slots = {}
+                for name in specs:
+                    key = f"{p.path}/{name}"
+                    if key not in state:
+                        raise ValueError(f"{owner}: optimizer state has no entry {key!r}")
+                    arr = np.asarray(state[key])
+                    if arr.shape != p.value.shape:
+                        raise ValueError(
+                            f"{owner}: optimizer state {key!r} has shape {arr.shape}, expected "
+                            f"{p.value.shape}")
+                    slots[name] = np.array(arr, dtype=np.float32, order="C", copy=True)
+                    used.add(key)
+                restored[id(p)] = (p, slots)
+        unused = sorted(slot_keys - used)
+        if unused:
+            raise ValueError(f"{owner}: optimizer state entries match no parameter: {unused}")
+        self._slots = restored
+        self.iterations = iterations
+        self.built = not fresh
+
+    # -- config ----------------------------------------------------------------------------
+    def get_config(self) -> dict:
+        """JSON-able constructor arguments (Keras keys); ``from_config`` rebuilds it.
+
+        A callable learning rate is stored as its current value.
+        """
+        config = {
+            "name": self.name,
+            "learning_rate": float(self.learning_rate),
+            "weight_decay": self.weight_decay,
+            "clipnorm": self.clipnorm,
+            "global_clipnorm": self.global_clipnorm,
+            "clipvalue": self.clipvalue,
+        }
+        if self._exclude_names:
+            config["exclude_from_weight_decay"] = list(self._exclude_names)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Optimizer":
+        """Rebuilds an optimizer (without state) from :meth:`get_config` output."""
+        if cls is Optimizer:
+            raise TypeError("Optimizer.from_config: call it on a concrete optimizer class, or "
+                            "use tinynet.optimizers.get({'class_name': ..., 'config': ...})")
+        config = dict(config)
+        exclude = config.pop("exclude_from_weight_decay", None)
+        opt = cls(**config)
+        if exclude:
+            opt.exclude_from_weight_decay(var_names=exclude)
+        return opt
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} name={self.name!r} "
+                f"learning_rate={self.learning_rate!r} iterations={self.iterations}>")
