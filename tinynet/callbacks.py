@@ -17,7 +17,8 @@ import numbers
 import warnings
 from typing import Any, Callable, Iterable
 
-__all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "LearningRateScheduler"]
+__all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "LearningRateScheduler",
+           "ModelCheckpoint"]
 
 _HOOKS = ("on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end",
           "on_train_batch_begin", "on_train_batch_end", "on_test_begin", "on_test_end",
@@ -348,3 +349,12 @@ def _accepts_two_args(fn: Callable) -> bool:
     if any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()):
         return True
     return len(positional) >= 2
+
+
+def __getattr__(name: str):
+    # ModelCheckpoint lives in tinynet.model_checkpoint (it imports this module).
+    if name == "ModelCheckpoint":
+        from tinynet.model_checkpoint import ModelCheckpoint
+
+        return ModelCheckpoint
+    raise AttributeError(f"module 'tinynet.callbacks' has no attribute {name!r}")

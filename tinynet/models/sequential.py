@@ -622,6 +622,27 @@ class Sequential:
 
         print_summary(self, line_length=line_length, print_fn=print_fn)
 
+    # -- persistence (tinynet.saving) --------------------------------------------------------
+    def save(self, path: str) -> None:
+        """Saves architecture, weights, compile settings, optimizer and random states
+        to one ``.safetensors`` file (atomically)."""
+        from tinynet.saving import save_model
+
+        save_model(self, path)
+
+    def save_weights(self, path: str) -> None:
+        """Saves the weights alone to one ``.safetensors`` file (atomically)."""
+        from tinynet.saving import save_weights
+
+        save_weights(self, path)
+
+    def load_weights(self, path: str) -> None:
+        """Loads weights saved by :meth:`save_weights` or :meth:`save`; names and shapes
+        must match this model."""
+        from tinynet.saving import load_weights
+
+        load_weights(self, path)
+
     def __repr__(self) -> str:
         return f"<Sequential name={self.name!r} layers={len(self._layers)} built={self.built}>"
 
@@ -629,9 +650,10 @@ class Sequential:
 def _layer_class(class_name: str, custom_objects: dict | None) -> type:
     if custom_objects and class_name in custom_objects:
         return custom_objects[class_name]
-    import tinynet.layers as layers_module
+    from tinynet.saving import registered_layers
 
-    if class_name in getattr(layers_module, "__all__", ()):
-        return getattr(layers_module, class_name)
+    registry = registered_layers()
+    if class_name in registry:
+        return registry[class_name]
     raise ValueError(f"Sequential.from_config: unknown layer class {class_name!r}; pass it in "
                      f"custom_objects or register it")
