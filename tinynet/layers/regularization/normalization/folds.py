@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from tinynet.math.reduction import DET_REDUCE_BLOCK
 
-__all__ = ["rows_per_block", "segment_sum", "segment_dot", "col_sum", "col_dot",
+__all__ = ["rows_per_block", "segment_sum", "segment_dot", "shifted_segment_sums", "col_sum", "col_dot",
            "merge_rows_serial", "merge_rows_parallel", "LANES"]
 
 LANES = 8
@@ -28,36 +28,150 @@ def rows_per_block(channels: int) -> int:
     return max(DET_REDUCE_BLOCK // max(int(channels), 1), 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def segment_sum(x, start, stop):
-    """float32 sum of ``x[start:stop]`` over 8 lanes, combined in lane order."""
-    acc = np.zeros(LANES, dtype=np.float32)
-    full = start + ((stop - start) // LANES) * LANES
-    for i in range(start, full, LANES):
-        for k in range(LANES):
-            acc[k] += x[i + k]
-    for i in range(full, stop):
-        acc[i - full] += x[i]
-    total = np.float32(0.0)
-    for k in range(LANES):
-        total += acc[k]
-    return total
+    """float32 sum of ``x[start:stop]`` over 8 lanes, combined in lane order.
+
+    Lane ``k`` takes elements ``start + k, start + 8 + k, ...``; the tail of fewer than 8
+    elements goes to lanes ``0, 1, ...``; the total is ``((a0 + a1) + a2) + ... + a7``.
+    The lanes are scalars over a view indexed from 0, which LLVM packs into one SIMD
+    register (an 8-element array would round-trip memory on every add).
+    """
+    xs = x[start:stop]
+    n8 = ((stop - start) // LANES) * LANES
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
+    for j in range(0, n8, LANES):
+        a0 += xs[j]
+        a1 += xs[j + 1]
+        a2 += xs[j + 2]
+        a3 += xs[j + 3]
+        a4 += xs[j + 4]
+        a5 += xs[j + 5]
+        a6 += xs[j + 6]
+        a7 += xs[j + 7]
+    t = xs[n8:]
+    r = t.size
+    if r > 0:
+        a0 += t[0]
+    if r > 1:
+        a1 += t[1]
+    if r > 2:
+        a2 += t[2]
+    if r > 3:
+        a3 += t[3]
+    if r > 4:
+        a4 += t[4]
+    if r > 5:
+        a5 += t[5]
+    if r > 6:
+        a6 += t[6]
+    return ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def segment_dot(a, b, start, stop):
-    """float32 dot of ``a[start:stop]`` and ``b[start:stop]`` over 8 lanes."""
-    acc = np.zeros(LANES, dtype=np.float32)
-    full = start + ((stop - start) // LANES) * LANES
-    for i in range(start, full, LANES):
-        for k in range(LANES):
-            acc[k] += a[i + k] * b[i + k]
-    for i in range(full, stop):
-        acc[i - full] += a[i] * b[i]
-    total = np.float32(0.0)
-    for k in range(LANES):
-        total += acc[k]
-    return total
+    """float32 dot of ``a[start:stop]`` and ``b[start:stop]`` over 8 lanes (as
+    :func:`segment_sum`, each product rounded before it is added)."""
+    xa = a[start:stop]
+    xb = b[start:stop]
+    n8 = ((stop - start) // LANES) * LANES
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
+    for j in range(0, n8, LANES):
+        a0 += xa[j] * xb[j]
+        a1 += xa[j + 1] * xb[j + 1]
+        a2 += xa[j + 2] * xb[j + 2]
+        a3 += xa[j + 3] * xb[j + 3]
+        a4 += xa[j + 4] * xb[j + 4]
+        a5 += xa[j + 5] * xb[j + 5]
+        a6 += xa[j + 6] * xb[j + 6]
+        a7 += xa[j + 7] * xb[j + 7]
+    ta = xa[n8:]
+    tb = xb[n8:]
+    r = ta.size
+    if r > 0:
+        a0 += ta[0] * tb[0]
+    if r > 1:
+        a1 += ta[1] * tb[1]
+    if r > 2:
+        a2 += ta[2] * tb[2]
+    if r > 3:
+        a3 += ta[3] * tb[3]
+    if r > 4:
+        a4 += ta[4] * tb[4]
+    if r > 5:
+        a5 += ta[5] * tb[5]
+    if r > 6:
+        a6 += ta[6] * tb[6]
+    return ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
+
+
+@njit(cache=True, inline="always")
+def shifted_segment_sums(x, start, stop, shift):
+    """``(sum(x - shift), sum((x - shift)^2))`` over ``x[start:stop]`` in float32, with the
+    lanes and order of :func:`segment_sum` (the same bits as folding ``x - shift`` and its
+    square into lanes first)."""
+    xs = x[start:stop]
+    n8 = ((stop - start) // LANES) * LANES
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
+    b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = np.float32(0.0)
+    for j in range(0, n8, LANES):
+        d0 = xs[j] - shift
+        d1 = xs[j + 1] - shift
+        d2 = xs[j + 2] - shift
+        d3 = xs[j + 3] - shift
+        d4 = xs[j + 4] - shift
+        d5 = xs[j + 5] - shift
+        d6 = xs[j + 6] - shift
+        d7 = xs[j + 7] - shift
+        a0 += d0
+        a1 += d1
+        a2 += d2
+        a3 += d3
+        a4 += d4
+        a5 += d5
+        a6 += d6
+        a7 += d7
+        b0 += d0 * d0
+        b1 += d1 * d1
+        b2 += d2 * d2
+        b3 += d3 * d3
+        b4 += d4 * d4
+        b5 += d5 * d5
+        b6 += d6 * d6
+        b7 += d7 * d7
+    t = xs[n8:]
+    r = t.size
+    if r > 0:
+        d = t[0] - shift
+        a0 += d
+        b0 += d * d
+    if r > 1:
+        d = t[1] - shift
+        a1 += d
+        b1 += d * d
+    if r > 2:
+        d = t[2] - shift
+        a2 += d
+        b2 += d * d
+    if r > 3:
+        d = t[3] - shift
+        a3 += d
+        b3 += d * d
+    if r > 4:
+        d = t[4] - shift
+        a4 += d
+        b4 += d * d
+    if r > 5:
+        d = t[5] - shift
+        a5 += d
+        b5 += d * d
+    if r > 6:
+        d = t[6] - shift
+        a6 += d
+        b6 += d * d
+    s1 = ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
+    s2 = ((((((b0 + b1) + b2) + b3) + b4) + b5) + b6) + b7
+    return s1, s2
 
 
 @njit(cache=True)

@@ -44,6 +44,7 @@ from tinynet.layers.regularization.normalization.folds import (
     rows_per_block,
     segment_dot,
     segment_sum,
+    shifted_segment_sums,
 )
 
 __all__ = ["group_norm_forward_core", "group_norm_backward_core", "gn_forward",
@@ -55,12 +56,23 @@ _VECTOR_CPG = 16
 
 
 # ------------------------------------------------------------------ forward kernels
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
     """Shifted sums of positions ``p0..p1`` of the sample at ``base``, reduced to groups.
 
-    ``scratch`` holds ``3 * C`` floats: the two lane vectors and the broadcast shift.
+    ``scratch`` holds ``3 * C`` floats: the two lane vectors and the broadcast shift. A
+    single-position block (layer norm's rows) skips the lanes: its group sums are the
+    segment sums of ``x - K`` and ``(x - K)^2`` themselves, the same bits.
     """
+    if p1 - p0 == 1:
+        row = base + p0 * channels
+        g = 0
+        for c0 in range(0, channels, cpg):
+            s1, s2 = shifted_segment_sums(x, row + c0, row + c0 + cpg, x[base + c0])
+            out1[g] = s1
+            out2[g] = s2
+            g += 1
+        return
     c1 = scratch[:channels]
     c2 = scratch[channels:2 * channels]
     shift = scratch[2 * channels:]
@@ -85,7 +97,7 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
         g += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finish_stats(x, b, positions, channels, cpg, epsilon, part1, part2, mean, var, inv_std):
     """Merges sample ``b``'s block partials in block order into mean, var, inv_std."""
     groups = channels // cpg
@@ -105,7 +117,7 @@ def _finish_stats(x, b, positions, channels, cpg, epsilon, part1, part2, mean, v
         inv_std[i] = np.float32(1.0 / np.sqrt(v + epsilon))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _expand(stat, b, channels, cpg, out):
     """Per-group values of sample ``b`` broadcast to one per channel."""
     groups = channels // cpg
@@ -115,7 +127,7 @@ def _expand(stat, b, channels, cpg, out):
             out[g * cpg + j] = s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sweep(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_std, gamma, beta,
            scratch):
     """``xn = (x - mean) * inv_std``; ``out = xn * gamma + beta`` on rows ``r0..r1``."""
@@ -226,7 +238,7 @@ def _forward_blocks_parallel(x, out, xn, want_xn, batch, positions, channels, cp
 
 
 # ----------------------------------------------------------------- backward kernels
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bwd_block(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, gamma,
                scratch, u, v, gp1, gp2):
     """Per-channel ``u = sum(g)``, ``v = sum(g * xn)`` over positions ``p0..p1``, and the
@@ -280,7 +292,7 @@ def _bwd_block(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, g
         gi += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bwd_coeffs(b, positions, channels, cpg, gp1, gp2, affine_only, sg, sgx):
     """Merges sample ``b``'s group partials in block order: ``sum/n`` per group."""
     groups = channels // cpg
@@ -298,7 +310,7 @@ def _bwd_coeffs(b, positions, channels, cpg, gp1, gp2, affine_only, sg, sgx):
         sgx[b * groups + gi] = np.float32(s2 / n)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _dx_rows(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
              sg, sgx, scratch):
     """``dx = inv_std * (g * gamma - (sum_g + xn * sum_gxn) / n)`` on rows ``r0..r1``."""
@@ -347,7 +359,7 @@ def _dx_rows(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std,
                         dr[j] = k * (gr[j] * gm[j] - (a + sr[j] * bb))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_row(parts, t, u, v, channels):
     pu = parts[0, t]
     pv = parts[1, t]

@@ -1,0 +1,277 @@
+"""Elementwise Numba kernels: activations (optionally fused with a bias add) and bias sums.
+
+Arrays are seen as rows of length ``C`` (the last axis; a ``bias`` has ``C`` entries or
+none). Work is cut into blocks of whole rows, about ``ELEM_BLOCK`` elements each; the
+parallel variants spread blocks with ``prange``. Activations are pure per-element (or,
+for softmax, per-row) functions, so serial and parallel variants give the same bits.
+The bias gradient folds fixed row blocks into float32 per-column partials merged in
+block order (float64), which is independent of the thread count too.
+
+Activation kinds (the ``kind`` argument):
+``LINEAR`` (bias add only), ``RELU`` (max(x, 0)), ``LEAKY_RELU`` (``p0`` = slope),
+``RELU_GENERAL`` (Keras ``relu(x, negative_slope=p0, max_value=p1, threshold=p2)``,
+``p1 = inf`` for no maximum), ``SIGMOID``, ``TANH``, ``ELU`` (``p0`` = alpha), ``GELU``
+(erf form), ``SILU`` and ``SOFTMAX`` (over each row).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from tinynet.math.reduction import DET_REDUCE_BLOCK
+
+__all__ = ["LINEAR", "RELU", "LEAKY_RELU", "RELU_GENERAL", "SIGMOID", "TANH", "ELU", "GELU",
+           "SILU", "SOFTMAX", "ELEM_BLOCK", "act_forward_serial",
+           "act_forward_parallel", "act_backward_serial", "act_backward_parallel",
+           "bias_grad_serial", "bias_grad_parallel"]
+
+LINEAR, RELU, LEAKY_RELU, RELU_GENERAL, SIGMOID, TANH, ELU, GELU, SILU, SOFTMAX = range(10)
+ELEM_BLOCK = DET_REDUCE_BLOCK
+
+_SQRT1_2 = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+
+
+@njit(cache=True)
+def _sigmoid(v):
+    if v >= np.float32(0.0):
+        return np.float32(1.0) / (np.float32(1.0) + np.exp(-v))
+    e = np.exp(v)
+    return e / (np.float32(1.0) + e)
+
+
+@njit(cache=True)
+def _act(kind, v, p0, p1, p2):
+    """One element of an elementwise activation (every kind but SOFTMAX)."""
+    zero = np.float32(0.0)
+    if kind == RELU:
+        return v if v > zero else zero
+    if kind == LEAKY_RELU:
+        return v if v >= zero else v * p0
+    if kind == RELU_GENERAL:  # Keras relu with p0, p1, p2 >= 0 (as the ReLU layer checks)
+        pos = v if v > p2 else zero
+        pos = pos if pos < p1 else p1
+        neg = p2 - v
+        return pos - p0 * neg if neg > zero else pos
+    if kind == SIGMOID:
+        return _sigmoid(v)
+    if kind == TANH:
+        return np.tanh(v)
+    if kind == ELU:
+        return v if v > zero else p0 * np.float32(math.expm1(v))
+    if kind == GELU:
+        return np.float32(0.5) * v * (np.float32(1.0) + math.erf(v * np.float32(_SQRT1_2)))
+    if kind == SILU:
+        return v * _sigmoid(v)
+    return v  # LINEAR
+
+
+@njit(cache=True)
+def _softmax_row(t, o):
+    n = t.size
+    m = t[0]
+    for c in range(1, n):
+        m = t[c] if t[c] > m else m
+    total = np.float64(0.0)
+    for c in range(n):
+        e = np.exp(t[c] - m)
+        o[c] = e
+        total += e
+    inv = np.float32(1.0 / total)
+    for c in range(n):
+        o[c] *= inv
+
+
+@njit(cache=True)
+def _forward_block(kind, x, bias, row_len, p0, p1, p2, out, r0, r1):
+    """Rows ``r0..r1``: ``out = act(x + bias)``; ReLU and LINEAR get vectorizable loops."""
+    n = x.size
+    has_bias = bias.size > 0
+    zero = np.float32(0.0)
+    if kind == SOFTMAX:
+        tmp = np.empty(row_len, dtype=np.float32)
+        for r in range(r0, r1):
+            s = r * row_len
+            t = tmp[:min(s + row_len, n) - s]
+            for c in range(t.size):
+                t[c] = x[s + c] + bias[c] if has_bias else x[s + c]
+            _softmax_row(t, out[s:s + t.size])
+        return
+    for r in range(r0, r1):
+        s = r * row_len
+        xs = x[s:min(s + row_len, n)]
+        ot = out[s:s + xs.size]
+        if kind == RELU:
+            if has_bias:
+                for c in range(xs.size):
+                    v = xs[c] + bias[c]
+                    ot[c] = v if v > zero else zero
+            else:
+                for c in range(xs.size):
+                    v = xs[c]
+                    ot[c] = v if v > zero else zero
+        elif kind == LINEAR:
+            if has_bias:
+                for c in range(xs.size):
+                    ot[c] = xs[c] + bias[c]
+            else:
+                for c in range(xs.size):
+                    ot[c] = xs[c]
+        elif has_bias:
+            for c in range(xs.size):
+                ot[c] = _act(kind, xs[c] + bias[c], p0, p1, p2)
+        else:
+            for c in range(xs.size):
+                ot[c] = _act(kind, xs[c], p0, p1, p2)
+
+
+@njit(cache=True)
+def act_forward_serial(kind, x, bias, row_len, p0, p1, p2, out):
+    """``out = act(x + bias)`` over flat float32 ``x``/``out`` seen as rows of ``row_len``."""
+    nrows = (x.size + row_len - 1) // row_len
+    rpb = max(ELEM_BLOCK // row_len, 1)
+    nblocks = (nrows + rpb - 1) // rpb
+    for b in range(nblocks):
+        _forward_block(kind, x, bias, row_len, p0, p1, p2, out, b * rpb,
+                       min((b + 1) * rpb, nrows))
+
+
+@njit(cache=True, parallel=True)
+def act_forward_parallel(kind, x, bias, row_len, p0, p1, p2, out):
+    """Parallel twin of :func:`act_forward_serial` (same bits)."""
+    nrows = (x.size + row_len - 1) // row_len
+    rpb = max(ELEM_BLOCK // row_len, 1)
+    nblocks = (nrows + rpb - 1) // rpb
+    for b in prange(nblocks):
+        _forward_block(kind, x, bias, row_len, p0, p1, p2, out, b * rpb,
+                       min((b + 1) * rpb, nrows))
+
+
+@njit(cache=True)
+def _act_grad(kind, v, w, p0, p1, p2):
+    """d act / d x at input ``v`` / output ``w`` (kinds read what they need)."""
+    zero = np.float32(0.0)
+    one = np.float32(1.0)
+    if kind == LEAKY_RELU:
+        return one if w > zero else p0
+    if kind == RELU_GENERAL:
+        if v > p2:
+            return one if v < p1 else zero
+        return p0 if v < p2 else zero
+    if kind == ELU:
+        return one if v > zero else p0 * np.exp(v)
+    if kind == GELU:
+        cdf = np.float32(0.5) * (one + math.erf(v * np.float32(_SQRT1_2)))
+        return cdf + v * np.float32(_INV_SQRT_2PI) * np.exp(np.float32(-0.5) * v * v)
+    if kind == SILU:
+        sg = _sigmoid(v)
+        return sg * (one + v * (one - sg))
+    return one  # LINEAR
+
+
+@njit(cache=True)
+def _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, r0, r1):
+    """Rows ``r0..r1`` of ``out = g * act'(x)`` (softmax: ``y * (g - sum(g * y))``)."""
+    n = g.size
+    zero = np.float32(0.0)
+    one = np.float32(1.0)
+    for r in range(r0, r1):
+        s = r * row_len
+        e = min(s + row_len, n)
+        xs = x[s:e]
+        ys = y[s:e]
+        gs = g[s:e]
+        ot = out[s:e]
+        if kind == RELU:
+            for c in range(gs.size):
+                ot[c] = gs[c] if ys[c] > zero else zero
+        elif kind == SIGMOID:
+            for c in range(gs.size):
+                ot[c] = gs[c] * ys[c] * (one - ys[c])
+        elif kind == TANH:
+            for c in range(gs.size):
+                ot[c] = gs[c] * (one - ys[c] * ys[c])
+        elif kind == SOFTMAX:
+            dot = np.float64(0.0)
+            for c in range(gs.size):
+                dot += gs[c] * ys[c]
+            d32 = np.float32(dot)
+            for c in range(gs.size):
+                ot[c] = ys[c] * (gs[c] - d32)
+        else:
+            for c in range(gs.size):
+                ot[c] = gs[c] * _act_grad(kind, xs[c], ys[c], p0, p1, p2)
+
+
+@njit(cache=True)
+def act_backward_serial(kind, x, y, g, row_len, p0, p1, p2, out):
+    """``out = dL/dx`` from the activation input ``x``, output ``y`` and gradient ``g``.
+
+    Kinds that do not read ``x`` (or ``y``) accept any array of the same size in its
+    place (e.g. ``g``). ``out`` may alias ``g``.
+    """
+    nrows = (g.size + row_len - 1) // row_len
+    rpb = max(ELEM_BLOCK // row_len, 1)
+    nblocks = (nrows + rpb - 1) // rpb
+    for b in range(nblocks):
+        _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, b * rpb,
+                        min((b + 1) * rpb, nrows))
+
+
+@njit(cache=True, parallel=True)
+def act_backward_parallel(kind, x, y, g, row_len, p0, p1, p2, out):
+    """Parallel twin of :func:`act_backward_serial` (same bits)."""
+    nrows = (g.size + row_len - 1) // row_len
+    rpb = max(ELEM_BLOCK // row_len, 1)
+    nblocks = (nrows + rpb - 1) // rpb
+    for b in prange(nblocks):
+        _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, b * rpb,
+                        min((b + 1) * rpb, nrows))
+
+
+@njit(cache=True)
+def _colsum_block(g, cols, r0, r1, part):
+    for c in range(cols):
+        part[c] = np.float32(0.0)
+    for r in range(r0, r1):
+        base = r * cols
+        for c in range(cols):
+            part[c] += g[base + c]
+
+
+@njit(cache=True)
+def _merge_parts(parts, out):
+    nblocks, cols = parts.shape
+    acc = np.zeros(cols, dtype=np.float64)
+    for b in range(nblocks):
+        for c in range(cols):
+            acc[c] += parts[b, c]
+    for c in range(cols):
+        out[c] = np.float32(acc[c])
+
+
+@njit(cache=True)
+def bias_grad_serial(g, cols, out):
+    """Column sums of flat ``g`` seen as ``[rows, cols]`` into ``out[cols]`` (fixed blocks)."""
+    nrows = g.size // cols
+    rpb = max(ELEM_BLOCK // cols, 1)
+    nblocks = max((nrows + rpb - 1) // rpb, 1)
+    parts = np.empty((nblocks, cols), dtype=np.float32)
+    for b in range(nblocks):
+        _colsum_block(g, cols, b * rpb, min((b + 1) * rpb, nrows), parts[b])
+    _merge_parts(parts, out)
+
+
+@njit(cache=True, parallel=True)
+def bias_grad_parallel(g, cols, out):
+    """Parallel twin of :func:`bias_grad_serial` (same bits)."""
+    nrows = g.size // cols
+    rpb = max(ELEM_BLOCK // cols, 1)
+    nblocks = max((nrows + rpb - 1) // rpb, 1)
+    parts = np.empty((nblocks, cols), dtype=np.float32)
+    for b in prange(nblocks):
+        _colsum_block(g, cols, b * rpb, min((b + 1) * rpb, nrows), parts[b])
+    _merge_parts(parts, out)

@@ -1,0 +1,247 @@
+"""``Conv2D``: 2-D convolution, channels-last (Keras 3 semantics, TF "same" padding)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tinynet import activations, tuning
+from tinynet.kernels import conv as ck
+from tinynet.layers.dense import check_initializer, check_seed
+from tinynet.layers.layer import Layer, check_bool, check_positive_int
+from tinynet.math.matmul import matmul
+from tinynet.tensor import Tensor, as_array
+
+__all__ = ["Conv2D", "conv_geometry"]
+
+
+def _pair(value: Any, arg: str, owner: str) -> tuple[int, int]:
+    """An int or a pair of positive ints, as a 2-tuple."""
+    what = f"{owner}: {arg} must be a positive int or a tuple of 2 positive ints"
+    if isinstance(value, (list, tuple)):
+        if len(value) != 2:
+            raise ValueError(f"{what}, got {tuple(value)!r}")
+        for v in value:
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{what}, got {tuple(value)!r}")
+            if v <= 0:
+                raise ValueError(f"{what}, got {tuple(value)!r}")
+        return int(value[0]), int(value[1])
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what}, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"{what}, got {value!r}")
+    return int(value), int(value)
+
+
+def _out_size(size: int | None, k: int, s: int, d: int, same: bool) -> int | None:
+    if size is None:
+        return None
+    if same:
+        return -(-size // s)
+    return (size - (k - 1) * d - 1) // s + 1
+
+
+def conv_geometry(h: int, w: int, kernel: tuple, strides: tuple, dilation: tuple,
+                  same: bool) -> tuple[int, int, int, int]:
+    """Output size and leading pads ``(oh, ow, pad_top, pad_left)`` of a 2-D convolution.
+
+    Unknown sizes (``None``) give ``None`` outputs (and a 0 pad).
+
+    TF/Keras "same": ``pad_total = max((out - 1) * stride + (k - 1) * dilation + 1 - in, 0)``,
+    ``pad_before = pad_total // 2`` (the odd cell goes at the end).
+    """
+    oh = _out_size(h, kernel[0], strides[0], dilation[0], same)
+    ow = _out_size(w, kernel[1], strides[1], dilation[1], same)
+    if not same:
+        return oh, ow, 0, 0
+    pads = []
+    for size, out, k, s, d in ((h, oh, kernel[0], strides[0], dilation[0]),
+                               (w, ow, kernel[1], strides[1], dilation[1])):
+        pads.append(0 if size is None else max((out - 1) * s + (k - 1) * d + 1 - size, 0) // 2)
+    return oh, ow, pads[0], pads[1]
+
+
+class Conv2D(Layer):
+    """2-D convolution (cross-correlation) over ``[batch, height, width, channels]``.
+
+    Implemented as im2col (Numba, contiguous channel spans) + one deterministic GEMM
+    over all ``batch * out_h * out_w`` pixels, with the bias add fused into the
+    activation; backward computes ``dW = cols^T @ dY`` and ``dX = col2im(dY @ W^T)``,
+    reusing the im2col buffer.
+
+    Args:
+        filters: Number of output channels (positive int).
+        kernel_size: Int or ``(kh, kw)``.
+        strides: Int or ``(sh, sw)``; ``> 1`` excludes ``dilation_rate > 1`` (Keras).
+        padding: ``"valid"`` or ``"same"`` (case-insensitive); "same" puts the odd
+            padding cell at the end (bottom/right), as TF/Keras.
+        activation: Activation name or ``None``.
+        dilation_rate: Int or ``(dh, dw)``.
+        use_bias: Whether to add a bias vector (zeros at start).
+        kernel_initializer: Initializer name for the kernel.
+        seed: Seed of the kernel initializer; ``None`` draws from the global seed stream.
+        name: Layer name (default ``conv2d``).
+        input_shape: Optional input shape without the batch axis.
+        trainable: ``False`` freezes the kernel and bias.
+
+    Shape:
+        Input: ``[batch, height, width, in_channels]``.
+        Output: ``[batch, out_h, out_w, filters]``; "same": ``out = ceil(in / stride)``,
+        "valid": ``out = floor((in - (k - 1) * dilation - 1) / stride) + 1``.
+        Parameters: ``kernel`` ``[kh, kw, in_channels, filters]``, ``bias`` ``[filters]``.
+    """
+
+    def __init__(self, filters: int, kernel_size: int | tuple, strides: int | tuple = 1,
+                 padding: str = "valid", activation: str | None = None, *,
+                 dilation_rate: int | tuple = 1, use_bias: bool = True,
+                 kernel_initializer: str = "glorot_uniform", seed: int | None = None,
+                 name: str | None = None, input_shape: tuple | None = None,
+                 trainable: bool = True) -> None:
+        super().__init__(name=name, trainable=trainable, input_shape=input_shape)
+        self.filters = check_positive_int(filters, "filters", "Conv2D")
+        self.kernel_size = _pair(kernel_size, "kernel_size", "Conv2D")
+        self.strides = _pair(strides, "strides", "Conv2D")
+        self.dilation_rate = _pair(dilation_rate, "dilation_rate", "Conv2D")
+        if not isinstance(padding, str):
+            raise TypeError(f'Conv2D: padding must be "valid" or "same", got {padding!r}')
+        if padding.lower() not in ("valid", "same"):
+            raise ValueError(f'Conv2D: padding must be "valid" or "same", got {padding!r}')
+        self.padding = padding.lower()
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
+            raise ValueError(
+                f"Conv2D: strides > 1 is not supported with dilation_rate > 1 (as in Keras), "
+                f"got strides={self.strides} and dilation_rate={self.dilation_rate}")
+        self.activation = activations.get(activation, owner="Conv2D")
+        self.use_bias = check_bool(use_bias, "use_bias", "Conv2D")
+        self.kernel_initializer = check_initializer(kernel_initializer, "Conv2D")
+        self.seed = check_seed(seed, "Conv2D")
+        self.kernel = None
+        self.bias = None
+        self._cols_buffer: np.ndarray | None = None
+
+    # -- shapes ------------------------------------------------------------------------
+    def _geometry(self, shape: tuple) -> tuple:
+        shape = tuple(shape)
+        if len(shape) != 4:
+            raise ValueError(
+                f"Conv2D {self.name!r}: input must have rank 4 (batch, height, width, "
+                f"channels), got shape {shape}")
+        if shape[-1] is None:
+            raise ValueError(
+                f"Conv2D {self.name!r}: the channel axis must be known, got shape {shape}")
+        oh, ow, pt, pl = conv_geometry(shape[1], shape[2], self.kernel_size, self.strides,
+                                       self.dilation_rate, self.padding == "same")
+        if (oh is not None and oh <= 0) or (ow is not None and ow <= 0):
+            raise ValueError(
+                f"Conv2D {self.name!r}: input spatial size {shape[1:3]} is smaller than the "
+                f"dilated kernel with padding \"valid\" (kernel_size={self.kernel_size}, "
+                f"dilation_rate={self.dilation_rate})")
+        return oh, ow, pt, pl
+
+    def output_shape(self, input_shape: tuple) -> tuple:
+        oh, ow, _, _ = self._geometry(input_shape)
+        return (input_shape[0], oh, ow, self.filters)
+
+    def build(self, input_shape: tuple) -> None:
+        self._geometry(input_shape)
+        kh, kw = self.kernel_size
+        shape = (kh, kw, int(input_shape[-1]), self.filters)
+        self.kernel = self.add_weight("kernel", shape, self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.filters,), "zeros")
+        super().build(input_shape)
+
+    # -- im2col ------------------------------------------------------------------------
+    def _is_pointwise(self) -> bool:
+        return self.kernel_size == (1, 1) and self.strides == (1, 1)
+
+    def _im2col(self, x: np.ndarray, geom: tuple) -> np.ndarray:
+        """The patch matrix of ``x``; 1x1/stride-1 convolutions use ``x`` itself."""
+        n, _, _, ch = x.shape
+        oh, ow, pt, pl = geom
+        kh, kw = self.kernel_size
+        if self._is_pointwise():
+            return x.reshape(n * oh * ow, ch)
+        rows, width = n * oh * ow, kh * kw * ch
+        if self._cols_buffer is None or self._cols_buffer.size < rows * width:
+            self._cols_buffer = np.empty(rows * width, dtype=np.float32)
+        cols = self._cols_buffer[:rows * width].reshape(rows, width)  # kept across calls
+        kernel = (ck.im2col_parallel if tuning.use_parallel("conv_parallel_min_elems", cols.size)
+                  else ck.im2col_serial)
+        kernel(x, kh, kw, *self.strides, *self.dilation_rate, pt, pl, oh, ow, cols)
+        return cols
+
+    # -- forward / backward ------------------------------------------------------------
+    def forward(self, x: Any, training: bool = False) -> Tensor:
+        x = as_array(x)
+        if x.ndim != 4:
+            raise ValueError(
+                f"Conv2D {self.name!r}: input must have rank 4 (batch, height, width, "
+                f"channels), got shape {x.shape}")
+        if not self.built:
+            self.build((None, *x.shape[1:]))
+        ch = self.kernel.value.shape[2]
+        if x.shape[-1] != ch:
+            raise ValueError(
+                f"Conv2D {self.name!r}: expected {ch} input channels, got shape {x.shape}")
+        geom = self._geometry(x.shape)
+        self._cache = None
+        cols = self._im2col(x, geom)
+        w2 = self.kernel.value.reshape(-1, self.filters)
+        z = matmul(cols, w2)
+        bias = self.bias.value if self.use_bias else None
+        y, pre = activations.bias_act_forward(z, bias, self.activation)
+        self._cache = {"x": x, "geom": geom, "cols": cols, "cols_valid": True,
+                       "pre": pre, "y": y}
+        oh, ow = geom[0], geom[1]
+        return Tensor(y.reshape(x.shape[0], oh, ow, self.filters))
+
+    def backward(self, grad_output: Any) -> Tensor:
+        cache = self._require_cache()
+        x, geom, y = cache["x"], cache["geom"], cache["y"]
+        g = as_array(grad_output)
+        if g.size != y.size:
+            raise ValueError(
+                f"Conv2D {self.name!r}: grad_output must have shape "
+                f"{(x.shape[0], geom[0], geom[1], self.filters)}, got {g.shape}")
+        dz = activations.bias_act_backward(self.activation, cache["pre"], y,
+                                           g.reshape(y.shape))
+        if not cache["cols_valid"]:  # a second backward of one forward: rebuild the patches
+            cache["cols"] = self._im2col(x, geom)
+            cache["cols_valid"] = True
+        cols = cache["cols"]
+        if self.kernel.trainable:
+            self.kernel.grad = matmul(cols, dz, trans_a=True).reshape(self.kernel.value.shape)
+        else:
+            self.kernel.grad = None
+        if self.use_bias:
+            self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
+        w2 = self.kernel.value.reshape(-1, self.filters)
+        if self._is_pointwise():
+            return Tensor(matmul(dz, w2, trans_b=True).reshape(x.shape))
+        dcols = matmul(dz, w2, out=cols, trans_b=True)  # the patches are no longer needed
+        cache["cols_valid"] = False
+        dx = np.zeros(x.shape, dtype=np.float32)
+        kh, kw = self.kernel_size
+        oh, ow, pt, pl = geom
+        kernel = (ck.col2im_parallel if tuning.use_parallel("conv_parallel_min_elems", dcols.size)
+                  else ck.col2im_serial)
+        kernel(dcols, kh, kw, *self.strides, *self.dilation_rate, pt, pl, oh, ow, dx)
+        return Tensor(dx)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update({
+            "filters": self.filters,
+            "kernel_size": list(self.kernel_size),
+            "strides": list(self.strides),
+            "padding": self.padding,
+            "activation": self.activation.name if self.activation is not None else "linear",
+            "dilation_rate": list(self.dilation_rate),
+            "use_bias": self.use_bias,
+            "kernel_initializer": self.kernel_initializer,
+            "seed": self.seed,
+        })
+        return config

@@ -1,0 +1,140 @@
+"""``Dense``: a fully connected layer on the last axis (Keras 3 semantics)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tinynet import activations
+from tinynet import initializers
+from tinynet.layers.layer import Layer, check_bool, check_positive_int
+from tinynet.math.matmul import matmul
+from tinynet.tensor import Tensor, as_array
+
+__all__ = ["Dense", "check_initializer", "check_seed"]
+
+
+def check_initializer(value: Any, owner: str) -> str:
+    """Validates an initializer name (Keras string), naming ``owner`` in errors."""
+    if not isinstance(value, str):
+        raise TypeError(f"{owner}: kernel_initializer must be an initializer name (str), "
+                        f"got {value!r}")
+    try:
+        initializers.get(value)
+    except ValueError as exc:
+        raise ValueError(f"{owner}: kernel_initializer: {exc}") from None
+    return value
+
+
+def check_seed(value: Any, owner: str) -> int | None:
+    """Validates a layer seed: ``None`` or a non-negative int."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{owner}: seed must be None or a non-negative int, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{owner}: seed must be None or a non-negative int, got {value}")
+    return int(value)
+
+
+class Dense(Layer):
+    """Densely connected layer: ``activation(x @ kernel + bias)`` over the last axis.
+
+    The product is tinynet's deterministic GEMM; the bias add is fused into the
+    activation pass.
+
+    Args:
+        units: Output size (positive int).
+        activation: Activation name (see :func:`tinynet.activations.names`) or ``None``.
+        use_bias: Whether to add a bias vector (zeros at start).
+        kernel_initializer: Initializer name for the kernel (Keras names).
+        seed: Seed of the kernel initializer; ``None`` draws from the global seed stream.
+        name: Layer name (default ``dense``).
+        input_shape: Optional input shape without the batch axis.
+        trainable: ``False`` freezes the kernel and bias.
+
+    Shape:
+        Input: ``[batch, ..., in_features]`` (rank >= 2).
+        Output: ``[batch, ..., units]``.
+        Parameters: ``kernel`` ``[in_features, units]``, ``bias`` ``[units]``.
+    """
+
+    def __init__(self, units: int, activation: str | None = None, *, use_bias: bool = True,
+                 kernel_initializer: str = "glorot_uniform", seed: int | None = None,
+                 name: str | None = None, input_shape: tuple | None = None,
+                 trainable: bool = True) -> None:
+        super().__init__(name=name, trainable=trainable, input_shape=input_shape)
+        self.units = check_positive_int(units, "units", "Dense")
+        self.activation = activations.get(activation, owner="Dense")
+        self.use_bias = check_bool(use_bias, "use_bias", "Dense")
+        self.kernel_initializer = check_initializer(kernel_initializer, "Dense")
+        self.seed = check_seed(seed, "Dense")
+        self.kernel = None
+        self.bias = None
+
+    def _in_features(self, input_shape: tuple) -> int:
+        shape = tuple(input_shape)
+        if len(shape) < 2:
+            raise ValueError(
+                f"Dense {self.name!r}: input must have rank >= 2 (batch axis included), "
+                f"got shape {shape}")
+        if shape[-1] is None:
+            raise ValueError(
+                f"Dense {self.name!r}: the last input axis must be known, got shape {shape}")
+        return int(shape[-1])
+
+    def build(self, input_shape: tuple) -> None:
+        fan_in = self._in_features(input_shape)
+        self.kernel = self.add_weight("kernel", (fan_in, self.units), self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), "zeros")
+        super().build(input_shape)
+
+    def output_shape(self, input_shape: tuple) -> tuple:
+        self._in_features(input_shape)
+        return (*tuple(input_shape)[:-1], self.units)
+
+    def forward(self, x: Any, training: bool = False) -> Tensor:
+        x = as_array(x)
+        if not self.built:
+            self.build((None, *x.shape[1:]))
+        fan_in = self.kernel.value.shape[0]
+        if x.ndim < 2 or x.shape[-1] != fan_in:
+            raise ValueError(
+                f"Dense {self.name!r}: expected input of shape (batch, ..., {fan_in}), "
+                f"got shape {x.shape}")
+        x2 = x.reshape(-1, fan_in)
+        z = matmul(x2, self.kernel.value)
+        bias = self.bias.value if self.use_bias else None
+        y, pre = activations.bias_act_forward(z, bias, self.activation)
+        self._cache = (x2, x.shape, pre, y)
+        return Tensor(y.reshape(*x.shape[:-1], self.units))
+
+    def backward(self, grad_output: Any) -> Tensor:
+        x2, x_shape, pre, y = self._require_cache()
+        g = as_array(grad_output)
+        if g.size != y.size:
+            raise ValueError(
+                f"Dense {self.name!r}: grad_output must have shape "
+                f"{(*x_shape[:-1], self.units)}, got {g.shape}")
+        dz = activations.bias_act_backward(self.activation, pre, y, g.reshape(y.shape))
+        if self.kernel.trainable:
+            self.kernel.grad = matmul(x2, dz, trans_a=True)
+        else:
+            self.kernel.grad = None
+        if self.use_bias:
+            self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
+        dx = matmul(dz, self.kernel.value, trans_b=True)
+        return Tensor(dx.reshape(x_shape))
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update({
+            "units": self.units,
+            "activation": self.activation.name if self.activation is not None else "linear",
+            "use_bias": self.use_bias,
+            "kernel_initializer": self.kernel_initializer,
+            "seed": self.seed,
+        })
+        return config

@@ -1,0 +1,305 @@
+"""Deterministic float32 GEMM: fixed, shape-derived blocks, each one single-threaded BLAS call.
+
+OpenBLAS splits a multi-threaded GEMM by its own thread count, and the bits change with
+it (an sgemm of 1000x1000x1000 differs between 1 and 2 threads). tinynet therefore runs
+NumPy's BLAS single-threaded (:func:`pin_blas_threads`) and does the splitting itself:
+
+* the output is tiled into row blocks (and column blocks when the rows run out), or, for
+  reduction-heavy products such as weight gradients ``X^T @ dY`` (a long inner dimension
+  and a small output), the inner dimension is cut into fixed chunks whose partial
+  products are added in chunk order;
+* the tiling depends on ``(M, N, K)`` alone, never on the thread count or on a gate;
+* every tile is one single-threaded BLAS call; the serial path runs the very same calls
+  in order, the parallel path spreads them over :func:`tinynet.tuning.get_num_threads`
+  Python threads (BLAS releases the GIL).
+
+So :func:`matmul` gives the same bits serial or parallel, for any thread count and any
+value of the ``matmul_parallel_min_flops`` gate.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import threading
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+import numpy as np
+
+from tinynet import tuning
+
+__all__ = ["matmul", "plan", "pin_blas_threads"]
+
+_MIN_TASK_WORK = 1 << 20   # multiply-adds per tile, at least (keeps call overhead small)
+_MAX_TASKS = 32            # most tiles per product
+_ROW_ALIGN = 16            # row-block sizes are multiples of this
+_COL_ALIGN = 64            # column-block sizes are multiples of this
+_K_ALIGN = 256             # inner-dimension chunk sizes are multiples of this
+_K_SPLIT_MIN = 4096        # the inner dimension is split only from this length on
+_K_SPLIT_MAX_ELEMS = 1 << 22  # most partial-product elements kept for an inner split
+
+# -- BLAS threads ---------------------------------------------------------------------
+
+_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+            "openblas_set_num_threads64_", "openblas_set_num_threads",
+            "MKL_Set_Num_Threads")
+_GETTERS = {"scipy_openblas_set_num_threads64_": "scipy_openblas_get_num_threads64_",
+            "scipy_openblas_set_num_threads": "scipy_openblas_get_num_threads",
+            "openblas_set_num_threads64_": "openblas_get_num_threads64_",
+            "openblas_set_num_threads": "openblas_get_num_threads",
+            "MKL_Set_Num_Threads": "MKL_Get_Max_Threads"}
+_blas_lock = threading.Lock()
+_blas_controls: list[tuple[Callable, Callable | None]] | None = None
+
+
+def _blas_library_paths() -> list[str]:
+    """Shared libraries that may hold NumPy's BLAS (loaded ones first)."""
+    names = ("openblas", "mkl_rt")
+    paths: list[str] = []
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as fh:
+            for line in fh:
+                path = line.rsplit(None, 1)[-1] if "/" in line else ""
+                if any(n in os.path.basename(path).lower() for n in names) and path not in paths:
+                    paths.append(path)
+    except OSError:
+        pass
+    root = os.path.dirname(os.path.dirname(np.__file__))
+    for pattern in ("numpy.libs/*", "numpy/.dylibs/*"):
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            if any(n in os.path.basename(path).lower() for n in names) and path not in paths:
+                paths.append(path)
+    return paths
+
+
+def _find_blas_controls() -> list[tuple[Callable, Callable | None]]:
+    controls = []
+    for path in _blas_library_paths():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _SETTERS:
+            setter = getattr(lib, name, None)
+            if setter is None:
+                continue
+            setter.restype = None
+            setter.argtypes = [ctypes.c_int]
+            getter = getattr(lib, _GETTERS[name], None)
+            if getter is not None:
+                getter.restype = ctypes.c_int
+                getter.argtypes = []
+            controls.append((setter, getter))
+            break
+    return controls
+
+
+def pin_blas_threads() -> bool:
+    """Makes NumPy's BLAS single-threaded (tinynet's GEMM does its own threading).
+
+    Called by :func:`matmul` on every product (cheap after the first call): if anything
+    else raised the BLAS thread count meanwhile, it is set back to one.
+
+    Returns:
+        ``True`` if a BLAS thread control was found (OpenBLAS or MKL).
+    """
+    global _blas_controls
+    if _blas_controls is None:
+        with _blas_lock:
+            if _blas_controls is None:
+                np.dot(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))  # load BLAS
+                controls = _find_blas_controls()
+                if not controls:
+                    warnings.warn(
+                        "tinynet.math.matmul: could not find NumPy's BLAS thread control; "
+                        "GEMM results may depend on the BLAS thread count", RuntimeWarning,
+                        stacklevel=2)
+                for setter, _ in controls:
+                    setter(1)
+                _blas_controls = controls
+    for setter, getter in _blas_controls:
+        if getter is not None and getter() != 1:
+            setter(1)
+    return bool(_blas_controls)
+
+
+# -- tiling ---------------------------------------------------------------------------
+
+def _edges(n: int, parts: int, align: int) -> list[int]:
+    """Cuts ``range(n)`` into about ``parts`` pieces whose size is a multiple of ``align``."""
+    if parts <= 1 or n <= align:
+        return [0, n]
+    size = -(-n // parts)
+    size = -(-size // align) * align
+    return list(range(0, n, size)) + [n]
+
+
+def plan(m: int, n: int, k: int) -> tuple[list[int], list[int], list[int]]:
+    """The fixed tiling of an ``[m, k] @ [k, n]`` product: row, column and inner edges.
+
+    Depends on the three sizes only. Tiles are ``rows x cols`` blocks of the output; when
+    the inner dimension is cut, each chunk's partial product is added in chunk order.
+
+    Returns:
+        ``(row_edges, col_edges, k_edges)``, each a list starting at 0 and ending at the size.
+    """
+    tasks = min(_MAX_TASKS, (m * n * k) // _MIN_TASK_WORK)
+    if tasks < 2:
+        return [0, m], [0, n], [0, k]
+    chunks = min(tasks, _K_SPLIT_MAX_ELEMS // (m * n))
+    if k >= _K_SPLIT_MIN and k >= 4 * max(m, n) and chunks >= 2:
+        return [0, m], [0, n], _edges(k, chunks, _K_ALIGN)
+    rows = _edges(m, min(tasks, max(m // (2 * _ROW_ALIGN), 1)), _ROW_ALIGN)
+    col_parts = tasks // (len(rows) - 1)
+    cols = _edges(n, min(col_parts, max(n // _COL_ALIGN, 1)), _COL_ALIGN)
+    return rows, cols, [0, k]
+
+
+# -- worker threads -------------------------------------------------------------------
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def _get_pool(workers: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size < workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tinynet-gemm")
+            _pool_size = workers
+        return _pool
+
+
+def _forget_pool() -> None:
+    """After a fork the parent's worker threads do not exist in the child: start afresh."""
+    global _pool, _pool_size, _pool_lock
+    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _run(tasks: list[Callable[[], None]], threads: int) -> None:
+    """Runs every task once: in order when ``threads <= 1``, else on a shared queue."""
+    if threads <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            task()
+        return
+    lock = threading.Lock()
+    state = [0]
+
+    def worker() -> None:
+        while True:
+            with lock:
+                i = state[0]
+                state[0] = i + 1
+            if i >= len(tasks):
+                return
+            tasks[i]()
+
+    pool = _get_pool(threads - 1)
+    futures = [pool.submit(worker) for _ in range(min(threads, len(tasks)) - 1)]
+    try:
+        worker()
+    finally:
+        for fut in futures:
+            fut.result()
+
+
+# -- GEMM -----------------------------------------------------------------------------
+
+def _as_matrix(x, arg: str) -> np.ndarray:
+    arr = np.ascontiguousarray(x, dtype=np.float32)
+    if arr.ndim != 2:
+        raise ValueError(f"matmul: {arg} must be a 2-D array, got shape {arr.shape}")
+    return arr
+
+
+def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
+           trans_b: bool = False) -> np.ndarray:
+    """Deterministic ``op(a) @ op(b)`` in float32, with ``op`` an optional transpose.
+
+    The result is bitwise independent of :func:`tinynet.tuning.get_num_threads` and of
+    the ``matmul_parallel_min_flops`` gate (see the module docstring).
+
+    Args:
+        a: ``[M, K]`` (or ``[K, M]`` with ``trans_a``), converted to C-contiguous float32.
+        b: ``[K, N]`` (or ``[N, K]`` with ``trans_b``), converted likewise.
+        out: Optional C-contiguous float32 ``[M, N]`` array to write into; it must not
+            overlap ``a`` or ``b``.
+        trans_a: Use ``a.T``.
+        trans_b: Use ``b.T``.
+
+    Returns:
+        The ``[M, N]`` float32 product (``out`` when given).
+
+    Raises:
+        ValueError: Not 2-D, mismatched inner sizes, or a bad ``out``.
+    """
+    a = _as_matrix(a, "a")
+    b = _as_matrix(b, "b")
+    av = a.T if trans_a else a
+    bv = b.T if trans_b else b
+    m, k = av.shape
+    k2, n = bv.shape
+    if k != k2:
+        raise ValueError(
+            f"matmul: inner sizes differ: op(a) is {av.shape}, op(b) is {bv.shape}")
+    if out is None:
+        out = np.empty((m, n), dtype=np.float32)
+    else:
+        if (not isinstance(out, np.ndarray) or out.dtype != np.float32
+                or out.shape != (m, n) or not out.flags.c_contiguous):
+            raise ValueError(
+                f"matmul: out must be a C-contiguous float32 array of shape {(m, n)}, got "
+                f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+        if np.may_share_memory(out, a) or np.may_share_memory(out, b):
+            raise ValueError("matmul: out must not overlap a or b")
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        out.fill(0.0)
+        return out
+    pin_blas_threads()
+    rows, cols, ks = plan(m, n, k)
+    parallel = tuning.use_parallel("matmul_parallel_min_flops", m * n * k)
+    threads = tuning.get_num_threads() if parallel else 1
+
+    if len(ks) == 2:
+        tasks = []
+        for r0, r1 in zip(rows[:-1], rows[1:]):
+            for c0, c1 in zip(cols[:-1], cols[1:]):
+                tasks.append(_tile_task(av[r0:r1], bv[:, c0:c1], out[r0:r1, c0:c1]))
+        _run(tasks, threads)
+        return out
+
+    # inner dimension in fixed chunks: partial products added in chunk order
+    nchunks = len(ks) - 1
+    parts = np.empty((nchunks - 1, m, n), dtype=np.float32) if threads > 1 else None
+    if parts is None:
+        np.matmul(av[:, ks[0]:ks[1]], bv[ks[0]:ks[1]], out=out)
+        tmp = np.empty((m, n), dtype=np.float32)
+        for j in range(1, nchunks):
+            np.matmul(av[:, ks[j]:ks[j + 1]], bv[ks[j]:ks[j + 1]], out=tmp)
+            np.add(out, tmp, out=out)
+        return out
+    dests = [out] + list(parts)
+    tasks = [_tile_task(av[:, ks[j]:ks[j + 1]], bv[ks[j]:ks[j + 1]], dests[j])
+             for j in range(nchunks)]
+    _run(tasks, threads)
+    for j in range(nchunks - 1):
+        np.add(out, parts[j], out=out)
+    return out
+
+
+def _tile_task(a_tile: np.ndarray, b_tile: np.ndarray, dest: np.ndarray) -> Callable[[], None]:
+    def task() -> None:
+        np.matmul(a_tile, b_tile, out=dest)
+    return task
