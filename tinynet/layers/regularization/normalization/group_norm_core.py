@@ -248,6 +248,51 @@ def _bwd_block(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, g
     the layer input), the same expression the forward sweep used.
     """
     groups = channels // cpg
+    if p1 - p0 == 1:
+        _bwd_row(g, s, recompute, b, base + p0 * channels, channels, cpg, mean, inv_std,
+                 scratch, u, v)
+    else:
+        _bwd_lanes(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, scratch,
+                   u, v)
+    gi = 0
+    for c0 in range(0, channels, cpg):
+        gp1[gi] = segment_dot(gamma, u, c0, c0 + cpg)
+        gp2[gi] = segment_dot(gamma, v, c0, c0 + cpg)
+        gi += 1
+
+
+@njit(cache=True, inline="always")
+def _bwd_row(g, s, recompute, b, row, channels, cpg, mean, inv_std, scratch, u, v):
+    """A single-position block: ``u = g`` and ``v = g * xn`` (no lanes to zero)."""
+    groups = channels // cpg
+    gr = g[row:row + channels]
+    sr = s[row:row + channels]
+    if not recompute:
+        for c in range(channels):
+            u[c] = gr[c]
+            v[c] = gr[c] * sr[c]
+    elif cpg < _VECTOR_CPG:
+        mean_c = scratch[:channels]
+        inv_c = scratch[channels:2 * channels]
+        _expand(mean, b, channels, cpg, mean_c)
+        _expand(inv_std, b, channels, cpg, inv_c)
+        for c in range(channels):
+            u[c] = gr[c]
+            v[c] = gr[c] * ((sr[c] - mean_c[c]) * inv_c[c])
+    else:
+        for gi in range(groups):
+            m = mean[b * groups + gi]
+            k = inv_std[b * groups + gi]
+            c0 = gi * cpg
+            for j in range(c0, c0 + cpg):
+                u[j] = gr[j]
+                v[j] = gr[j] * ((sr[j] - m) * k)
+
+
+@njit(cache=True, inline="always")
+def _bwd_lanes(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, scratch, u, v):
+    """Per-channel lanes ``u += g``, ``v += g * xn`` over positions ``p0..p1``."""
+    groups = channels // cpg
     for c in range(channels):
         u[c] = np.float32(0.0)
         v[c] = np.float32(0.0)
@@ -285,11 +330,6 @@ def _bwd_block(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, g
                 for j in range(cpg):
                     uu[j] += gr[j]
                     vv[j] += gr[j] * ((sr[j] - m) * k)
-    gi = 0
-    for c0 in range(0, channels, cpg):
-        gp1[gi] = segment_dot(gamma, u, c0, c0 + cpg)
-        gp2[gi] = segment_dot(gamma, v, c0, c0 + cpg)
-        gi += 1
 
 
 @njit(cache=True, inline="always")
