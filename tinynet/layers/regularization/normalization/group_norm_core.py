@@ -474,6 +474,107 @@ def _backward_blocks_parallel(g, s, dx, recompute, affine_only, batch, positions
                  sgx, scratch)
 
 
+# --------------------------------------------------- rows: one position, one group
+# Layer norm's view ``[rows, 1, C]`` with one group: each sample is a single row. These
+# kernels compute exactly what the general kernels compute for that shape (the same
+# lanes, the same expressions, the same partial rows), without the per-block machinery.
+@njit(cache=True, inline="always")
+def _fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, gamma, beta, mean, var,
+              inv_std):
+    n = np.float64(channels)
+    for r in range(r0, r1):
+        row = r * channels
+        if not given:
+            k = x[row]
+            s1, s2 = shifted_segment_sums(x, row, row + channels, k)
+            m = np.float64(s1) / n
+            v = max(np.float64(s2) / n - m * m, 0.0)
+            mean[r] = np.float32(np.float64(k) + m)
+            var[r] = np.float32(v)
+            inv_std[r] = np.float32(1.0 / np.sqrt(v + epsilon))
+        mu = mean[r]
+        sc = inv_std[r]
+        xr = x[row:row + channels]
+        orow = out[row:row + channels]
+        if want_xn:
+            nrow = xn[row:row + channels]
+            for c in range(channels):
+                t = (xr[c] - mu) * sc
+                nrow[c] = t
+                orow[c] = t * gamma[c] + beta[c]
+        else:
+            for c in range(channels):
+                orow[c] = ((xr[c] - mu) * sc) * gamma[c] + beta[c]
+
+
+@njit(cache=True)
+def _forward_rows_serial(x, out, xn, want_xn, batch, positions, channels, cpg, block, spc,
+                         epsilon, given, gamma, beta, part1, part2, mean, var, inv_std):
+    _fwd_rows(x, out, xn, want_xn, 0, batch, channels, epsilon, given, gamma, beta, mean, var,
+              inv_std)
+
+
+@njit(cache=True, parallel=True)
+def _forward_rows_parallel(x, out, xn, want_xn, batch, positions, channels, cpg, block, spc,
+                           epsilon, given, gamma, beta, part1, part2, mean, var, inv_std):
+    nchunks = (batch + spc - 1) // spc
+    for j in prange(nchunks):
+        _fwd_rows(x, out, xn, want_xn, j * spc, min((j + 1) * spc, batch), channels, epsilon,
+                  given, gamma, beta, mean, var, inv_std)
+
+
+@njit(cache=True, inline="always")
+def _bwd_rows(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std, gamma,
+              parts):
+    n = np.float64(channels)
+    vbuf = np.empty(channels, dtype=np.float32)
+    for r in range(r0, r1):
+        row = r * channels
+        gr = g[row:row + channels]
+        sr = s[row:row + channels]
+        dr = dx[row:row + channels]
+        m = mean[r]
+        k = inv_std[r]
+        pu = parts[0, r // spc]
+        pv = parts[1, r // spc]
+        if recompute:
+            for c in range(channels):
+                vbuf[c] = gr[c] * ((sr[c] - m) * k)
+        else:
+            for c in range(channels):
+                vbuf[c] = gr[c] * sr[c]
+        for c in range(channels):
+            pu[c] += np.float64(gr[c])
+            pv[c] += np.float64(vbuf[c])
+        a = np.float32(np.float64(segment_dot(gamma, gr, 0, channels)) / n)
+        b = np.float32(np.float64(segment_dot(gamma, vbuf, 0, channels)) / n)
+        if affine_only:
+            a = np.float32(0.0)
+            b = np.float32(0.0)
+        if recompute:
+            for c in range(channels):
+                dr[c] = k * (gr[c] * gamma[c] - (a + ((sr[c] - m) * k) * b))
+        else:
+            for c in range(channels):
+                dr[c] = k * (gr[c] * gamma[c] - (a + sr[c] * b))
+
+
+@njit(cache=True)
+def _backward_rows_serial(g, s, dx, recompute, affine_only, batch, positions, channels, cpg,
+                          block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
+    _bwd_rows(g, s, dx, recompute, affine_only, 0, batch, channels, spc, mean, inv_std, gamma,
+              parts)
+
+
+@njit(cache=True, parallel=True)
+def _backward_rows_parallel(g, s, dx, recompute, affine_only, batch, positions, channels, cpg,
+                            block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
+    nchunks = (batch + spc - 1) // spc
+    for j in prange(nchunks):
+        _bwd_rows(g, s, dx, recompute, affine_only, j * spc, min((j + 1) * spc, batch),
+                  channels, spc, mean, inv_std, gamma, parts)
+
+
 # ------------------------------------------------------------------------ wrappers
 def _f32(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32)
@@ -487,7 +588,7 @@ class Plan:
     """
 
     __slots__ = ("batch", "positions", "channels", "groups", "cpg", "block", "nblk", "spc",
-                 "ntasks")
+                 "ntasks", "rows")
 
     def __init__(self, shape: tuple, num_groups: int, who: str) -> None:
         if len(shape) < 2:
@@ -512,6 +613,8 @@ class Plan:
             self.nblk = 1
             self.spc = max(self.block // max(self.positions, 1), 1)
         self.ntasks = -(-self.batch // self.spc) * self.nblk
+        # one position and one group per sample: the dedicated row kernels
+        self.rows = self.positions == 1 and self.groups == 1
 
     def kernel(self, gate: str, size: int, serial, chunks, blocks):
         """Picks the serial, chunk-parallel or block-parallel variant (same bits)."""
@@ -578,8 +681,12 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
         inv_std = _check_stat(stats[1], plan, "inv_std", who)
     if x.size:
         part = np.empty((2, plan.batch, plan.nblk, plan.groups), dtype=np.float64)
-        kernel = plan.kernel(gate, x.size, _forward_serial, _forward_chunks_parallel,
-                             _forward_blocks_parallel)
+        if plan.rows:
+            kernel = plan.kernel(gate, x.size, _forward_rows_serial, _forward_rows_parallel,
+                                 _forward_rows_parallel)
+        else:
+            kernel = plan.kernel(gate, x.size, _forward_serial, _forward_chunks_parallel,
+                                 _forward_blocks_parallel)
         kernel(x.reshape(-1), out.reshape(-1), xn.reshape(-1), want_xn, plan.batch,
                plan.positions, plan.channels, plan.cpg, plan.block, plan.spc, float(epsilon),
                stats is not None, gamma, beta, part[0], part[1], mean, var, inv_std)
@@ -625,8 +732,12 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     gp = np.empty((2, plan.batch, plan.nblk, plan.groups), dtype=np.float64)
     coeff = np.empty((2, plan.batch * plan.groups), dtype=np.float32)
     parts = np.zeros((2, plan.ntasks, c), dtype=np.float64)
-    kernel = plan.kernel(row_gate, g.size, _backward_serial, _backward_chunks_parallel,
-                         _backward_blocks_parallel)
+    if plan.rows:
+        kernel = plan.kernel(row_gate, g.size, _backward_rows_serial, _backward_rows_parallel,
+                             _backward_rows_parallel)
+    else:
+        kernel = plan.kernel(row_gate, g.size, _backward_serial, _backward_chunks_parallel,
+                             _backward_blocks_parallel)
     kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), recompute, affine_only, plan.batch,
            plan.positions, c, plan.cpg, plan.block, plan.spc, mean, inv_std, gamma, gp[0],
            gp[1], coeff[0], coeff[1], parts)
