@@ -540,3 +540,18 @@ def test_bad_arguments(tmp_path):
         saving.save_model(tn.Sequential(), 3)
     with pytest.raises(FileNotFoundError):
         tn.load_model(tmp_path / "missing.safetensors")
+
+
+def test_redefining_a_registered_class_replaces_it():
+    """Re-running a notebook cell (same module and name) re-registers the new class."""
+    from tinynet.saving import register_layer, registered_layers
+    from tinynet.layers import Layer
+
+    def define():
+        class Redefined(Layer):
+            pass
+        Redefined.__qualname__ = "Redefined"
+        return register_layer(Redefined)
+
+    first, second = define(), define()
+    assert first is not second and registered_layers()["Redefined"] is second

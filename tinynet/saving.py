@@ -26,10 +26,12 @@ previous file untouched.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import secrets
 import stat
+import types
 import warnings
 from typing import Any, Callable, TypeVar
 
@@ -44,6 +46,11 @@ FORMAT_VERSION = 1
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 MAX_JSON_DEPTH = 64
 OPTIMIZER_PREFIX = "optimizer/"
+# a config may ask for at most this many weight scalars beyond those the file holds (so a
+# small file cannot make load_model allocate much more memory than its own size)
+WEIGHT_SLACK = 1 << 20
+_DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "I64": 8, "U64": 8, "I32": 4, "U32": 4,
+                "I16": 2, "U16": 2, "I8": 1, "U8": 1, "BOOL": 1, "C64": 8}
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT_RE = re.compile(r"-?[0-9]{1,64}\Z")
@@ -109,7 +116,9 @@ def register_layer(cls: T | str | None = None, *, name: str | None = None) -> An
                              f"digits, underscores; no dots), got {key!r}")
         registry = _registry()
         existing = registry.get(key)
-        if existing is not None and existing is not layer_cls:
+        redefined = (existing is not None and existing.__module__ == layer_cls.__module__
+                     and existing.__qualname__ == layer_cls.__qualname__)
+        if existing is not None and existing is not layer_cls and not redefined:
             raise ValueError(f"register_layer: the name {key!r} is already registered for "
                              f"{existing.__module__}.{existing.__qualname__}")
         registry[key] = layer_cls
@@ -421,6 +430,17 @@ def _read(path: Any, owner: str) -> tuple[dict[str, str], dict[str, np.ndarray]]
             if (not isinstance(offsets, list) or len(offsets) != 2
                     or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)):
                 raise ValueError(f"{where} is corrupt: tensor {key!r} has no valid data_offsets")
+            dtype, shape = info.get("dtype"), info.get("shape")
+            if dtype not in _DTYPE_SIZES:
+                raise ValueError(f"{where} is not a valid safetensors file for tinynet: tensor "
+                                 f"{key!r} has dtype {dtype!r:.40}, which NumPy cannot read")
+            if (not isinstance(shape, list) or not all(
+                    isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
+                    or not 0 <= offsets[0] <= offsets[1]
+                    or math.prod(shape) * _DTYPE_SIZES[dtype] != offsets[1] - offsets[0]):
+                raise ValueError(f"{where} is not a valid safetensors file: tensor {key!r} "
+                                 f"({dtype}, shape {shape!r:.80}) does not fit its data_offsets "
+                                 f"{offsets}")
             data_len = max(data_len, offsets[1])
         if 8 + n + data_len != size:
             raise ValueError(f"{where} is truncated or corrupt: the header describes "
@@ -534,14 +554,44 @@ def _check_model_config(config: Any, where: str) -> dict:
     return config
 
 
-def _build_model(config: dict, where: str) -> Any:
+def _build_model(config: dict, where: str, limit: int) -> Any:
+    """Rebuilds the model; its layers may create at most ``limit`` weight scalars in all,
+    checked before each weight is allocated (a lying config cannot exhaust memory)."""
     from tinynet.models.sequential import Sequential
 
+    sizes: dict[tuple[int, str], int] = {}
+    made: list = []
+
+    def limited(cls: type) -> Any:
+        def from_config(layer_config: dict) -> Any:
+            layer = cls.from_config(layer_config)
+            real = layer.add_weight
+
+            def add_weight(name: str, shape: tuple, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    sizes[id(layer), name] = math.prod(max(int(d), 0) for d in shape)
+                except (TypeError, ValueError):
+                    pass  # add_weight itself reports a malformed shape
+                if sum(sizes.values()) > limit:
+                    raise ValueError(f"the config asks for more than {limit} weight values, "
+                                     f"more than the file's tensors hold")
+                return real(name, shape, *args, **kwargs)
+
+            layer.add_weight = add_weight
+            made.append(layer)
+            return layer
+
+        return types.SimpleNamespace(from_config=from_config)
+
     try:
-        return Sequential.from_config(config, custom_objects=dict(_registry()))
-    except (TypeError, ValueError, KeyError, IndexError, MemoryError) as exc:
+        return Sequential.from_config(
+            config, custom_objects={name: limited(cls) for name, cls in _registry().items()})
+    except (TypeError, ValueError, KeyError, IndexError, MemoryError, OverflowError) as exc:
         raise ValueError(f"{where}: cannot rebuild the model from its config: "
                          f"{type(exc).__name__}: {exc}") from None
+    finally:
+        for layer in made:
+            vars(layer).pop("add_weight", None)
 
 
 def _compile(model: Any, config: Any, where: str) -> None:
@@ -563,7 +613,7 @@ def _compile(model: Any, config: Any, where: str) -> None:
     try:
         optimizer = optimizers.get(opt)
         loss_obj = losses.get(loss) if loss is not None else None
-    except (TypeError, ValueError, KeyError) as exc:
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
         raise ValueError(f"{bad} {type(exc).__name__}: {exc}") from None
     metric_list, dropped = [], []
     for entry in metric_entries:
@@ -577,7 +627,7 @@ def _compile(model: Any, config: Any, where: str) -> None:
                     or not isinstance(entry.get("config"), dict)):
                 raise ValueError("not a built-in metric")
             metric_list.append(cls.from_config(entry["config"]))
-        except (TypeError, ValueError, KeyError):
+        except (TypeError, ValueError, KeyError, OverflowError):
             dropped.append(entry)
     if dropped:
         warnings.warn(f"{where}: these metrics cannot be rebuilt from the file and were left "
@@ -585,7 +635,7 @@ def _compile(model: Any, config: Any, where: str) -> None:
                       stacklevel=3)
     try:
         model.compile(optimizer=optimizer, loss=loss_obj, metrics=metric_list)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{bad} {type(exc).__name__}: {exc}") from None
 
 
@@ -608,9 +658,10 @@ def _restore_training_state(model: Any, state: Any, tensors: dict, weights: set[
     compiled = getattr(model, "compiled", False)
     if compiled:
         iterations = state.get("optimizer_iterations")
-        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0:
-            raise ValueError(f"{bad} 'optimizer_iterations' must be a non-negative int, got "
-                             f"{iterations!r}")
+        if (isinstance(iterations, bool) or not isinstance(iterations, int)
+                or not 0 <= iterations < 2**63):
+            raise ValueError(f"{bad} 'optimizer_iterations' must be a non-negative int below "
+                             f"2**63, got {iterations!r:.40}")
         for key, arr in opt_slots.items():
             if arr.dtype != np.float32:
                 raise ValueError(f"{where}: tensor {OPTIMIZER_PREFIX + key!r} has dtype "
@@ -666,7 +717,8 @@ def load_model(path: str | os.PathLike, *, compile: bool = True) -> Any:
     config = _check_model_config(_loads(metadata["model_config"], "model_config", where), where)
     compile_config = _loads(metadata["compile_config"], "compile_config", where)
     state = _loads(metadata["training_state"], "training_state", where)
-    model = _build_model(config, where)
+    model = _build_model(config, where,
+                         sum(arr.size for arr in tensors.values()) + WEIGHT_SLACK)
     pairs = _match_weights(model, tensors, where, allow_optimizer=True)
     if compile and compile_config is not None:
         _compile(model, compile_config, where)

@@ -17,9 +17,13 @@ def check_epsilon(epsilon: Any, owner: str) -> float:
     """``epsilon`` must be a finite number > 0."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating, np.integer)):
         raise TypeError(f"{owner}: epsilon must be a finite number > 0, got {epsilon!r}")
-    if not math.isfinite(epsilon) or epsilon <= 0:
+    try:
+        value = float(epsilon)
+    except OverflowError:  # an int beyond float range
+        value = math.inf
+    if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{owner}: epsilon must be a finite number > 0, got {epsilon!r}")
-    return float(epsilon)
+    return value
 
 
 def check_axis_int(axis: Any, owner: str) -> int:
@@ -68,7 +72,24 @@ class NormalizationLayer(Layer):
     def _input(self, x: Any) -> np.ndarray:
         x = as_array(x)
         self._check_rank(x, 2)
+        if not self.built:
+            self.build((None, *x.shape[1:]))
         return x
+
+    def _grad(self, grad_output: Any, shape: tuple) -> np.ndarray:
+        """``grad_output`` as float32, checked against the last forward input's ``shape``."""
+        g = as_array(grad_output, "grad_output")
+        if g.shape != tuple(shape):
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: grad_output must have shape "
+                f"{tuple(shape)} (the last output's shape), got {g.shape}")
+        return g
+
+    def _check_nonempty(self, dims: tuple, input_shape: tuple) -> None:
+        if 0 in dims:
+            raise ValueError(
+                f"{type(self).__name__}: the normalized axes of input shape "
+                f"{tuple(input_shape)} must not be empty, got sizes {tuple(dims)}")
 
     @staticmethod
     def _resolve_axis(axis: int, rank: int, owner: str) -> int:
@@ -93,10 +114,11 @@ class NormalizationLayer(Layer):
         return np.ascontiguousarray(np.moveaxis(y, -1, axis))
 
     def _check_channels(self, x: np.ndarray, axis: int, expected: int) -> None:
-        if x.shape[axis] != expected:
+        rank = len(self.built_input_shape)
+        if x.ndim != rank or x.shape[axis] != expected:
             raise ValueError(
                 f"{type(self).__name__} {self.name!r}: expected {expected} channels on axis "
-                f"{axis}, got input shape {x.shape}")
+                f"{axis} of a rank-{rank} input, got input shape {x.shape}")
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from tinynet.layers.regularization.normalization._base import NormalizationLayer, check_axis_int
 from tinynet.layers.regularization.normalization.group_norm_core import gn_backward, gn_forward
-from tinynet.tensor import Tensor, as_array
+from tinynet.tensor import Tensor
 
 __all__ = ["BatchNormalization"]
 
@@ -49,7 +48,7 @@ class BatchNormalization(NormalizationLayer):
         self.axis = check_axis_int(axis, owner)
         if isinstance(momentum, bool) or not isinstance(momentum, (int, float, np.floating)):
             raise TypeError(f"{owner}: momentum must be a number in [0, 1], got {momentum!r}")
-        if not (math.isfinite(momentum) and 0.0 <= momentum <= 1.0):
+        if not 0.0 <= momentum <= 1.0:  # also rejects NaN
             raise ValueError(f"{owner}: momentum must be a number in [0, 1], got {momentum!r}")
         self.momentum = float(momentum)
 
@@ -62,6 +61,7 @@ class BatchNormalization(NormalizationLayer):
         if channels is None:
             raise ValueError(f"{owner}: the channel axis {self.axis} of input shape "
                              f"{tuple(input_shape)} must be known")
+        self._check_nonempty((channels,), input_shape)
         self._axis, self._channels = axis, channels
         self._add_affine((channels,))
         self.moving_mean = self.add_weight("moving_mean", (channels,), "zeros", trainable=False)
@@ -95,12 +95,12 @@ class BatchNormalization(NormalizationLayer):
             out = gn_forward(view, c, gamma, beta, self.epsilon, gate=_GATE, want_xn=False,
                              stats=(mean, inv_std))[0]
             affine_only = True
-        self._cache = (view, mean, inv_std, affine_only, xc.shape)
+        self._cache = (view, mean, inv_std, affine_only, xc.shape, x.shape)
         return Tensor(self._move_back(out.reshape(xc.shape), self._axis))
 
     def backward(self, grad_output: Any) -> Tensor:
-        view, mean, inv_std, affine_only, shape = self._require_cache()
-        g = self._move_last(as_array(grad_output), self._axis)
+        view, mean, inv_std, affine_only, shape, x_shape = self._require_cache()
+        g = self._move_last(self._grad(grad_output, x_shape), self._axis)
         gamma, _ = self._gamma_beta()
         dx, grad_gamma, grad_beta = gn_backward(
             g.reshape(view.shape), view, inv_std, self._channels, gamma, mean=mean,

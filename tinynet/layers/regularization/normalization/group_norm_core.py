@@ -43,6 +43,7 @@ from tinynet.layers.regularization.normalization.folds import (
     merge_rows_serial,
     rows_per_block,
     segment_dot,
+    segment_dot2,
     segment_sum,
     shifted_segment_sums,
 )
@@ -475,9 +476,10 @@ def _backward_blocks_parallel(g, s, dx, recompute, affine_only, batch, positions
 
 
 # --------------------------------------------------- rows: one position, one group
-# Layer norm's view ``[rows, 1, C]`` with one group: each sample is a single row. These
-# kernels compute exactly what the general kernels compute for that shape (the same
-# lanes, the same expressions, the same partial rows), without the per-block machinery.
+# Layer norm's view ``[rows, 1, C]`` with one group: each sample is a single row. The
+# statistics and outputs are those of the general kernels; the parameter partials fold
+# each chunk of rows in float32 lanes (like a position block) instead of one float64 row
+# per sample. The path is chosen by shape alone, so gates and threads never change bits.
 @njit(cache=True, inline="always")
 def _fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, gamma, beta, mean, var,
               inv_std):
@@ -524,30 +526,52 @@ def _forward_rows_parallel(x, out, xn, want_xn, batch, positions, channels, cpg,
 
 
 @njit(cache=True, inline="always")
+def _flush_rows(parts, j, acc, channels):
+    pu = parts[0, j]
+    pv = parts[1, j]
+    for c in range(channels):
+        pu[c] = np.float64(acc[0, c])
+        pv[c] = np.float64(acc[1, c])
+        acc[0, c] = np.float32(0.0)
+        acc[1, c] = np.float32(0.0)
+
+
+@njit(cache=True, inline="always")
 def _bwd_rows(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std, gamma,
               parts):
+    """Rows ``r0..r1``; the parameter partial of each chunk of ``spc`` rows is folded in
+    float32 lanes over its rows in order (as a position block), then stored as a row."""
     n = np.float64(channels)
     vbuf = np.empty(channels, dtype=np.float32)
+    acc = np.zeros((2, channels), dtype=np.float32)
+    au = acc[0]
+    av = acc[1]
+    cur = r0 // spc
     for r in range(r0, r1):
+        if r // spc != cur:
+            _flush_rows(parts, cur, acc, channels)
+            cur = r // spc
         row = r * channels
         gr = g[row:row + channels]
         sr = s[row:row + channels]
         dr = dx[row:row + channels]
         m = mean[r]
         k = inv_std[r]
-        pu = parts[0, r // spc]
-        pv = parts[1, r // spc]
         if recompute:
             for c in range(channels):
-                vbuf[c] = gr[c] * ((sr[c] - m) * k)
+                t = gr[c] * ((sr[c] - m) * k)
+                vbuf[c] = t
+                au[c] += gr[c]
+                av[c] += t
         else:
             for c in range(channels):
-                vbuf[c] = gr[c] * sr[c]
-        for c in range(channels):
-            pu[c] += np.float64(gr[c])
-            pv[c] += np.float64(vbuf[c])
-        a = np.float32(np.float64(segment_dot(gamma, gr, 0, channels)) / n)
-        b = np.float32(np.float64(segment_dot(gamma, vbuf, 0, channels)) / n)
+                t = gr[c] * sr[c]
+                vbuf[c] = t
+                au[c] += gr[c]
+                av[c] += t
+        sa, sb = segment_dot2(gamma, gr, vbuf, 0, channels)
+        a = np.float32(np.float64(sa) / n)
+        b = np.float32(np.float64(sb) / n)
         if affine_only:
             a = np.float32(0.0)
             b = np.float32(0.0)
@@ -557,6 +581,8 @@ def _bwd_rows(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv
         else:
             for c in range(channels):
                 dr[c] = k * (gr[c] * gamma[c] - (a + sr[c] * b))
+    if r1 > r0:
+        _flush_rows(parts, cur, acc, channels)
 
 
 @njit(cache=True)

@@ -8,7 +8,7 @@ import numpy as np
 
 from tinynet.layers.regularization.normalization._base import NormalizationLayer, check_axis_int
 from tinynet.layers.regularization.normalization.group_norm_core import gn_backward, gn_forward
-from tinynet.tensor import Tensor, as_array
+from tinynet.tensor import Tensor
 
 __all__ = ["GroupNormalization"]
 
@@ -58,6 +58,7 @@ class GroupNormalization(NormalizationLayer):
         if channels is None:
             raise ValueError(f"{owner}: the channel axis {self.axis} of input shape "
                              f"{tuple(input_shape)} must be known")
+        self._check_nonempty((channels,), input_shape)
         groups = channels if self.groups == -1 else self.groups
         if channels % groups:
             raise ValueError(f"{owner}: channels ({channels}) must be divisible by groups ({groups})")
@@ -77,12 +78,12 @@ class GroupNormalization(NormalizationLayer):
         xc = self._move_last(x, self._axis)
         out, _, mean, _var, inv_std = gn_forward(xc, self._num_groups, gamma, beta,
                                                  self.epsilon, want_xn=False)
-        self._cache = (xc, mean, inv_std)
+        self._cache = (xc, mean, inv_std, x.shape)
         return Tensor(self._move_back(out, self._axis))
 
     def backward(self, grad_output: Any) -> Tensor:
-        xc, mean, inv_std = self._require_cache()
-        g = self._move_last(as_array(grad_output), self._axis)
+        xc, mean, inv_std, x_shape = self._require_cache()
+        g = self._move_last(self._grad(grad_output, x_shape), self._axis)
         gamma, _ = self._gamma_beta()
         dx, grad_gamma, grad_beta = gn_backward(g, xc, inv_std, self._num_groups, gamma,
                                                 mean=mean)

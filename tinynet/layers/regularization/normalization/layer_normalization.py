@@ -8,7 +8,7 @@ import numpy as np
 
 from tinynet.layers.regularization.normalization._base import NormalizationLayer
 from tinynet.layers.regularization.normalization.group_norm_core import gn_backward, gn_forward
-from tinynet.tensor import Tensor, as_array
+from tinynet.tensor import Tensor
 
 __all__ = ["LayerNormalization"]
 
@@ -64,6 +64,7 @@ class LayerNormalization(NormalizationLayer):
         if any(d is None for d in dims):
             raise ValueError(f"{owner}: the normalized axes {tuple(axes)} of input shape "
                              f"{tuple(input_shape)} must be known")
+        self._check_nonempty(dims, input_shape)
         keep = [a for a in range(rank) if a not in axes]
         self._perm = keep + axes
         self._inverse = list(np.argsort(self._perm))
@@ -102,7 +103,7 @@ class LayerNormalization(NormalizationLayer):
     def backward(self, grad_output: Any) -> Tensor:
         rows, mean, inv_std, shape = self._require_cache()
         gamma, _ = self._gamma_beta()
-        g = self._to_rows(as_array(grad_output))
+        g = self._to_rows(self._grad(grad_output, shape))
         dx, grad_gamma, grad_beta = gn_backward(g, rows, inv_std, 1, gamma, mean=mean,
                                                 row_gate=_GATE, param_gate=_GATE)
         self._set_param_grads(grad_gamma, grad_beta)

@@ -1,0 +1,113 @@
+"""The MNIST, normalization-zoo and custom-layer examples run end to end on a tiny budget."""
+
+import gzip
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+EXAMPLES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "examples"))
+
+
+@pytest.fixture
+def examples_path(monkeypatch):
+    monkeypatch.syspath_prepend(EXAMPLES)
+
+
+def write_idx(folder, prefix: str, n: int, size: int, compress: bool, seed: int) -> None:
+    """Random ``n`` uint8 ``size x size`` images and labels as IDX files (MNIST names)."""
+    rng = np.random.default_rng(seed)
+    images = rng.integers(0, 256, size=(n, size, size), dtype=np.uint8)
+    labels = rng.integers(0, 10, size=n, dtype=np.uint8)
+    files = {
+        f"{prefix}-images-idx3-ubyte": (np.array([0x803, n, size, size], ">u4").tobytes()
+                                        + images.tobytes()),
+        f"{prefix}-labels-idx1-ubyte": np.array([0x801, n], ">u4").tobytes() + labels.tobytes(),
+    }
+    for name, payload in files.items():
+        if compress:
+            (folder / (name + ".gz")).write_bytes(gzip.compress(payload))
+        else:
+            (folder / name).write_bytes(payload)
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["raw", "gz"])
+def test_mnist_cnn_on_generated_idx_files(tmp_path, examples_path, capsys, compress):
+    import mnist_cnn
+
+    write_idx(tmp_path, "train", 40, 28, compress, seed=0)
+    write_idx(tmp_path, "t10k", 24, 28, not compress, seed=1)  # the other format
+    accuracy = mnist_cnn.main(["--data", str(tmp_path), "--epochs", "1", "--limit", "32",
+                               "--verbose", "0"])
+    out = capsys.readouterr().out
+    assert "train: 32 images (28, 28, 1), test: 24 images" in out
+    assert 'Model: "sequential"' in out and "group_normalization_1" in out
+    assert re.search(r"test loss: \d+\.\d{4}  test accuracy: \d\.\d{4}", out)
+    assert 0.0 <= accuracy <= 1.0
+
+
+def test_mnist_cnn_adam_and_dotted_names(tmp_path, examples_path, capsys):
+    import mnist_cnn
+
+    write_idx(tmp_path, "train", 16, 12, True, seed=2)
+    write_idx(tmp_path, "t10k", 8, 12, True, seed=3)
+    for path in tmp_path.iterdir():  # train-images.idx3-ubyte.gz, as some mirrors name them
+        path.rename(tmp_path / path.name.replace("-idx", ".idx"))
+    mnist_cnn.main(["--data", str(tmp_path), "--epochs", "1", "--optimizer", "adam",
+                    "--verbose", "0"])
+    assert "train: 16 images (12, 12, 1)" in capsys.readouterr().out
+
+
+def test_mnist_cnn_missing_files_say_where_to_put_them(tmp_path, examples_path):
+    import mnist_cnn
+
+    write_idx(tmp_path, "train", 4, 8, False, seed=0)
+    with pytest.raises(SystemExit) as info:
+        mnist_cnn.main(["--data", str(tmp_path)])
+    message = str(info.value)
+    assert f"missing IDX files in {str(tmp_path)!r}: t10k-images-idx3-ubyte, " \
+           f"t10k-labels-idx1-ubyte." in message
+    assert "train-images-idx3-ubyte.gz" in message and "never downloads" in message
+    with pytest.raises(SystemExit, match="does not exist"):
+        mnist_cnn.main(["--data", str(tmp_path / "nowhere")])
+
+
+def test_normalization_zoo_tiny_budget(examples_path, capsys):
+    pytest.importorskip("sklearn")
+    import normalization_zoo
+
+    results = normalization_zoo.main(["--epochs", "1", "--limit", "200"])
+    out = capsys.readouterr().out
+    assert list(results) == ["BN", "BN(m=0.9)", "GN(4)", "IN", "LN(1,2,3)"]
+    for row in results.values():
+        assert list(row) == [2, 8, 32]
+        assert all(0.0 <= v <= 1.0 for v in row.values())
+    assert "digits: 200 training and 450 test images, 1 epoch(s)" in out
+    assert "(optimizer steps) (100)       (25)        (7)" in out
+    assert "BN and BN(m=0.9) trained bitwise-identical weights at every batch size: True" in out
+    for label in ("GN(4)", "IN", "LN(1,2,3)"):  # per-sample statistics: batch-independent
+        assert re.search(rf"^  {re.escape(label)} +0  \(bitwise identical\)$", out, re.M)
+    assert not re.search(r"^  BN +0  \(bitwise identical\)$", out, re.M)
+    assert "What it shows." in out and "This run: BN's test accuracy spans" in out
+
+
+def test_custom_layer_end_to_end(tmp_path):
+    """A fresh process: the example registers its layer class at import."""
+    pytest.importorskip("sklearn")
+    proc = subprocess.run(
+        [sys.executable, os.path.join(EXAMPLES, "custom_layer.py"), "--epochs", "1",
+         "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert re.search(r"worst error ratio \S+ \(<= 1 passes\)", out)
+    assert "check_gradients(ForgetfulPReLU 'forgetful_p_re_lu'): gradient mismatch at input[" \
+        in out
+    assert "channel_p_re_lu (ChannelPReLU)" in out
+    assert "layer 1 is a ChannelPReLU again" in out
+    assert "predictions bitwise identical: True" in out
+    assert "one more epoch each, weights bitwise identical: True" in out
+    assert (tmp_path / "custom_prelu.safetensors").is_file()
