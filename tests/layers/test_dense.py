@@ -217,3 +217,20 @@ def test_building_again_replaces_the_weights():
     layer.build((None, 6))
     assert layer.count_params() == 6 * 3 + 3 and layer.kernel.shape == (6, 3)
     assert layer(np.ones((2, 6), np.float32)).shape == (2, 3)
+
+
+def test_backward_params_matches_backward():
+    """backward_params (a model's first layer) fills the same gradients as backward."""
+    import numpy as np
+    from tinynet.layers import Conv2D, Dense
+
+    x = np.random.default_rng(0).standard_normal((4, 6, 6, 3)).astype(np.float32)
+    for layer, inp in ((Dense(5, activation="relu", seed=1), x.reshape(4, -1)),
+                       (Conv2D(4, 3, padding="same", activation="relu", seed=1), x)):
+        y = np.asarray(layer(inp, training=True))
+        g = np.ones_like(y)
+        layer.backward(g)
+        full = [p.grad.copy() for p in layer.parameters()]
+        layer.forward(inp, training=True)
+        layer.backward_params(g)
+        assert all(np.array_equal(a, p.grad) for a, p in zip(full, layer.parameters()))

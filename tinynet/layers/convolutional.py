@@ -198,7 +198,11 @@ class Conv2D(Layer):
         oh, ow = geom[0], geom[1]
         return Tensor(y.reshape(x.shape[0], oh, ow, self.filters))
 
-    def backward(self, grad_output: Any) -> Tensor:
+    def backward_params(self, grad_output: Any) -> None:
+        self._param_grads(grad_output)
+
+    def _param_grads(self, grad_output: Any) -> np.ndarray:
+        """Fills kernel/bias gradients; returns dL/dz (before the activation)."""
         cache = self._require_cache()
         x, geom, y = cache["x"], cache["geom"], cache["y"]
         g = as_array(grad_output)
@@ -218,6 +222,12 @@ class Conv2D(Layer):
             self.kernel.grad = None
         if self.use_bias:
             self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
+        return dz
+
+    def backward(self, grad_output: Any) -> Tensor:
+        dz = self._param_grads(grad_output)
+        cache = self._cache
+        x, geom, cols = cache["x"], cache["geom"], cache["cols"]
         w2 = self.kernel.value.reshape(-1, self.filters)
         if self._is_pointwise():
             return Tensor(matmul(dz, w2, trans_b=True).reshape(x.shape))

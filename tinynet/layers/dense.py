@@ -79,9 +79,10 @@ class Dense(Layer):
             raise ValueError(
                 f"Dense {self.name!r}: input must have rank >= 2 (batch axis included), "
                 f"got shape {shape}")
-        if shape[-1] is None:
+        if shape[-1] is None or shape[-1] == 0:
             raise ValueError(
-                f"Dense {self.name!r}: the last input axis must be known, got shape {shape}")
+                f"Dense {self.name!r}: the last input axis must be known and non-empty, "
+                f"got shape {shape}")
         return int(shape[-1])
 
     def build(self, input_shape: tuple) -> None:
@@ -111,7 +112,8 @@ class Dense(Layer):
         self._cache = (x2, x.shape, pre, y)
         return Tensor(y.reshape(*x.shape[:-1], self.units))
 
-    def backward(self, grad_output: Any) -> Tensor:
+    def _param_grads(self, grad_output: Any) -> np.ndarray:
+        """Fills kernel/bias gradients; returns dL/dz (before the activation)."""
         x2, x_shape, pre, y = self._require_cache()
         g = as_array(grad_output)
         if g.size != y.size:
@@ -125,8 +127,15 @@ class Dense(Layer):
             self.kernel.grad = None
         if self.use_bias:
             self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
+        return dz
+
+    def backward(self, grad_output: Any) -> Tensor:
+        dz = self._param_grads(grad_output)
         dx = matmul(dz, self.kernel.value, trans_b=True)
-        return Tensor(dx.reshape(x_shape))
+        return Tensor(dx.reshape(self._cache[1]))
+
+    def backward_params(self, grad_output: Any) -> None:
+        self._param_grads(grad_output)
 
     def get_config(self) -> dict:
         config = super().get_config()

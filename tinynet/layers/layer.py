@@ -129,7 +129,8 @@ class Layer:
         self._auto_name = name is None
         self._trainable = check_bool(trainable, "trainable", type(self).__name__)
         self.built = False
-        self.input_shape_arg = (None, *normalize_shape(input_shape)) if input_shape is not None else None
+        self.input_shape_arg = ((None, *normalize_shape(input_shape, f"{type(self).__name__}: input_shape"))
+                                if input_shape is not None else None)
         self.built_input_shape: tuple | None = None
         self._params: list[Parameter] = []
         self._cache: Any = None
@@ -217,6 +218,14 @@ class Layer:
 
     def backward(self, grad_output: Any) -> Tensor:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def backward_params(self, grad_output: Any) -> None:
+        """Fills the parameter gradients when dL/dx is not needed (a model's first layer).
+
+        The default runs :meth:`backward`; layers whose input gradient is costly (Dense,
+        Conv2D) skip it. The gradients are the ones :meth:`backward` would give.
+        """
+        self.backward(grad_output)
 
     def __call__(self, x: Any, training: bool = False) -> Tensor:
         if not self.built:

@@ -20,6 +20,7 @@ value of the ``matmul_parallel_min_flops`` gate.
 from __future__ import annotations
 
 import ctypes
+import functools
 import glob
 import os
 import threading
@@ -137,6 +138,7 @@ def _edges(n: int, parts: int, align: int) -> list[int]:
     return list(range(0, n, size)) + [n]
 
 
+@functools.lru_cache(maxsize=256)
 def plan(m: int, n: int, k: int) -> tuple[list[int], list[int], list[int]]:
     """The fixed tiling of an ``[m, k] @ [k, n]`` product: row, column and inner edges.
 
