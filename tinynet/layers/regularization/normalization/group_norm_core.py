@@ -483,17 +483,23 @@ def _backward_blocks_parallel(g, s, dx, recompute, affine_only, batch, positions
 @njit(cache=True, inline="always")
 def _fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, gamma, beta, mean, var,
               inv_std):
+    """Rows ``r0..r1`` (one chunk, still in cache between the three steps): shifted sums
+    per row, then the statistics of every row in one vectorizable loop, then the sweep."""
     n = np.float64(channels)
+    if not given:
+        s1 = np.empty(r1 - r0, dtype=np.float32)
+        s2 = np.empty(r1 - r0, dtype=np.float32)
+        for r in range(r0, r1):
+            row = r * channels
+            s1[r - r0], s2[r - r0] = shifted_segment_sums(x, row, row + channels, x[row])
+        for i in range(r1 - r0):
+            m = np.float64(s1[i]) / n
+            v = max(np.float64(s2[i]) / n - m * m, 0.0)
+            mean[r0 + i] = np.float32(np.float64(x[(r0 + i) * channels]) + m)
+            var[r0 + i] = np.float32(v)
+            inv_std[r0 + i] = np.float32(1.0 / np.sqrt(v + epsilon))
     for r in range(r0, r1):
         row = r * channels
-        if not given:
-            k = x[row]
-            s1, s2 = shifted_segment_sums(x, row, row + channels, k)
-            m = np.float64(s1) / n
-            v = max(np.float64(s2) / n - m * m, 0.0)
-            mean[r] = np.float32(np.float64(k) + m)
-            var[r] = np.float32(v)
-            inv_std[r] = np.float32(1.0 / np.sqrt(v + epsilon))
         mu = mean[r]
         sc = inv_std[r]
         xr = x[row:row + channels]
@@ -512,8 +518,9 @@ def _fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, gamma, beta
 @njit(cache=True)
 def _forward_rows_serial(x, out, xn, want_xn, batch, positions, channels, cpg, block, spc,
                          epsilon, given, gamma, beta, part1, part2, mean, var, inv_std):
-    _fwd_rows(x, out, xn, want_xn, 0, batch, channels, epsilon, given, gamma, beta, mean, var,
-              inv_std)
+    for r0 in range(0, batch, spc):
+        _fwd_rows(x, out, xn, want_xn, r0, min(r0 + spc, batch), channels, epsilon, given,
+                  gamma, beta, mean, var, inv_std)
 
 
 @njit(cache=True, parallel=True)
