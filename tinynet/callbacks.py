@@ -127,6 +127,13 @@ def check_callbacks(callbacks: Any, owner: str) -> list[Callback]:
     return list(callbacks)
 
 
+def _finite(value: numbers.Real) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond float range
+        return False
+
+
 class History(Callback):
     """Records each epoch's logs; ``fit`` returns it (and sets ``model.history``).
 
@@ -201,6 +208,8 @@ class EarlyStopping(Callback):
             raise TypeError(f"EarlyStopping: monitor must be a non-empty str, got {monitor!r}")
         if isinstance(min_delta, bool) or not isinstance(min_delta, numbers.Real):
             raise TypeError(f"EarlyStopping: min_delta must be a float, got {min_delta!r}")
+        if not _finite(min_delta):
+            raise ValueError(f"EarlyStopping: min_delta must be a finite float, got {min_delta!r}")
         for arg, value in (("patience", patience), ("verbose", verbose),
                            ("start_from_epoch", start_from_epoch)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -213,6 +222,12 @@ class EarlyStopping(Callback):
         if baseline is not None and (isinstance(baseline, bool)
                                      or not isinstance(baseline, numbers.Real)):
             raise TypeError(f"EarlyStopping: baseline must be None or a float, got {baseline!r}")
+        if baseline is not None and not _finite(baseline):
+            raise ValueError(f"EarlyStopping: baseline must be None or a finite float, "
+                             f"got {baseline!r}")
+        if not isinstance(restore_best_weights, bool):
+            raise TypeError(f"EarlyStopping: restore_best_weights must be a bool, "
+                            f"got {restore_best_weights!r}")
         self.monitor = monitor
         self.min_delta = abs(float(min_delta))
         self.patience = int(patience)

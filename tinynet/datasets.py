@@ -89,10 +89,14 @@ def _read_exact(stream: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _read_idx(path: Any, magic: int, ndim: int, what: str) -> np.ndarray:
+def _check_path(path: Any, what: str) -> None:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"load_idx: {what} path must be a str or os.PathLike, got "
                         f"{type(path).__name__}")
+
+
+def _read_idx(path: Any, magic: int, ndim: int, what: str) -> np.ndarray:
+    _check_path(path, what)
     path = os.fspath(path)
     where = f"load_idx: {what} file {path!r}"
     with open(path, "rb") as raw:
@@ -160,6 +164,7 @@ def load_idx(images_path: str | os.PathLike, labels_path: str | os.PathLike
         ValueError: a bad magic number, dimensions, truncated or over-long data, a
             corrupt gzip stream, or different counts; the message names the file.
     """
+    _check_path(labels_path, "labels")  # both arguments before any file is opened
     pixels = _read_idx(images_path, _IDX_IMAGES, 3, "images")
     labels = _read_idx(labels_path, _IDX_LABELS, 1, "labels")
     if pixels.shape[0] != labels.shape[0]:

@@ -32,7 +32,7 @@ _LO, _HI = EPSILON, 1.0 - EPSILON
 
 # -- shared helpers -------------------------------------------------------------------------
 def _pred(owner: str, y_pred: Any) -> np.ndarray:
-    p = as_array(y_pred)
+    p = as_array(y_pred, f"{owner}: y_pred")
     if p.ndim == 0 or p.size == 0:
         raise ValueError(f"{owner}: y_pred must be a non-empty array with a batch axis, "
                          f"got shape {p.shape}")
@@ -41,7 +41,7 @@ def _pred(owner: str, y_pred: Any) -> np.ndarray:
 
 def _match_true(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
     """``y_true`` as float64 in ``p``'s shape (Keras squeezes/expands a trailing 1)."""
-    t = as_array(y_true)
+    t = as_array(y_true, f"{owner}: y_true")
     if t.shape != p.shape:
         if t.ndim == p.ndim + 1 and t.shape[-1] == 1 and t.shape[:-1] == p.shape:
             t = t.reshape(p.shape)
@@ -211,7 +211,7 @@ class CategoricalCrossentropy(_ProbabilisticLoss):
     def _compute(self, y_true, y_pred, need_grad):
         owner = type(self).__name__
         p = _pred(owner, y_pred)
-        t_arr = as_array(y_true)
+        t_arr = as_array(y_true, f"{owner}: y_true")
         if t_arr.shape != p.shape:
             raise ValueError(f"{owner}: y_true shape {t_arr.shape} must equal y_pred shape "
                              f"{p.shape} (one-hot labels; use SparseCategoricalCrossentropy "

@@ -28,7 +28,7 @@ __all__ = ["Metric", "MeanMetricWrapper", "BinaryAccuracy", "CategoricalAccuracy
 
 def _same_rank(owner: str, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
     """float32 arrays of equal shape (Keras squeezes/expands a trailing axis of 1)."""
-    t, p = as_array(y_true), as_array(y_pred)
+    t, p = as_array(y_true, f"{owner}: y_true"), as_array(y_pred, f"{owner}: y_pred")
     if t.shape != p.shape:
         if t.ndim == p.ndim + 1 and t.shape[-1] == 1 and t.shape[:-1] == p.shape:
             t = t.reshape(p.shape)
@@ -116,7 +116,12 @@ class BinaryAccuracy(Metric):
     def __init__(self, threshold: float = 0.5, *, name: str | None = None) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
             raise TypeError(f"BinaryAccuracy: threshold must be a float, got {threshold!r}")
-        self.threshold = float(threshold)
+        try:
+            self.threshold = float(threshold)
+        except OverflowError:  # an int beyond float range
+            self.threshold = np.inf
+        if not np.isfinite(self.threshold):
+            raise ValueError(f"BinaryAccuracy: threshold must be a finite float, got {threshold!r}")
         super().__init__(name=name)
 
     def values(self, y_true, y_pred):

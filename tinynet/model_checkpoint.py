@@ -7,7 +7,7 @@ import numbers
 import os
 import warnings
 
-from tinynet.callbacks import Callback, _metric_direction
+from tinynet.callbacks import Callback, _finite, _metric_direction
 
 __all__ = ["ModelCheckpoint"]
 
@@ -73,6 +73,9 @@ class ModelCheckpoint(Callback):
                 or not isinstance(initial_value_threshold, numbers.Real)):
             raise TypeError(f"{owner}: initial_value_threshold must be None or a float, got "
                             f"{initial_value_threshold!r}")
+        if initial_value_threshold is not None and not _finite(initial_value_threshold):
+            raise ValueError(f"{owner}: initial_value_threshold must be None or a finite "
+                             f"float, got {initial_value_threshold!r}")
         self.filepath = filepath
         self.monitor = monitor
         self.verbose = int(verbose)

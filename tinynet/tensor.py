@@ -8,19 +8,48 @@ import numpy as np
 
 __all__ = ["Tensor", "as_array"]
 
+_EXPECTED = "a real-valued numeric array (bool, int or float)"
 
-def as_array(x: Any) -> np.ndarray:
+
+def _brief(x: Any) -> str:
+    text = repr(x)
+    text = f"{text[:60]}..." if len(text) > 60 else text
+    return f"{text} ({type(x).__name__})"
+
+
+def as_array(x: Any, arg: str = "input") -> np.ndarray:
     """Returns ``x`` as a C-contiguous float32 ndarray, copying only when it must.
 
     Args:
         x: A ``Tensor``, an ndarray or anything ``np.asarray`` accepts.
+        arg: How error messages name ``x``.
 
     Returns:
         The C-contiguous float32 view or copy.
+
+    Raises:
+        TypeError: ``x`` is ``None``, or holds strings, complex numbers or other objects.
+        ValueError: ``x`` is ragged (not a rectangular array).
     """
     if isinstance(x, Tensor):
         return x.data
-    return np.ascontiguousarray(x, dtype=np.float32)
+    if isinstance(x, np.ndarray) and x.dtype.kind in "biuf":
+        return np.ascontiguousarray(x, dtype=np.float32)
+    if x is None:
+        raise TypeError(f"{arg} must be {_EXPECTED}, got None")
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{arg} must be {_EXPECTED}, got {_brief(x)}: {exc}") from None
+    if arr.dtype.kind not in "biufO" or (arr.dtype.kind == "O"
+                                         and any(v is None for v in arr.flat)):
+        raise TypeError(f"{arg} must be {_EXPECTED}, got dtype {arr.dtype}: {_brief(x)}")
+    try:
+        return np.ascontiguousarray(arr, dtype=np.float32)
+    except OverflowError as exc:  # a Python int beyond float range
+        raise ValueError(f"{arg} must be {_EXPECTED}, got {_brief(x)}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{arg} must be {_EXPECTED}, got {_brief(x)}: {exc}") from None
 
 
 class Tensor:
@@ -41,7 +70,7 @@ class Tensor:
     __array_priority__ = 1000
 
     def __init__(self, data: Any) -> None:
-        self.data = as_array(data)
+        self.data = as_array(data, "Tensor: data")
 
     # -- array facts ---------------------------------------------------------
     @property

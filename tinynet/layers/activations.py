@@ -21,7 +21,7 @@ __all__ = ["Activation", "ReLU", "LeakyReLU", "ELU", "Sigmoid", "Tanh", "Softmax
 
 
 def _check_float(value: Any, arg: str, owner: str, *, allow_none: bool = False,
-                 non_negative: bool = True) -> float | None:
+                 non_negative: bool = True, allow_inf: bool = False) -> float | None:
     if value is None and allow_none:
         return None
     want = "a non-negative float" if non_negative else "a finite float"
@@ -29,8 +29,11 @@ def _check_float(value: Any, arg: str, owner: str, *, allow_none: bool = False,
         want = f"None or {want}"
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{owner}: {arg} must be {want}, got {value!r}")
-    value = float(value)
-    bad = value < 0 if non_negative else math.isinf(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float range
+        value = math.inf
+    bad = (non_negative and value < 0) or (math.isinf(value) and not allow_inf)
     if math.isnan(value) or bad:
         raise ValueError(f"{owner}: {arg} must be {want}, got {value!r}")
     return value
@@ -112,7 +115,8 @@ class ReLU(_ActivationLayer):
     def __init__(self, max_value: float | None = None, negative_slope: float = 0.0,
                  threshold: float = 0.0, *, name: str | None = None, trainable: bool = True,
                  input_shape: tuple | None = None) -> None:
-        self.max_value = _check_float(max_value, "max_value", "ReLU", allow_none=True)
+        self.max_value = _check_float(max_value, "max_value", "ReLU", allow_none=True,
+                                      allow_inf=True)
         self.negative_slope = _check_float(negative_slope, "negative_slope", "ReLU")
         self.threshold = _check_float(threshold, "threshold", "ReLU")
         fn = activations.relu(self.negative_slope, self.max_value, self.threshold)

@@ -23,7 +23,7 @@ class Input(Layer):
 
     def __init__(self, shape: tuple, *, name: str | None = None) -> None:
         super().__init__(name=name)
-        self.shape = normalize_shape(shape, "shape")
+        self.shape = normalize_shape(shape, "Input: shape")
         if any(d is None for d in self.shape):
             raise ValueError(f"Input: shape must hold known sizes (no None), got {self.shape}")
         self.input_shape_arg = (None, *self.shape)

@@ -129,7 +129,8 @@ class Layer:
         self._auto_name = name is None
         self._trainable = check_bool(trainable, "trainable", type(self).__name__)
         self.built = False
-        self.input_shape_arg = ((None, *normalize_shape(input_shape, f"{type(self).__name__}: input_shape"))
+        owner = type(self).__name__
+        self.input_shape_arg = ((None, *normalize_shape(input_shape, f"{owner}: input_shape"))
                                 if input_shape is not None else None)
         self.built_input_shape: tuple | None = None
         self._params: list[Parameter] = []

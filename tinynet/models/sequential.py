@@ -9,9 +9,11 @@ into reused buffers when shuffling), so small models are not dominated by Python
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import sys
+import threading
 import time
 from typing import Any, Callable
 
@@ -52,11 +54,24 @@ def _check_verbose(value: Any, owner: str) -> int:
     return int(value)
 
 
-def _targets(y: Any) -> np.ndarray:
+def _locked(method: Callable) -> Callable:
+    """Runs ``method`` under the model's lock: layers keep per-call state (forward caches,
+    reused buffers), so concurrent inference calls on one model take turns."""
+    @functools.wraps(method)
+    def wrapper(self: "Sequential", *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return wrapper
+
+
+def _targets(y: Any, owner: str) -> np.ndarray:
     """``y`` as a C-contiguous array: floats and bools as float32, integer labels kept."""
-    arr = y.data if isinstance(y, Tensor) else np.asarray(y)
-    if arr.dtype.kind in "fb" or arr.dtype == object:
-        return np.ascontiguousarray(arr, dtype=np.float32)
+    try:
+        arr = y.data if isinstance(y, Tensor) else np.asarray(y)
+    except ValueError:  # ragged: as_array names y in the error
+        arr = y
+    if getattr(arr, "dtype", None) is None or arr.dtype.kind not in "iu":
+        return as_array(arr, f"{owner}: y")
     return np.ascontiguousarray(arr)
 
 
@@ -96,6 +111,7 @@ class Sequential:
         self.shuffle_rng: np.random.Generator | None = None
         self.stop_training = False
         self.history: History | None = None
+        self._lock = threading.RLock()
         if layers is not None:
             if not isinstance(layers, (list, tuple)):
                 raise TypeError(f"Sequential: layers must be a list of layers, got "
@@ -180,7 +196,7 @@ class Sequential:
                 raise ValueError(f"Sequential.build: model {self.name!r} has no input shape; "
                                  f"pass input_shape, e.g. build((None, 8))")
             input_shape = self._input_shape
-        shape = normalize_shape(input_shape)
+        shape = normalize_shape(input_shape, "Sequential.build: input_shape")
         if len(shape) < 2:
             raise ValueError(f"Sequential.build: input_shape must include the batch axis and "
                              f"at least one feature axis, e.g. (None, 8), got {shape}")
@@ -334,7 +350,7 @@ class Sequential:
     # -- data ----------------------------------------------------------------------------------
     def _inputs(self, x: Any, owner: str) -> np.ndarray:
         """``x`` as C-contiguous float32, checked against (or defining) the input shape."""
-        x = as_array(x)
+        x = as_array(x, f"{owner}: x")
         if x.ndim < 2 or x.shape[0] == 0:
             raise ValueError(f"{owner}: x must be a non-empty batch with at least one feature "
                              f"axis, got x with shape {x.shape}")
@@ -350,7 +366,7 @@ class Sequential:
 
     def _data(self, x: Any, y: Any, owner: str) -> tuple[np.ndarray, np.ndarray]:
         x = self._inputs(x, owner)
-        y = _targets(y)
+        y = _targets(y, owner)
         if y.ndim == 0 or y.shape[0] != x.shape[0]:
             raise ValueError(f"{owner}: x and y must hold the same number of samples, got x "
                              f"with shape {x.shape} and y with shape {y.shape}")
@@ -385,8 +401,10 @@ class Sequential:
                                      f"before this step's update (weights are those after the "
                                      f"last finite step)")
         values = [float(m(y, y_pred)) for m in self.metrics]
-        for layer in reversed(self._layers):
+        for layer in self._layers[:0:-1]:
             grad = layer.backward(grad)
+        if self._layers:  # nothing consumes dL/dx of the first layer
+            self._layers[0].backward_params(grad)
         self.optimizer.apply(params)
         return loss_value, values
 
@@ -541,6 +559,7 @@ class Sequential:
         loss_value, values = self._train_step(x, y, params, guard, lambda: owner)
         return [loss_value, *values] if self.metrics else loss_value
 
+    @_locked
     def evaluate(self, x: Any, y: Any, batch_size: int = 32, verbose: int = 1,
                  return_dict: bool = False) -> float | list[float] | dict[str, float]:
         """The loss (and metrics) over ``x``, ``y`` in inference mode.
@@ -573,6 +592,7 @@ class Sequential:
         values = list(logs.values())
         return values if self.metrics else values[0]
 
+    @_locked
     def predict(self, x: Any, batch_size: int = 32, verbose: int = 1) -> np.ndarray:
         """The model's outputs for ``x`` (inference mode), as one float32 NumPy array.
 
@@ -599,6 +619,7 @@ class Sequential:
                 bar.close()
         return result
 
+    @_locked
     def __call__(self, x: Any, training: bool = False) -> Tensor:
         """Forward pass on ``x`` (builds the model from ``x``'s shape if needed)."""
         return Tensor(self._forward(self._inputs(x, "Sequential.__call__"), training))
@@ -642,6 +663,13 @@ class Sequential:
         from tinynet.saving import load_weights
 
         load_weights(self, path)
+
+    def __getstate__(self) -> dict:  # the lock cannot be pickled or deep-copied
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"<Sequential name={self.name!r} layers={len(self._layers)} built={self.built}>"

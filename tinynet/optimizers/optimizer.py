@@ -45,7 +45,10 @@ def check_float(value: Any, arg: str, owner: str, *, low: float = 0.0,
         expected = "a non-negative float" if not low_open else "a positive float"
     if not _is_number(value):
         raise TypeError(f"{owner}: {arg} must be {expected}, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int beyond float range
+        v = math.inf
     ok = (math.isfinite(v) and (v > low if low_open else v >= low)
           and (v < high if high_open else v <= high))
     if not ok:
@@ -193,6 +196,9 @@ class Optimizer:
         owner = type(self).__name__
         if isinstance(params, Parameter):
             params = [params]
+        if not isinstance(params, Iterable):
+            raise TypeError(f"{owner}: apply expects a list of Parameter objects, got "
+                            f"{type(params).__name__}")
         out = []
         for p in params:
             if not isinstance(p, Parameter):

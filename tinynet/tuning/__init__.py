@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -78,6 +79,7 @@ _sources: dict[str, str] = {}
 _threads: int | None = None
 _threads_source = "default"
 _loaded = False
+_workqueue: bool | None = None  # Numba runs on its workqueue layer (known once launched)
 
 
 def _check_name(name: str) -> None:
@@ -281,7 +283,9 @@ def use_parallel(name: str, work: int) -> bool:
     """Whether a kernel with ``work`` units under gate ``name`` should run in parallel.
 
     Called only from Python wrappers. When it answers yes it also sets Numba's thread
-    count for the calling thread to :func:`get_num_threads`.
+    count for the calling thread to :func:`get_num_threads`. On Numba's ``workqueue``
+    threading layer (not thread-safe) it answers yes on the main thread only, and warns
+    once.
     """
     _ensure_loaded()
     if work < _values[name]:
@@ -293,7 +297,38 @@ def use_parallel(name: str, work: int) -> bool:
 
     if numba.get_num_threads() != n:
         numba.set_num_threads(n)
+    if _workqueue is not False and _on_workqueue() \
+            and threading.current_thread() is not threading.main_thread():
+        return False  # workqueue aborts on concurrent launches: serial variant, same bits
     return True
+
+
+def _on_workqueue() -> bool:
+    """Whether Numba's threads run on its ``workqueue`` layer; warns once if so.
+
+    That layer aborts the process when parallel kernels are launched from two threads at
+    once, so :func:`use_parallel` then answers yes on the main thread only.
+    """
+    global _workqueue
+    if _workqueue is None:
+        import numba
+
+        try:
+            layer = numba.threading_layer()
+        except ValueError:  # no threads launched yet
+            return False
+        with _lock:
+            if _workqueue is None:
+                _workqueue = layer == "workqueue"
+                if _workqueue:
+                    warnings.warn(
+                        "tinynet: Numba is using its 'workqueue' threading layer, which is "
+                        "not thread-safe, so tinynet runs parallel kernels on the main thread "
+                        "only (other threads use the serial kernels; results are the same). "
+                        "To fix it, install an OpenMP runtime (e.g. apt-get install libgomp1) "
+                        "or TBB (pip install tbb) and set NUMBA_THREADING_LAYER=omp (or tbb).",
+                        RuntimeWarning, stacklevel=4)
+    return _workqueue
 
 
 def describe() -> str:

@@ -311,7 +311,11 @@ def summary_text(model: Any, line_length: int | None = None) -> str:
         raise TypeError(f"summary: line_length must be an int, got {line_length!r}")
     layers = list(model.layers)
     rows = [_layer_fields(layer) for layer in layers]
-    table = _render_table(rows, line_length, _ASCII if _ascii_only() else _HEAVY_HEAD)
+    try:
+        table = _render_table(rows, line_length, _ASCII if _ascii_only() else _HEAVY_HEAD)
+    except ValueError as exc:
+        raise ValueError(f"summary: line_length must leave every column at least 4 characters "
+                         f"wide, got {line_length}: {exc}") from None
 
     trainable = non_trainable = 0
     for layer in layers:
@@ -351,6 +355,8 @@ def print_summary(model: Any, line_length: int | None = None,
         print_fn: Called once with the whole text (ending with a newline); default
             writes to ``sys.stdout``.
     """
+    if print_fn is not None and not callable(print_fn):
+        raise TypeError(f"summary: print_fn must be None or a callable, got {print_fn!r}")
     text = summary_text(model, line_length)
     if print_fn is None:
         sys.stdout.write(text)

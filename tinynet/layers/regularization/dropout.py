@@ -25,7 +25,7 @@ def _check_rate(rate: Any, owner: str) -> float:
     expected = f"{owner}: rate must be a float in [0, 1), got {rate!r}"
     if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, (int, float, np.integer, np.floating)):
         raise TypeError(expected)
-    if not 0.0 <= float(rate) < 1.0:  # also rejects NaN
+    if not 0.0 <= rate < 1.0:  # also rejects NaN
         raise ValueError(expected)
     return float(rate)
 

@@ -1,0 +1,1002 @@
+"""The bad-input matrix: every public constructor and method, fed wrong arguments.
+
+Each case is ``(id, what was passed, callable, exception type, regex)``. The call must
+raise exactly that exception type (``ValueError`` or ``TypeError``; ``KeyError`` for
+unknown tuning gates) with a message matching the regex; the regexes pin the argument's
+name, the value received and what was expected. ``docs/errors.md`` is generated from
+this table: ``python tests/hardening/test_bad_inputs.py`` rewrites it, and
+:func:`test_errors_doc_matches_table` checks it is current.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+import pytest
+
+import tinynet as tn
+from tinynet import callbacks, datasets, losses, metrics, optimizers, saving, tuning
+from tinynet.layers import (ELU, Activation, AveragePooling2D, BatchNormalization, Conv2D,
+                            Dense, Dropout, Flatten, GlobalAveragePooling2D,
+                            GlobalMaxPooling2D, GroupNormalization, Input,
+                            InstanceNormalization, LayerNormalization, LeakyReLU,
+                            MaxPooling2D, Parameter, ReLU, Reshape, Sigmoid, Softmax,
+                            SpatialDropout2D, Tanh)
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
+NAN, INF = float("nan"), float("inf")
+
+
+class Case(NamedTuple):
+    id: str
+    what: str
+    call: Callable[[], Any]
+    exc: type
+    pattern: str
+
+
+CASES: list[Case] = []
+
+
+def case(id: str, what: str, call: Callable[[], Any], exc: type, *fragments: str) -> None:
+    """Adds a case whose message must contain ``fragments`` in order (literal text)."""
+    CASES.append(Case(id, what, call, exc, ".*".join(re.escape(f) for f in fragments)))
+
+
+# -- fixtures for the cases (fresh objects per call) ------------------------------------------
+def z(*shape: int) -> np.ndarray:
+    return np.zeros(shape, dtype=np.float32)
+
+
+def called(layer: Any, *shape: int) -> Any:
+    """``layer`` after one forward on zeros of ``shape``."""
+    layer(z(*shape))
+    return layer
+
+
+def mlp() -> tn.Sequential:
+    return tn.Sequential([Input((4,)), Dense(3)])
+
+
+def compiled(loss: str = "mse") -> tn.Sequential:
+    model = mlp()
+    model.compile(optimizer="sgd", loss=loss)
+    return model
+
+
+X, Y = z(5, 4), z(5, 3)
+LABELS = np.array([0, 1, 2, 0, 1])
+
+
+def fit(model: tn.Sequential, x: Any = X, y: Any = Y, **kwargs: Any) -> Any:
+    kwargs.setdefault("verbose", 0)
+    return model.fit(x, y, **kwargs)
+
+
+def param_with_grad(grad_shape: tuple) -> Parameter:
+    p = Parameter(z(2), "w")
+    p.grad = z(*grad_shape)
+    return p
+
+
+# ============================================================================================
+# layers
+# ============================================================================================
+POS_INT = "must be a positive int"
+case("dense-units-zero", "Dense(0)", lambda: Dense(0), ValueError,
+     "Dense: units", POS_INT, "got 0")
+case("dense-units-negative", "Dense(-1)", lambda: Dense(-1), ValueError,
+     "Dense: units", POS_INT, "got -1")
+case("dense-units-float", "Dense(2.5)", lambda: Dense(2.5), TypeError,
+     "Dense: units", POS_INT, "got 2.5")
+case("dense-units-str", "Dense('3')", lambda: Dense("3"), TypeError,
+     "Dense: units", POS_INT, "got '3'")
+case("dense-units-bool", "Dense(True)", lambda: Dense(True), TypeError,
+     "Dense: units", POS_INT, "got True")
+case("dense-activation-unknown", "Dense(3, activation='swish')",
+     lambda: Dense(3, activation="swish"), ValueError,
+     "Dense: activation must be one of", "'relu'", "got 'swish'")
+case("dense-activation-int", "Dense(3, activation=1)", lambda: Dense(3, activation=1),
+     TypeError, "Dense: activation must be a string or None", "got 1")
+case("dense-use-bias-str", "Dense(3, use_bias='yes')", lambda: Dense(3, use_bias="yes"),
+     TypeError, "Dense: use_bias must be a bool, got 'yes'")
+case("dense-initializer-unknown", "Dense(3, kernel_initializer='glorot')",
+     lambda: Dense(3, kernel_initializer="glorot"), ValueError,
+     "Dense: kernel_initializer", "'glorot'", "expected one of", "glorot_uniform")
+case("dense-initializer-int", "Dense(3, kernel_initializer=1)",
+     lambda: Dense(3, kernel_initializer=1), TypeError,
+     "Dense: kernel_initializer must be an initializer name (str), got 1")
+case("dense-seed-negative", "Dense(3, seed=-1)", lambda: Dense(3, seed=-1), ValueError,
+     "Dense: seed must be None or a non-negative int, got -1")
+case("dense-seed-float", "Dense(3, seed=1.5)", lambda: Dense(3, seed=1.5), TypeError,
+     "Dense: seed must be None or a non-negative int, got 1.5")
+case("layer-name-empty", "Dense(3, name='')", lambda: Dense(3, name=""), TypeError,
+     "Dense: name must be a non-empty str, got ''")
+case("layer-name-int", "Dense(3, name=5)", lambda: Dense(3, name=5), TypeError,
+     "Dense: name must be a non-empty str, got 5")
+case("layer-trainable-int", "Dense(3, trainable=1)", lambda: Dense(3, trainable=1),
+     TypeError, "Dense: trainable must be a bool, got 1")
+case("layer-input-shape-str", "Dense(3, input_shape='4')",
+     lambda: Dense(3, input_shape="4"), TypeError,
+     "Dense: input_shape must be a tuple of ints, got '4'")
+case("layer-input-shape-negative", "Dense(3, input_shape=(-1,))",
+     lambda: Dense(3, input_shape=(-1,)), ValueError,
+     "Dense: input_shape must hold non-negative ints or None, got (-1,)")
+case("dense-build-rank1", "Dense(3).build((None,))", lambda: Dense(3).build((None,)),
+     ValueError, "Dense 'dense': input must have rank >= 2", "got shape (None,)")
+case("dense-build-empty-features", "Dense(3).build((None, 0))",
+     lambda: Dense(3).build((None, 0)), ValueError,
+     "Dense 'dense': the last input axis must be known and non-empty, got shape (None, 0)")
+case("dense-call-wrong-features", "Dense built for 4 features, called on shape (2, 5)",
+     lambda: called(Dense(3), 2, 4)(z(2, 5)), ValueError,
+     "Dense 'dense': expected input of shape (batch, ..., 4), got shape (2, 5)")
+case("dense-call-str", "Dense(3)('abc')", lambda: Dense(3)("abc"), TypeError,
+     "input must be a real-valued numeric array", "'abc' (str)")
+case("dense-call-none", "Dense(3)(None)", lambda: Dense(3)(None), TypeError,
+     "input must be a real-valued numeric array", "got None")
+case("dense-call-ragged", "Dense(3)([[1, 2], [3]])", lambda: Dense(3)([[1, 2], [3]]),
+     ValueError, "input must be a real-valued numeric array", "got [[1, 2], [3]] (list)")
+case("dense-backward-wrong-grad", "Dense backward with grad of shape (2, 5) for output (2, 3)",
+     lambda: called(Dense(3), 2, 4).backward(z(2, 5)), ValueError,
+     "Dense 'dense': grad_output must have shape (2, 3), got (2, 5)")
+case("parameter-assign-shape", "Parameter.assign of shape (3,) into (4, 3)",
+     lambda: called(Dense(3), 2, 4).kernel.assign(z(3)), ValueError,
+     "Parameter dense/kernel: expected shape (4, 3), got (3,)")
+case("layer-set-weights-count", "Dense.set_weights([one array])",
+     lambda: called(Dense(3), 2, 4).set_weights([z(4, 3)]), ValueError,
+     "Layer 'dense': set_weights expected 2 arrays, got 1")
+case("layer-count-params-unbuilt", "Dense(3).count_params() before build",
+     lambda: Dense(3).count_params(), ValueError,
+     "Layer 'dense' is not built yet", "call build(input_shape)")
+case("layer-trainable-setter", "layer.trainable = 'no'",
+     lambda: setattr(Dense(3), "trainable", "no"), TypeError,
+     "dense: trainable must be a bool, got 'no'")
+
+PAIR = "must be a positive int or a tuple of 2 positive ints"
+case("conv-filters-zero", "Conv2D(0, 3)", lambda: Conv2D(0, 3), ValueError,
+     "Conv2D: filters", POS_INT, "got 0")
+case("conv-kernel-zero", "Conv2D(2, 0)", lambda: Conv2D(2, 0), ValueError,
+     "Conv2D: kernel_size", PAIR, "got 0")
+case("conv-kernel-triple", "Conv2D(2, (1, 2, 3))", lambda: Conv2D(2, (1, 2, 3)), ValueError,
+     "Conv2D: kernel_size", PAIR, "got (1, 2, 3)")
+case("conv-kernel-float", "Conv2D(2, 2.0)", lambda: Conv2D(2, 2.0), TypeError,
+     "Conv2D: kernel_size", PAIR, "got 2.0")
+case("conv-kernel-pair-zero", "Conv2D(2, (3, 0))", lambda: Conv2D(2, (3, 0)), ValueError,
+     "Conv2D: kernel_size", PAIR, "got (3, 0)")
+case("conv-strides-zero", "Conv2D(2, 3, strides=0)", lambda: Conv2D(2, 3, strides=0),
+     ValueError, "Conv2D: strides", PAIR, "got 0")
+case("conv-dilation-negative", "Conv2D(2, 3, dilation_rate=-1)",
+     lambda: Conv2D(2, 3, dilation_rate=-1), ValueError,
+     "Conv2D: dilation_rate", PAIR, "got -1")
+case("conv-padding-unknown", "Conv2D(2, 3, padding='full')",
+     lambda: Conv2D(2, 3, padding="full"), ValueError,
+     'Conv2D: padding must be "valid" or "same", got \'full\'')
+case("conv-padding-int", "Conv2D(2, 3, padding=1)", lambda: Conv2D(2, 3, padding=1),
+     TypeError, 'Conv2D: padding must be "valid" or "same", got 1')
+case("conv-strides-with-dilation", "Conv2D(2, 3, strides=2, dilation_rate=2)",
+     lambda: Conv2D(2, 3, strides=2, dilation_rate=2), ValueError,
+     "Conv2D: strides > 1 is not supported with dilation_rate > 1",
+     "got strides=(2, 2) and dilation_rate=(2, 2)")
+case("conv-input-rank3", "Conv2D(2, 3) on shape (2, 4, 4)",
+     lambda: Conv2D(2, 3)(z(2, 4, 4)), ValueError,
+     "Conv2D 'conv2d': input must have rank 4", "got shape (None, 4, 4)")
+case("conv-input-too-small", "Conv2D(2, 5) on a 4x4 image",
+     lambda: Conv2D(2, 5)(z(1, 4, 4, 1)), ValueError,
+     "Conv2D 'conv2d': input spatial size (4, 4) is smaller than the dilated kernel",
+     "kernel_size=(5, 5)")
+case("conv-input-channels", "Conv2D built for 1 channel, called on 3",
+     lambda: called(Conv2D(2, 3), 1, 4, 4, 1)(z(1, 4, 4, 3)), ValueError,
+     "Conv2D 'conv2d': expected 1 input channels, got shape (1, 4, 4, 3)")
+case("conv-backward-wrong-grad", "Conv2D backward with grad (1, 1, 1, 2) for output (1, 2, 2, 2)",
+     lambda: called(Conv2D(2, 3), 1, 4, 4, 1).backward(z(1, 1, 1, 2)), ValueError,
+     "Conv2D 'conv2d': grad_output must have shape (1, 2, 2, 2), got (1, 1, 1, 2)")
+
+case("maxpool-size-zero", "MaxPooling2D(0)", lambda: MaxPooling2D(0), ValueError,
+     "MaxPooling2D: pool_size", PAIR, "got 0")
+case("maxpool-size-one-entry", "MaxPooling2D((2,))", lambda: MaxPooling2D((2,)), ValueError,
+     "MaxPooling2D: pool_size", PAIR, "got (2,)")
+case("maxpool-size-str", "MaxPooling2D('2')", lambda: MaxPooling2D("2"), TypeError,
+     "MaxPooling2D: pool_size", PAIR, "got '2'")
+case("avgpool-strides-negative", "AveragePooling2D(2, strides=-1)",
+     lambda: AveragePooling2D(2, strides=-1), ValueError,
+     "AveragePooling2D: strides", PAIR, "got -1")
+case("maxpool-padding-unknown", "MaxPooling2D(padding='causal')",
+     lambda: MaxPooling2D(padding="causal"), ValueError,
+     "MaxPooling2D: padding must be 'valid' or 'same', got 'causal'")
+case("avgpool-padding-none", "AveragePooling2D(padding=None)",
+     lambda: AveragePooling2D(padding=None), TypeError,
+     "AveragePooling2D: padding must be 'valid' or 'same', got None")
+case("maxpool-input-rank3", "MaxPooling2D() on shape (2, 4, 4)",
+     lambda: MaxPooling2D()(z(2, 4, 4)), ValueError,
+     "MaxPooling2D 'max_pooling2d': input must have rank 4", "got shape (None, 4, 4)")
+case("maxpool-input-too-small", "MaxPooling2D(5) on a 4x4 image",
+     lambda: MaxPooling2D(5)(z(1, 4, 4, 1)), ValueError,
+     "MaxPooling2D 'max_pooling2d': pool_size (5, 5) does not fit input shape (None, 4, 4, 1)")
+case("maxpool-backward-wrong-grad", "MaxPooling2D backward with grad (1, 3, 3, 1)",
+     lambda: called(MaxPooling2D(), 1, 4, 4, 1).backward(z(1, 3, 3, 1)), ValueError,
+     "MaxPooling2D 'max_pooling2d': grad_output must have shape (1, 2, 2, 1)",
+     "got (1, 3, 3, 1)")
+case("gap-keepdims-int", "GlobalAveragePooling2D(keepdims=1)",
+     lambda: GlobalAveragePooling2D(keepdims=1), TypeError,
+     "GlobalAveragePooling2D: keepdims must be a bool, got 1")
+case("gmp-input-rank2", "GlobalMaxPooling2D() on shape (2, 4)",
+     lambda: GlobalMaxPooling2D()(z(2, 4)), ValueError,
+     "GlobalMaxPooling2D 'global_max_pooling2d': input must have rank 4", "got shape (None, 4)")
+case("gap-input-no-positions", "GlobalAveragePooling2D() on shape (1, 0, 4, 1)",
+     lambda: GlobalAveragePooling2D()(z(1, 0, 4, 1)), ValueError,
+     "input must have at least one position, got shape (None, 0, 4, 1)")
+
+TARGET = "target_shape must be a tuple of positive ints with at most one -1"
+case("flatten-backward-wrong-grad", "Flatten backward with grad (2, 5) for output (2, 6)",
+     lambda: called(Flatten(), 2, 3, 2).backward(z(2, 5)), ValueError,
+     "Flatten 'flatten': grad_output must have shape (2, 6)", "got (2, 5)")
+case("reshape-target-str", "Reshape('abc')", lambda: Reshape("abc"), TypeError,
+     "Reshape: " + TARGET, "got 'abc'")
+case("reshape-target-zero", "Reshape((0, 2))", lambda: Reshape((0, 2)), ValueError,
+     "Reshape: " + TARGET, "got (0, 2)")
+case("reshape-target-float", "Reshape((2.5,))", lambda: Reshape((2.5,)), TypeError,
+     "Reshape: " + TARGET, "got (2.5,)")
+case("reshape-target-two-unknown", "Reshape((-1, -1))", lambda: Reshape((-1, -1)),
+     ValueError, "Reshape: target_shape may contain at most one -1", "got (-1, -1)")
+case("reshape-size-mismatch", "Reshape((5,)) on shape (2, 4)",
+     lambda: Reshape((5,))(z(2, 4)), ValueError,
+     "Reshape 'reshape': cannot reshape input shape (None, 4) to target_shape (5,)",
+     "4 elements per sample, target holds 5")
+case("reshape-unknown-not-divisible", "Reshape((-1, 3)) on shape (2, 4)",
+     lambda: Reshape((-1, 3))(z(2, 4)), ValueError,
+     "Reshape 'reshape': cannot reshape input shape (None, 4) to target_shape (-1, 3)",
+     "not a multiple of 3")
+
+case("activation-unknown", "Activation('swish')", lambda: Activation("swish"), ValueError,
+     "Activation: activation must be one of", "got 'swish'")
+case("activation-int", "Activation(3)", lambda: Activation(3), TypeError,
+     "Activation: activation must be a string or None", "got 3")
+case("relu-max-value-negative", "ReLU(max_value=-1.0)", lambda: ReLU(max_value=-1.0),
+     ValueError, "ReLU: max_value must be None or a non-negative float, got -1.0")
+case("relu-slope-nan", "ReLU(negative_slope=nan)", lambda: ReLU(negative_slope=NAN),
+     ValueError, "ReLU: negative_slope must be a non-negative float, got nan")
+case("relu-threshold-str", "ReLU(threshold='0')", lambda: ReLU(threshold="0"), TypeError,
+     "ReLU: threshold must be a non-negative float, got '0'")
+case("relu-threshold-inf", "ReLU(threshold=inf)", lambda: ReLU(threshold=INF), ValueError,
+     "ReLU: threshold must be a non-negative float, got inf")
+case("leaky-relu-negative", "LeakyReLU(-0.1)", lambda: LeakyReLU(-0.1), ValueError,
+     "LeakyReLU: negative_slope must be a non-negative float, got -0.1")
+case("leaky-relu-inf", "LeakyReLU(inf)", lambda: LeakyReLU(INF), ValueError,
+     "LeakyReLU: negative_slope must be a non-negative float, got inf")
+case("elu-alpha-inf", "ELU(inf)", lambda: ELU(INF), ValueError,
+     "ELU: alpha must be a finite float, got inf")
+case("elu-alpha-str", "ELU('1')", lambda: ELU("1"), TypeError,
+     "ELU: alpha must be a finite float, got '1'")
+case("softmax-axis-float", "Softmax(axis=1.0)", lambda: Softmax(axis=1.0), TypeError,
+     "Softmax: axis must be an int, got 1.0")
+case("softmax-axis-out-of-range", "Softmax(axis=3) on shape (2, 3)",
+     lambda: Softmax(axis=3)(z(2, 3)), ValueError,
+     "Softmax 'softmax': axis 3 is out of range for input of shape (2, 3)")
+case("sigmoid-name-empty", "Sigmoid(name='')", lambda: Sigmoid(name=""), TypeError,
+     "Sigmoid: name must be a non-empty str, got ''")
+case("tanh-trainable-str", "Tanh(trainable='no')", lambda: Tanh(trainable="no"), TypeError,
+     "Tanh: trainable must be a bool, got 'no'")
+case("activation-backward-wrong-grad", "ReLU backward with grad (2, 4) for output (2, 3)",
+     lambda: called(ReLU(), 2, 3).backward(z(2, 4)), ValueError,
+     "ReLU 're_lu': grad_output must have shape (2, 3), got (2, 4)")
+
+RATE = "rate must be a float in [0, 1)"
+case("dropout-rate-one", "Dropout(1.0)", lambda: Dropout(1.0), ValueError,
+     "Dropout: " + RATE, "got 1.0")
+case("dropout-rate-nan", "Dropout(nan)", lambda: Dropout(NAN), ValueError,
+     "Dropout: " + RATE, "got nan")
+case("dropout-rate-str", "Dropout('0.5')", lambda: Dropout("0.5"), TypeError,
+     "Dropout: " + RATE, "got '0.5'")
+case("dropout-rate-huge-int", "Dropout(10**400)", lambda: Dropout(10**400), ValueError,
+     "Dropout: " + RATE, "got 1000")
+case("dropout-seed-negative", "Dropout(0.5, seed=-2)", lambda: Dropout(0.5, seed=-2),
+     ValueError, "Dropout: seed must be a non-negative int or None, got -2")
+case("dropout-noise-shape-int", "Dropout(0.5, noise_shape=5)",
+     lambda: Dropout(0.5, noise_shape=5), TypeError,
+     "Dropout: noise_shape must be a tuple of positive ints or None entries", "got 5")
+case("dropout-noise-shape-zero", "Dropout(0.5, noise_shape=(None, 0))",
+     lambda: Dropout(0.5, noise_shape=(None, 0)), ValueError,
+     "Dropout: noise_shape must be a tuple of positive ints or None entries", "got (None, 0)")
+case("dropout-noise-shape-mismatch", "Dropout(0.5, noise_shape=(None, 2)) on shape (2, 3)",
+     lambda: Dropout(0.5, noise_shape=(None, 2))(z(2, 3), training=True), ValueError,
+     "Dropout 'dropout': noise_shape (None, 2) does not broadcast to input shape (None, 3)")
+case("spatial-dropout-rate-negative", "SpatialDropout2D(-0.1)",
+     lambda: SpatialDropout2D(-0.1), ValueError, "SpatialDropout2D: " + RATE, "got -0.1")
+case("spatial-dropout-rank2", "SpatialDropout2D(0.5) on shape (2, 3)",
+     lambda: SpatialDropout2D(0.5)(z(2, 3), training=True), ValueError,
+     "SpatialDropout2D 'spatial_dropout2d': input must have rank 4", "got shape (None, 3)")
+
+EPS = "epsilon must be a finite number > 0"
+MOMENTUM = "momentum must be a number in [0, 1]"
+case("bn-momentum-high", "BatchNormalization(momentum=1.5)",
+     lambda: BatchNormalization(momentum=1.5), ValueError,
+     "BatchNormalization: " + MOMENTUM, "got 1.5")
+case("bn-momentum-nan", "BatchNormalization(momentum=nan)",
+     lambda: BatchNormalization(momentum=NAN), ValueError,
+     "BatchNormalization: " + MOMENTUM, "got nan")
+case("bn-momentum-str", "BatchNormalization(momentum='0.9')",
+     lambda: BatchNormalization(momentum="0.9"), TypeError,
+     "BatchNormalization: " + MOMENTUM, "got '0.9'")
+case("bn-epsilon-zero", "BatchNormalization(epsilon=0)",
+     lambda: BatchNormalization(epsilon=0), ValueError, "BatchNormalization: " + EPS, "got 0")
+case("bn-epsilon-nan", "BatchNormalization(epsilon=nan)",
+     lambda: BatchNormalization(epsilon=NAN), ValueError,
+     "BatchNormalization: " + EPS, "got nan")
+case("bn-epsilon-inf", "BatchNormalization(epsilon=inf)",
+     lambda: BatchNormalization(epsilon=INF), ValueError,
+     "BatchNormalization: " + EPS, "got inf")
+case("bn-epsilon-huge-int", "BatchNormalization(epsilon=10**400)",
+     lambda: BatchNormalization(epsilon=10**400), ValueError,
+     "BatchNormalization: " + EPS, "got 1000")
+case("bn-epsilon-str", "BatchNormalization(epsilon='1e-3')",
+     lambda: BatchNormalization(epsilon="1e-3"), TypeError,
+     "BatchNormalization: " + EPS, "got '1e-3'")
+case("bn-axis-float", "BatchNormalization(axis=1.5)", lambda: BatchNormalization(axis=1.5),
+     TypeError, "BatchNormalization: axis must be an int, got 1.5")
+case("bn-axis-out-of-range", "BatchNormalization(axis=5).build((None, 3))",
+     lambda: BatchNormalization(axis=5).build((None, 3)), ValueError,
+     "BatchNormalization: axis 5 is out of range for an input of rank 2")
+case("bn-axis-batch", "BatchNormalization(axis=0).build((None, 3))",
+     lambda: BatchNormalization(axis=0).build((None, 3)), ValueError,
+     "BatchNormalization: axis 0 is the batch axis; expected an axis in 1..1")
+case("bn-center-none", "BatchNormalization(center=None)",
+     lambda: BatchNormalization(center=None), TypeError,
+     "BatchNormalization: center must be a bool, got None")
+case("bn-scale-str", "BatchNormalization(scale='no')", lambda: BatchNormalization(scale="no"),
+     TypeError, "BatchNormalization: scale must be a bool, got 'no'")
+case("bn-empty-channels", "BatchNormalization().build((None, 0))",
+     lambda: BatchNormalization().build((None, 0)), ValueError,
+     "BatchNormalization: the normalized axes of input shape (None, 0) must not be empty",
+     "got sizes (0,)")
+case("bn-call-wrong-channels", "BatchNormalization built for 3 channels, called on 4",
+     lambda: called(BatchNormalization(), 2, 3)(z(2, 4)), ValueError,
+     "BatchNormalization 'batch_normalization': expected 3 channels on axis 1",
+     "got input shape (2, 4)")
+case("bn-call-wrong-rank", "BatchNormalization built for rank 3, called on rank 2",
+     lambda: called(BatchNormalization(), 2, 3, 4)(z(2, 4)), ValueError,
+     "expected 4 channels on axis 2 of a rank-3 input, got input shape (2, 4)")
+case("bn-backward-wrong-grad", "BatchNormalization backward with grad (3, 4) for output (2, 4)",
+     lambda: called(BatchNormalization(), 2, 4).backward(z(3, 4)), ValueError,
+     "BatchNormalization 'batch_normalization': grad_output must have shape (2, 4)",
+     "got (3, 4)")
+
+GROUPS = "groups must be >= 1, or -1 for one group per channel"
+case("gn-groups-zero", "GroupNormalization(0)", lambda: GroupNormalization(0), ValueError,
+     "GroupNormalization: " + GROUPS, "got 0")
+case("gn-groups-minus-two", "GroupNormalization(-2)", lambda: GroupNormalization(-2),
+     ValueError, "GroupNormalization: " + GROUPS, "got -2")
+case("gn-groups-float", "GroupNormalization(2.0)", lambda: GroupNormalization(2.0), TypeError,
+     "GroupNormalization: groups must be an int", "got 2.0")
+case("gn-not-divisible", "GroupNormalization(4) on 6 channels",
+     lambda: GroupNormalization(4)(z(2, 6)), ValueError,
+     "GroupNormalization: channels (6) must be divisible by groups (4)")
+case("gn-build-rank1", "GroupNormalization(1).build((None,))",
+     lambda: GroupNormalization(1).build((None,)), ValueError,
+     "GroupNormalization: input must have rank >= 2, got shape (None,)")
+case("gn-axis-str", "GroupNormalization(axis='x')", lambda: GroupNormalization(axis="x"),
+     TypeError, "GroupNormalization: axis must be an int, got 'x'")
+case("gn-backward-wrong-grad", "GroupNormalization backward with grad (2, 5) for output (2, 4)",
+     lambda: called(GroupNormalization(2), 2, 4).backward(z(2, 5)), ValueError,
+     "GroupNormalization 'group_normalization': grad_output must have shape (2, 4)",
+     "got (2, 5)")
+case("in-epsilon-negative", "InstanceNormalization(epsilon=-1e-3)",
+     lambda: InstanceNormalization(epsilon=-1e-3), ValueError,
+     "InstanceNormalization: " + EPS, "got -0.001")
+case("in-center-int", "InstanceNormalization(center=1)",
+     lambda: InstanceNormalization(center=1), TypeError,
+     "InstanceNormalization: center must be a bool, got 1")
+case("in-empty-channels", "InstanceNormalization() on shape (2, 0)",
+     lambda: InstanceNormalization()(z(2, 0)), ValueError,
+     "InstanceNormalization: the normalized axes of input shape (None, 0) must not be empty")
+
+LN_AXIS = "axis must be an int or a non-empty tuple of ints"
+case("ln-axis-empty", "LayerNormalization(axis=())", lambda: LayerNormalization(axis=()),
+     TypeError, "LayerNormalization: " + LN_AXIS, "got ()")
+case("ln-axis-str", "LayerNormalization(axis='x')", lambda: LayerNormalization(axis="x"),
+     TypeError, "LayerNormalization: " + LN_AXIS, "got 'x'")
+case("ln-axis-batch", "LayerNormalization(axis=0).build((None, 3))",
+     lambda: LayerNormalization(axis=0).build((None, 3)), ValueError,
+     "LayerNormalization: axis 0 includes the batch axis 0")
+case("ln-axis-repeated", "LayerNormalization(axis=(1, -1)).build((None, 3))",
+     lambda: LayerNormalization(axis=(1, -1)).build((None, 3)), ValueError,
+     "LayerNormalization: axis (1, -1) repeats an axis (rank 2)")
+case("ln-axis-out-of-range", "LayerNormalization(axis=4).build((None, 3))",
+     lambda: LayerNormalization(axis=4).build((None, 3)), ValueError,
+     "LayerNormalization: axis 4 is out of range for an input of rank 2")
+case("ln-epsilon-nan", "LayerNormalization(epsilon=nan)",
+     lambda: LayerNormalization(epsilon=NAN), ValueError,
+     "LayerNormalization: " + EPS, "got nan")
+case("ln-call-wrong-size", "LayerNormalization built for 3 features, called on 4",
+     lambda: called(LayerNormalization(), 2, 3)(z(2, 4)), ValueError,
+     "LayerNormalization 'layer_normalization': expected sizes (3,) on axes (1,)",
+     "got input shape (2, 4)")
+case("ln-backward-wrong-grad", "LayerNormalization backward with grad (2, 5) for output (2, 4)",
+     lambda: called(LayerNormalization(), 2, 4).backward(z(2, 5)), ValueError,
+     "LayerNormalization 'layer_normalization': grad_output must have shape (2, 4)",
+     "got (2, 5)")
+
+case("input-shape-none", "Input((None, 3))", lambda: Input((None, 3)), ValueError,
+     "Input: shape must hold known sizes (no None), got (None, 3)")
+case("input-shape-str", "Input('abc')", lambda: Input("abc"), TypeError,
+     "Input: shape must be a tuple of ints, got 'abc'")
+case("input-shape-negative", "Input((-1,))", lambda: Input((-1,)), ValueError,
+     "Input: shape must hold non-negative ints or None, got (-1,)")
+
+# ============================================================================================
+# Sequential
+# ============================================================================================
+case("seq-layers-not-list", "Sequential(layers=Dense(3))",
+     lambda: tn.Sequential(layers=Dense(3)), TypeError,
+     "Sequential: layers must be a list of layers, got Dense")
+case("seq-name-empty", "Sequential(name='')", lambda: tn.Sequential(name=""), TypeError,
+     "Sequential: name must be a non-empty str, got ''")
+case("seq-add-str", "model.add('dense')", lambda: tn.Sequential().add("dense"), TypeError,
+     "Sequential.add: expected a tinynet Layer, got str: 'dense'")
+case("seq-add-twice", "model.add(layer) twice",
+     lambda: (lambda m, l: (m.add(l), m.add(l)))(tn.Sequential(), Dense(2)), ValueError,
+     "Sequential.add: layer 'dense' is already in the model")
+case("seq-duplicate-names", "Sequential([Dense(2, name='a'), Dense(2, name='a')])",
+     lambda: tn.Sequential([Dense(2, name="a"), Dense(2, name="a")]), ValueError,
+     "Sequential.add: all layers must have unique names; 'a' is already the name")
+case("seq-input-not-first", "Sequential([Dense(2), Input((3,))])",
+     lambda: tn.Sequential([Dense(2), Input((3,))]), ValueError,
+     "Sequential: an Input must be the first element and appear once")
+case("seq-incompatible-layer", "Sequential([Input((4,)), Conv2D(2, 3)])",
+     lambda: tn.Sequential([Input((4,)), Conv2D(2, 3)]), ValueError,
+     "Layer 'conv2d' (Conv2D) cannot take the model input with shape (None, 4)",
+     "input must have rank 4")
+case("seq-build-no-shape", "Sequential([Dense(2)]).build()",
+     lambda: tn.Sequential([Dense(2)]).build(), ValueError,
+     "Sequential.build: model 'sequential' has no input shape; pass input_shape")
+case("seq-build-rank1", "model.build((None,))",
+     lambda: tn.Sequential([Dense(2)]).build((None,)), ValueError,
+     "Sequential.build: input_shape must include the batch axis and at least one feature "
+     "axis", "got (None,)")
+case("seq-build-str", "model.build('x')", lambda: tn.Sequential([Dense(2)]).build("x"),
+     TypeError, "Sequential.build: input_shape must be a tuple of ints, got 'x'")
+case("seq-build-conflict", "model with Input((4,)) .build((None, 5))",
+     lambda: mlp().build((None, 5)), ValueError,
+     "Sequential.build: model 'sequential' expects input shape (None, 4), got (None, 5)")
+case("seq-compile-optimizer-unknown", "model.compile('adamx', 'mse')",
+     lambda: mlp().compile("adamx", "mse"), ValueError,
+     "Unknown optimizer 'adamx'; valid names: adagrad, adam, adamw, rmsprop, sgd")
+case("seq-compile-optimizer-int", "model.compile(3, 'mse')", lambda: mlp().compile(3, "mse"),
+     TypeError, "optimizers.get: expected an Optimizer instance, a name or a config dict",
+     "got int: 3")
+case("seq-compile-loss-unknown", "model.compile('sgd', 'msee')",
+     lambda: mlp().compile("sgd", "msee"), ValueError,
+     "Unknown loss 'msee'; valid names: mse")
+case("seq-compile-loss-int", "model.compile('sgd', 3)", lambda: mlp().compile("sgd", 3),
+     TypeError, "losses.get: expected a Loss instance, a name or a config dict", "got int: 3")
+case("seq-compile-metrics-str", "model.compile(..., metrics='accuracy')",
+     lambda: mlp().compile("sgd", "mse", metrics="accuracy"), TypeError,
+     "Sequential.compile: metrics must be a list, got str: 'accuracy'")
+case("seq-compile-metric-unknown", "model.compile(..., metrics=['f1'])",
+     lambda: mlp().compile("sgd", "mse", metrics=["f1"]), ValueError,
+     "Unknown metric 'f1'; valid names: accuracy")
+case("seq-compile-metric-int", "model.compile(..., metrics=[3])",
+     lambda: mlp().compile("sgd", "mse", metrics=[3]), TypeError,
+     "metrics.get: expected a Metric instance, a name or a function, got int: 3")
+case("seq-compile-metric-duplicate", "model.compile(..., metrics=['mae', 'mae'])",
+     lambda: mlp().compile("sgd", "mse", metrics=["mae", "mae"]), ValueError,
+     "Sequential.compile: metric names must be unique and not 'loss', got ['mae', 'mae']")
+case("seq-fit-batch-size-zero", "model.fit(x, y, batch_size=0)",
+     lambda: fit(compiled(), batch_size=0), ValueError,
+     "Sequential.fit: batch_size must be a positive int, got 0")
+case("seq-fit-batch-size-float", "model.fit(x, y, batch_size=2.0)",
+     lambda: fit(compiled(), batch_size=2.0), TypeError,
+     "Sequential.fit: batch_size must be a positive int, got 2.0")
+case("seq-fit-epochs-negative", "model.fit(x, y, epochs=-1)",
+     lambda: fit(compiled(), epochs=-1), ValueError,
+     "Sequential.fit: epochs must be a non-negative int, got -1")
+case("seq-fit-verbose", "model.fit(x, y, verbose=3)", lambda: fit(compiled(), verbose=3),
+     ValueError, "Sequential.fit: verbose must be 0, 1, 2 or 'auto', got 3")
+case("seq-fit-shuffle-str", "model.fit(x, y, shuffle='yes')",
+     lambda: fit(compiled(), shuffle="yes"), TypeError,
+     "Sequential.fit: shuffle must be a bool, got 'yes'")
+case("seq-fit-callbacks-int", "model.fit(x, y, callbacks=5)",
+     lambda: fit(compiled(), callbacks=5), TypeError,
+     "Sequential.fit: callbacks must be a list of Callback objects, got int")
+case("seq-fit-callbacks-element", "model.fit(x, y, callbacks=[5])",
+     lambda: fit(compiled(), callbacks=[5]), TypeError,
+     "Sequential.fit: callbacks must be a list of Callback objects, got an element of type int")
+case("seq-fit-validation-split-one", "model.fit(x, y, validation_split=1.0)",
+     lambda: fit(compiled(), validation_split=1.0), ValueError,
+     "Sequential.fit: validation_split must be a float in [0, 1), got 1.0")
+case("seq-fit-validation-split-nan", "model.fit(x, y, validation_split=nan)",
+     lambda: fit(compiled(), validation_split=NAN), ValueError,
+     "Sequential.fit: validation_split must be a float in [0, 1), got nan")
+case("seq-fit-validation-split-too-few", "model.fit(x[:1], y[:1], validation_split=0.5)",
+     lambda: fit(compiled(), X[:1], Y[:1], validation_split=0.5), ValueError,
+     "Sequential.fit: 1 samples are not enough to split", "validation_split=0.5")
+case("seq-fit-validation-data-array", "model.fit(x, y, validation_data=x)",
+     lambda: fit(compiled(), validation_data=X), ValueError,
+     "Sequential.fit: validation_data must be a tuple (x_val, y_val), got ndarray")
+case("seq-fit-xy-mismatch", "model.fit(x[5 samples], y[4 samples])",
+     lambda: fit(compiled(), X, Y[:4]), ValueError,
+     "Sequential.fit: x and y must hold the same number of samples",
+     "x with shape (5, 4) and y with shape (4, 3)")
+case("seq-fit-x-rank1", "model.fit(np.zeros(5), y)", lambda: fit(compiled(), np.zeros(5)),
+     ValueError, "Sequential.fit: x must be a non-empty batch with at least one feature axis",
+     "got x with shape (5,)")
+case("seq-fit-x-empty", "model.fit(np.zeros((0, 4)), y[:0])",
+     lambda: fit(compiled(), z(0, 4), Y[:0]), ValueError,
+     "Sequential.fit: x must be a non-empty batch", "got x with shape (0, 4)")
+case("seq-fit-x-wrong-shape", "model.fit(np.zeros((5, 6)), y)",
+     lambda: fit(compiled(), z(5, 6)), ValueError,
+     "Sequential.fit: model 'sequential' expects input shape (None, 4)",
+     "got x with shape (5, 6)")
+case("seq-fit-x-str", "model.fit('abc', y)", lambda: fit(compiled(), "abc"), TypeError,
+     "Sequential.fit: x must be a real-valued numeric array", "'abc' (str)")
+case("seq-fit-y-scalar", "model.fit(x, 1.0)", lambda: fit(compiled(), X, 1.0), ValueError,
+     "Sequential.fit: x and y must hold the same number of samples",
+     "y with shape (1,)")
+case("seq-fit-y-str", "model.fit(x, ['a'] * 5)", lambda: fit(compiled(), X, ["a"] * 5),
+     TypeError, "Sequential.fit: y must be a real-valued numeric array", "got dtype <U1")
+case("seq-fit-y-wrong-shape", "model.fit(x, np.zeros((5, 2))) with loss='mse'",
+     lambda: fit(compiled(), X, z(5, 2)), ValueError,
+     "MeanSquaredError: y_true shape (5, 2) is incompatible with y_pred shape (5, 3)")
+case("seq-fit-label-too-large", "model.fit(x, labels with 3) for 3 classes",
+     lambda: fit(compiled("sparse_categorical_crossentropy"), X, np.array([0, 1, 2, 3, 1])),
+     ValueError, "SparseCategoricalCrossentropy: label 3 is out of range for 3 classes",
+     "expected 0 <= label < 3")
+case("seq-fit-label-negative", "model.fit(x, labels with -1)",
+     lambda: fit(compiled("sparse_categorical_crossentropy"), X, np.array([0, 1, 2, -1, 1])),
+     ValueError, "SparseCategoricalCrossentropy: label -1 is out of range for 3 classes")
+case("seq-fit-label-fraction", "model.fit(x, labels with 0.5)",
+     lambda: fit(compiled("sparse_categorical_crossentropy"), X,
+                 np.array([0, 1, 2, 0.5, 1])), ValueError,
+     "SparseCategoricalCrossentropy: labels must be integer class indices, got 0.5")
+case("seq-fit-label-nan", "model.fit(x, labels with nan)",
+     lambda: fit(compiled("sparse_categorical_crossentropy"), X,
+                 np.array([0, 1, 2, NAN, 1])), ValueError,
+     "SparseCategoricalCrossentropy: labels must be integer class indices, got nan")
+case("seq-evaluate-batch-size", "model.evaluate(x, y, batch_size=-3)",
+     lambda: compiled().evaluate(X, Y, batch_size=-3, verbose=0), ValueError,
+     "Sequential.evaluate: batch_size must be a positive int, got -3")
+case("seq-evaluate-verbose", "model.evaluate(x, y, verbose='loud')",
+     lambda: compiled().evaluate(X, Y, verbose="loud"), ValueError,
+     "Sequential.evaluate: verbose must be 0, 1, 2 or 'auto', got 'loud'")
+case("seq-evaluate-mismatch", "model.evaluate(x[5], y[2])",
+     lambda: compiled().evaluate(X, Y[:2], verbose=0), ValueError,
+     "Sequential.evaluate: x and y must hold the same number of samples",
+     "y with shape (2, 3)")
+case("seq-predict-batch-size", "model.predict(x, batch_size=0)",
+     lambda: mlp().predict(X, batch_size=0, verbose=0), ValueError,
+     "Sequential.predict: batch_size must be a positive int, got 0")
+case("seq-predict-wrong-shape", "model.predict(np.zeros((5, 3)))",
+     lambda: mlp().predict(z(5, 3), verbose=0), ValueError,
+     "Sequential.predict: model 'sequential' expects input shape (None, 4)",
+     "got x with shape (5, 3)")
+case("seq-predict-none", "model.predict(None)", lambda: mlp().predict(None, verbose=0),
+     TypeError, "Sequential.predict: x must be a real-valued numeric array", "got None")
+case("seq-predict-complex", "model.predict(complex array)",
+     lambda: mlp().predict(np.ones((2, 4), np.complex64), verbose=0), TypeError,
+     "Sequential.predict: x must be a real-valued numeric array", "got dtype complex64")
+case("seq-train-on-batch-mismatch", "model.train_on_batch(x[5], y[3])",
+     lambda: compiled().train_on_batch(X, Y[:3]), ValueError,
+     "Sequential.train_on_batch: x and y must hold the same number of samples",
+     "y with shape (3, 3)")
+case("seq-train-on-batch-wrong-shape", "model.train_on_batch(np.zeros((5, 2)), y)",
+     lambda: compiled().train_on_batch(z(5, 2), Y), ValueError,
+     "Sequential.train_on_batch: model 'sequential' expects input shape (None, 4)",
+     "got x with shape (5, 2)")
+case("seq-summary-line-length-small", "model.summary(line_length=-5)",
+     lambda: mlp().summary(line_length=-5), ValueError,
+     "summary: line_length must leave every column at least 4 characters wide, got -5")
+case("seq-summary-line-length-str", "model.summary(line_length='wide')",
+     lambda: mlp().summary(line_length="wide"), TypeError,
+     "summary: line_length must be an int, got 'wide'")
+case("seq-summary-print-fn", "model.summary(print_fn=5)",
+     lambda: mlp().summary(print_fn=5), TypeError,
+     "summary: print_fn must be None or a callable, got 5")
+case("seq-set-weights-count", "model.set_weights([one array])",
+     lambda: mlp().set_weights([z(4, 3)]), ValueError,
+     "Sequential.set_weights: expected 2 arrays, got 1")
+case("seq-set-weights-shape", "model.set_weights([(3, 3), (3,)])",
+     lambda: mlp().set_weights([z(3, 3), z(3)]), ValueError,
+     "Sequential.set_weights: dense/kernel expects shape (4, 3), got (3, 3)")
+
+# ============================================================================================
+# losses and metrics
+# ============================================================================================
+case("loss-mse-shape", "MeanSquaredError()(y_true (2, 3), y_pred (2, 4))",
+     lambda: losses.MeanSquaredError()(z(2, 3), z(2, 4)), ValueError,
+     "MeanSquaredError: y_true shape (2, 3) is incompatible with y_pred shape (2, 4)")
+case("loss-mse-empty", "MeanSquaredError()(empty, empty)",
+     lambda: losses.MeanSquaredError()(z(0, 3), z(0, 3)), ValueError,
+     "MeanSquaredError: y_pred must be a non-empty array with a batch axis, got shape (0, 3)")
+case("loss-mse-pred-none", "MeanSquaredError()(y, None)",
+     lambda: losses.MeanSquaredError()(z(2), None), TypeError,
+     "MeanSquaredError: y_pred must be a real-valued numeric array", "got None")
+case("loss-bce-from-logits-str", "BinaryCrossentropy(from_logits='yes')",
+     lambda: losses.BinaryCrossentropy(from_logits="yes"), TypeError,
+     "BinaryCrossentropy: from_logits must be a bool, got 'yes'")
+case("loss-cce-shape", "CategoricalCrossentropy()(y_true (2,), y_pred (2, 3))",
+     lambda: losses.CategoricalCrossentropy()(z(2), z(2, 3)), ValueError,
+     "CategoricalCrossentropy: y_true shape (2,) must equal y_pred shape (2, 3)")
+case("loss-cce-true-str", "CategoricalCrossentropy()('abc', y_pred)",
+     lambda: losses.CategoricalCrossentropy()("abc", z(1, 3)), TypeError,
+     "CategoricalCrossentropy: y_true must be a real-valued numeric array", "'abc' (str)")
+case("loss-scce-out-of-range", "SparseCategoricalCrossentropy()([3], 3 classes)",
+     lambda: losses.SparseCategoricalCrossentropy()(np.array([3]), np.full((1, 3), 1 / 3)),
+     ValueError, "SparseCategoricalCrossentropy: label 3 is out of range for 3 classes")
+case("loss-scce-inf-label", "SparseCategoricalCrossentropy()([inf], ...)",
+     lambda: losses.SparseCategoricalCrossentropy()(np.array([INF]), np.full((1, 3), 1 / 3)),
+     ValueError, "SparseCategoricalCrossentropy: labels must be integer class indices, got inf")
+case("loss-scce-shape", "SparseCategoricalCrossentropy()(2 labels, 1 row)",
+     lambda: losses.SparseCategoricalCrossentropy()(np.array([0, 1]), np.full((1, 3), 1 / 3)),
+     ValueError, "SparseCategoricalCrossentropy: y_true shape (2,) does not match y_pred shape "
+     "(1, 3)")
+case("loss-name-int", "MeanSquaredError(name=3)", lambda: losses.MeanSquaredError(name=3),
+     TypeError, "MeanSquaredError: name must be a non-empty str, got 3")
+case("losses-get-unknown", "losses.get('l2')", lambda: losses.get("l2"), ValueError,
+     "Unknown loss 'l2'; valid names: mse")
+case("losses-get-int", "losses.get(3)", lambda: losses.get(3), TypeError,
+     "losses.get: expected a Loss instance, a name or a config dict, got int: 3")
+case("metric-threshold-str", "BinaryAccuracy(threshold='0.5')",
+     lambda: metrics.BinaryAccuracy(threshold="0.5"), TypeError,
+     "BinaryAccuracy: threshold must be a float, got '0.5'")
+case("metric-threshold-nan", "BinaryAccuracy(threshold=nan)",
+     lambda: metrics.BinaryAccuracy(threshold=NAN), ValueError,
+     "BinaryAccuracy: threshold must be a finite float, got nan")
+case("metrics-get-unknown", "metrics.get('f1')", lambda: metrics.get("f1"), ValueError,
+     "Unknown metric 'f1'; valid names: accuracy")
+case("metrics-get-int", "metrics.get(3)", lambda: metrics.get(3), TypeError,
+     "metrics.get: expected a Metric instance, a name or a function, got int: 3")
+case("metric-categorical-shape", "CategoricalAccuracy()((2, 3), (2, 4))",
+     lambda: metrics.CategoricalAccuracy()(z(2, 3), z(2, 4)), ValueError,
+     "CategoricalAccuracy: y_true shape (2, 3) must equal y_pred shape (2, 4)")
+case("metric-sparse-shape", "SparseCategoricalAccuracy()(3 labels, 2 rows)",
+     lambda: metrics.SparseCategoricalAccuracy()(np.array([0, 1, 2]), z(2, 3)), ValueError,
+     "SparseCategoricalAccuracy: y_true shape (3,) does not match y_pred shape (2, 3)")
+case("metric-mse-str", "metrics.MeanSquaredError()('a', y_pred)",
+     lambda: metrics.MeanSquaredError()("a", z(1)), TypeError,
+     "MeanSquaredError: y_true must be a real-valued numeric array", "'a' (str)")
+case("metric-wrapper-not-callable", "MeanMetricWrapper(5)",
+     lambda: metrics.MeanMetricWrapper(5), TypeError,
+     "MeanMetricWrapper: fn must be callable, got 5")
+
+# ============================================================================================
+# optimizers
+# ============================================================================================
+LR = "learning_rate must be a non-negative float or a callable schedule"
+case("sgd-lr-nan", "SGD(learning_rate=nan)", lambda: optimizers.SGD(learning_rate=NAN),
+     ValueError, "SGD: " + LR, "got nan")
+case("sgd-lr-negative", "SGD(learning_rate=-1)", lambda: optimizers.SGD(learning_rate=-1),
+     ValueError, "SGD: " + LR, "got -1")
+case("sgd-lr-inf", "SGD(learning_rate=inf)", lambda: optimizers.SGD(learning_rate=INF),
+     ValueError, "SGD: " + LR, "got inf")
+case("sgd-lr-str", "SGD(learning_rate='0.1')", lambda: optimizers.SGD(learning_rate="0.1"),
+     TypeError, "SGD: " + LR, "got '0.1'")
+case("sgd-lr-huge-int", "SGD(learning_rate=10**400)",
+     lambda: optimizers.SGD(learning_rate=10**400), ValueError, "SGD: " + LR, "got 1000")
+case("sgd-momentum-high", "SGD(momentum=2.0)", lambda: optimizers.SGD(momentum=2.0),
+     ValueError, "SGD: momentum must be a float in [0, 1], got 2.0")
+case("sgd-nesterov-int", "SGD(nesterov=1)", lambda: optimizers.SGD(nesterov=1), TypeError,
+     "SGD: nesterov must be a bool, got 1")
+case("adam-beta1-one", "Adam(beta_1=1.0)", lambda: optimizers.Adam(beta_1=1.0), ValueError,
+     "Adam: beta_1 must be a float in [0, 1), got 1.0")
+case("adam-beta2-nan", "Adam(beta_2=nan)", lambda: optimizers.Adam(beta_2=NAN), ValueError,
+     "Adam: beta_2 must be a float in [0, 1), got nan")
+case("adam-epsilon-negative", "Adam(epsilon=-1e-7)", lambda: optimizers.Adam(epsilon=-1e-7),
+     ValueError, "Adam: epsilon must be a non-negative float, got -1e-07")
+case("adam-amsgrad-str", "Adam(amsgrad='no')", lambda: optimizers.Adam(amsgrad="no"),
+     TypeError, "Adam: amsgrad must be a bool, got 'no'")
+case("adamw-weight-decay-none", "AdamW(weight_decay=None)",
+     lambda: optimizers.AdamW(weight_decay=None), ValueError,
+     "AdamW: weight_decay must be a non-negative float, got None")
+case("adamw-weight-decay-negative", "AdamW(weight_decay=-0.1)",
+     lambda: optimizers.AdamW(weight_decay=-0.1), ValueError,
+     "AdamW: weight_decay must be None or a non-negative float, got -0.1")
+case("rmsprop-rho-one", "RMSprop(rho=1.0)", lambda: optimizers.RMSprop(rho=1.0), ValueError,
+     "RMSprop: rho must be a float in [0, 1), got 1.0")
+case("rmsprop-momentum-negative", "RMSprop(momentum=-0.5)",
+     lambda: optimizers.RMSprop(momentum=-0.5), ValueError,
+     "RMSprop: momentum must be a float in [0, 1], got -0.5")
+case("rmsprop-centered-int", "RMSprop(centered=0)", lambda: optimizers.RMSprop(centered=0),
+     TypeError, "RMSprop: centered must be a bool, got 0")
+case("adagrad-initial-negative", "Adagrad(initial_accumulator_value=-0.1)",
+     lambda: optimizers.Adagrad(initial_accumulator_value=-0.1), ValueError,
+     "Adagrad: initial_accumulator_value must be a non-negative float, got -0.1")
+case("adagrad-epsilon-nan", "Adagrad(epsilon=nan)", lambda: optimizers.Adagrad(epsilon=NAN),
+     ValueError, "Adagrad: epsilon must be a non-negative float, got nan")
+case("optimizer-clipnorm-zero", "SGD(clipnorm=0.0)", lambda: optimizers.SGD(clipnorm=0.0),
+     ValueError, "SGD: clipnorm must be None or a positive float, got 0.0")
+case("optimizer-clipvalue-nan", "SGD(clipvalue=nan)", lambda: optimizers.SGD(clipvalue=NAN),
+     ValueError, "SGD: clipvalue must be None or a positive float, got nan")
+case("optimizer-global-clipnorm-negative", "Adam(global_clipnorm=-1.0)",
+     lambda: optimizers.Adam(global_clipnorm=-1.0), ValueError,
+     "Adam: global_clipnorm must be None or a positive float, got -1.0")
+case("optimizer-two-clips", "SGD(clipnorm=1.0, clipvalue=1.0)",
+     lambda: optimizers.SGD(clipnorm=1.0, clipvalue=1.0), ValueError,
+     "SGD: only one of clipnorm, clipvalue and global_clipnorm can be set",
+     "got clipnorm=1.0, clipvalue=1.0")
+case("optimizer-lr-setter-nan", "optimizer.learning_rate = nan",
+     lambda: setattr(optimizers.Adam(), "learning_rate", NAN), ValueError,
+     "Adam: " + LR, "got nan")
+case("optimizer-name-empty", "Adam(name='')", lambda: optimizers.Adam(name=""), TypeError,
+     "Adam: name must be a non-empty str, got ''")
+case("optimizers-get-unknown", "optimizers.get('adamx')", lambda: optimizers.get("adamx"),
+     ValueError, "Unknown optimizer 'adamx'; valid names: adagrad, adam, adamw, rmsprop, sgd")
+case("optimizers-get-float", "optimizers.get(1.0)", lambda: optimizers.get(1.0), TypeError,
+     "optimizers.get: expected an Optimizer instance, a name or a config dict, got float: 1.0")
+case("optimizers-get-dict", "optimizers.get({'config': {}})",
+     lambda: optimizers.get({"config": {}}), ValueError,
+     "optimizers.get: a config dict needs 'class_name' and 'config' keys, got keys ['config']")
+case("optimizer-exclude-names-int", "AdamW().exclude_from_weight_decay(var_names=[3])",
+     lambda: optimizers.AdamW().exclude_from_weight_decay(var_names=[3]), TypeError,
+     "AdamW: exclude_from_weight_decay var_names must be non-empty strings, got 3")
+case("optimizer-apply-array", "SGD().apply([ndarray])",
+     lambda: optimizers.SGD().apply([z(3)]), TypeError,
+     "SGD: apply expects Parameter objects, got ndarray")
+case("optimizer-apply-int", "SGD().apply(5)", lambda: optimizers.SGD().apply(5), TypeError,
+     "SGD: apply expects a list of Parameter objects, got int")
+case("optimizer-apply-grad-shape", "SGD().apply([param (2,) with grad (3,)])",
+     lambda: optimizers.SGD().apply([param_with_grad((3,))]), ValueError,
+     "SGD: gradient of w has shape (3,), expected (2,)")
+
+# ============================================================================================
+# callbacks
+# ============================================================================================
+NON_NEG_INT = "must be a non-negative int"
+case("early-stopping-monitor-empty", "EarlyStopping(monitor='')",
+     lambda: callbacks.EarlyStopping(monitor=""), TypeError,
+     "EarlyStopping: monitor must be a non-empty str, got ''")
+case("early-stopping-patience-negative", "EarlyStopping(patience=-1)",
+     lambda: callbacks.EarlyStopping(patience=-1), ValueError,
+     "EarlyStopping: patience", NON_NEG_INT, "got -1")
+case("early-stopping-patience-float", "EarlyStopping(patience=1.5)",
+     lambda: callbacks.EarlyStopping(patience=1.5), TypeError,
+     "EarlyStopping: patience", NON_NEG_INT, "got 1.5")
+case("early-stopping-start-negative", "EarlyStopping(start_from_epoch=-1)",
+     lambda: callbacks.EarlyStopping(start_from_epoch=-1), ValueError,
+     "EarlyStopping: start_from_epoch", NON_NEG_INT, "got -1")
+case("early-stopping-mode", "EarlyStopping(mode='up')",
+     lambda: callbacks.EarlyStopping(mode="up"), ValueError,
+     "EarlyStopping: mode must be one of 'auto', 'min', 'max', got 'up'")
+case("early-stopping-min-delta-str", "EarlyStopping(min_delta='0')",
+     lambda: callbacks.EarlyStopping(min_delta="0"), TypeError,
+     "EarlyStopping: min_delta must be a float, got '0'")
+case("early-stopping-min-delta-nan", "EarlyStopping(min_delta=nan)",
+     lambda: callbacks.EarlyStopping(min_delta=NAN), ValueError,
+     "EarlyStopping: min_delta must be a finite float, got nan")
+case("early-stopping-baseline-str", "EarlyStopping(baseline='x')",
+     lambda: callbacks.EarlyStopping(baseline="x"), TypeError,
+     "EarlyStopping: baseline must be None or a float, got 'x'")
+case("early-stopping-baseline-inf", "EarlyStopping(baseline=inf)",
+     lambda: callbacks.EarlyStopping(baseline=INF), ValueError,
+     "EarlyStopping: baseline must be None or a finite float, got inf")
+case("early-stopping-restore-str", "EarlyStopping(restore_best_weights='yes')",
+     lambda: callbacks.EarlyStopping(restore_best_weights="yes"), TypeError,
+     "EarlyStopping: restore_best_weights must be a bool, got 'yes'")
+case("lr-scheduler-not-callable", "LearningRateScheduler(0.1)",
+     lambda: callbacks.LearningRateScheduler(0.1), TypeError,
+     "LearningRateScheduler: schedule must be callable, got 0.1")
+case("lr-scheduler-verbose", "LearningRateScheduler(f, verbose=-1)",
+     lambda: callbacks.LearningRateScheduler(lambda e: 0.1, verbose=-1), ValueError,
+     "LearningRateScheduler: verbose must be a non-negative int, got -1")
+case("checkpoint-filepath-int", "ModelCheckpoint(5)", lambda: callbacks.ModelCheckpoint(5),
+     TypeError, "ModelCheckpoint: filepath must be a str or os.PathLike, got int")
+case("checkpoint-filepath-extension", "ModelCheckpoint('m.h5')",
+     lambda: callbacks.ModelCheckpoint("m.h5"), ValueError,
+     "ModelCheckpoint: filepath must end in .safetensors, got 'm.h5'")
+case("checkpoint-mode", "ModelCheckpoint('m.safetensors', mode='best')",
+     lambda: callbacks.ModelCheckpoint("m.safetensors", mode="best"), ValueError,
+     "ModelCheckpoint: mode must be one of 'auto', 'min', 'max', got 'best'")
+case("checkpoint-save-freq-zero", "ModelCheckpoint('m.safetensors', save_freq=0)",
+     lambda: callbacks.ModelCheckpoint("m.safetensors", save_freq=0), ValueError,
+     "ModelCheckpoint: save_freq must be 'epoch' or a positive int, got 0")
+case("checkpoint-save-best-only-int", "ModelCheckpoint('m.safetensors', save_best_only=1)",
+     lambda: callbacks.ModelCheckpoint("m.safetensors", save_best_only=1), TypeError,
+     "ModelCheckpoint: save_best_only must be a bool, got 1")
+case("checkpoint-monitor-empty", "ModelCheckpoint('m.safetensors', monitor='')",
+     lambda: callbacks.ModelCheckpoint("m.safetensors", monitor=""), TypeError,
+     "ModelCheckpoint: monitor must be a non-empty str, got ''")
+case("checkpoint-threshold-str", "ModelCheckpoint(..., initial_value_threshold='x')",
+     lambda: callbacks.ModelCheckpoint("m.safetensors", initial_value_threshold="x"),
+     TypeError, "ModelCheckpoint: initial_value_threshold must be None or a float, got 'x'")
+
+# ============================================================================================
+# tuning, seed, datasets, saving, Tensor
+# ============================================================================================
+GATE = "unknown tuning gate 'nope'; valid gates: bn_parallel_min_elems"
+case("tuning-get-unknown", "tuning.get('nope')", lambda: tuning.get("nope"), KeyError, GATE)
+case("tuning-set-unknown", "tuning.set(nope=1)", lambda: tuning.set(nope=1), KeyError, GATE)
+case("tuning-reset-unknown", "tuning.reset('nope')", lambda: tuning.reset("nope"), KeyError,
+     GATE)
+case("tuning-override-unknown", "with tuning.override(nope=1)",
+     lambda: tuning.override(nope=1).__enter__(), KeyError, GATE)
+case("tuning-set-negative", "tuning.set(gn_row_parallel_min_elems=-1)",
+     lambda: tuning.set(gn_row_parallel_min_elems=-1), ValueError,
+     "tuning gate gn_row_parallel_min_elems (tuning.set): value must be >= 0, got -1")
+case("tuning-set-float", "tuning.set(gn_row_parallel_min_elems=1.5)",
+     lambda: tuning.set(gn_row_parallel_min_elems=1.5), TypeError,
+     "tuning gate gn_row_parallel_min_elems (tuning.set): value must be a non-negative int",
+     "got 1.5 of type float")
+case("tuning-set-bool", "tuning.set(gn_row_parallel_min_elems=True)",
+     lambda: tuning.set(gn_row_parallel_min_elems=True), TypeError,
+     "value must be a non-negative int, got True of type bool")
+case("tuning-threads-zero", "tuning.set_num_threads(0)", lambda: tuning.set_num_threads(0),
+     ValueError, "num_threads (set_num_threads): expected 1 <= n <= ", "got 0")
+case("tuning-threads-too-many", "tuning.set_num_threads(1000)",
+     lambda: tuning.set_num_threads(1000), ValueError,
+     "num_threads (set_num_threads): expected 1 <= n <= ", "got 1000")
+case("tuning-threads-str", "tuning.set_num_threads('2')",
+     lambda: tuning.set_num_threads("2"), TypeError,
+     "num_threads (set_num_threads): expected an int, got '2'")
+case("set-seed-negative", "tn.set_seed(-1)", lambda: tn.set_seed(-1), ValueError,
+     "seed must be a non-negative int, got -1")
+case("set-seed-float", "tn.set_seed(1.5)", lambda: tn.set_seed(1.5), TypeError,
+     "seed must be a non-negative int, got 1.5 of type float")
+case("set-seed-str", "tn.set_seed('1')", lambda: tn.set_seed("1"), TypeError,
+     "seed must be a non-negative int, got '1' of type str")
+case("set-seed-none", "tn.set_seed(None)", lambda: tn.set_seed(None), TypeError,
+     "seed must be a non-negative int, got None of type NoneType")
+
+TEST_SIZE = "load_digits: test_size must be a float in (0, 1) or a positive int"
+case("digits-test-size-zero", "load_digits(test_size=0.0)",
+     lambda: datasets.load_digits(test_size=0.0), ValueError, TEST_SIZE, "got 0.0")
+case("digits-test-size-int-zero", "load_digits(test_size=0)",
+     lambda: datasets.load_digits(test_size=0), ValueError, TEST_SIZE, "got 0")
+case("digits-test-size-large", "load_digits(test_size=1.5)",
+     lambda: datasets.load_digits(test_size=1.5), ValueError, TEST_SIZE, "got 1.5")
+case("digits-test-size-nan", "load_digits(test_size=nan)",
+     lambda: datasets.load_digits(test_size=NAN), ValueError, TEST_SIZE, "got nan")
+case("digits-test-size-str", "load_digits(test_size='0.2')",
+     lambda: datasets.load_digits(test_size="0.2"), TypeError, TEST_SIZE, "got '0.2'")
+case("digits-seed-negative", "load_digits(seed=-1)", lambda: datasets.load_digits(seed=-1),
+     ValueError, "load_digits: seed must be a non-negative int or None, got -1")
+case("idx-images-path-int", "load_idx(5, 'labels')", lambda: datasets.load_idx(5, "labels"),
+     TypeError, "load_idx: images path must be a str or os.PathLike, got int")
+case("idx-labels-path-none", "load_idx('images', None)",
+     lambda: datasets.load_idx("images", None), TypeError,
+     "load_idx: labels path must be a str or os.PathLike, got NoneType")
+
+case("save-model-not-a-model", "save_model('m', 'x.safetensors')",
+     lambda: saving.save_model("m", "x.safetensors"), TypeError,
+     "save_model: expected a tinynet Sequential model, got str")
+case("save-model-path-int", "save_model(model, 5)", lambda: saving.save_model(mlp(), 5),
+     TypeError, "save_model: path must be a str or os.PathLike, got int")
+case("save-weights-path-none", "save_weights(model, None)",
+     lambda: saving.save_weights(mlp(), None), TypeError,
+     "save_weights: path must be a str or os.PathLike, got NoneType")
+case("load-weights-not-a-model", "load_weights(5, 'x')", lambda: saving.load_weights(5, "x"),
+     TypeError, "load_weights: expected a tinynet Sequential model, got int")
+case("load-weights-path-int", "load_weights(model, 5)",
+     lambda: saving.load_weights(mlp(), 5), TypeError,
+     "load_weights: path must be a str or os.PathLike, got int")
+case("load-model-path-int", "load_model(5)", lambda: saving.load_model(5), TypeError,
+     "load_model: path must be a str or os.PathLike, got int")
+case("model-save-path-float", "model.save(3.5)", lambda: mlp().save(3.5), TypeError,
+     "save_model: path must be a str or os.PathLike, got float")
+case("model-save-weights-bytes", "model.save_weights(b'w.safetensors')",
+     lambda: mlp().save_weights(b"w.safetensors"), TypeError,
+     "save_weights: path must be a str or os.PathLike, got bytes")
+
+DATA = "Tensor: data must be a real-valued numeric array (bool, int or float)"
+case("tensor-str", "Tensor('abc')", lambda: tn.Tensor("abc"), TypeError, DATA,
+     "got dtype <U3", "'abc' (str)")
+case("tensor-dict", "Tensor({'a': 1})", lambda: tn.Tensor({"a": 1}), TypeError, DATA,
+     "{'a': 1} (dict)")
+case("tensor-ragged", "Tensor([[1, 2], [3]])", lambda: tn.Tensor([[1, 2], [3]]), ValueError,
+     DATA, "[[1, 2], [3]] (list)", "inhomogeneous")
+case("tensor-none", "Tensor(None)", lambda: tn.Tensor(None), TypeError, DATA, "got None")
+case("tensor-none-element", "Tensor([1.0, None])", lambda: tn.Tensor([1.0, None]), TypeError,
+     DATA, "got dtype object", "[1.0, None] (list)")
+case("tensor-complex", "Tensor(np.array([1+2j]))", lambda: tn.Tensor(np.array([1 + 2j])),
+     TypeError, DATA, "got dtype complex128")
+
+
+# ============================================================================================
+# the tests
+# ============================================================================================
+@pytest.fixture(autouse=True)
+def _clean_state():
+    tuning.reset()
+    yield
+    tuning.reset()
+
+
+def test_table_is_large_and_ids_unique():
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
+    assert len(CASES) >= 120
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case: Case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception) as info:
+            case.call()
+    assert type(info.value) is case.exc, f"raised {type(info.value).__name__}: {info.value}"
+    assert re.search(case.pattern, str(info.value), re.DOTALL), str(info.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: Dense(3).backward(z(2, 3)),
+    lambda: GroupNormalization(2).backward(z(2, 4)),
+    lambda: Flatten().backward(z(2)),
+], ids=["dense", "group-norm", "flatten"])
+def test_backward_before_forward_is_runtime_error(call):
+    with pytest.raises(RuntimeError, match="backward called before forward"):
+        call()
+
+
+def test_fit_before_compile_is_runtime_error():
+    with pytest.raises(RuntimeError, match=re.escape("Sequential.fit: model 'sequential' is "
+                                                     "not compiled; call compile() first")):
+        mlp().fit(X, Y, verbose=0)
+
+
+# -- docs/errors.md -------------------------------------------------------------------------
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _message(case: Case) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            case.call()
+        except case.exc as exc:
+            return str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)
+        finally:
+            tuning.reset()
+    raise AssertionError(f"{case.id} did not raise")
+
+
+def render_errors_md() -> str:
+    """docs/errors.md: one table row per case of the bad-input matrix."""
+    lines = [
+        "# Error messages",
+        "",
+        "What tinynet raises for bad arguments and bad inputs: every row is a case of the",
+        "bad-input matrix in `tests/hardening/test_bad_inputs.py` (the test checks the",
+        "exception type and the message). Regenerate this file with",
+        "`python tests/hardening/test_bad_inputs.py`. See [reliability.md](reliability.md)",
+        "for the contract.",
+        "",
+        f"{len(CASES)} cases.",
+        "",
+        "| id | what was passed | exception | message |",
+        "|---|---|---|---|",
+    ]
+    for c in CASES:
+        lines.append(f"| {c.id} | `{_cell(c.what)}` | {c.exc.__name__} | {_cell(_message(c))} |")
+    return "\n".join(lines) + "\n"
+
+
+def _doc_rows(text: str) -> dict[str, list[str]]:
+    rows = {}
+    for line in text.splitlines():
+        if not line.startswith("| ") or line.startswith("| id |"):
+            continue
+        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+        rows[cells[0]] = cells
+    return rows
+
+
+def test_errors_doc_matches_table():
+    """docs/errors.md lists every case with its exception, and each documented message
+    matches the case's regex (messages that depend on the machine, such as the thread
+    limit, may differ in their details)."""
+    rows = _doc_rows(DOC.read_text(encoding="utf-8"))
+    assert list(rows) == [c.id for c in CASES], "docs/errors.md is stale: regenerate it"
+    for c in CASES:
+        _, what, exc, message = rows[c.id]
+        assert what == f"`{_cell(c.what)}`"
+        assert exc == c.exc.__name__
+        unescaped = message.replace("\\|", "|").replace("\\\\", "\\")
+        assert re.search(c.pattern, unescaped, re.DOTALL), (c.id, message)
+
+
+if __name__ == "__main__":
+    DOC.write_text(render_errors_md(), encoding="utf-8")
+    print(f"wrote {DOC} ({len(CASES)} cases)", file=sys.stderr)

@@ -1,0 +1,368 @@
+"""Kernels without JIT: the interpreted kernels compute the compiled kernels' bits.
+
+Every kernel family runs on small shapes with all gates at 0 (parallel variants) and at
+2**62 (serial variants), here and in a subprocess whose JIT mode is the opposite one
+(``NUMBA_DISABLE_JIT=1`` when this process compiles, compiled when this process runs
+with ``NUMBA_DISABLE_JIT=1``, as CI's second run does); the results must be equal byte
+for byte (except the last bits of exp/tanh-based activations, see ``LIBM_KEYS``). Under ``NUMBA_DISABLE_JIT`` the kernels are plain Python (``prange`` is
+``range``), so line coverage tools see them, and a profiler in the interpreted process
+checks that the parallel variants really ran.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.nojit
+
+NOJIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KERNEL_FILES = ("reduction.py", "_kernels.py", "folds.py", "group_norm_core.py")
+
+
+def _gates(value: int) -> dict:
+    from tinynet import tuning
+
+    return {name: value for name in tuning.defaults()}
+
+
+def _rng():
+    return np.random.default_rng(1234)
+
+
+def _f32(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _layer_pass(layer, x, g, out, key, training=True):
+    """Forward and backward through ``layer``; stores output, dx and every grad."""
+    y = layer.forward(x, training=training)
+    out[f"{key}/y"] = np.asarray(y)
+    out[f"{key}/dx"] = np.asarray(layer.backward(g))
+    for p in layer.parameters():
+        if p.grad is not None:
+            out[f"{key}/d{p.name}"] = np.array(p.grad)
+
+
+def _built(layer, shape, rng):
+    layer.build((None, *shape[1:]))
+    layer.built = True
+    for p in layer.parameters():
+        value = _f32(rng, *p.value.shape, scale=0.5)
+        p.value[...] = np.abs(value) + 0.5 if "variance" in p.name else value
+    return layer
+
+
+# -- the families ----------------------------------------------------------------------------
+def _normalization(out):
+    from tinynet.layers import (BatchNormalization, GroupNormalization, InstanceNormalization,
+                                LayerNormalization)
+
+    rng = _rng()
+    cases = [
+        ("bn4d", lambda: BatchNormalization(), (3, 5, 5, 4)),
+        ("bn2d", lambda: BatchNormalization(), (7, 6)),
+        ("gn_chunks", lambda: GroupNormalization(groups=2), (4, 3, 3, 8)),
+        ("gn_blocks", lambda: GroupNormalization(groups=4), (1, 48, 48, 8)),
+        ("in", lambda: InstanceNormalization(), (2, 4, 4, 3)),
+        ("ln_rows", lambda: LayerNormalization(), (6, 16)),
+        ("ln_axes", lambda: LayerNormalization(axis=[1, 2, 3]), (2, 4, 4, 3)),
+    ]
+    for key, make, shape in cases:
+        x, g = _f32(rng, *shape, scale=2.0) + 0.5, _f32(rng, *shape)
+        layer = _built(make(), shape, rng)
+        _layer_pass(layer, x, g, out, f"{key}/train")
+        _layer_pass(layer, x, g, out, f"{key}/infer", training=False)
+        for p in layer.parameters():
+            out[f"{key}/{p.name}"] = p.value.copy()  # moving statistics after training
+
+
+def _gn_cores(out):
+    from tinynet.layers.regularization.normalization.group_norm_core import (
+        group_norm_backward_core, group_norm_forward_core)
+
+    rng = _rng()
+    for key, shape, groups in [("blocks", (1, 48, 48, 8), 2), ("chunks", (5, 3, 3, 8), 4),
+                               ("rows", (5, 6), 1), ("one", (1, 2, 2, 4), 4)]:
+        x, g = _f32(rng, *shape) * 3 - 1, _f32(rng, *shape)
+        gamma, beta = _f32(rng, shape[-1]), _f32(rng, shape[-1])
+        y, xn, inv_std = group_norm_forward_core(x, groups, gamma, beta, 1e-3)
+        dx, dgamma, dbeta = group_norm_backward_core(g, xn, inv_std, groups, gamma)
+        out.update({f"{key}/y": y, f"{key}/xn": xn, f"{key}/inv_std": inv_std,
+                    f"{key}/dx": dx, f"{key}/dgamma": dgamma, f"{key}/dbeta": dbeta})
+
+
+def _folds(out):
+    from tinynet.layers.regularization.normalization import folds
+    from tinynet.math.reduction import det_reduce, lane_sum
+
+    rng = _rng()
+    x, y = _f32(rng, 3000, 5), _f32(rng, 3000, 5)
+    flat = x.reshape(-1)
+    for parallel in (False, True):
+        out[f"col_sum/{parallel}"] = folds.col_sum(x, 5, parallel=parallel, scale=0.5)
+        out[f"col_dot/{parallel}"] = folds.col_dot(x, y, 5, parallel=parallel)
+    parts = rng.standard_normal((2, 7, 130))
+    out["merge_rows/serial"] = folds.merge_rows_serial(parts)
+    out["merge_rows/parallel"] = folds.merge_rows_parallel(parts)
+    for start, stop in [(0, 0), (3, 4), (1, 30), (5, 14_999)]:
+        out[f"segment_sum/{start}"] = np.float32(folds.segment_sum(flat, start, stop))
+        out[f"segment_dot/{start}"] = np.float32(folds.segment_dot(flat, y.reshape(-1),
+                                                                   start, stop))
+        out[f"lane_sum/{start}"] = np.asarray(lane_sum(flat, start, stop))
+    for n in (1, 17, 16_384, 40_000):
+        data = _f32(rng, n)
+        out[f"det_reduce/{n}"] = np.float64(det_reduce(data))
+
+
+def _pooling(out):
+    from tinynet.layers import (AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D,
+                                MaxPooling2D)
+
+    rng = _rng()
+    shape = (2, 7, 6, 3)
+    x, x_ties = _f32(rng, *shape), np.round(_f32(rng, *shape))  # ties pick the first max
+    for key, make in [("max2", lambda: MaxPooling2D(2)),
+                      ("max3s2same", lambda: MaxPooling2D(3, strides=2, padding="same")),
+                      ("avg2", lambda: AveragePooling2D(2)),
+                      ("avg3same", lambda: AveragePooling2D(3, strides=1, padding="same")),
+                      ("gap", lambda: GlobalAveragePooling2D()),
+                      ("gmp", lambda: GlobalMaxPooling2D())]:
+        for name, data in (("x", x), ("ties", x_ties)):
+            layer = _built(make(), shape, rng)
+            y = np.asarray(layer.forward(data, training=True))
+            _layer_pass(layer, data, _f32(rng, *y.shape), out, f"{key}/{name}")
+
+
+def _conv(out):
+    from tinynet.layers import Conv2D
+
+    rng = _rng()
+    shape = (2, 7, 6, 3)
+    x = _f32(rng, *shape)
+    for key, kwargs in [("valid", {}), ("same", {"padding": "same", "activation": "relu"}),
+                        ("stride2", {"strides": 2, "padding": "same", "use_bias": False}),
+                        ("dilated", {"dilation_rate": 2}),
+                        ("k1", {"kernel_size": 1, "activation": "relu"})]:
+        kwargs = {"kernel_size": 3, **kwargs}
+        layer = _built(Conv2D(4, **kwargs), shape, rng)
+        y = np.asarray(layer.forward(x, training=True))
+        _layer_pass(layer, x, _f32(rng, *y.shape), out, key)
+
+
+def _activations(out):
+    from tinynet import activations
+    from tinynet.layers import ELU, Activation, Dense, LeakyReLU, ReLU, Softmax
+
+    rng = _rng()
+    x = _f32(rng, 5, 9, scale=3.0)
+    x[0, :3] = [0.0, -0.0, 20.0]
+    layers = [(f"act_{name}", lambda name=name: Activation(name)) for name in activations.names()]
+    layers += [("relu_capped", lambda: ReLU(max_value=1.5, negative_slope=0.1, threshold=0.2)),
+               ("leaky", lambda: LeakyReLU(0.2)), ("elu", lambda: ELU(0.7)),
+               ("softmax", lambda: Softmax())]
+    for name in activations.names():
+        layers.append((f"dense_{name}", lambda name=name: Dense(4, activation=name)))
+    for key, make in layers:
+        layer = _built(make(), x.shape, rng)
+        y = np.asarray(layer.forward(x, training=True))
+        _layer_pass(layer, x, _f32(rng, *y.shape), out, key)
+
+
+def _optimizers(out):
+    from tinynet import optimizers
+    from tinynet.layers.layer import Parameter
+
+    rng = _rng()
+    cases = [("sgd", lambda: optimizers.SGD(0.1)),
+             ("sgd_nesterov", lambda: optimizers.SGD(0.1, momentum=0.9, nesterov=True,
+                                                     clipvalue=0.5)),
+             ("adam", lambda: optimizers.Adam(0.01, clipnorm=1.0)),
+             ("adam_amsgrad", lambda: optimizers.Adam(0.01, amsgrad=True, weight_decay=0.01)),
+             ("adamw", lambda: optimizers.AdamW(0.01, global_clipnorm=0.7)),
+             ("rmsprop", lambda: optimizers.RMSprop(0.01)),
+             ("rmsprop_centered", lambda: optimizers.RMSprop(0.01, momentum=0.5, centered=True)),
+             ("adagrad", lambda: optimizers.Adagrad(0.1))]
+    for key, make in cases:
+        params = [Parameter(_f32(rng, 37, 3), "kernel"), Parameter(_f32(rng, 5), "bias")]
+        params[1].path = "layer/bias"
+        opt = make()
+        for step in range(3):
+            for p in params:
+                p.grad = _f32(rng, *p.value.shape, scale=2.0)
+            opt.apply(params)
+        for i, p in enumerate(params):
+            out[f"{key}/w{i}"] = p.value.copy()
+        for name, slot in opt.get_state().items():
+            out[f"{key}/slot/{name}"] = np.asarray(slot)
+
+
+def _matmul(out):
+    from tinynet.math.matmul import matmul
+
+    rng = _rng()
+    a, b = _f32(rng, 33, 20), _f32(rng, 20, 70)
+    out["ab"] = matmul(a, b)
+    out["atb"] = matmul(a.T.copy(), b, trans_a=True)
+    out["abt"] = matmul(a, b.T.copy(), trans_b=True)
+    out["ksplit"] = matmul(_f32(rng, 3, 5000), _f32(rng, 5000, 4))  # inner-dimension chunks
+
+
+FAMILIES = {"normalization": _normalization, "gn_cores": _gn_cores, "folds": _folds,
+            "pooling": _pooling, "conv": _conv, "activations": _activations,
+            "optimizers": _optimizers, "matmul": _matmul}
+MODES = {"serial": 2**62, "parallel": 0}
+# exp/tanh come from LLVM's libm when compiled and from NumPy when interpreted: these
+# outputs may differ in the last bits between the two modes (everything else is bitwise)
+_TRANSCENDENTAL = ("elu", "gelu", "sigmoid", "silu", "softmax", "tanh")
+LIBM_KEYS = {f"{prefix}{name}" for name in _TRANSCENDENTAL for prefix in ("act_", "dense_", "")}
+# families whose parallel variants are picked by a gate (the others call both explicitly)
+GATED = ("normalization", "gn_cores", "pooling", "conv", "activations", "optimizers")
+
+
+def _kernel_calls(record: set):
+    """A profiler that records the names of kernel functions run as Python code."""
+    def profile(frame, event, arg):
+        if event == "call":
+            name = frame.f_code.co_filename.replace(os.sep, "/")
+            if "tinynet/" in name and (name.endswith(KERNEL_FILES) or "/kernels/" in name):
+                record.add(frame.f_code.co_name)
+    return profile
+
+
+def compute(family: str, mode: str, track: bool = False) -> tuple[dict, list]:
+    """Runs one family under one gate setting: ``({key: array}, [kernel names run])``."""
+    from tinynet import tuning
+
+    import tinynet as tn
+
+    out: dict = {}
+    calls: set = set()
+    tn.set_seed(0)
+    with tuning.override(**_gates(MODES[mode])):
+        if track:
+            sys.setprofile(_kernel_calls(calls))
+        try:
+            FAMILIES[family](out)
+        finally:
+            if track:
+                sys.setprofile(None)
+    return {k: np.asarray(v) for k, v in out.items()}, sorted(calls)
+
+
+def _dump(path: str) -> None:
+    """Subprocess entry: every family and mode into ``path`` (.npz) and ``path``.json."""
+    arrays, calls = {}, {}
+    for family in FAMILIES:
+        for mode in MODES:
+            out, names = compute(family, mode, track=NOJIT)
+            arrays.update({f"{family}|{mode}|{k}": v for k, v in out.items()})
+            calls[f"{family}|{mode}"] = names
+    np.savez(path, **arrays)
+    with open(path + ".json", "w", encoding="utf-8") as fh:
+        json.dump({"nojit": NOJIT, "calls": calls}, fh)
+
+
+@pytest.fixture(scope="module")
+def other_mode(tmp_path_factory):
+    """Every family's results from a subprocess in the opposite JIT mode."""
+    path = str(tmp_path_factory.mktemp("nojit") / "results.npz")
+    env = {**os.environ, "NUMBA_NUM_THREADS": "2", "TINYNET_NUM_THREADS": "2"}
+    if NOJIT:
+        env.pop("NUMBA_DISABLE_JIT")
+    else:
+        env["NUMBA_DISABLE_JIT"] = "1"
+    code = (f"import sys; sys.path.insert(0, {ROOT!r}); "
+            f"from tests.hardening.test_nojit import _dump; _dump({path!r})")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    with open(path + ".json", encoding="utf-8") as fh:
+        meta = json.load(fh)
+    assert meta["nojit"] is not NOJIT
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    return arrays, meta["calls"]
+
+
+def _need_threads_here() -> None:
+    """Interpreted here: gates pick parallel variants only with 2 threads or more."""
+    from tinynet import tuning
+
+    if NOJIT and tuning.get_num_threads() < 2:
+        pytest.skip("set NUMBA_NUM_THREADS=2 to run the parallel variants interpreted")
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _same_across_modes(key: str, a: np.ndarray, b: np.ndarray) -> bool:
+    if key.split("/")[0] not in LIBM_KEYS:
+        return _same(a, b)
+    return a.dtype == b.dtype and a.shape == b.shape and np.allclose(a, b, rtol=1e-5,
+                                                                     atol=1e-5)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_family_matches_the_other_jit_mode_bitwise(family, other_mode):
+    arrays, _ = other_mode
+    for mode in MODES:
+        here, _ = compute(family, mode)
+        prefix = f"{family}|{mode}|"
+        there = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+        assert sorted(here) == sorted(there)
+        differ = [k for k in here if not _same_across_modes(k, here[k], there[k])]
+        assert not differ, f"{family} ({mode}): JIT and NUMBA_DISABLE_JIT differ in {differ}"
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_serial_and_parallel_variants_agree(family):
+    serial, _ = compute(family, "serial")
+    parallel, _ = compute(family, "parallel")
+    differ = [k for k in serial if not _same(serial[k], parallel[k])]
+    assert not differ, f"{family}: serial and parallel variants differ in {differ}"
+
+
+@pytest.mark.parametrize("family", GATED)
+def test_interpreted_run_exercised_both_variants(family, other_mode):
+    _, calls = other_mode
+    _need_threads_here()
+    interpreted = calls if not NOJIT else {
+        f"{family}|{mode}": compute(family, mode, track=True)[1] for mode in MODES}
+    serial, parallel = interpreted[f"{family}|serial"], interpreted[f"{family}|parallel"]
+    assert serial and parallel, f"{family}: no kernel ran as Python code"
+    def kernels(names):  # parallel kernel variants (not the "_parallel" gate helper)
+        return [n for n in names if n.endswith("_parallel") and n != "_parallel"]
+    assert not kernels(serial), (family, serial)
+    assert kernels(parallel), (family, parallel)
+
+
+def _parallel_kernels_in_source() -> set:
+    """Every ``@njit(..., parallel=True)`` function defined in tinynet."""
+    import re
+
+    found = set()
+    pattern = re.compile(r"@njit\([^)]*parallel=True[^)]*\)\s*\ndef (\w+)")
+    for folder, _, files in os.walk(os.path.join(ROOT, "tinynet")):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                    found.update(pattern.findall(fh.read()))
+    return found
+
+
+def test_every_parallel_kernel_runs_interpreted(other_mode):
+    _, calls = other_mode
+    _need_threads_here()
+    if NOJIT:
+        calls = {f"{family}|parallel": compute(family, "parallel", track=True)[1]
+                 for family in FAMILIES}
+    ran = {name for key, names in calls.items() if key.endswith("|parallel") for name in names}
+    kernels = _parallel_kernels_in_source()
+    assert len(kernels) >= 20
+    assert sorted(kernels - ran) == []
