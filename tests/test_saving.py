@@ -555,3 +555,10 @@ def test_redefining_a_registered_class_replaces_it():
 
     first, second = define(), define()
     assert first is not second and registered_layers()["Redefined"] is second
+
+
+def test_load_model_compile_must_be_bool(tmp_path):
+    import tinynet as tn
+
+    with pytest.raises(TypeError, match="load_model: compile must be a bool, got 'yes'"):
+        tn.load_model(tmp_path / "missing.safetensors", compile="yes")

@@ -706,6 +706,8 @@ def load_model(path: str | os.PathLike, *, compile: bool = True) -> Any:
             dtype); the message says which.
     """
     owner = "load_model"
+    if not isinstance(compile, bool):
+        raise TypeError(f"{owner}: compile must be a bool, got {compile!r}")
     metadata, tensors = _read(path, owner)
     where = f"{owner}: {os.fspath(path)!r}"
     if metadata["kind"] != "model":

@@ -328,9 +328,6 @@ def test_nan_through_activations(_id, make):
     _elementwise_nan_check(make)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the ReLU kernels compute `v if v > 0 else 0` "
-                   "(and `v if v > threshold`), which maps NaN to 0 (tinynet/kernels/"
-                   "elementwise.py); PyTorch and TF return NaN")
 @pytest.mark.parametrize("_id, make", RELUS, ids=[a[0] for a in RELUS])
 def test_nan_through_relu(_id, make):
     _elementwise_nan_check(make)

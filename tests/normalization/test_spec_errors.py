@@ -190,3 +190,12 @@ def test_set_num_threads_rejects_bad_values():
         tuning.set_num_threads(0)
     with pytest.raises(TypeError):
         tuning.set_num_threads(1.5)
+
+
+@pytest.mark.parametrize("eps", [-1e-3, float("nan"), float("inf")])
+def test_core_rejects_bad_epsilon(eps):
+    from tinynet.layers.regularization.normalization import group_norm_forward_core
+
+    x = np.ones((1, 2, 4), dtype=np.float32)
+    with pytest.raises(ValueError, match="epsilon must be a finite number >= 0"):
+        group_norm_forward_core(x, 2, np.ones(4), np.zeros(4), eps)

@@ -47,13 +47,13 @@ def _sigmoid(v):
 def _act(kind, v, p0, p1, p2):
     """One element of an elementwise activation (every kind but SOFTMAX)."""
     zero = np.float32(0.0)
-    if kind == RELU:
-        return v if v > zero else zero
+    if kind == RELU:  # written so that NaN stays NaN
+        return zero if v <= zero else v
     if kind == LEAKY_RELU:
         return v if v >= zero else v * p0
     if kind == RELU_GENERAL:  # Keras relu with p0, p1, p2 >= 0 (as the ReLU layer checks)
-        pos = v if v > p2 else zero
-        pos = pos if pos < p1 else p1
+        pos = zero if v <= p2 else v
+        pos = p1 if pos >= p1 else pos
         neg = p2 - v
         return pos - p0 * neg if neg > zero else pos
     if kind == SIGMOID:
@@ -108,11 +108,11 @@ def _forward_block(kind, x, bias, row_len, p0, p1, p2, out, r0, r1):
             if has_bias:
                 for c in range(xs.size):
                     v = xs[c] + bias[c]
-                    ot[c] = v if v > zero else zero
+                    ot[c] = zero if v <= zero else v
             else:
                 for c in range(xs.size):
                     v = xs[c]
-                    ot[c] = v if v > zero else zero
+                    ot[c] = zero if v <= zero else v
         elif kind == LINEAR:
             if has_bias:
                 for c in range(xs.size):

@@ -699,6 +699,9 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
         x, output, x_normalized: ``[N, *spatial, C]``; statistics: ``[N * G]``.
     """
     who = "group_norm_forward_core"
+    if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating))
+            or not np.isfinite(epsilon) or epsilon < 0):
+        raise ValueError(f"{who}: epsilon must be a finite number >= 0, got {epsilon!r}")
     x = _f32(x)
     plan = Plan(x.shape, num_groups, who)
     gamma = _check_vec(gamma, plan.channels, "gamma", who)
