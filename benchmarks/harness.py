@@ -1,0 +1,640 @@
+"""Shared benchmark helpers: thread setup, interleaved timing, bandwidth, machine facts.
+
+Timing method (used by every group):
+
+* every callable is warmed up first (the first tinynet call compiles or loads the Numba
+  kernels; compile time is never part of a timed repetition);
+* a repetition calls one callable ``number`` times back to back (``number`` is chosen so
+  a repetition lasts at least ``min_rep_s``) and records the time per call;
+* the callables of one case are interleaved: repetition ``k`` runs tinynet, then the
+  PyTorch variants, and the order rotates with ``k`` so none always runs first;
+* the reported time is the median over the repetitions; the spread is the
+  interquartile range relative to the median.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import platform
+import statistics
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import numpy as np
+
+THREADS = 2
+_ENV_AT_START = os.environ.get("OMP_WAIT_POLICY")  # harness is imported before tinynet
+RETRY_IQR = 0.5     # re-measure a case whose relative interquartile range exceeds this,
+RETRY_OTHER = 0.1   # or during which other processes kept more than this share of the cores busy
+_waited_s = 0.0     # time spent in wait_for_quiet during this run
+_last_other = 0.0   # other processes' share of the cores during the last measurement
+
+
+class Skip(Exception):
+    """Raised by a case or group that cannot run here (missing tinynet pieces)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How long to measure.
+
+    Attributes:
+        quick: Fewer repetitions (a smoke run).
+        budget_s: Target measured time per callable per case (all repetitions).
+        min_reps: At least this many repetitions per case.
+        max_reps: At most this many repetitions per case.
+        min_rep_s: A repetition lasts at least this long (``number`` calls).
+        warmup_s: Warm-up time per callable after the first (compiling) call.
+        retries: How many times a noisy or disturbed measurement is repeated at once.
+        case_wait_s: Before a retry, wait up to this long for other processes to finish.
+        run_wait_s: At most this much waiting in a whole run.
+        redo_s: Time budget per group for measuring disturbed cases again at its end.
+    """
+
+    quick: bool = False
+    budget_s: float = 0.5
+    min_reps: int = 21
+    max_reps: int = 300
+    min_rep_s: float = 0.002
+    warmup_s: float = 0.1
+    retries: int = 1
+    case_wait_s: float = 10.0
+    run_wait_s: float = 120.0
+    redo_s: float = 90.0
+
+    @classmethod
+    def make(cls, quick: bool) -> "Settings":
+        if quick:
+            return cls(quick=True, budget_s=0.06, min_reps=5, max_reps=40, warmup_s=0.03,
+                       retries=1, case_wait_s=2.0, run_wait_s=10.0, redo_s=0.0)
+        return cls()
+
+    def scaled(self, factor: float) -> "Settings":
+        """The same settings with ``factor`` times the time budget (secondary measurements)."""
+        return replace(self, budget_s=self.budget_s * factor)
+
+
+@dataclass
+class Timing:
+    """Median time per call of one callable, with its spread."""
+
+    median_s: float
+    iqr_rel: float
+    reps: int
+    number: int
+
+
+@dataclass
+class Comparison:
+    """tinynet against the fastest PyTorch variant of one case."""
+
+    tinynet: Timing
+    torch: dict[str, Timing]
+    other_work: float | None = None  # other processes' share of the cores meanwhile
+    best_layout: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.best_layout = min(self.torch, key=lambda k: self.torch[k].median_s)
+
+    @property
+    def torch_best(self) -> Timing:
+        return self.torch[self.best_layout]
+
+    @property
+    def noise(self) -> float:
+        """The larger relative interquartile range of tinynet and the fastest PyTorch variant."""
+        return max(self.tinynet.iqr_rel, self.torch_best.iqr_rel)
+
+    @property
+    def ratio(self) -> float:
+        """tinynet time / PyTorch time (below 1 means tinynet is faster)."""
+        return self.tinynet.median_s / self.torch_best.median_s
+
+
+def configure_threads(n: int = THREADS) -> None:
+    """Both libraries at ``n`` threads, in this process."""
+    import torch
+
+    from tinynet import tuning
+
+    torch.set_num_threads(n)
+    tuning.set_num_threads(n)
+
+
+def _time_calls(fn: Callable[[], Any], number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - start) / number
+
+
+def _warm_up(fn: Callable[[], Any], warmup_s: float) -> float:
+    """Calls ``fn`` once (compile), then for ``warmup_s`` (at least 3 calls); returns a time estimate."""
+    fn()
+    samples: list[float] = []
+    start = time.perf_counter()
+    while len(samples) < 3 or time.perf_counter() - start < warmup_s:
+        samples.append(_time_calls(fn, 1))
+        if len(samples) >= 200:
+            break
+    return statistics.median(samples[-5:])
+
+
+def measure(fns: dict[str, Callable[[], Any]], settings: Settings) -> dict[str, Timing]:
+    """Times several callables interleaved; returns the median time per call of each.
+
+    Args:
+        fns: Named callables (the first is run first in repetition 0).
+        settings: Measurement budget.
+
+    Returns:
+        A ``Timing`` per name.
+    """
+    names = list(fns)
+    estimates = {name: max(_warm_up(fns[name], settings.warmup_s), 1e-7) for name in names}
+    number = {name: max(1, math.ceil(settings.min_rep_s / est)) for name, est in estimates.items()}
+    slowest_rep = max(number[n] * estimates[n] for n in names)
+    reps = int(min(settings.max_reps, max(settings.min_reps, settings.budget_s / slowest_rep)))
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    gc_was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for k in range(reps):
+            shift = k % len(names)
+            for name in names[shift:] + names[:shift]:
+                samples[name].append(_time_calls(fns[name], number[name]))
+            if k % 8 == 7:
+                gc.collect()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    out = {}
+    for name in names:
+        s = samples[name]
+        med = statistics.median(s)
+        q = statistics.quantiles(s, n=4) if len(s) >= 2 else [med, med, med]
+        out[name] = Timing(med, (q[2] - q[0]) / med if med > 0 else 0.0, reps, number[name])
+    return out
+
+
+def compare(tinynet_fn: Callable[[], Any], torch_fns: dict[str, Callable[[], Any]],
+            settings: Settings) -> Comparison:
+    """Times tinynet and every PyTorch layout interleaved; keeps the fastest PyTorch one.
+
+    If the previous measurement was disturbed, it first waits for the cores to go idle.
+    A measurement that other processes disturbed (they kept more than ``RETRY_OTHER`` of
+    the cores busy meanwhile) or whose spread is large (interquartile range above
+    ``RETRY_IQR`` of the median on either compared side) is repeated up to
+    ``settings.retries`` times; the least disturbed, then least noisy, attempt is kept.
+    """
+    global _last_other
+    fns = {"tinynet": tinynet_fn}
+    fns.update({f"torch:{k}": v for k, v in torch_fns.items()})
+    best: Comparison | None = None
+    for attempt in range(1 + settings.retries):
+        if attempt or _last_other > RETRY_OTHER:
+            wait_for_quiet(settings)
+        probe = OtherWork()
+        timings = measure(fns, settings)
+        comp = Comparison(timings["tinynet"], {k: timings[f"torch:{k}"] for k in torch_fns},
+                          probe.fraction())
+        _last_other = comp.other_work or 0.0
+        if best is None or _badness(comp) < _badness(best):
+            best = comp
+        if not _disturbed(best):
+            break
+    return best
+
+
+def wait_for_quiet(settings: Settings) -> None:
+    """Waits (in 0.5 s polls) until other processes leave the cores idle.
+
+    Waits at most ``settings.case_wait_s`` per call and ``settings.run_wait_s`` per run.
+    """
+    global _waited_s
+    start = time.perf_counter()
+    while True:
+        left = min(settings.case_wait_s - (time.perf_counter() - start),
+                   settings.run_wait_s - _waited_s)
+        if left <= 0:
+            return
+        t0 = time.perf_counter()
+        busy = busy_fraction(0.5)
+        _waited_s += time.perf_counter() - t0
+        if busy is None or busy <= RETRY_OTHER:
+            return
+
+
+def waited_s() -> float:
+    """Seconds spent waiting for idle cores so far in this run."""
+    return _waited_s
+
+
+def _disturbed(c: Comparison) -> bool:
+    return c.noise > RETRY_IQR or (c.other_work or 0.0) > RETRY_OTHER
+
+
+def _badness(c: Comparison) -> tuple[float, float]:
+    other = c.other_work or 0.0
+    return (round(other, 1) if other > RETRY_OTHER else 0.0, c.noise)
+
+
+def _case_badness(comps: dict[str, Comparison]) -> tuple[float, float]:
+    worst = [_badness(c) for c in comps.values()]
+    return max(w[0] for w in worst), max(w[1] for w in worst)
+
+
+def measure_cases(ctx: Context, items: list[tuple[str, Callable[[], dict[str, Comparison]]]]
+                  ) -> list[tuple[str, dict[str, Comparison] | Exception]]:
+    """Measures every case, then once more (at the group's end) those other work disturbed.
+
+    Contention on a shared machine comes in bursts; a case measured during one is
+    measured again after the others (after waiting for idle cores), within
+    ``settings.redo_s``, and the less disturbed result is kept.
+
+    Args:
+        ctx: The run context.
+        items: ``(label, measure)`` pairs; ``measure()`` returns named comparisons. A case
+            whose ``measure`` raises is returned with its exception (listed as skipped).
+
+    Returns:
+        ``(label, comparisons or exception)`` in the order of ``items``.
+    """
+    results: list[tuple[str, dict[str, Comparison] | Exception]] = []
+    for label, fn in items:
+        try:
+            results.append((label, fn()))
+        except Exception as exc:  # a missing or broken piece skips this case only
+            ctx.progress(f"  {label}: skipped: {describe_error(exc)}")
+            results.append((label, exc))
+    redo = [i for i, (_, r) in enumerate(results)
+            if isinstance(r, dict) and _case_badness(r)[0] > 0]
+    if not redo or ctx.settings.redo_s <= 0:
+        return results
+    ctx.progress(f"  measuring again {len(redo)} case(s) disturbed by other processes")
+    start = time.perf_counter()
+    for i in redo:
+        if time.perf_counter() - start > ctx.settings.redo_s:
+            break
+        wait_for_quiet(ctx.settings)
+        label, old = results[i]
+        try:
+            new = dict(items[i][1]())
+        except Exception:  # noqa: BLE001 - keep the first result
+            continue
+        if _case_badness(new) < _case_badness(old):
+            results[i] = (label, new)
+    return results
+
+
+def geomean(values: list[float]) -> float:
+    vals = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+    if not vals:
+        return float("nan")
+    return math.exp(sum(math.log(v) for v in vals) / len(vals))
+
+
+def copy_bandwidth(nbytes: int = 256 * 2**20, reps: int = 7) -> float:
+    """Single-thread ``np.copyto`` bandwidth in GB/s (bytes read + bytes written, 1e9)."""
+    src = np.ones(nbytes // 4, dtype=np.float32)
+    dst = np.zeros_like(src)
+    np.copyto(dst, src)
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        np.copyto(dst, src)
+        times.append(time.perf_counter() - start)
+    return 2 * src.nbytes / statistics.median(times) / 1e9
+
+
+def torch_copy_bandwidth(nbytes: int = 256 * 2**20, reps: int = 7) -> float:
+    """``torch.Tensor.copy_`` bandwidth at the configured thread count, in GB/s (read + write)."""
+    import torch
+
+    src = torch.ones(nbytes // 4, dtype=torch.float32)
+    dst = torch.zeros_like(src)
+    dst.copy_(src)
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        dst.copy_(src)
+        times.append(time.perf_counter() - start)
+    return 2 * src.numel() * 4 / statistics.median(times) / 1e9
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def cpu_model() -> str:
+    text = _read("/proc/cpuinfo") or ""
+    for line in text.splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def cache_sizes() -> dict[str, str]:
+    """Cache sizes of cpu0 from sysfs, e.g. ``{"L1d": "32K", "L2": "1024K", "L3": "32768K"}``."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    out: dict[str, str] = {}
+    try:
+        entries = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.startswith("index"):
+            continue
+        level = _read(f"{base}/{entry}/level")
+        kind = _read(f"{base}/{entry}/type")
+        size = _read(f"{base}/{entry}/size")
+        if level and kind and size:
+            suffix = {"Data": "d", "Instruction": "i"}.get(kind, "")
+            out[f"L{level}{suffix}"] = size
+    return out
+
+
+def l3_bytes(default: int = 32 * 2**20) -> int:
+    size = cache_sizes().get("L3")
+    if not size:
+        return default
+    units = {"K": 2**10, "M": 2**20, "G": 2**30}
+    try:
+        return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+    except ValueError:
+        return default
+
+
+def machine_info() -> dict[str, str]:
+    """Facts printed above the tables (CPU, cores, caches, versions, threading)."""
+    import numba
+    import torch
+
+    import tinynet
+
+    caches = cache_sizes()
+    try:
+        layer = numba.threading_layer()
+    except ValueError:
+        layer = "not yet initialized"
+    return {
+        "CPU": cpu_model(),
+        "cores visible": f"{os.cpu_count()} (affinity: {len(os.sched_getaffinity(0))})",
+        "caches (cpu0)": ", ".join(f"{k} {v}" for k, v in caches.items()) or "n/a",
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": f"{numba.__version__} (threading layer: {layer})",
+        "torch": torch.__version__,
+        "tinynet": getattr(tinynet, "__version__", "?"),
+        "threads": f"{THREADS} (torch.set_num_threads, tinynet.tuning.set_num_threads)",
+        "OMP_WAIT_POLICY": f"{_ENV_AT_START or 'unset'} for PyTorch (environment at start), "
+                           f"{os.environ.get('OMP_WAIT_POLICY', 'unset')} for tinynet/Numba",
+    }
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (how busy the shared machine was)."""
+    try:
+        return ", ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def _cpu_ticks() -> tuple[int, int] | None:
+    """(idle, total) jiffies summed over all cores, from /proc/stat."""
+    text = _read("/proc/stat")
+    if not text or not text.startswith("cpu "):
+        return None
+    vals = [int(v) for v in text.splitlines()[0].split()[1:]]
+    return vals[3] + vals[4], sum(vals[:8])
+
+
+class OtherWork:
+    """Measures how busy the cores are with processes other than this one (and its children).
+
+    ``fraction()`` is the share of all cores' time since construction spent running other
+    processes: a noise indicator for the shared machine.
+    """
+
+    def __init__(self) -> None:
+        self._ticks = _cpu_ticks()
+        self._own = self._own_cpu()
+
+    @staticmethod
+    def _own_cpu() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    def fraction(self) -> float | None:
+        ticks = _cpu_ticks()
+        if self._ticks is None or ticks is None or ticks[1] == self._ticks[1]:
+            return None
+        hz = os.sysconf("SC_CLK_TCK")
+        total = (ticks[1] - self._ticks[1]) / hz
+        busy = total - (ticks[0] - self._ticks[0]) / hz
+        return min(max((busy - (self._own_cpu() - self._own)) / total, 0.0), 1.0)
+
+
+def busy_fraction(seconds: float = 0.5) -> float | None:
+    """Share of all cores busy with other processes over the next ``seconds``."""
+    probe = OtherWork()
+    time.sleep(seconds)
+    return probe.fraction()
+
+
+def fmt_ms(seconds: float) -> str:
+    ms = seconds * 1e3
+    if ms >= 100:
+        return f"{ms:.1f}"
+    if ms >= 1:
+        return f"{ms:.2f}"
+    return f"{ms:.3f}"
+
+
+def fmt_ratio(r: float) -> str:
+    return "n/a" if r is None or not math.isfinite(r) else f"{r:.2f}"
+
+
+def describe_error(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+# -- results ---------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    """One result table (rendered as aligned text on the console and markdown in the docs)."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
+class GroupResult:
+    """What a benchmark group returns: tables, geometric means and notes."""
+
+    name: str
+    title: str
+    tables: list[Table] = field(default_factory=list)
+    geomeans: list[tuple[str, float]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped: str | None = None
+
+
+@dataclass
+class Context:
+    """Passed to every group: measurement settings and machine facts."""
+
+    settings: Settings
+    bandwidth_gbs: float
+    l3_bytes: int
+    progress: Callable[[str], None] = print
+
+
+def torch_layouts(x_nhwc: np.ndarray, requires_grad: bool = False) -> dict[str, Any]:
+    """The same 4-D channels-last array as PyTorch NCHW tensors in both memory formats."""
+    import torch
+
+    logical = torch.from_numpy(np.ascontiguousarray(x_nhwc)).permute(0, 3, 1, 2)
+    out = {"NCHW": logical.contiguous().clone(),
+           "channels_last": logical.contiguous(memory_format=torch.channels_last).clone()}
+    for t in out.values():
+        t.requires_grad_(requires_grad)
+    return out
+
+
+def torch_cell(c: Comparison) -> str:
+    """PyTorch's best time and the layout that won."""
+    return f"{fmt_ms(c.torch_best.median_s)} ({c.best_layout})"
+
+
+def noise_cell(c: Comparison, *related: Comparison) -> str:
+    """``c``'s relative interquartile range; '*' if other work disturbed it or ``related``."""
+    mark = "*" if any((r.other_work or 0.0) > RETRY_OTHER for r in (c, *related)) else ""
+    return f"{100 * c.noise:.0f}%{mark}"
+
+
+# -- generic single-layer forward + backward cases ------------------------------------------
+
+
+@dataclass
+class LayerCase:
+    """One layer timed forward + backward against a ``torch.nn.functional`` op.
+
+    Attributes:
+        label: Row label.
+        make_layer: Returns the (unbuilt) tinynet layer; it is built for ``x_shape``.
+        x_shape: Channels-last input shape.
+        torch_op: ``torch_op(x, *params)`` -> output (x in PyTorch's logical layout).
+        param_shapes: Shapes of the PyTorch weights (all ``requires_grad``).
+    """
+
+    label: str
+    make_layer: Callable[[], Any]
+    x_shape: tuple
+    torch_op: Callable[..., Any]
+    param_shapes: list[tuple] = field(default_factory=list)
+
+
+def _torch_fwd_bwd_fns(case: LayerCase, x: np.ndarray, g: np.ndarray,
+                       rng: np.random.Generator) -> dict[str, Callable[[], Any]]:
+    import torch
+
+    if x.ndim == 4:
+        xs, gs = torch_layouts(x, requires_grad=True), torch_layouts(g)
+    else:
+        xs = {"row-major": torch.from_numpy(x.copy()).requires_grad_(True)}
+        gs = {"row-major": torch.from_numpy(g.copy())}
+    values = [torch.from_numpy(rng.standard_normal(s, dtype=np.float32) * 0.1)
+              for s in case.param_shapes]
+    fns = {}
+    for layout, xt in xs.items():
+        params = []
+        for v in values:
+            p = v.clone()
+            if layout == "channels_last" and p.ndim == 4:
+                p = p.contiguous(memory_format=torch.channels_last)
+            params.append(p.requires_grad_(True))
+
+        def fn(xt=xt, gt=gs[layout], params=params) -> None:
+            xt.grad = None
+            for p in params:
+                p.grad = None
+            torch.autograd.backward(case.torch_op(xt, *params), gt)
+
+        fns[layout] = fn
+    return fns
+
+
+def run_comparisons(ctx: Context, title: str, torch_header: str,
+                    items: list[tuple[str, Callable[[], tuple[Callable, dict]]]]) -> tuple[Table, float]:
+    """Times a list of cases; returns their table and the geometric mean of the ratios.
+
+    Args:
+        ctx: The run context.
+        title: Table title.
+        torch_header: Header of the PyTorch column, e.g. "torch ms (layout)".
+        items: ``(label, make)`` pairs; ``make()`` returns the tinynet callable and a dict of
+            PyTorch callables (variant name -> callable). A case whose ``make`` or warm-up
+            raises is listed as skipped.
+    """
+
+    def measurer(label: str, make: Callable[[], tuple[Callable, dict]]):
+        def fn() -> dict[str, Comparison]:
+            tn_fn, torch_fns = make()
+            comp = compare(tn_fn, torch_fns, ctx.settings)
+            ctx.progress(f"  {label}: ratio {comp.ratio:.2f} (torch {comp.best_layout})")
+            return {"": comp}
+
+        return fn
+
+    table = Table(title, ["case", "tinynet ms", torch_header, "ratio", "noise"])
+    ratios = []
+    for label, res in measure_cases(ctx, [(label, measurer(label, make)) for label, make in items]):
+        if isinstance(res, Exception):
+            table.rows.append([label, f"skipped: {describe_error(res)}", "", "", ""])
+            continue
+        comp = res[""]
+        ratios.append(comp.ratio)
+        table.rows.append([label, fmt_ms(comp.tinynet.median_s), torch_cell(comp),
+                           fmt_ratio(comp.ratio), noise_cell(comp)])
+    return table, geomean(ratios)
+
+
+def run_layer_cases(ctx: Context, result: GroupResult, cases: list[LayerCase]) -> GroupResult:
+    """Times every case forward + backward; fills ``result`` with a table and the geomean."""
+    rng = np.random.default_rng(0)
+
+    def maker(case: LayerCase) -> Callable[[], tuple[Callable, dict]]:
+        def make() -> tuple[Callable, dict]:
+            layer = case.make_layer()
+            layer.build((None, *case.x_shape[1:]))
+            x = rng.standard_normal(case.x_shape, dtype=np.float32)
+            y = np.asarray(layer.forward(x, training=True))
+            g = rng.standard_normal(y.shape, dtype=np.float32)
+
+            def tn_fn() -> None:
+                layer.forward(x, training=True)
+                layer.backward(g)
+
+            return tn_fn, _torch_fwd_bwd_fns(case, x, g, rng)
+
+        return make
+
+    table, gm = run_comparisons(
+        ctx, "forward + backward (ratio = tinynet time / PyTorch time; < 1 is faster)",
+        "torch ms (layout)", [(case.label, maker(case)) for case in cases])
+    result.tables.append(table)
+    result.geomeans.append(("geomean ratio fwd+bwd", gm))
+    return result
