@@ -35,7 +35,7 @@ _SQRT1_2 = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _sigmoid(v):
     if v >= np.float32(0.0):
         return np.float32(1.0) / (np.float32(1.0) + np.exp(-v))
@@ -43,7 +43,7 @@ def _sigmoid(v):
     return e / (np.float32(1.0) + e)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _act(kind, v, p0, p1, p2):
     """One element of an elementwise activation (every kind but SOFTMAX)."""
     zero = np.float32(0.0)
@@ -69,7 +69,7 @@ def _act(kind, v, p0, p1, p2):
     return v  # LINEAR
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _softmax_row(t, o):
     n = t.size
     m = t[0]
@@ -85,7 +85,7 @@ def _softmax_row(t, o):
         o[c] *= inv
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _forward_block(kind, x, bias, row_len, p0, p1, p2, out, r0, r1):
     """Rows ``r0..r1``: ``out = act(x + bias)``; ReLU and LINEAR get vectorizable loops."""
     n = x.size
@@ -128,7 +128,7 @@ def _forward_block(kind, x, bias, row_len, p0, p1, p2, out, r0, r1):
                 ot[c] = _act(kind, xs[c], p0, p1, p2)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def act_forward_serial(kind, x, bias, row_len, p0, p1, p2, out):
     """``out = act(x + bias)`` over flat float32 ``x``/``out`` seen as rows of ``row_len``."""
     nrows = (x.size + row_len - 1) // row_len
@@ -139,7 +139,7 @@ def act_forward_serial(kind, x, bias, row_len, p0, p1, p2, out):
                        min((b + 1) * rpb, nrows))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def act_forward_parallel(kind, x, bias, row_len, p0, p1, p2, out):
     """Parallel twin of :func:`act_forward_serial` (same bits)."""
     nrows = (x.size + row_len - 1) // row_len
@@ -150,7 +150,7 @@ def act_forward_parallel(kind, x, bias, row_len, p0, p1, p2, out):
                        min((b + 1) * rpb, nrows))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _act_grad(kind, v, w, p0, p1, p2):
     """d act / d x at input ``v`` / output ``w`` (kinds read what they need)."""
     zero = np.float32(0.0)
@@ -172,7 +172,7 @@ def _act_grad(kind, v, w, p0, p1, p2):
     return one  # LINEAR
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, r0, r1):
     """Rows ``r0..r1`` of ``out = g * act'(x)`` (softmax: ``y * (g - sum(g * y))``)."""
     n = g.size
@@ -206,7 +206,7 @@ def _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, r0, r1):
                 ot[c] = gs[c] * _act_grad(kind, xs[c], ys[c], p0, p1, p2)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def act_backward_serial(kind, x, y, g, row_len, p0, p1, p2, out):
     """``out = dL/dx`` from the activation input ``x``, output ``y`` and gradient ``g``.
 
@@ -221,7 +221,7 @@ def act_backward_serial(kind, x, y, g, row_len, p0, p1, p2, out):
                         min((b + 1) * rpb, nrows))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def act_backward_parallel(kind, x, y, g, row_len, p0, p1, p2, out):
     """Parallel twin of :func:`act_backward_serial` (same bits)."""
     nrows = (g.size + row_len - 1) // row_len
@@ -232,7 +232,7 @@ def act_backward_parallel(kind, x, y, g, row_len, p0, p1, p2, out):
                         min((b + 1) * rpb, nrows))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _colsum_block(g, cols, r0, r1, part):
     for c in range(cols):
         part[c] = np.float32(0.0)
@@ -242,7 +242,7 @@ def _colsum_block(g, cols, r0, r1, part):
             part[c] += g[base + c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _merge_parts(parts, out):
     nblocks, cols = parts.shape
     acc = np.zeros(cols, dtype=np.float64)
@@ -253,7 +253,7 @@ def _merge_parts(parts, out):
         out[c] = np.float32(acc[c])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def bias_grad_serial(g, cols, out):
     """Column sums of flat ``g`` seen as ``[rows, cols]`` into ``out[cols]`` (fixed blocks)."""
     nrows = g.size // cols
@@ -265,7 +265,7 @@ def bias_grad_serial(g, cols, out):
     _merge_parts(parts, out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def bias_grad_parallel(g, cols, out):
     """Parallel twin of :func:`bias_grad_serial` (same bits)."""
     nrows = g.size // cols

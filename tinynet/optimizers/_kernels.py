@@ -33,7 +33,7 @@ _LANES = 8
 
 
 # -- shared element helpers ------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _grad(g, i, gscale, do_clip, clipvalue):
     gi = g[i] * gscale
     if do_clip:
@@ -44,7 +44,7 @@ def _grad(g, i, gscale, do_clip, clipvalue):
     return gi
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _decayed(w, i, do_decay, wd, lr):
     wi = w[i]
     if do_decay:
@@ -53,7 +53,7 @@ def _decayed(w, i, do_decay, wd, lr):
 
 
 # -- deterministic sum of squares (clipnorm / global_clipnorm) ------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _sumsq_range(x, start, stop):
     acc = np.zeros(_LANES, dtype=np.float64)
     full = start + ((stop - start) // _LANES) * _LANES
@@ -70,7 +70,7 @@ def _sumsq_range(x, start, stop):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _merge(parts):
     total = np.float64(0.0)
     for b in range(parts.size):
@@ -78,7 +78,7 @@ def _merge(parts):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _sumsq_serial(x, block):
     nblocks = (x.size + block - 1) // block
     parts = np.empty(nblocks, dtype=np.float64)
@@ -87,7 +87,7 @@ def _sumsq_serial(x, block):
     return _merge(parts)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _sumsq_parallel(x, block):
     nblocks = (x.size + block - 1) // block
     parts = np.empty(nblocks, dtype=np.float64)
@@ -97,32 +97,36 @@ def _sumsq_parallel(x, block):
 
 
 # -- SGD ---------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _sgd_block(w, g, m, start, stop, lr, momentum, use_momentum, nesterov,
                gscale, do_clip, clipvalue, do_decay, wd):
-    for i in range(start, stop):
-        gi = _grad(g, i, gscale, do_clip, clipvalue)
-        wi = _decayed(w, i, do_decay, wd, lr)
+    # views indexed from 0: a computed flat index would block vectorization
+    w_ = w[start:stop]
+    g_ = g[start:stop]
+    m_ = m[start:stop]
+    for i in range(stop - start):
+        gi = _grad(g_, i, gscale, do_clip, clipvalue)
+        wi = _decayed(w_, i, do_decay, wd, lr)
         if use_momentum:
-            mi = m[i] * momentum - gi * lr
-            m[i] = mi
+            mi = m_[i] * momentum - gi * lr
+            m_[i] = mi
             if nesterov:
                 wi = wi + (mi * momentum - gi * lr)
             else:
                 wi = wi + mi
         else:
             wi = wi - gi * lr
-        w[i] = wi
+        w_[i] = wi
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _sgd_serial(w, g, m, lr, momentum, use_momentum, nesterov,
                 gscale, do_clip, clipvalue, do_decay, wd):
     _sgd_block(w, g, m, 0, w.size, lr, momentum, use_momentum, nesterov,
                gscale, do_clip, clipvalue, do_decay, wd)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _sgd_parallel(w, g, m, lr, momentum, use_momentum, nesterov,
                   gscale, do_clip, clipvalue, do_decay, wd):
     nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
@@ -132,33 +136,49 @@ def _sgd_parallel(w, g, m, lr, momentum, use_momentum, nesterov,
 
 
 # -- Adam / AdamW ------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _adam_block(w, g, m, v, vhat, start, stop, alpha, one_minus_b1, one_minus_b2, eps,
                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd):
-    for i in range(start, stop):
-        gi = _grad(g, i, gscale, do_clip, clipvalue)
-        wi = _decayed(w, i, do_decay, wd, lr)
-        mi = m[i] + (gi - m[i]) * one_minus_b1
-        vi = v[i] + (gi * gi - v[i]) * one_minus_b2
-        m[i] = mi
-        v[i] = vi
+    # views indexed from 0: a computed flat index would block vectorization
+    w_ = w[start:stop]
+    g_ = g[start:stop]
+    m_ = m[start:stop]
+    v_ = v[start:stop]
+    vhat_ = vhat[start:stop]
+    if not (amsgrad or do_clip or do_decay):
+        # the common case as a branch-free loop, so it vectorizes (the same expressions)
+        for i in range(stop - start):
+            gi = g_[i] * gscale
+            mi = m_[i] + (gi - m_[i]) * one_minus_b1
+            vi = v_[i] + (gi * gi - v_[i]) * one_minus_b2
+            m_[i] = mi
+            v_[i] = vi
+            w_[i] = w_[i] - (mi * alpha) / (np.sqrt(vi) + eps)
+        return
+    for i in range(stop - start):
+        gi = _grad(g_, i, gscale, do_clip, clipvalue)
+        wi = _decayed(w_, i, do_decay, wd, lr)
+        mi = m_[i] + (gi - m_[i]) * one_minus_b1
+        vi = v_[i] + (gi * gi - v_[i]) * one_minus_b2
+        m_[i] = mi
+        v_[i] = vi
         if amsgrad:
-            vh = vhat[i]
+            vh = vhat_[i]
             if vi > vh:
                 vh = vi
-            vhat[i] = vh
+            vhat_[i] = vh
             vi = vh
-        w[i] = wi - (mi * alpha) / (np.sqrt(vi) + eps)
+        w_[i] = wi - (mi * alpha) / (np.sqrt(vi) + eps)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _adam_serial(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
                  gscale, do_clip, clipvalue, do_decay, wd):
     _adam_block(w, g, m, v, vhat, 0, w.size, alpha, one_minus_b1, one_minus_b2, eps,
                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _adam_parallel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
                    gscale, do_clip, clipvalue, do_decay, wd):
     nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
@@ -169,38 +189,44 @@ def _adam_parallel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, ams
 
 
 # -- RMSprop ---------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _rmsprop_block(w, g, vel, mom, avg, start, stop, lr, rho, one_minus_rho, momentum,
                    use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
-    for i in range(start, stop):
-        gi = _grad(g, i, gscale, do_clip, clipvalue)
-        wi = _decayed(w, i, do_decay, wd, lr)
-        vi = rho * vel[i] + one_minus_rho * (gi * gi)
-        vel[i] = vi
+    # views indexed from 0: a computed flat index would block vectorization
+    w_ = w[start:stop]
+    g_ = g[start:stop]
+    vel_ = vel[start:stop]
+    mom_ = mom[start:stop]
+    avg_ = avg[start:stop]
+    for i in range(stop - start):
+        gi = _grad(g_, i, gscale, do_clip, clipvalue)
+        wi = _decayed(w_, i, do_decay, wd, lr)
+        vi = rho * vel_[i] + one_minus_rho * (gi * gi)
+        vel_[i] = vi
         if centered:
-            ai = rho * avg[i] + one_minus_rho * gi
-            avg[i] = ai
+            ai = rho * avg_[i] + one_minus_rho * gi
+            avg_[i] = ai
             denom = (vi - ai * ai) + eps
         else:
             denom = vi + eps
         inc = (lr * gi) / np.sqrt(denom)
         if use_momentum:
-            mi = momentum * mom[i] + inc
-            mom[i] = mi
+            mi = momentum * mom_[i] + inc
+            mom_[i] = mi
             wi = wi - mi
         else:
             wi = wi - inc
-        w[i] = wi
+        w_[i] = wi
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _rmsprop_serial(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
                     centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
     _rmsprop_block(w, g, vel, mom, avg, 0, w.size, lr, rho, one_minus_rho, momentum,
                    use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _rmsprop_parallel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
                       centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
     nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
@@ -211,22 +237,26 @@ def _rmsprop_parallel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use
 
 
 # -- Adagrad ---------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _adagrad_block(w, g, acc, start, stop, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
-    for i in range(start, stop):
-        gi = _grad(g, i, gscale, do_clip, clipvalue)
-        wi = _decayed(w, i, do_decay, wd, lr)
-        ai = acc[i] + gi * gi
-        acc[i] = ai
-        w[i] = wi - (lr * gi) / np.sqrt(ai + eps)
+    # views indexed from 0: a computed flat index would block vectorization
+    w_ = w[start:stop]
+    g_ = g[start:stop]
+    acc_ = acc[start:stop]
+    for i in range(stop - start):
+        gi = _grad(g_, i, gscale, do_clip, clipvalue)
+        wi = _decayed(w_, i, do_decay, wd, lr)
+        ai = acc_[i] + gi * gi
+        acc_[i] = ai
+        w_[i] = wi - (lr * gi) / np.sqrt(ai + eps)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _adagrad_serial(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
     _adagrad_block(w, g, acc, 0, w.size, lr, eps, gscale, do_clip, clipvalue, do_decay, wd)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _adagrad_parallel(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
     nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
     for b in prange(nblocks):
