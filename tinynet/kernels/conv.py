@@ -19,7 +19,7 @@ from numba import njit, prange
 __all__ = ["im2col_serial", "im2col_parallel", "col2im_serial", "col2im_parallel"]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _im2col_row(x, b, oy, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols):
     """Fills the ``ow`` patch rows of output row ``(b, oy)``."""
     _, height, width, ch = x.shape
@@ -53,7 +53,7 @@ def _im2col_row(x, b, oy, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols):
                             dst[o + c] = x[b, iy, ix, c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def im2col_serial(x, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols):
     """Fills ``cols`` (``[B*OH*OW, KH*KW*C]``) from ``x`` (``[B, H, W, C]``, float32)."""
     nb = x.shape[0]
@@ -62,7 +62,7 @@ def im2col_serial(x, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols):
         _im2col_row(x, b, r - b * oh, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def im2col_parallel(x, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols):
     """Parallel twin of :func:`im2col_serial` (same bits: a pure copy)."""
     nb = x.shape[0]
@@ -71,7 +71,7 @@ def im2col_parallel(x, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols):
         _im2col_row(x, b, r - b * oh, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _col2im_sample(dcols, b, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, dx):
     """Accumulates sample ``b``'s patch gradients into ``dx[b]`` in a fixed order."""
     _, height, width, ch = dx.shape
@@ -101,14 +101,14 @@ def _col2im_sample(dcols, b, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, dx):
                             dx[b, iy, ix, c] += src[o + c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def col2im_serial(dcols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, dx):
     """Scatter-adds ``dcols`` (``[B*OH*OW, KH*KW*C]``) into zeroed ``dx`` (``[B, H, W, C]``)."""
     for b in range(dx.shape[0]):
         _col2im_sample(dcols, b, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, dx)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def col2im_parallel(dcols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, dx):
     """Parallel twin of :func:`col2im_serial`: one sample per task (same bits)."""
     for b in prange(dx.shape[0]):

@@ -84,7 +84,7 @@ def _f32(x) -> np.ndarray:
 # ---------------------------------------------------------------------------------------
 # 2D max pooling
 # ---------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _max_fwd_row(x, out, arg, r, hlo, hhi, wlo, whi):
     OH, OW, C = out.shape[1], out.shape[2], out.shape[3]
     W = x.shape[2]
@@ -112,19 +112,19 @@ def _max_fwd_row(x, out, arg, r, hlo, hhi, wlo, whi):
             arg[n, oh, ow, c] = where[c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _max_fwd_serial(x, out, arg, hlo, hhi, wlo, whi):
     for r in range(out.shape[0] * out.shape[1]):
         _max_fwd_row(x, out, arg, r, hlo, hhi, wlo, whi)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _max_fwd_parallel(x, out, arg, hlo, hhi, wlo, whi):
     for r in prange(out.shape[0] * out.shape[1]):
         _max_fwd_row(x, out, arg, r, hlo, hhi, wlo, whi)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _max_bwd_row(g, arg, gx, r, ofirst, ostop, wlo, whi):
     H, W, C = gx.shape[1], gx.shape[2], gx.shape[3]
     n = r // H
@@ -141,13 +141,13 @@ def _max_bwd_row(g, arg, gx, r, ofirst, ostop, wlo, whi):
                     gx[n, h, w, c] += g[n, oh, ow, c] if arg[n, oh, ow, c] == p else zero
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _max_bwd_serial(g, arg, gx, ofirst, ostop, wlo, whi):
     for r in range(gx.shape[0] * gx.shape[1]):
         _max_bwd_row(g, arg, gx, r, ofirst, ostop, wlo, whi)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _max_bwd_parallel(g, arg, gx, ofirst, ostop, wlo, whi):
     for r in prange(gx.shape[0] * gx.shape[1]):
         _max_bwd_row(g, arg, gx, r, ofirst, ostop, wlo, whi)
@@ -196,7 +196,7 @@ def max_pool2d_backward(grad_output, argmax: np.ndarray, input_shape: tuple,
 # ---------------------------------------------------------------------------------------
 # 2D average pooling (mean over in-bounds cells)
 # ---------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _avg_fwd_row(x, out, r, hlo, hhi, wlo, whi):
     OH, OW, C = out.shape[1], out.shape[2], out.shape[3]
     n = r // OH
@@ -215,19 +215,19 @@ def _avg_fwd_row(x, out, r, hlo, hhi, wlo, whi):
             out[n, oh, ow, c] = acc[c] / count
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _avg_fwd_serial(x, out, hlo, hhi, wlo, whi):
     for r in range(out.shape[0] * out.shape[1]):
         _avg_fwd_row(x, out, r, hlo, hhi, wlo, whi)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _avg_fwd_parallel(x, out, hlo, hhi, wlo, whi):
     for r in prange(out.shape[0] * out.shape[1]):
         _avg_fwd_row(x, out, r, hlo, hhi, wlo, whi)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _avg_bwd_row(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi):
     H, W, C = gx.shape[1], gx.shape[2], gx.shape[3]
     n = r // H
@@ -248,13 +248,13 @@ def _avg_bwd_row(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi):
                     gx[n, h, w, c] += share[c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _avg_bwd_serial(g, gx, ofirst, ostop, hlo, hhi, wlo, whi):
     for r in range(gx.shape[0] * gx.shape[1]):
         _avg_bwd_row(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _avg_bwd_parallel(g, gx, ofirst, ostop, hlo, hhi, wlo, whi):
     for r in prange(gx.shape[0] * gx.shape[1]):
         _avg_bwd_row(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi)
@@ -291,7 +291,7 @@ def avg_pool2d_backward(grad_output, input_shape: tuple, pool_size: tuple[int, i
 # global pooling: x seen as [N, P, C]; fixed blocks of positions per sample, block
 # partials merged in block order
 # ---------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _gap_block(x, parts, k, block):
     nblocks, C = parts.shape[1], parts.shape[2]
     n = k // nblocks
@@ -304,7 +304,7 @@ def _gap_block(x, parts, k, block):
         parts[n, b, c] = acc[c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _gap_merge(parts, out, P):
     N, nblocks, C = parts.shape
     for n in range(N):
@@ -315,7 +315,7 @@ def _gap_merge(parts, out, P):
             out[n, c] = np.float32(acc / P)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _gap_fwd_serial(x, out, block):
     N, P, C = x.shape
     parts = np.empty((N, (P + block - 1) // block, C), dtype=np.float64)
@@ -324,7 +324,7 @@ def _gap_fwd_serial(x, out, block):
     _gap_merge(parts, out, P)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _gap_fwd_parallel(x, out, block):
     N, P, C = x.shape
     parts = np.empty((N, (P + block - 1) // block, C), dtype=np.float64)
@@ -333,7 +333,7 @@ def _gap_fwd_parallel(x, out, block):
     _gap_merge(parts, out, P)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _broadcast_row(share, gx, r):
     H, W, C = gx.shape[1], gx.shape[2], gx.shape[3]
     n = r // H
@@ -343,19 +343,19 @@ def _broadcast_row(share, gx, r):
             gx[n, h, w, c] = share[n, c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _broadcast_serial(share, gx):
     for r in range(gx.shape[0] * gx.shape[1]):
         _broadcast_row(share, gx, r)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _broadcast_parallel(share, gx):
     for r in prange(gx.shape[0] * gx.shape[1]):
         _broadcast_row(share, gx, r)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _gmp_block(x, vals, args, k, block):
     nblocks, C = vals.shape[1], vals.shape[2]
     n = k // nblocks
@@ -380,7 +380,7 @@ def _gmp_block(x, vals, args, k, block):
         args[n, b, c] = where[c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _gmp_merge(vals, args, out, arg):
     N, nblocks, C = vals.shape
     for n in range(N):
@@ -396,7 +396,7 @@ def _gmp_merge(vals, args, out, arg):
             arg[n, c] = where
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _gmp_fwd_serial(x, out, arg, block):
     N, P, C = x.shape
     nblocks = (P + block - 1) // block
@@ -407,7 +407,7 @@ def _gmp_fwd_serial(x, out, arg, block):
     _gmp_merge(vals, args, out, arg)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _gmp_fwd_parallel(x, out, arg, block):
     N, P, C = x.shape
     nblocks = (P + block - 1) // block

@@ -20,7 +20,7 @@ DET_REDUCE_BLOCK = 16384
 _LANES = 8
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def lane_sum(x, start, stop):
     """float64 sum of ``x[start:stop]`` over 8 lanes combined in lane order."""
     acc = np.zeros(_LANES, dtype=np.float64)
@@ -37,7 +37,7 @@ def lane_sum(x, start, stop):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _block_partials_serial(x, block):
     nblocks = (x.size + block - 1) // block
     parts = np.empty(nblocks, dtype=np.float64)
@@ -46,7 +46,7 @@ def _block_partials_serial(x, block):
     return parts
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _block_partials_parallel(x, block):
     nblocks = (x.size + block - 1) // block
     parts = np.empty(nblocks, dtype=np.float64)
@@ -55,7 +55,7 @@ def _block_partials_parallel(x, block):
     return parts
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _merge(parts):
     total = np.float64(0.0)
     for b in range(parts.size):

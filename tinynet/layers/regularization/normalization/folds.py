@@ -28,7 +28,7 @@ def rows_per_block(channels: int) -> int:
     return max(DET_REDUCE_BLOCK // max(int(channels), 1), 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def segment_sum(x, start, stop):
     """float32 sum of ``x[start:stop]`` over 8 lanes, combined in lane order.
 
@@ -68,7 +68,7 @@ def segment_sum(x, start, stop):
     return ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def segment_dot(a, b, start, stop):
     """float32 dot of ``a[start:stop]`` and ``b[start:stop]`` over 8 lanes (as
     :func:`segment_sum`, each product rounded before it is added)."""
@@ -105,7 +105,7 @@ def segment_dot(a, b, start, stop):
     return ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def segment_dot2(w, a, b, start, stop):
     """``(segment_dot(w, a), segment_dot(w, b))`` in one pass (the same bits as two)."""
     xw = w[start:stop]
@@ -158,7 +158,7 @@ def segment_dot2(w, a, b, start, stop):
     return sa, sb
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def shifted_segment_sums(x, start, stop, shift):
     """``(sum(x - shift), sum((x - shift)^2))`` over ``x[start:stop]`` in float32, with the
     lanes and order of :func:`segment_sum` (the same bits as folding ``x - shift`` and its
@@ -227,7 +227,7 @@ def shifted_segment_sums(x, start, stop, shift):
     return s1, s2
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _col_block(x, y, use_y, channels, r0, r1, out):
     """Column sums (or dots with ``y``) of rows ``r0..r1`` into ``out[:channels]`` (float32)."""
     for c in range(channels):
@@ -244,7 +244,7 @@ def _col_block(x, y, use_y, channels, r0, r1, out):
                 out[c] += xr[c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _merge_cols(parts, scale):
     nblocks, channels = parts.shape
     acc = np.zeros(channels, dtype=np.float64)
@@ -257,7 +257,7 @@ def _merge_cols(parts, scale):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _col_fold_serial(x, y, use_y, channels, block, scale):
     rows = x.size // channels
     nblocks = (rows + block - 1) // block
@@ -267,7 +267,7 @@ def _col_fold_serial(x, y, use_y, channels, block, scale):
     return _merge_cols(parts, scale)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _col_fold_parallel(x, y, use_y, channels, block, scale):
     rows = x.size // channels
     nblocks = (rows + block - 1) // block
@@ -308,7 +308,7 @@ def col_dot(x, y, channels: int, parallel: bool = False, scale: float = 1.0) -> 
 _MERGE_COLS = 64
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _merge_cols_range(parts, out, c0, c1):
     for r in range(parts.shape[1]):
         for c in range(c0, c1):
@@ -316,7 +316,7 @@ def _merge_cols_range(parts, out, c0, c1):
             out[1, c] += parts[1, r, c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def merge_rows_serial(parts):
     """Sums ``parts[k, rows, C]`` (float64 task partials) over rows in row order -> float32 ``[k, C]``."""
     acc = np.zeros((2, parts.shape[2]), dtype=np.float64)
@@ -324,7 +324,7 @@ def merge_rows_serial(parts):
     return acc.astype(np.float32)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def merge_rows_parallel(parts):
     """:func:`merge_rows_serial` with channel ranges spread over threads (same bits)."""
     channels = parts.shape[2]

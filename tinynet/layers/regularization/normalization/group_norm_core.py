@@ -57,7 +57,7 @@ _VECTOR_CPG = 16
 
 
 # ------------------------------------------------------------------ forward kernels
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
     """Shifted sums of positions ``p0..p1`` of the sample at ``base``, reduced to groups.
 
@@ -98,7 +98,7 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
         g += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _finish_stats(x, b, positions, channels, cpg, epsilon, part1, part2, mean, var, inv_std):
     """Merges sample ``b``'s block partials in block order into mean, var, inv_std."""
     groups = channels // cpg
@@ -118,7 +118,7 @@ def _finish_stats(x, b, positions, channels, cpg, epsilon, part1, part2, mean, v
         inv_std[i] = np.float32(1.0 / np.sqrt(v + epsilon))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _expand(stat, b, channels, cpg, out):
     """Per-group values of sample ``b`` broadcast to one per channel."""
     groups = channels // cpg
@@ -128,7 +128,7 @@ def _expand(stat, b, channels, cpg, out):
             out[g * cpg + j] = s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _sweep(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_std, gamma, beta,
            scratch):
     """``xn = (x - mean) * inv_std``; ``out = xn * gamma + beta`` on rows ``r0..r1``."""
@@ -175,7 +175,7 @@ def _sweep(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_std, g
                         orow[j] = v * gg[j] + bb[j]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _fwd_samples(x, out, xn, want_xn, b0, b1, positions, channels, cpg, block, epsilon,
                  given, gamma, beta, part1, part2, mean, var, inv_std):
     """Statistics then sweep, sample by sample (each sample is still in cache)."""
@@ -194,14 +194,14 @@ def _fwd_samples(x, out, xn, want_xn, b0, b1, positions, channels, cpg, block, e
                gamma, beta, scratch)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _forward_serial(x, out, xn, want_xn, batch, positions, channels, cpg, block, spc,
                     epsilon, given, gamma, beta, part1, part2, mean, var, inv_std):
     _fwd_samples(x, out, xn, want_xn, 0, batch, positions, channels, cpg, block, epsilon,
                  given, gamma, beta, part1, part2, mean, var, inv_std)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _forward_chunks_parallel(x, out, xn, want_xn, batch, positions, channels, cpg, block,
                              spc, epsilon, given, gamma, beta, part1, part2, mean, var,
                              inv_std):
@@ -212,7 +212,7 @@ def _forward_chunks_parallel(x, out, xn, want_xn, batch, positions, channels, cp
                      var, inv_std)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _forward_blocks_parallel(x, out, xn, want_xn, batch, positions, channels, cpg, block,
                              spc, epsilon, given, gamma, beta, part1, part2, mean, var,
                              inv_std):
@@ -239,7 +239,7 @@ def _forward_blocks_parallel(x, out, xn, want_xn, batch, positions, channels, cp
 
 
 # ----------------------------------------------------------------- backward kernels
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _bwd_block(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, gamma,
                scratch, u, v, gp1, gp2):
     """Per-channel ``u = sum(g)``, ``v = sum(g * xn)`` over positions ``p0..p1``, and the
@@ -262,7 +262,7 @@ def _bwd_block(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, g
         gi += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _bwd_row(g, s, recompute, b, row, channels, cpg, mean, inv_std, scratch, u, v):
     """A single-position block: ``u = g`` and ``v = g * xn`` (no lanes to zero)."""
     groups = channels // cpg
@@ -290,7 +290,7 @@ def _bwd_row(g, s, recompute, b, row, channels, cpg, mean, inv_std, scratch, u, 
                 v[j] = gr[j] * ((sr[j] - m) * k)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _bwd_lanes(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, scratch, u, v):
     """Per-channel lanes ``u += g``, ``v += g * xn`` over positions ``p0..p1``."""
     groups = channels // cpg
@@ -333,7 +333,7 @@ def _bwd_lanes(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, s
                     vv[j] += gr[j] * ((sr[j] - m) * k)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _bwd_coeffs(b, positions, channels, cpg, gp1, gp2, affine_only, sg, sgx):
     """Merges sample ``b``'s group partials in block order: ``sum/n`` per group."""
     groups = channels // cpg
@@ -351,7 +351,7 @@ def _bwd_coeffs(b, positions, channels, cpg, gp1, gp2, affine_only, sg, sgx):
         sgx[b * groups + gi] = np.float32(s2 / n)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _dx_rows(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
              sg, sgx, scratch):
     """``dx = inv_std * (g * gamma - (sum_g + xn * sum_gxn) / n)`` on rows ``r0..r1``."""
@@ -400,7 +400,7 @@ def _dx_rows(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std,
                         dr[j] = k * (gr[j] * gm[j] - (a + sr[j] * bb))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _add_row(parts, t, u, v, channels):
     pu = parts[0, t]
     pv = parts[1, t]
@@ -409,7 +409,7 @@ def _add_row(parts, t, u, v, channels):
         pv[c] += np.float64(v[c])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _bwd_samples(g, s, dx, recompute, affine_only, b0, b1, positions, channels, cpg, block,
                  spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
     """Both backward passes, sample by sample; parameter partials per task row."""
@@ -430,14 +430,14 @@ def _bwd_samples(g, s, dx, recompute, affine_only, b0, b1, positions, channels, 
                  gamma, sg, sgx, scratch)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _backward_serial(g, s, dx, recompute, affine_only, batch, positions, channels, cpg, block,
                      spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
     _bwd_samples(g, s, dx, recompute, affine_only, 0, batch, positions, channels, cpg, block,
                  spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _backward_chunks_parallel(g, s, dx, recompute, affine_only, batch, positions, channels,
                               cpg, block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx,
                               parts):
@@ -448,7 +448,7 @@ def _backward_chunks_parallel(g, s, dx, recompute, affine_only, batch, positions
                      sg, sgx, parts)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _backward_blocks_parallel(g, s, dx, recompute, affine_only, batch, positions, channels,
                               cpg, block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx,
                               parts):
@@ -480,7 +480,7 @@ def _backward_blocks_parallel(g, s, dx, recompute, affine_only, batch, positions
 # statistics and outputs are those of the general kernels; the parameter partials fold
 # each chunk of rows in float32 lanes (like a position block) instead of one float64 row
 # per sample. The path is chosen by shape alone, so gates and threads never change bits.
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, gamma, beta, mean, var,
               inv_std):
     """Rows ``r0..r1`` (one chunk, still in cache between the three steps): shifted sums
@@ -515,7 +515,7 @@ def _fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, gamma, beta
                 orow[c] = ((xr[c] - mu) * sc) * gamma[c] + beta[c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _forward_rows_serial(x, out, xn, want_xn, batch, positions, channels, cpg, block, spc,
                          epsilon, given, gamma, beta, part1, part2, mean, var, inv_std):
     for r0 in range(0, batch, spc):
@@ -523,7 +523,7 @@ def _forward_rows_serial(x, out, xn, want_xn, batch, positions, channels, cpg, b
                   gamma, beta, mean, var, inv_std)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _forward_rows_parallel(x, out, xn, want_xn, batch, positions, channels, cpg, block, spc,
                            epsilon, given, gamma, beta, part1, part2, mean, var, inv_std):
     nchunks = (batch + spc - 1) // spc
@@ -532,7 +532,7 @@ def _forward_rows_parallel(x, out, xn, want_xn, batch, positions, channels, cpg,
                   given, gamma, beta, mean, var, inv_std)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _flush_rows(parts, j, acc, channels):
     pu = parts[0, j]
     pv = parts[1, j]
@@ -543,7 +543,7 @@ def _flush_rows(parts, j, acc, channels):
         acc[1, c] = np.float32(0.0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _bwd_rows(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std, gamma,
               parts):
     """Rows ``r0..r1``; the parameter partial of each chunk of ``spc`` rows is folded in
@@ -592,14 +592,14 @@ def _bwd_rows(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv
         _flush_rows(parts, cur, acc, channels)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _backward_rows_serial(g, s, dx, recompute, affine_only, batch, positions, channels, cpg,
                           block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
     _bwd_rows(g, s, dx, recompute, affine_only, 0, batch, channels, spc, mean, inv_std, gamma,
               parts)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _backward_rows_parallel(g, s, dx, recompute, affine_only, batch, positions, channels, cpg,
                             block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
     nchunks = (batch + spc - 1) // spc
