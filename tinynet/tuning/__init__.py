@@ -42,33 +42,33 @@ class _Gate:
     doc: str
 
 
-# Built-in defaults: serial-vs-parallel crossovers measured on the 2-core CI machine
-# (see docs/tuning.md; `python -m tinynet.tuning calibrate` re-measures them).
+# Built-in defaults: serial-vs-parallel crossovers measured on the 2-core CI machine with
+# `python -m tinynet.tuning calibrate` (table in docs/tuning.md). 2**62 = never parallel.
 _GATES: dict[str, _Gate] = {
     "gn_row_parallel_min_elems": _Gate(
         262_144, "elements",
         "group/instance norm per-sample statistics and row sweeps (forward and backward)"),
     "gn_param_grad_parallel_min_elems": _Gate(
-        262_144, "elements",
-        "group/instance norm gamma/beta gradient column folds"),
+        2**62, "partial elements",
+        "merge of the gamma/beta column-fold partials (group-norm core)"),
     "bn_parallel_min_elems": _Gate(
-        262_144, "elements",
+        1_048_576, "elements",
         "batch norm statistics, sweeps and parameter-gradient folds"),
     "ln_parallel_min_elems": _Gate(
-        131_072, "elements",
+        524_288, "elements",
         "layer norm per-row statistics and sweeps"),
     "reduce_parallel_min_elems": _Gate(
-        1_048_576, "elements", "det_reduce blocked sums"),
+        524_288, "elements", "det_reduce blocked sums"),
     "elementwise_parallel_min_elems": _Gate(
         1_048_576, "elements", "activations, dropout and other elementwise passes"),
     "matmul_parallel_min_flops": _Gate(
-        4_000_000, "multiply-adds", "deterministic GEMM row blocks on worker threads"),
+        8_388_608, "multiply-adds", "deterministic GEMM row blocks on worker threads"),
     "conv_parallel_min_elems": _Gate(
-        262_144, "elements", "conv im2col / col2im passes"),
+        32_768, "elements", "conv im2col / col2im passes"),
     "pool_parallel_min_elems": _Gate(
         262_144, "elements", "pooling forward and backward"),
     "optimizer_parallel_min_elems": _Gate(
-        1_048_576, "elements", "fused optimizer update kernels"),
+        524_288, "elements", "fused optimizer update kernels"),
 }
 
 GATE_DOCS: dict[str, str] = {name: gate.doc for name, gate in _GATES.items()}
