@@ -35,11 +35,34 @@ _SQRT1_2 = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
 
 
+# Transcendentals are evaluated in float64 through ``math`` and rounded once: compiled,
+# they call the C library's double-precision functions; interpreted (NUMBA_DISABLE_JIT)
+# Python calls the very same functions, so both give the same bits.
+@njit(cache=True, error_model="numpy", inline="always")
+def _exp32(v):
+    return np.float32(math.exp(np.float64(v)))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _tanh32(v):
+    return np.float32(math.tanh(np.float64(v)))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _expm1_32(v):
+    return np.float32(math.expm1(np.float64(v)))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _erf32(v):
+    return np.float32(math.erf(np.float64(v)))
+
+
 @njit(cache=True, error_model="numpy")
 def _sigmoid(v):
     if v >= np.float32(0.0):
-        return np.float32(1.0) / (np.float32(1.0) + np.exp(-v))
-    e = np.exp(v)
+        return np.float32(1.0) / (np.float32(1.0) + _exp32(-v))
+    e = _exp32(v)
     return e / (np.float32(1.0) + e)
 
 
@@ -59,11 +82,11 @@ def _act(kind, v, p0, p1, p2):
     if kind == SIGMOID:
         return _sigmoid(v)
     if kind == TANH:
-        return np.tanh(v)
+        return _tanh32(v)
     if kind == ELU:
-        return v if v > zero else p0 * np.float32(math.expm1(v))
+        return v if v > zero else p0 * _expm1_32(v)
     if kind == GELU:
-        return np.float32(0.5) * v * (np.float32(1.0) + math.erf(v * np.float32(_SQRT1_2)))
+        return np.float32(0.5) * v * (np.float32(1.0) + _erf32(v * np.float32(_SQRT1_2)))
     if kind == SILU:
         return v * _sigmoid(v)
     return v  # LINEAR
@@ -77,7 +100,7 @@ def _softmax_row(t, o):
         m = t[c] if t[c] > m else m
     total = np.float64(0.0)
     for c in range(n):
-        e = np.exp(t[c] - m)
+        e = _exp32(t[c] - m)
         o[c] = e
         total += e
     inv = np.float32(1.0 / total)
@@ -162,10 +185,10 @@ def _act_grad(kind, v, w, p0, p1, p2):
             return one if v < p1 else zero
         return p0 if v < p2 else zero
     if kind == ELU:
-        return one if v > zero else p0 * np.exp(v)
+        return one if v > zero else p0 * _exp32(v)
     if kind == GELU:
-        cdf = np.float32(0.5) * (one + math.erf(v * np.float32(_SQRT1_2)))
-        return cdf + v * np.float32(_INV_SQRT_2PI) * np.exp(np.float32(-0.5) * v * v)
+        cdf = np.float32(0.5) * (one + _erf32(v * np.float32(_SQRT1_2)))
+        return cdf + v * np.float32(_INV_SQRT_2PI) * _exp32(np.float32(-0.5) * v * v)
     if kind == SILU:
         sg = _sigmoid(v)
         return sg * (one + v * (one - sg))
