@@ -99,6 +99,25 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _group_moments_f64(x, base, positions, channels, c0, cpg):
+    """Shifted sums of one group entirely in float64, position by position.
+
+    The fallback for a group whose float32 squares overflowed (a spread beyond ~1e19):
+    rare, serial and in a fixed order, so it keeps results deterministic.
+    """
+    k = np.float64(x[base + c0])
+    s1 = np.float64(0.0)
+    s2 = np.float64(0.0)
+    for p in range(positions):
+        row = base + p * channels + c0
+        for j in range(cpg):
+            d = np.float64(x[row + j]) - k
+            s1 += d
+            s2 += d * d
+    return s1, s2
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _finish_stats(x, b, positions, channels, cpg, epsilon, part1, part2, mean, var, inv_std):
     """Merges sample ``b``'s block partials in block order into mean, var, inv_std."""
     groups = channels // cpg
@@ -110,6 +129,8 @@ def _finish_stats(x, b, positions, channels, cpg, epsilon, part1, part2, mean, v
         for k in range(part1.shape[0]):
             s1 += part1[k, g]
             s2 += part2[k, g]
+        if not (np.isfinite(s1) and np.isfinite(s2)):
+            s1, s2 = _group_moments_f64(x, base, positions, channels, g * cpg, cpg)
         m = s1 / n
         v = max(s2 / n - m * m, 0.0)
         i = b * groups + g
@@ -493,8 +514,12 @@ def _fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, gamma, beta
             row = r * channels
             s1[r - r0], s2[r - r0] = shifted_segment_sums(x, row, row + channels, x[row])
         for i in range(r1 - r0):
-            m = np.float64(s1[i]) / n
-            v = max(np.float64(s2[i]) / n - m * m, 0.0)
+            a1 = np.float64(s1[i])
+            a2 = np.float64(s2[i])
+            if not (np.isfinite(a1) and np.isfinite(a2)):  # float32 squares overflowed
+                a1, a2 = _group_moments_f64(x, (r0 + i) * channels, 1, channels, 0, channels)
+            m = a1 / n
+            v = max(a2 / n - m * m, 0.0)
             mean[r0 + i] = np.float32(np.float64(x[(r0 + i) * channels]) + m)
             var[r0 + i] = np.float32(v)
             inv_std[r0 + i] = np.float32(1.0 / np.sqrt(v + epsilon))
