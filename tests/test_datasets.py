@@ -177,3 +177,21 @@ def test_load_idx_empty_file_and_bad_path(tmp_path):
         load_idx(empty, empty)
     with pytest.raises(TypeError, match="images path must be a str or os.PathLike, got int"):
         load_idx(3, empty)
+
+
+def test_load_idx_refuses_gzip_claims_beyond_deflate(tmp_path):
+    """A gzip header claiming more than deflate's 1032:1 can hold is refused up front."""
+    import gzip
+    import struct
+
+    import pytest
+
+    from tinynet.datasets import load_idx
+
+    header = struct.pack(">IIII", 0x00000803, 10**6, 28, 28)  # claims 784 MB
+    images = tmp_path / "img.gz"
+    images.write_bytes(gzip.compress(header + bytes(100)))
+    labels = tmp_path / "lab"
+    labels.write_bytes(struct.pack(">II", 0x00000801, 1) + bytes(1))
+    with pytest.raises(ValueError, match="more than deflate can expand"):
+        load_idx(images, labels)

@@ -95,6 +95,10 @@ def _check_path(path: Any, what: str) -> None:
                         f"{type(path).__name__}")
 
 
+# deflate never expands data more than 1032:1, so a larger claim is a lie, refused up front
+_DEFLATE_MAX_RATIO = 1032
+
+
 def _read_idx(path: Any, magic: int, ndim: int, what: str) -> np.ndarray:
     _check_path(path, what)
     path = os.fspath(path)
@@ -120,7 +124,14 @@ def _read_idx(path: Any, magic: int, ndim: int, what: str) -> np.ndarray:
             if any(d == 0 for d in dims):
                 raise ValueError(f"{where}: dimensions {dims} must all be positive")
             claimed = int(np.prod(dims, dtype=object))
-            if not compressed:
+            if compressed:
+                size = os.fstat(raw.fileno()).st_size
+                if claimed > _DEFLATE_MAX_RATIO * size:
+                    raise ValueError(f"{where}: the header claims {claimed} bytes of data "
+                                     f"({' x '.join(map(str, dims))}), more than deflate can "
+                                     f"expand a {size}-byte file to (at most "
+                                     f"{_DEFLATE_MAX_RATIO}x)")
+            else:
                 available = os.fstat(raw.fileno()).st_size - len(header)
                 if available < claimed:
                     raise ValueError(f"{where} is truncated: the header claims {claimed} bytes "
