@@ -379,7 +379,7 @@ IDX_HOSTILE = {
     "truncated_header": (_idx(0x803, (2, 2, 2))[:9], "is truncated"),
     "billion_images_in_1kb": (_idx(0x803, (10**9, 28, 28), bytes(1000)),
                               "the header claims 784000000000 bytes"),
-    "max_dims": (_idx(0x803, (2**32 - 1,) * 3, bytes(1000)), "is truncated"),
+    "max_dims": (_idx(0x803, (2**32 - 1,) * 3, bytes(1000)), "is truncated|more than deflate can expand"),
     "zero_dim": (_idx(0x803, (0, 28, 28)), "must all be positive"),
     "labels_magic_for_images": (_idx(0x801, (2,), bytes(2)), "bad magic number"),
     "float_idx": (_idx(0x0D03, (1, 1, 1), bytes(4)), "bad magic number 0x00000d03"),
