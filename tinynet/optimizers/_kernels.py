@@ -22,14 +22,13 @@ import numpy as np
 from numba import njit, prange
 
 from tinynet import tuning
-from tinynet.math.reduction import DET_REDUCE_BLOCK
+from tinynet.math.reduction import det_reduce
 
 __all__ = ["UPDATE_BLOCK", "sum_squares", "sgd_update", "adam_update", "rmsprop_update",
            "adagrad_update"]
 
 UPDATE_BLOCK = 16384
 _GATE = "optimizer_parallel_min_elems"
-_LANES = 8
 
 
 # -- shared element helpers ------------------------------------------------------------
@@ -50,50 +49,6 @@ def _decayed(w, i, do_decay, wd, lr):
     if do_decay:
         wi = wi - (wi * wd) * lr
     return wi
-
-
-# -- deterministic sum of squares (clipnorm / global_clipnorm) ------------------------------
-@njit(cache=True, error_model="numpy")
-def _sumsq_range(x, start, stop):
-    acc = np.zeros(_LANES, dtype=np.float64)
-    full = start + ((stop - start) // _LANES) * _LANES
-    for i in range(start, full, _LANES):
-        for k in range(_LANES):
-            v = np.float64(x[i + k])
-            acc[k] += v * v
-    for i in range(full, stop):
-        v = np.float64(x[i])
-        acc[i - full] += v * v
-    total = np.float64(0.0)
-    for k in range(_LANES):
-        total += acc[k]
-    return total
-
-
-@njit(cache=True, error_model="numpy")
-def _merge(parts):
-    total = np.float64(0.0)
-    for b in range(parts.size):
-        total += parts[b]
-    return total
-
-
-@njit(cache=True, error_model="numpy")
-def _sumsq_serial(x, block):
-    nblocks = (x.size + block - 1) // block
-    parts = np.empty(nblocks, dtype=np.float64)
-    for b in range(nblocks):
-        parts[b] = _sumsq_range(x, b * block, min((b + 1) * block, x.size))
-    return _merge(parts)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def _sumsq_parallel(x, block):
-    nblocks = (x.size + block - 1) // block
-    parts = np.empty(nblocks, dtype=np.float64)
-    for b in prange(nblocks):
-        parts[b] = _sumsq_range(x, b * block, min((b + 1) * block, x.size))
-    return _merge(parts)
 
 
 # -- SGD ---------------------------------------------------------------------------------
@@ -271,10 +226,7 @@ def _parallel(n: int) -> bool:
 
 def sum_squares(x: np.ndarray) -> float:
     """Deterministic float64 sum of squares of a flat float32 array (fixed blocks)."""
-    if x.size == 0:
-        return 0.0
-    kernel = _sumsq_parallel if _parallel(x.size) else _sumsq_serial
-    return float(kernel(x, DET_REDUCE_BLOCK))
+    return det_reduce(x, squares=True, gate=_GATE)
 
 
 def sgd_update(w, g, m, lr, momentum, use_momentum, nesterov, common) -> None:
