@@ -179,6 +179,15 @@ def _metric_direction(model: Any, name: str) -> str | None:
     return None
 
 
+def _monitor_direction(model: Any, monitor: str, mode: str) -> str | None:
+    """``"down"`` (lower is better), ``"up"``, or ``None`` when ``mode="auto"`` cannot tell:
+    an explicit mode wins, then the loss, then the compiled metric's direction."""
+    if mode != "auto":
+        return "down" if mode == "min" else "up"
+    name = monitor[4:] if monitor.startswith("val_") else monitor
+    return "down" if name == "loss" else _metric_direction(model, name)
+
+
 class EarlyStopping(Callback):
     """Stops training when a monitored quantity has stopped improving (Keras semantics).
 
@@ -244,16 +253,12 @@ class EarlyStopping(Callback):
         self._lower_is_better: bool | None = None
 
     def _resolve_mode(self) -> None:
-        if self.mode != "auto":
-            self._lower_is_better = self.mode == "min"
-        else:
-            name = self.monitor[4:] if self.monitor.startswith("val_") else self.monitor
-            direction = "down" if name == "loss" else _metric_direction(self.model, name)
-            if direction is None:
-                raise ValueError(
-                    f"EarlyStopping: cannot tell whether monitor={self.monitor!r} should be "
-                    f"minimized or maximized; pass mode='min' or mode='max'")
-            self._lower_is_better = direction == "down"
+        direction = _monitor_direction(self.model, self.monitor, self.mode)
+        if direction is None:
+            raise ValueError(
+                f"EarlyStopping: cannot tell whether monitor={self.monitor!r} should be "
+                f"minimized or maximized; pass mode='min' or mode='max'")
+        self._lower_is_better = direction == "down"
         self.best = math.inf if self._lower_is_better else -math.inf
 
     def _is_improvement(self, value: float, reference: float) -> bool:

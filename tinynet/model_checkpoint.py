@@ -7,7 +7,7 @@ import numbers
 import os
 import warnings
 
-from tinynet.callbacks import Callback, _finite, _metric_direction
+from tinynet.callbacks import Callback, _finite, _monitor_direction
 
 __all__ = ["ModelCheckpoint"]
 
@@ -93,15 +93,11 @@ class ModelCheckpoint(Callback):
 
     # -- direction ----------------------------------------------------------------------------
     def _resolve_mode(self) -> None:
-        if self.mode != "auto":
-            self._lower_is_better = self.mode == "min"
-        else:
-            name = self.monitor[4:] if self.monitor.startswith("val_") else self.monitor
-            direction = "down" if name == "loss" else _metric_direction(self.model, name)
-            if direction is None:
-                direction = "up" if ("acc" in self.monitor
-                                     or self.monitor.startswith("fmeasure")) else "down"
-            self._lower_is_better = direction == "down"
+        direction = _monitor_direction(self.model, self.monitor, self.mode)
+        if direction is None:  # Keras's guess from the name
+            direction = "up" if ("acc" in self.monitor
+                                 or self.monitor.startswith("fmeasure")) else "down"
+        self._lower_is_better = direction == "down"
         if self.best is None:
             self.best = math.inf if self._lower_is_better else -math.inf
 

@@ -6,13 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.layers.layer import Layer, check_bool
+from tinynet.layers.layer import check_bool
+from tinynet.layers.pooling.base_pooling import PoolingLayer
 from tinynet.tensor import as_array
 
 __all__ = ["BaseGlobalPooling2D"]
 
 
-class BaseGlobalPooling2D(Layer):
+class BaseGlobalPooling2D(PoolingLayer):
     """Base of ``GlobalAveragePooling2D`` and ``GlobalMaxPooling2D``.
 
     Args:
@@ -41,16 +42,6 @@ class BaseGlobalPooling2D(Layer):
         if self.keepdims:
             return (input_shape[0], 1, 1, input_shape[3])
         return (input_shape[0], input_shape[3])
-
-    def build(self, input_shape: tuple) -> None:
-        self.output_shape(input_shape)
-        super().build(input_shape)
-
-    def _prepare_input(self, x: Any) -> np.ndarray:
-        arr = as_array(x)
-        self._check_rank(arr, 4, 4)
-        self.output_shape(arr.shape)
-        return arr
 
     def _prepare_grad(self, grad_output: Any, input_shape: tuple) -> np.ndarray:
         """Validates ``grad_output`` against the last output shape; returns it as ``[N, C]``."""

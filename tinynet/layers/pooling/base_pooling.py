@@ -10,7 +10,7 @@ from tinynet.kernels.pooling import pooled_size
 from tinynet.layers.layer import Layer
 from tinynet.tensor import as_array
 
-__all__ = ["BasePooling2D", "normalize_pair", "normalize_padding"]
+__all__ = ["PoolingLayer", "BasePooling2D", "normalize_pair", "normalize_padding"]
 
 _PADDINGS = ("valid", "same")
 
@@ -52,7 +52,23 @@ def normalize_padding(padding: Any, owner: str) -> str:
     return value
 
 
-class BasePooling2D(Layer):
+class PoolingLayer(Layer):
+    """Shared by the window and global pooling bases: rank-4 inputs, validated by
+    ``output_shape`` both at build and on every call."""
+
+    def build(self, input_shape: tuple) -> None:
+        self.output_shape(input_shape)
+        super().build(input_shape)
+
+    def _prepare_input(self, x: Any) -> np.ndarray:
+        """Converts ``x`` and validates its rank and shape (through ``output_shape``)."""
+        arr = as_array(x)
+        self._check_rank(arr, 4, 4)
+        self.output_shape(arr.shape)
+        return arr
+
+
+class BasePooling2D(PoolingLayer):
     """Base of ``MaxPooling2D`` and ``AveragePooling2D``: arguments, shapes, config.
 
     Args:
@@ -96,17 +112,6 @@ class BasePooling2D(Layer):
                     f"(the output would be empty)")
             spatial.append(out)
         return (input_shape[0], spatial[0], spatial[1], input_shape[3])
-
-    def build(self, input_shape: tuple) -> None:
-        self.output_shape(input_shape)
-        super().build(input_shape)
-
-    def _prepare_input(self, x: Any) -> np.ndarray:
-        """Converts ``x`` and validates its rank and size against the window."""
-        arr = as_array(x)
-        self._check_rank(arr, 4, 4)
-        self.output_shape(arr.shape)
-        return arr
 
     def _prepare_grad(self, grad_output: Any, expected: tuple) -> np.ndarray:
         g = as_array(grad_output)

@@ -85,6 +85,20 @@ class NormalizationLayer(Layer):
                 f"{tuple(shape)} (the last output's shape), got {g.shape}")
         return g
 
+    def _channel_axis(self, input_shape: tuple) -> tuple[int, int]:
+        """``(axis, channels)`` of ``self.axis`` in ``input_shape``, checked (rank >= 2, not
+        the batch axis, a known and non-zero size)."""
+        owner = type(self).__name__
+        if len(input_shape) < 2:
+            raise ValueError(f"{owner}: input must have rank >= 2, got shape {tuple(input_shape)}")
+        axis = self._resolve_axis(self.axis, len(input_shape), owner)
+        channels = input_shape[axis]
+        if channels is None:
+            raise ValueError(f"{owner}: the channel axis {self.axis} of input shape "
+                             f"{tuple(input_shape)} must be known")
+        self._check_nonempty((channels,), input_shape)
+        return axis, channels
+
     def _check_nonempty(self, dims: tuple, input_shape: tuple) -> None:
         if 0 in dims:
             raise ValueError(

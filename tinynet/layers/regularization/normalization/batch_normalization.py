@@ -53,24 +53,13 @@ class BatchNormalization(NormalizationLayer):
         self.momentum = float(momentum)
 
     def build(self, input_shape: tuple) -> None:
-        owner = type(self).__name__
-        if len(input_shape) < 2:
-            raise ValueError(f"{owner}: input must have rank >= 2, got shape {tuple(input_shape)}")
-        axis = self._resolve_axis(self.axis, len(input_shape), owner)
-        channels = input_shape[axis]
-        if channels is None:
-            raise ValueError(f"{owner}: the channel axis {self.axis} of input shape "
-                             f"{tuple(input_shape)} must be known")
-        self._check_nonempty((channels,), input_shape)
+        axis, channels = self._channel_axis(input_shape)
         self._axis, self._channels = axis, channels
         self._add_affine((channels,))
         self.moving_mean = self.add_weight("moving_mean", (channels,), "zeros", trainable=False)
         self.moving_variance = self.add_weight("moving_variance", (channels,), "ones",
                                                trainable=False)
         super().build(input_shape)
-
-    def output_shape(self, input_shape: tuple) -> tuple:
-        return tuple(input_shape)
 
     def forward(self, x: Any, training: bool = False) -> Tensor:
         x = self._input(x)

@@ -49,27 +49,16 @@ class GroupNormalization(NormalizationLayer):
         self.axis = check_axis_int(axis, owner)
 
     def build(self, input_shape: tuple) -> None:
-        owner = type(self).__name__
-        rank = len(input_shape)
-        if rank < 2:
-            raise ValueError(f"{owner}: input must have rank >= 2, got shape {tuple(input_shape)}")
-        axis = self._resolve_axis(self.axis, rank, owner)
-        channels = input_shape[axis]
-        if channels is None:
-            raise ValueError(f"{owner}: the channel axis {self.axis} of input shape "
-                             f"{tuple(input_shape)} must be known")
-        self._check_nonempty((channels,), input_shape)
+        axis, channels = self._channel_axis(input_shape)
         groups = channels if self.groups == -1 else self.groups
         if channels % groups:
-            raise ValueError(f"{owner}: channels ({channels}) must be divisible by groups ({groups})")
+            raise ValueError(f"{type(self).__name__}: channels ({channels}) must be divisible "
+                             f"by groups ({groups})")
         self._axis = axis
         self._channels = channels
         self._num_groups = groups
         self._add_affine((channels,))
         super().build(input_shape)
-
-    def output_shape(self, input_shape: tuple) -> tuple:
-        return tuple(input_shape)
 
     def forward(self, x: Any, training: bool = False) -> Tensor:
         x = self._input(x)

@@ -73,9 +73,6 @@ class LayerNormalization(NormalizationLayer):
         self._add_affine(dims)
         super().build(input_shape)
 
-    def output_shape(self, input_shape: tuple) -> tuple:
-        return tuple(input_shape)
-
     def _to_rows(self, x: np.ndarray) -> np.ndarray:
         if self._perm != list(range(x.ndim)):
             x = np.ascontiguousarray(x.transpose(self._perm))
