@@ -14,7 +14,9 @@ the serial and parallel variants are bitwise identical.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from tinynet.kernels._jit import njit
 
 __all__ = ["im2col_serial", "im2col_parallel", "col2im_serial", "col2im_parallel"]
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from tinynet.kernels._jit import njit
 from tinynet.math.reduction import DET_REDUCE_BLOCK
 
 __all__ = ["LINEAR", "RELU", "LEAKY_RELU", "RELU_GENERAL", "SIGMOID", "TANH", "ELU", "GELU",

@@ -22,9 +22,10 @@ identical for any gate value and thread count. The gate is ``pool_parallel_min_e
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from tinynet import tuning
+from tinynet.kernels._jit import njit
 from tinynet.math.reduction import DET_REDUCE_BLOCK
 
 __all__ = [

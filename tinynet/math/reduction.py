@@ -10,9 +10,10 @@ bits at any thread count.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from tinynet import tuning
+from tinynet.kernels._jit import njit
 
 __all__ = ["DET_REDUCE_BLOCK", "det_reduce", "lane_sum"]
 

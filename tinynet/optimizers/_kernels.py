@@ -19,9 +19,10 @@ Common arguments (all float32 scalars unless noted):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from tinynet import tuning
+from tinynet.kernels._jit import njit
 from tinynet.math.reduction import det_reduce
 
 __all__ = ["UPDATE_BLOCK", "sum_squares", "sgd_update", "adam_update", "rmsprop_update",

@@ -13,8 +13,9 @@ full SIMD width), float64 for the merge of block partials.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from tinynet.kernels._jit import njit
 from tinynet.math.reduction import DET_REDUCE_BLOCK
 
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "shifted_segment_sums", "col_sum", "col_dot",

@@ -35,9 +35,10 @@ negative-index wraparound on a computed flat index blocks vectorization (4x slow
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from tinynet import tuning
+from tinynet.kernels._jit import njit
 from tinynet.layers.regularization.normalization.folds import (
     merge_rows_parallel,
     merge_rows_serial,
