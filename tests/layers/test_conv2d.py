@@ -218,6 +218,10 @@ def test_torch_parity():
     ((8, 20, 20, 16), 32, dict(kernel_size=3, padding="same", activation="relu")),
     ((16, 32, 32, 4), 8, dict(kernel_size=3, strides=2, padding="same", activation="silu")),
     ((4, 24, 24, 8), 16, dict(kernel_size=3, padding="valid", dilation_rate=2)),
+    # samples larger than a tile (several tiles per sample, accumulated in order)
+    ((3, 40, 40, 16), 8, dict(kernel_size=3, padding="same", activation="relu")),
+    # small samples grouped several to a tile
+    ((37, 8, 8, 1), 4, dict(kernel_size=3, padding="same")),
 ])
 def test_bitwise_across_gates_and_threads(shape, filters, cfg):
     x = _x(shape, seed=8)
@@ -237,6 +241,48 @@ def test_bitwise_across_gates_and_threads(shape, filters, cfg):
     for other in results[1:]:
         for a, b in zip(results[0], other):
             assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("shape,cfg", [
+    ((3, 40, 40, 16), dict(kernel_size=3, padding="same")),             # 2 tiles per sample
+    ((2, 60, 60, 64), dict(kernel_size=3, strides=2, padding="same")),  # 4 tiles, strided
+    ((37, 8, 8, 1), dict(kernel_size=3, padding="valid")),              # 5 samples per tile
+    ((5, 33, 20, 48), dict(kernel_size=(3, 2), dilation_rate=(2, 3), padding="same")),  # 2
+])
+def test_tiled_shapes_match_float64_reference(shape, cfg):
+    from tinynet.math import conv2d
+
+    layer = Conv2D(6, seed=4, **cfg)
+    layer.build((None, *shape[1:]))
+    layer.bias.assign(np.linspace(-1, 1, 6))
+    plan = conv2d._Plan(shape, (np.prod(layer.kernel_size) * shape[-1], 6),
+                        layer._tiling(layer._geometry(shape)))
+    assert len(plan.tasks) > 1 and plan.tasks[-1][1] == shape[0]
+    x = _x(shape, seed=12)
+    y = layer(x).numpy()
+    g = _x(y.shape, seed=13)
+    dx = layer.backward(g).numpy()
+    ry, rdx, rdw, rdb = reference_conv(layer, x, g)
+    np.testing.assert_allclose(y, ry, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dx, rdx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(layer.kernel.grad, rdw, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(layer.bias.grad, rdb, rtol=1e-4, atol=1e-3)
+
+
+def test_tasks_depend_on_shape_only():
+    from tinynet.math import conv2d
+
+    geometry = (3, 3, 1, 1, 1, 1, 1, 1, 8, 8)
+    plans = []
+    for threads in (1, 2):
+        tuning.set_num_threads(min(threads, tuning.max_threads()))
+        for gate in (0, 2**62):
+            with tuning.override(conv_parallel_min_elems=gate):
+                plans.append(conv2d._Plan((37, 8, 8, 1), (9, 4), geometry))
+    for plan in plans:
+        assert np.array_equal(plan.tasks, plans[0].tasks) and plan.step == plans[0].step
+    # 64 pixels per sample, tiles of 14563 rows: samples grouped 5 to a task (>= 8 tasks)
+    assert plans[0].tasks.tolist()[:2] == [[0, 5], [5, 10]] and len(plans[0].tasks) == 8
 
 
 def test_second_backward_and_repeated_forward_are_identical():

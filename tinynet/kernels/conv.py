@@ -1,14 +1,21 @@
-"""im2col / col2im Numba kernels for channels-last 2-D convolution.
+"""im2col / col2im Numba kernels for channels-last 2-D convolution, one sample tile at a time.
 
-``cols`` is the ``[B * OH * OW, KH * KW * C]`` patch matrix: row ``(b, oy, ox)`` holds
-the receptive field of that output pixel in ``(i, j, c)`` order, matching a kernel
-``[KH, KW, C, F]`` reshaped to ``[KH * KW * C, F]``. Out-of-image taps are zeros.
-For dilation 1, the ``KW * C`` values of one kernel row are one contiguous span of the
-input, copied (or, in col2im, accumulated) in one run.
+The convolution (:mod:`tinynet.math.conv2d`) works in tiles of whole samples or of one
+sample's output pixels. A sample is first copied into a zero-padded buffer
+``[Hp, Wp, C]``, so every tap of
+every patch lies inside it and the patch rows need no boundary tests: for dilation 1 the
+``KW * C`` values of one kernel row are one contiguous span of the padded row.
 
-im2col is a pure copy (any split gives the same bits); col2im accumulates each sample's
-gradient in a fixed order (output pixels, then taps) and splits only over samples, so
-the serial and parallel variants are bitwise identical.
+A patch row of output pixel ``q = oy * OW + ox`` holds the receptive field in
+``(i, j, c)`` order, matching a kernel ``[KH, KW, C, F]`` reshaped to
+``[KH * KW * C, F]``. :func:`col2im_tile` adds patch gradients back into a padded
+gradient buffer row by row in order, taps in ``(i, j, c)`` order, and copies its
+interior out when the sample is complete; so every input gradient is summed in a
+fixed order. The kernels release the GIL (``nogil``) so tinynet's worker threads run
+tiles side by side.
+
+Copies index views from 0 (``d = dst[o:o + n]; d[t] = s[t]``): a computed flat index
+(``dst[o + t]``) carries Numba's negative-index wraparound and does not vectorize.
 """
 
 from __future__ import annotations
@@ -17,101 +24,202 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.blas import gemm
 
-__all__ = ["im2col_serial", "im2col_parallel", "col2im_serial", "col2im_parallel"]
+__all__ = ["im2col_tile", "col2im_tile", "conv_forward_serial", "conv_forward_parallel",
+           "conv_backward_serial", "conv_backward_parallel"]
 
 
-@njit(cache=True, error_model="numpy")
-def _im2col_row(x, b, oy, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols):
-    """Fills the ``ow`` patch rows of output row ``(b, oy)``."""
+@njit(cache=True, inline="always", error_model="numpy")
+def _pad_sample(x, b, pt, pl, xp):
+    """Copies ``x[b]`` (``[H, W, C]``) into the zero-padded ``xp`` (``[Hp, Wp, C]``) at
+    offset ``(pt, pl)``; the rest of ``xp`` becomes zero."""
     _, height, width, ch = x.shape
-    span = kw * ch
-    row0 = (b * oh + oy) * ow
+    hp, wp, _ = xp.shape
+    flat = xp.reshape(-1)
     zero = np.float32(0.0)
-    for ox in range(ow):
-        dst = cols[row0 + ox]
-        ix0 = ox * sw - pl
-        inside_w = dw == 1 and ix0 >= 0 and ix0 + kw <= width
-        for i in range(kh):
-            iy = oy * sh - pt + i * dh
-            base = i * span
-            if iy < 0 or iy >= height:
-                for t in range(span):
-                    dst[base + t] = zero
-            elif inside_w:
-                src = x[b, iy].reshape(-1)
-                s0 = ix0 * ch
-                for t in range(span):
-                    dst[base + t] = src[s0 + t]
-            else:
-                for j in range(kw):
-                    ix = ix0 + j * dw
-                    o = base + j * ch
-                    if ix < 0 or ix >= width:
-                        for c in range(ch):
-                            dst[o + c] = zero
-                    else:
-                        for c in range(ch):
-                            dst[o + c] = x[b, iy, ix, c]
+    for r in range(hp):
+        row = flat[r * wp * ch:(r + 1) * wp * ch]
+        iy = r - pt
+        if iy < 0 or iy >= height:
+            for t in range(wp * ch):
+                row[t] = zero
+            continue
+        for t in range(pl * ch):
+            row[t] = zero
+        for t in range((pl + width) * ch, wp * ch):
+            row[t] = zero
+        d = row[pl * ch:(pl + width) * ch]
+        s = x[b, iy].reshape(-1)
+        for t in range(width * ch):
+            d[t] = s[t]
 
 
-@njit(cache=True, error_model="numpy")
-def im2col_serial(x, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols):
-    """Fills ``cols`` (``[B*OH*OW, KH*KW*C]``) from ``x`` (``[B, H, W, C]``, float32)."""
-    nb = x.shape[0]
-    for r in range(nb * oh):
-        b = r // oh
-        _im2col_row(x, b, r - b * oh, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def im2col_parallel(x, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols):
-    """Parallel twin of :func:`im2col_serial` (same bits: a pure copy)."""
-    nb = x.shape[0]
-    for r in prange(nb * oh):
-        b = r // oh
-        _im2col_row(x, b, r - b * oh, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, cols)
-
-
-@njit(cache=True, error_model="numpy")
-def _col2im_sample(dcols, b, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, dx):
-    """Accumulates sample ``b``'s patch gradients into ``dx[b]`` in a fixed order."""
+@njit(cache=True, inline="always", error_model="numpy")
+def _crop_sample(xp, pt, pl, dx, b):
+    """Copies the ``[H, W, C]`` interior of ``xp`` at ``(pt, pl)`` into ``dx[b]``."""
     _, height, width, ch = dx.shape
+    wp = xp.shape[1]
+    flat = xp.reshape(-1)
+    for iy in range(height):
+        s = flat[((iy + pt) * wp + pl) * ch:((iy + pt) * wp + pl + width) * ch]
+        d = dx[b, iy].reshape(-1)
+        for t in range(width * ch):
+            d[t] = s[t]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, cols):
+    """Patch rows of output pixels ``q0..q1`` of samples ``b0..b1``, sample after sample,
+    into ``cols[:(b1 - b0) * (q1 - q0)]``.
+
+    Each sample is first padded into ``xp`` (``[Hp, Wp, C]``) when ``q0 == 0``; a later
+    tile of the same sample (``q0 > 0``, one sample) reuses the padded copy.
+    """
+    wp, ch = xp.shape[1], xp.shape[2]
+    flat = xp.reshape(-1)
     span = kw * ch
-    for oy in range(oh):
-        for ox in range(ow):
-            src = dcols[(b * oh + oy) * ow + ox]
-            ix0 = ox * sw - pl
-            inside_w = dw == 1 and ix0 >= 0 and ix0 + kw <= width
+    n = q1 - q0
+    for b in range(b0, b1):
+        if q0 == 0:
+            _pad_sample(x, b, pt, pl, xp)
+        for q in range(q0, q1):
+            oy = q // ow
+            ox = q - oy * ow
+            dst = cols[(b - b0) * n + q - q0]
             for i in range(kh):
-                iy = oy * sh - pt + i * dh
-                if iy < 0 or iy >= height:
-                    continue
-                base = i * span
-                if inside_w:
-                    dst = dx[b, iy].reshape(-1)
-                    d0 = ix0 * ch
+                off = ((oy * sh + i * dh) * wp + ox * sw) * ch
+                if dw == 1:
+                    d = dst[i * span:(i + 1) * span]
+                    s = flat[off:off + span]
                     for t in range(span):
-                        dst[d0 + t] += src[base + t]
+                        d[t] = s[t]
                 else:
                     for j in range(kw):
-                        ix = ix0 + j * dw
-                        if ix < 0 or ix >= width:
-                            continue
-                        o = base + j * ch
+                        d = dst[i * span + j * ch:i * span + (j + 1) * ch]
+                        s = flat[off + j * dw * ch:off + (j * dw + 1) * ch]
                         for c in range(ch):
-                            dx[b, iy, ix, c] += src[o + c]
+                            d[c] = s[c]
 
 
-@njit(cache=True, error_model="numpy")
-def col2im_serial(dcols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, dx):
-    """Scatter-adds ``dcols`` (``[B*OH*OW, KH*KW*C]``) into zeroed ``dx`` (``[B, H, W, C]``)."""
-    for b in range(dx.shape[0]):
-        _col2im_sample(dcols, b, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, dx)
+@njit(cache=True, nogil=True, error_model="numpy")
+def col2im_tile(dcols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, dxp, dx):
+    """Adds the patch gradients of output pixels ``q0..q1`` of samples ``b0..b1`` (laid
+    out as :func:`im2col_tile` lays out patches) into the padded gradient ``dxp``, rows
+    in order, taps in ``(i, j, c)`` order.
+
+    ``dxp`` is zeroed when a sample starts (``q0 == 0``) and its interior is copied to
+    ``dx[b]`` when the sample ends (``q1 == oh * ow``).
+    """
+    wp, ch = dxp.shape[1], dxp.shape[2]
+    flat = dxp.reshape(-1)
+    span = kw * ch
+    n = q1 - q0
+    zero = np.float32(0.0)
+    for b in range(b0, b1):
+        if q0 == 0:
+            for t in range(flat.size):
+                flat[t] = zero
+        for q in range(q0, q1):
+            oy = q // ow
+            ox = q - oy * ow
+            src = dcols[(b - b0) * n + q - q0]
+            for i in range(kh):
+                off = ((oy * sh + i * dh) * wp + ox * sw) * ch
+                if dw == 1:
+                    d = flat[off:off + span]
+                    s = src[i * span:(i + 1) * span]
+                    for t in range(span):
+                        d[t] += s[t]
+                else:
+                    for j in range(kw):
+                        d = flat[off + j * dw * ch:off + (j * dw + 1) * ch]
+                        s = src[i * span + j * ch:i * span + (j + 1) * ch]
+                        for c in range(ch):
+                            d[c] += s[c]
+        if q1 == oh * ow:
+            _crop_sample(dxp, pt, pl, dx, b)
+
+
+# ------------------------------------------------------------- whole convolution passes
+# ``tasks[t] = (b0, b1)``: a group of whole samples forming one tile, or one sample whose
+# output pixels are cut into tiles of ``step`` rows. Task ``t`` runs on slot
+# ``t % slots``, each slot with its own scratch (padded sample, patch tile); every task
+# writes only its own output rows, input-gradient samples and kernel-gradient partial, so
+# which slot runs it never changes a bit.
+@njit(cache=True, inline="always", error_model="numpy")
+def _pixel_step(b0, b1, per, step):
+    return per if (b1 - b0 > 1 or per <= step) else step
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _forward_slot(x, w2, z, tasks, s, slots, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh,
+                  ow, xp, cols):
+    for t in range(s, tasks.shape[0], slots):
+        b0 = tasks[t, 0]
+        b1 = tasks[t, 1]
+        qs = _pixel_step(b0, b1, per, step)
+        for q0 in range(0, per, qs):
+            q1 = min(q0 + qs, per)
+            rows = (b1 - b0) * (q1 - q0)
+            r0 = b0 * per + q0
+            im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, cols)
+            gemm(cols[:rows], w2, z[r0:r0 + rows])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def conv_forward_serial(x, w2, z, tasks, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
+                        xps, colss):
+    """``z = im2col(x) @ w2``, tile by tile (see :mod:`tinynet.math.conv2d`)."""
+    _forward_slot(x, w2, z, tasks, 0, 1, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
+                  xps[0], colss[0])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def col2im_parallel(dcols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, dx):
-    """Parallel twin of :func:`col2im_serial`: one sample per task (same bits)."""
-    for b in prange(dx.shape[0]):
-        _col2im_sample(dcols, b, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, dx)
+def conv_forward_parallel(x, w2, z, tasks, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh,
+                          ow, xps, colss):
+    """:func:`conv_forward_serial` with the tasks spread over ``len(xps)`` slots (same bits)."""
+    slots = xps.shape[0]
+    for s in prange(slots):
+        _forward_slot(x, w2, z, tasks, s, slots, per, step, pt, pl, kh, kw, sh, sw, dh, dw,
+                      oh, ow, xps[s], colss[s])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _backward_slot(x, w2, dz, dx, parts, want_dx, want_dw, tasks, s, slots, per, step, pt,
+                   pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, dxp, cols):
+    for t in range(s, tasks.shape[0], slots):
+        b0 = tasks[t, 0]
+        b1 = tasks[t, 1]
+        qs = _pixel_step(b0, b1, per, step)
+        for q0 in range(0, per, qs):
+            q1 = min(q0 + qs, per)
+            rows = (b1 - b0) * (q1 - q0)
+            r0 = b0 * per + q0
+            g = dz[r0:r0 + rows]
+            if want_dw:  # parts[t] (+)= cols^T @ dz, tiles added in order
+                im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp,
+                            cols)
+                gemm(cols[:rows], g, parts[t], True, False, 0.0 if q0 == 0 else 1.0)
+            if want_dx:  # dcols = dz @ w2^T, scattered back into the sample
+                gemm(g, w2, cols[:rows], False, True)
+                col2im_tile(cols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, dxp,
+                            dx)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def conv_backward_serial(x, w2, dz, dx, parts, want_dx, want_dw, tasks, per, step, pt, pl,
+                         kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss):
+    """``dx = col2im(dz @ w2^T)`` and per-task kernel gradients ``parts[t]``, tile by tile."""
+    _backward_slot(x, w2, dz, dx, parts, want_dx, want_dw, tasks, 0, 1, per, step, pt, pl,
+                   kh, kw, sh, sw, dh, dw, oh, ow, xps[0], dxps[0], colss[0])
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def conv_backward_parallel(x, w2, dz, dx, parts, want_dx, want_dw, tasks, per, step, pt, pl,
+                           kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss):
+    """:func:`conv_backward_serial` with the tasks spread over ``len(xps)`` slots (same bits)."""
+    slots = xps.shape[0]
+    for s in prange(slots):
+        _backward_slot(x, w2, dz, dx, parts, want_dx, want_dw, tasks, s, slots, per, step,
+                       pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps[s], dxps[s], colss[s])

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import activations, tuning
-from tinynet.kernels import conv as ck
+from tinynet import activations
 from tinynet.layers.dense import check_initializer, check_seed
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
+from tinynet.math.conv2d import conv2d_backward, conv2d_forward
 from tinynet.math.matmul import matmul
 from tinynet.tensor import Tensor, as_array
 
@@ -66,10 +66,10 @@ def conv_geometry(h: int, w: int, kernel: tuple, strides: tuple, dilation: tuple
 class Conv2D(Layer):
     """2-D convolution (cross-correlation) over ``[batch, height, width, channels]``.
 
-    Implemented as im2col (Numba, contiguous channel spans) + one deterministic GEMM
-    over all ``batch * out_h * out_w`` pixels, with the bias add fused into the
-    activation; backward computes ``dW = cols^T @ dY`` and ``dX = col2im(dY @ W^T)``,
-    reusing the im2col buffer.
+    Implemented as im2col (Numba, contiguous channel spans) + GEMM, tile by tile so the
+    patches stay in cache (:mod:`tinynet.math.conv2d`), with the bias add fused into the
+    activation; backward computes ``dW = cols^T @ dY`` and ``dX = col2im(dY @ W^T)`` on
+    the same tiles (the patches are rebuilt there rather than kept).
 
     Args:
         filters: Number of output channels (positive int).
@@ -119,7 +119,6 @@ class Conv2D(Layer):
         self.seed = check_seed(seed, "Conv2D")
         self.kernel = None
         self.bias = None
-        self._cols_buffer: np.ndarray | None = None
 
     # -- shapes ------------------------------------------------------------------------
     def _geometry(self, shape: tuple) -> tuple:
@@ -153,27 +152,15 @@ class Conv2D(Layer):
             self.bias = self.add_weight("bias", (self.filters,), "zeros")
         super().build(input_shape)
 
-    # -- im2col ------------------------------------------------------------------------
+    # -- forward / backward ------------------------------------------------------------
     def _is_pointwise(self) -> bool:
         return self.kernel_size == (1, 1) and self.strides == (1, 1)
 
-    def _im2col(self, x: np.ndarray, geom: tuple) -> np.ndarray:
-        """The patch matrix of ``x``; 1x1/stride-1 convolutions use ``x`` itself."""
-        n, _, _, ch = x.shape
+    def _tiling(self, geom: tuple) -> tuple:
+        """The geometry tuple of :mod:`tinynet.math.conv2d`."""
         oh, ow, pt, pl = geom
-        kh, kw = self.kernel_size
-        if self._is_pointwise():
-            return x.reshape(n * oh * ow, ch)
-        rows, width = n * oh * ow, kh * kw * ch
-        if self._cols_buffer is None or self._cols_buffer.size < rows * width:
-            self._cols_buffer = np.empty(rows * width, dtype=np.float32)
-        cols = self._cols_buffer[:rows * width].reshape(rows, width)  # kept across calls
-        kernel = (ck.im2col_parallel if tuning.use_parallel("conv_parallel_min_elems", cols.size)
-                  else ck.im2col_serial)
-        kernel(x, kh, kw, *self.strides, *self.dilation_rate, pt, pl, oh, ow, cols)
-        return cols
+        return (*self.kernel_size, *self.strides, *self.dilation_rate, pt, pl, oh, ow)
 
-    # -- forward / backward ------------------------------------------------------------
     def forward(self, x: Any, training: bool = False) -> Tensor:
         x = as_array(x)
         if x.ndim != 4:
@@ -186,23 +173,28 @@ class Conv2D(Layer):
         if x.shape[-1] != ch:
             raise ValueError(
                 f"Conv2D {self.name!r}: expected {ch} input channels, got shape {x.shape}")
+        x = np.ascontiguousarray(x, dtype=np.float32)
         geom = self._geometry(x.shape)
         self._cache = None
-        cols = self._im2col(x, geom)
         w2 = self.kernel.value.reshape(-1, self.filters)
-        z = matmul(cols, w2)
+        if self._is_pointwise():
+            z = matmul(x.reshape(-1, ch), w2)
+        else:
+            z = conv2d_forward(x, w2, self._tiling(geom))
         bias = self.bias.value if self.use_bias else None
         y, pre = activations.bias_act_forward(z, bias, self.activation)
-        self._cache = {"x": x, "geom": geom, "cols": cols, "cols_valid": True,
-                       "pre": pre, "y": y}
+        self._cache = {"x": x, "geom": geom, "pre": pre, "y": y}
         oh, ow = geom[0], geom[1]
         return Tensor(y.reshape(x.shape[0], oh, ow, self.filters))
 
     def backward_params(self, grad_output: Any) -> None:
-        self._param_grads(grad_output)
+        self._gradients(grad_output, want_dx=False)
 
-    def _param_grads(self, grad_output: Any) -> np.ndarray:
-        """Fills kernel/bias gradients; returns dL/dz (before the activation)."""
+    def backward(self, grad_output: Any) -> Tensor:
+        return Tensor(self._gradients(grad_output, want_dx=True))
+
+    def _gradients(self, grad_output: Any, want_dx: bool) -> np.ndarray | None:
+        """Fills the kernel/bias gradients; returns dL/dx when ``want_dx``."""
         cache = self._require_cache()
         x, geom, y = cache["x"], cache["geom"], cache["y"]
         g = as_array(grad_output)
@@ -212,34 +204,18 @@ class Conv2D(Layer):
                 f"{(x.shape[0], geom[0], geom[1], self.filters)}, got {g.shape}")
         dz = activations.bias_act_backward(self.activation, cache["pre"], y,
                                            g.reshape(y.shape))
-        if not cache["cols_valid"]:  # a second backward of one forward: rebuild the patches
-            cache["cols"] = self._im2col(x, geom)
-            cache["cols_valid"] = True
-        cols = cache["cols"]
-        if self.kernel.trainable:
-            self.kernel.grad = matmul(cols, dz, trans_a=True).reshape(self.kernel.value.shape)
-        else:
-            self.kernel.grad = None
         if self.use_bias:
             self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
-        return dz
-
-    def backward(self, grad_output: Any) -> Tensor:
-        dz = self._param_grads(grad_output)
-        cache = self._cache
-        x, geom, cols = cache["x"], cache["geom"], cache["cols"]
+        want_dw = self.kernel.trainable
         w2 = self.kernel.value.reshape(-1, self.filters)
         if self._is_pointwise():
-            return Tensor(matmul(dz, w2, trans_b=True).reshape(x.shape))
-        dcols = matmul(dz, w2, out=cols, trans_b=True)  # the patches are no longer needed
-        cache["cols_valid"] = False
-        dx = np.zeros(x.shape, dtype=np.float32)
-        kh, kw = self.kernel_size
-        oh, ow, pt, pl = geom
-        kernel = (ck.col2im_parallel if tuning.use_parallel("conv_parallel_min_elems", dcols.size)
-                  else ck.col2im_serial)
-        kernel(dcols, kh, kw, *self.strides, *self.dilation_rate, pt, pl, oh, ow, dx)
-        return Tensor(dx)
+            dw2 = matmul(x.reshape(-1, x.shape[-1]), dz, trans_a=True) if want_dw else None
+            dx = matmul(dz, w2, trans_b=True).reshape(x.shape) if want_dx else None
+        else:
+            dx, dw2 = conv2d_backward(x, w2, dz, self._tiling(geom), want_dx=want_dx,
+                                      want_dw=want_dw)
+        self.kernel.grad = dw2.reshape(self.kernel.value.shape) if want_dw else None
+        return dx
 
     def get_config(self) -> dict:
         config = super().get_config()

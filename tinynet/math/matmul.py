@@ -32,7 +32,7 @@ import numpy as np
 
 from tinynet import tuning
 
-__all__ = ["matmul", "plan", "pin_blas_threads"]
+__all__ = ["matmul", "plan", "pin_blas_threads", "run_tasks"]
 
 _MIN_TASK_WORK = 1 << 20   # multiply-adds per tile, at least (keeps call overhead small)
 _MAX_TASKS = 32            # most tiles per product
@@ -188,7 +188,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def _run(tasks: list[Callable[[], None]], threads: int) -> None:
+def run_tasks(tasks: list[Callable[[], None]], threads: int) -> None:
     """Runs every task once: in order when ``threads <= 1``, else on a shared queue."""
     if threads <= 1 or len(tasks) <= 1:
         for task in tasks:
@@ -279,7 +279,7 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
         for r0, r1 in zip(rows[:-1], rows[1:]):
             for c0, c1 in zip(cols[:-1], cols[1:]):
                 tasks.append(_tile_task(av[r0:r1], bv[:, c0:c1], out[r0:r1, c0:c1]))
-        _run(tasks, threads)
+        run_tasks(tasks, threads)
         return out
 
     # inner dimension in fixed chunks: partial products added in chunk order
@@ -295,7 +295,7 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
     dests = [out] + list(parts)
     tasks = [_tile_task(av[:, ks[j]:ks[j + 1]], bv[ks[j]:ks[j + 1]], dests[j])
              for j in range(nchunks)]
-    _run(tasks, threads)
+    run_tasks(tasks, threads)
     for j in range(nchunks - 1):
         np.add(out, parts[j], out=out)
     return out

@@ -1,0 +1,174 @@
+"""Single-threaded ``sgemm`` from NumPy's own BLAS, callable inside Numba kernels.
+
+tinynet's convolution runs whole tiles — im2col, GEMM, col2im — inside one Numba
+parallel region, so the GEMM must be callable from compiled code. Numba's ``np.dot``
+needs SciPy; instead this module finds the CBLAS ``sgemm`` of the BLAS NumPy already
+loaded (OpenBLAS from the NumPy wheel: ``scipy_cblas_sgemm64_``) and registers its
+address with LLVM under the fixed symbol ``tinynet_cblas_sgemm``, which the kernels
+declare as an external function. The address is resolved when a kernel is compiled or
+loaded from Numba's cache, so caching works. BLAS runs single-threaded (tinynet pins it,
+:func:`tinynet.math.matmul.pin_blas_threads`); each call computes one tile on the calling
+thread.
+
+If NumPy's BLAS has 32-bit integers (``cblas_sgemm``, e.g. MKL), a small compiled
+adapter takes the symbol; if no CBLAS ``sgemm`` is found at all, a plain compiled loop
+(correct, slow) does, and :data:`BLAS` says so. Under ``NUMBA_DISABLE_JIT=1``
+:func:`gemm` calls the very same function through ``ctypes``, so interpreted kernels
+compute the compiled kernels' bits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+import llvmlite.binding as ll
+import numpy as np
+from numba import cfunc, types
+from numba.extending import overload
+
+__all__ = ["gemm", "BLAS"]
+
+SYMBOL = "tinynet_cblas_sgemm"
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() in ("", "0")
+
+_i32, _i64, _f32 = types.int32, types.int64, types.float32
+# cblas_sgemm(order, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+_SIG64 = types.void(_i32, _i32, _i32, _i64, _i64, _i64, _f32, _i64, _i64, _i64, _i64, _f32,
+                    _i64, _i64)
+_SIG32 = types.void(_i32, _i32, _i32, _i32, _i32, _i32, _f32, _i64, _i32, _i64, _i32, _f32,
+                    _i64, _i32)
+_CT64 = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int64,
+                         ctypes.c_int64, ctypes.c_int64, ctypes.c_float, ctypes.c_void_p,
+                         ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_float,
+                         ctypes.c_void_p, ctypes.c_int64)
+_CANDIDATES = (("scipy_cblas_sgemm64_", 64), ("cblas_sgemm64_", 64),
+               ("scipy_cblas_sgemm", 32), ("cblas_sgemm", 32))
+
+_sgemm = types.ExternalFunction(SYMBOL, _SIG64)
+
+
+def _find_cblas() -> tuple[int, int, str] | None:
+    """``(address, int bits, description)`` of NumPy's CBLAS sgemm, or ``None``."""
+    from tinynet.math.matmul import _blas_library_paths
+
+    np.dot(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))  # BLAS is loaded
+    for path in _blas_library_paths():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name, bits in _CANDIDATES:
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                address = ctypes.cast(fn, ctypes.c_void_p).value
+                return address, bits, f"{name} ({bits}-bit ints) from {os.path.basename(path)}"
+    return None
+
+
+def _lp64_adapter(address: int) -> int:
+    """Address of a compiled function with the 64-bit-int signature calling ``address``."""
+    ll.add_symbol(SYMBOL + "_lp64", address)
+    lp64 = types.ExternalFunction(SYMBOL + "_lp64", _SIG32)
+
+    # compiled on demand, only where NumPy's BLAS has 32-bit ints (not cached: a closure)
+    @cfunc(_SIG64)
+    def adapter(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):  # pragma: no cover
+        lp64(order, ta, tb, np.int32(m), np.int32(n), np.int32(k), alpha, a, np.int32(lda), b,
+             np.int32(ldb), beta, c, np.int32(ldc))
+
+    return adapter.address
+
+
+_FP = types.CPointer(types.float32)
+# the same ABI as _SIG64 (a pointer travels like a 64-bit int), typed pointers for carray
+_SIG64_PTR = types.void(_i32, _i32, _i32, _i64, _i64, _i64, _f32, _FP, _i64, _FP, _i64, _f32,
+                        _FP, _i64)
+
+
+def _naive_address() -> int:
+    """Address of a compiled CBLAS-compatible loop (used when no BLAS is found)."""
+    from numba import carray
+
+    # compiled on demand, only where no CBLAS sgemm is found (not cached: a closure)
+    @cfunc(_SIG64_PTR)
+    def naive(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):  # pragma: no cover
+        av = carray(a, max((k if ta == _TRANS else m) * lda, 1))
+        bv = carray(b, max((n if tb == _TRANS else k) * ldb, 1))
+        cv = carray(c, max(m * ldc, 1))
+        for i in range(m):
+            for j in range(n):
+                acc = np.float32(0.0)
+                for p in range(k):
+                    x = av[p * lda + i] if ta == _TRANS else av[i * lda + p]
+                    y = bv[j * ldb + p] if tb == _TRANS else bv[p * ldb + j]
+                    acc += x * y
+                prev = cv[i * ldc + j] * beta if beta != 0 else np.float32(0.0)
+                cv[i * ldc + j] = alpha * acc + prev
+
+    return naive.address
+
+
+def _register() -> tuple[str, ctypes._CFuncPtr | None]:
+    found = _find_cblas()
+    if found is None:
+        if not _JIT:
+            return "none found: NumPy matmul (interpreted kernels)", None
+        address, what = _naive_address(), "none found: tinynet's compiled loop (slow)"
+    else:
+        address, bits, what = found
+        if bits == 32:
+            if not _JIT:
+                raw = ctypes.CFUNCTYPE(None, *([ctypes.c_int] * 6 + [ctypes.c_float,
+                                       ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                                       ctypes.c_int, ctypes.c_float, ctypes.c_void_p,
+                                       ctypes.c_int]))(address)
+                return what, _narrowing(raw)
+            address = _lp64_adapter(address)
+    ll.add_symbol(SYMBOL, address)
+    return what, _CT64(address)
+
+
+def _narrowing(raw):
+    def call(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+        raw(order, ta, tb, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c,
+            int(ldc))
+    return call
+
+
+BLAS, _py_sgemm = _register()
+
+
+def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = False,
+         trans_b: bool = False, beta: float = 0.0) -> None:
+    """``c = op(a) @ op(b) + beta * c`` in float32, single-threaded BLAS, in place.
+
+    ``a``, ``b`` and ``c`` are 2-D float32 arrays whose rows are contiguous (unit stride
+    along the last axis; the row stride may be larger). ``op(a)`` is ``a.T`` when
+    ``trans_a``. Works in Numba kernels and in plain Python (the same BLAS function).
+
+    Shape:
+        op(a): ``[M, K]``; op(b): ``[K, N]``; c: ``[M, N]``.
+    """
+    m, n = c.shape
+    k = a.shape[0] if trans_a else a.shape[1]
+    if _py_sgemm is None:
+        prod = (a.T if trans_a else a) @ (b.T if trans_b else b)
+        c[...] = prod + c * np.float32(beta) if beta else prod
+        return
+    _py_sgemm(_ROW_MAJOR, _TRANS if trans_a else _NO_TRANS, _TRANS if trans_b else _NO_TRANS,
+              m, n, k, 1.0, a.ctypes.data, a.strides[0] // 4, b.ctypes.data,
+              b.strides[0] // 4, float(beta), c.ctypes.data, c.strides[0] // 4)
+
+
+@overload(gemm, jit_options={"nogil": True})
+def _gemm_jit(a, b, c, trans_a=False, trans_b=False, beta=0.0):
+    def impl(a, b, c, trans_a=False, trans_b=False, beta=0.0):  # pragma: no cover
+        m, n = c.shape
+        k = a.shape[0] if trans_a else a.shape[1]
+        _sgemm(np.int32(_ROW_MAJOR), np.int32(_TRANS if trans_a else _NO_TRANS),
+               np.int32(_TRANS if trans_b else _NO_TRANS), m, n, k, np.float32(1.0),
+               a.ctypes.data, a.strides[0] // 4, b.ctypes.data, b.strides[0] // 4,
+               np.float32(beta), c.ctypes.data, c.strides[0] // 4)
+    return impl

@@ -1,0 +1,146 @@
+"""Tiled 2-D convolution on channels-last data: im2col -> GEMM -> col2im, tile by tile.
+
+A whole-batch patch matrix is ``KH * KW`` times the input (19 MB for a
+``32x32x32x16`` batch and a 3x3 kernel): writing it, reading it back for the GEMM and
+doing the same for its gradient costs more than the multiplications. Here the patch
+matrix only ever exists as a tile of :func:`tile_rows` rows (about 512 KB) in a
+per-slot scratch buffer, which stays in the core's cache from the im2col through the
+GEMMs (single-threaded BLAS called from the kernel, :mod:`tinynet.kernels.blas`) to the
+col2im. The work is cut into *tasks* by shape alone:
+
+* samples smaller than a tile are grouped, whole, into tiles (but into at least
+  ``MIN_TASKS`` tasks, so both cores get work); a larger sample is one task whose
+  output pixels are cut into tiles.
+* **Forward**: per tile, im2col (each sample first copied into a zero-padded buffer, so
+  patch rows need no boundary tests) and one GEMM by the kernel ``[KH * KW * C, F]``
+  into the tile's rows of the output.
+* **Backward**: per tile, in order: im2col again (cheaper than keeping the patches),
+  ``cols^T @ dz`` accumulated into the task's kernel-gradient partial, ``dz @ W^T`` into
+  the patch tile, col2im into the sample's padded gradient, whose interior goes to
+  ``dx[b]`` when the sample is complete. The task partials are summed in task order in
+  float64.
+
+Every task writes only its own output rows, samples and partial, so the serial kernel
+(tasks in order) and the parallel one (tasks spread over the thread slots) give the same
+bits for any thread count; the ``conv_parallel_min_elems`` gate (patch elements of the
+batch) decides which runs. Everything runs inside one Numba region on Numba's thread
+pool.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinynet import tuning
+from tinynet.kernels import conv as ck
+from tinynet.math.matmul import pin_blas_threads
+
+__all__ = ["TILE_ELEMS", "MIN_TASKS", "tile_rows", "conv2d_forward", "conv2d_backward"]
+
+TILE_ELEMS = 1 << 17  # patch-matrix elements per tile (512 KB of float32)
+MIN_TASKS = 8         # small samples are grouped, but into at least this many tasks
+_GATE = "conv_parallel_min_elems"
+
+
+def tile_rows(patch_width: int) -> int:
+    """Patch rows per tile: about ``TILE_ELEMS`` elements, at least one row."""
+    return max(TILE_ELEMS // max(int(patch_width), 1), 1)
+
+
+class _Plan:
+    """The sizes of one convolution, its fixed tasks and its scratch buffers."""
+
+    __slots__ = ("batch", "ch", "per", "width", "filters", "step", "tasks", "hp", "wp",
+                 "args", "parallel", "slots")
+
+    def __init__(self, x_shape: tuple, w_shape: tuple, geometry: tuple) -> None:
+        kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = (int(v) for v in geometry)
+        self.batch, height, width, self.ch = (int(v) for v in x_shape)
+        self.per = oh * ow
+        self.width, self.filters = (int(v) for v in w_shape)
+        self.step = tile_rows(self.width)
+        spt = max(min(self.step // max(self.per, 1), -(-self.batch // MIN_TASKS)), 1)
+        self.tasks = np.array([(b, min(b + spt, self.batch))
+                               for b in range(0, self.batch, spt)], dtype=np.int64)
+        # the padded extent every tap of every output pixel needs (at least the input)
+        self.hp = max((oh - 1) * sh + (kh - 1) * dh + 1, pt + height)
+        self.wp = max((ow - 1) * sw + (kw - 1) * dw + 1, pl + width)
+        self.args = (self.per, self.step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow)
+        self.parallel = tuning.use_parallel(_GATE, self.batch * self.per * self.width)
+        threads = tuning.get_num_threads() if self.parallel else 1
+        self.slots = max(min(threads, len(self.tasks)), 1)
+
+    def scratch(self) -> np.ndarray:
+        """One padded-sample buffer per slot."""
+        return np.empty((self.slots, self.hp, self.wp, self.ch), dtype=np.float32)
+
+    def tiles(self) -> np.ndarray:
+        """One patch tile per slot."""
+        return np.empty((self.slots, min(self.step, self.batch * self.per), self.width),
+                        dtype=np.float32)
+
+
+def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple) -> np.ndarray:
+    """``im2col(x) @ w2`` without the whole patch matrix.
+
+    Args:
+        x: float32 C-contiguous ``[B, H, W, C]``.
+        w2: float32 C-contiguous kernel ``[KH * KW * C, F]``.
+        geometry: ``(kh, kw, sh, sw, dh, dw, pad_top, pad_left, oh, ow)``.
+
+    Returns:
+        float32 ``[B * OH * OW, F]``, the pre-bias output of every output pixel.
+
+    Shape:
+        x: ``[B, H, W, C]``; w2: ``[KH*KW*C, F]``; output: ``[B*OH*OW, F]``.
+    """
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    w2 = np.ascontiguousarray(w2, dtype=np.float32)
+    plan = _Plan(x.shape, w2.shape, geometry)
+    z = np.empty((plan.batch * plan.per, plan.filters), dtype=np.float32)
+    if z.size == 0:
+        return z
+    pin_blas_threads()
+    kernel = ck.conv_forward_parallel if plan.parallel else ck.conv_forward_serial
+    kernel(x, w2, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
+    return z
+
+
+def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tuple, *,
+                    want_dx: bool = True, want_dw: bool = True
+                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Input and kernel gradients of :func:`conv2d_forward`.
+
+    Args:
+        x: The forward input, float32 C-contiguous ``[B, H, W, C]``.
+        w2: The kernel ``[KH * KW * C, F]``.
+        dz: dL/d(pre-bias output), float32 C-contiguous ``[B * OH * OW, F]``.
+        geometry: As for :func:`conv2d_forward`.
+        want_dx: Compute ``dx`` (``None`` otherwise).
+        want_dw: Compute the kernel gradient (``None`` otherwise).
+
+    Returns:
+        ``(dx [B, H, W, C], dw2 [KH * KW * C, F])``.
+
+    Shape:
+        x, dx: ``[B, H, W, C]``; w2, dw2: ``[KH*KW*C, F]``; dz: ``[B*OH*OW, F]``.
+    """
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    w2 = np.ascontiguousarray(w2, dtype=np.float32)
+    dz = np.ascontiguousarray(dz, dtype=np.float32)
+    plan = _Plan(x.shape, w2.shape, geometry)
+    dx = np.zeros(x.shape, dtype=np.float32) if want_dx else None
+    dw2 = np.zeros(w2.shape, dtype=np.float32) if want_dw else None
+    if not (want_dx or want_dw) or dz.size == 0:
+        return dx, dw2
+    parts = np.empty((len(plan.tasks), plan.width, plan.filters), dtype=np.float32)
+    pin_blas_threads()
+    kernel = ck.conv_backward_parallel if plan.parallel else ck.conv_backward_serial
+    kernel(x, w2, dz, dx if want_dx else x, parts, want_dx, want_dw, plan.tasks, *plan.args,
+           plan.scratch(), plan.scratch(), plan.tiles())
+    if want_dw:
+        acc = np.zeros(w2.shape, dtype=np.float64)
+        for part in parts:
+            acc += part
+        dw2 = acc.astype(np.float32)
+    return dx, dw2
