@@ -183,8 +183,11 @@ def write_docs(path: str, results: list[harness.GroupResult], machine: dict[str,
         + ". The least disturbed result is kept; a '*' after the noise marks a case that "
         "other processes still disturbed.",
         "- PyTorch is imported before tinynet, so its OpenMP runtime keeps its default wait "
-        "policy; tinynet sets `OMP_WAIT_POLICY=PASSIVE` for its own (Numba's) runtime "
-        "unless the environment sets it. The two runtimes are separate libgomp copies.",
+        "policy. Numba's OpenMP layer then binds to the libgomp PyTorch loaded: in this "
+        "process both libraries share one OpenMP runtime and thread pool with PyTorch's "
+        "default (spinning) policy, not the `OMP_WAIT_POLICY=PASSIVE` a tinynet-only "
+        "process gets. Every tinynet parallel pass (GEMM and convolution tiles included) "
+        "runs on that pool.",
         "- Interleaving means neither side finds its data still in cache from its own "
         "previous call, as in a real training step; timing one side alone in a loop would "
         "flatter in-cache shapes.",

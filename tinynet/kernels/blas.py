@@ -20,14 +20,17 @@ compute the compiled kernels' bits.
 from __future__ import annotations
 
 import ctypes
+import glob
 import os
 
 import llvmlite.binding as ll
 import numpy as np
-from numba import cfunc, types
+from numba import cfunc, prange, types
 from numba.extending import overload
 
-__all__ = ["gemm", "BLAS"]
+from tinynet.kernels._jit import njit
+
+__all__ = ["gemm", "gemm_tiles_serial", "gemm_tiles_parallel", "blas_library_paths", "BLAS"]
 
 SYMBOL = "tinynet_cblas_sgemm"
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -49,12 +52,30 @@ _CANDIDATES = (("scipy_cblas_sgemm64_", 64), ("cblas_sgemm64_", 64),
 _sgemm = types.ExternalFunction(SYMBOL, _SIG64)
 
 
+def blas_library_paths() -> list[str]:
+    """Shared libraries that may hold NumPy's BLAS (loaded ones first)."""
+    names = ("openblas", "mkl_rt")
+    paths: list[str] = []
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as fh:
+            for line in fh:
+                path = line.rsplit(None, 1)[-1] if "/" in line else ""
+                if any(n in os.path.basename(path).lower() for n in names) and path not in paths:
+                    paths.append(path)
+    except OSError:
+        pass
+    root = os.path.dirname(os.path.dirname(np.__file__))
+    for pattern in ("numpy.libs/*", "numpy/.dylibs/*"):
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            if any(n in os.path.basename(path).lower() for n in names) and path not in paths:
+                paths.append(path)
+    return paths
+
+
 def _find_cblas() -> tuple[int, int, str] | None:
     """``(address, int bits, description)`` of NumPy's CBLAS sgemm, or ``None``."""
-    from tinynet.math.matmul import _blas_library_paths
-
     np.dot(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))  # BLAS is loaded
-    for path in _blas_library_paths():
+    for path in blas_library_paths():
         try:
             lib = ctypes.CDLL(path)
         except OSError:
@@ -172,3 +193,29 @@ def _gemm_jit(a, b, c, trans_a=False, trans_b=False, beta=0.0):
                a.ctypes.data, a.strides[0] // 4, b.ctypes.data, b.strides[0] // 4,
                np.float32(beta), c.ctypes.data, c.strides[0] // 4)
     return impl
+
+
+# ------------------------------------------------------------------ tiled products
+# ``tiles[t] = (r0, r1, c0, c1, k0, k1, dest)``: ``op(a)[r0:r1, k0:k1] @ op(b)[k0:k1, c0:c1]``
+# into ``dests[dest][r0:r1, c0:c1]``. Each tile is one single-threaded BLAS call and writes
+# only its own block, so the serial loop and the parallel one give the same bits.
+@njit(cache=True, nogil=True, error_model="numpy")
+def _gemm_tile(a, b, dests, trans_a, trans_b, tile):
+    r0, r1, c0, c1, k0, k1, d = tile[0], tile[1], tile[2], tile[3], tile[4], tile[5], tile[6]
+    lhs = a[k0:k1, r0:r1] if trans_a else a[r0:r1, k0:k1]
+    rhs = b[c0:c1, k0:k1] if trans_b else b[k0:k1, c0:c1]
+    gemm(lhs, rhs, dests[d][r0:r1, c0:c1], trans_a, trans_b)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def gemm_tiles_serial(a, b, dests, trans_a, trans_b, tiles):
+    """Every tile of a product, in order (see :mod:`tinynet.math.matmul`)."""
+    for t in range(tiles.shape[0]):
+        _gemm_tile(a, b, dests, trans_a, trans_b, tiles[t])
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def gemm_tiles_parallel(a, b, dests, trans_a, trans_b, tiles):
+    """:func:`gemm_tiles_serial` with the tiles spread over Numba's threads (same bits)."""
+    for t in prange(tiles.shape[0]):
+        _gemm_tile(a, b, dests, trans_a, trans_b, tiles[t])

@@ -9,9 +9,10 @@ NumPy's BLAS single-threaded (:func:`pin_blas_threads`) and does the splitting i
   and a small output), the inner dimension is cut into fixed chunks whose partial
   products are added in chunk order;
 * the tiling depends on ``(M, N, K)`` alone, never on the thread count or on a gate;
-* every tile is one single-threaded BLAS call; the serial path runs the very same calls
-  in order, the parallel path spreads them over :func:`tinynet.tuning.get_num_threads`
-  Python threads (BLAS releases the GIL).
+* every tile is one single-threaded BLAS call made from a Numba kernel
+  (:mod:`tinynet.kernels.blas`); the serial kernel runs the tiles in order, the parallel
+  one spreads them over Numba's threads (:func:`tinynet.tuning.get_num_threads`), the
+  same pool as every other tinynet kernel.
 
 So :func:`matmul` gives the same bits serial or parallel, for any thread count and any
 value of the ``matmul_parallel_min_flops`` gate.
@@ -21,18 +22,16 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import glob
-import os
 import threading
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
 
 from tinynet import tuning
+from tinynet.kernels.blas import blas_library_paths, gemm_tiles_parallel, gemm_tiles_serial
 
-__all__ = ["matmul", "plan", "pin_blas_threads", "run_tasks"]
+__all__ = ["matmul", "plan", "pin_blas_threads"]
 
 _MIN_TASK_WORK = 1 << 20   # multiply-adds per tile, at least (keeps call overhead small)
 _MAX_TASKS = 32            # most tiles per product
@@ -56,29 +55,9 @@ _blas_lock = threading.Lock()
 _blas_controls: list[tuple[Callable, Callable | None]] | None = None
 
 
-def _blas_library_paths() -> list[str]:
-    """Shared libraries that may hold NumPy's BLAS (loaded ones first)."""
-    names = ("openblas", "mkl_rt")
-    paths: list[str] = []
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as fh:
-            for line in fh:
-                path = line.rsplit(None, 1)[-1] if "/" in line else ""
-                if any(n in os.path.basename(path).lower() for n in names) and path not in paths:
-                    paths.append(path)
-    except OSError:
-        pass
-    root = os.path.dirname(os.path.dirname(np.__file__))
-    for pattern in ("numpy.libs/*", "numpy/.dylibs/*"):
-        for path in sorted(glob.glob(os.path.join(root, pattern))):
-            if any(n in os.path.basename(path).lower() for n in names) and path not in paths:
-                paths.append(path)
-    return paths
-
-
 def _find_blas_controls() -> list[tuple[Callable, Callable | None]]:
     controls = []
-    for path in _blas_library_paths():
+    for path in blas_library_paths():
         try:
             lib = ctypes.CDLL(path)
         except OSError:
@@ -160,61 +139,6 @@ def plan(m: int, n: int, k: int) -> tuple[list[int], list[int], list[int]]:
     return rows, cols, [0, k]
 
 
-# -- worker threads -------------------------------------------------------------------
-
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
-_pool_lock = threading.Lock()
-
-
-def _get_pool(workers: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size < workers:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tinynet-gemm")
-            _pool_size = workers
-        return _pool
-
-
-def _forget_pool() -> None:
-    """After a fork the parent's worker threads do not exist in the child: start afresh."""
-    global _pool, _pool_size, _pool_lock
-    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-def run_tasks(tasks: list[Callable[[], None]], threads: int) -> None:
-    """Runs every task once: in order when ``threads <= 1``, else on a shared queue."""
-    if threads <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            task()
-        return
-    lock = threading.Lock()
-    state = [0]
-
-    def worker() -> None:
-        while True:
-            with lock:
-                i = state[0]
-                state[0] = i + 1
-            if i >= len(tasks):
-                return
-            tasks[i]()
-
-    pool = _get_pool(threads - 1)
-    futures = [pool.submit(worker) for _ in range(min(threads, len(tasks)) - 1)]
-    try:
-        worker()
-    finally:
-        for fut in futures:
-            fut.result()
-
-
 # -- GEMM -----------------------------------------------------------------------------
 
 def _as_matrix(x, arg: str) -> np.ndarray:
@@ -271,37 +195,20 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
         return out
     pin_blas_threads()
     rows, cols, ks = plan(m, n, k)
-    parallel = tuning.use_parallel("matmul_parallel_min_flops", m * n * k)
-    threads = tuning.get_num_threads() if parallel else 1
-
+    kernel = (gemm_tiles_parallel if tuning.use_parallel("matmul_parallel_min_flops", m * n * k)
+              else gemm_tiles_serial)
     if len(ks) == 2:
-        tasks = []
-        for r0, r1 in zip(rows[:-1], rows[1:]):
-            for c0, c1 in zip(cols[:-1], cols[1:]):
-                tasks.append(_tile_task(av[r0:r1], bv[:, c0:c1], out[r0:r1, c0:c1]))
-        run_tasks(tasks, threads)
+        tiles = np.array([(r0, r1, c0, c1, 0, k, 0)
+                          for r0, r1 in zip(rows[:-1], rows[1:])
+                          for c0, c1 in zip(cols[:-1], cols[1:])], dtype=np.int64)
+        kernel(a, b, out[None], trans_a, trans_b, tiles)
         return out
-
     # inner dimension in fixed chunks: partial products added in chunk order
     nchunks = len(ks) - 1
-    parts = np.empty((nchunks - 1, m, n), dtype=np.float32) if threads > 1 else None
-    if parts is None:
-        np.matmul(av[:, ks[0]:ks[1]], bv[ks[0]:ks[1]], out=out)
-        tmp = np.empty((m, n), dtype=np.float32)
-        for j in range(1, nchunks):
-            np.matmul(av[:, ks[j]:ks[j + 1]], bv[ks[j]:ks[j + 1]], out=tmp)
-            np.add(out, tmp, out=out)
-        return out
-    dests = [out] + list(parts)
-    tasks = [_tile_task(av[:, ks[j]:ks[j + 1]], bv[ks[j]:ks[j + 1]], dests[j])
-             for j in range(nchunks)]
-    run_tasks(tasks, threads)
-    for j in range(nchunks - 1):
+    parts = np.empty((nchunks, m, n), dtype=np.float32)
+    tiles = np.array([(0, m, 0, n, ks[j], ks[j + 1], j) for j in range(nchunks)], dtype=np.int64)
+    kernel(a, b, parts, trans_a, trans_b, tiles)
+    np.copyto(out, parts[0])
+    for j in range(1, nchunks):
         np.add(out, parts[j], out=out)
     return out
-
-
-def _tile_task(a_tile: np.ndarray, b_tile: np.ndarray, dest: np.ndarray) -> Callable[[], None]:
-    def task() -> None:
-        np.matmul(a_tile, b_tile, out=dest)
-    return task
