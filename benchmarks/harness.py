@@ -395,8 +395,8 @@ def machine_info() -> dict[str, str]:
         "torch": torch.__version__,
         "tinynet": getattr(tinynet, "__version__", "?"),
         "threads": f"{THREADS} (torch.set_num_threads, tinynet.tuning.set_num_threads)",
-        "OMP_WAIT_POLICY": f"{_ENV_AT_START or 'unset'} for PyTorch (environment at start), "
-                           f"{os.environ.get('OMP_WAIT_POLICY', 'unset')} for tinynet/Numba",
+        "OMP_WAIT_POLICY": f"{_ENV_AT_START or 'unset'} (environment at start; PyTorch's "
+                           f"libgomp, which Numba's OpenMP layer shares in this process)",
     }
 
 
