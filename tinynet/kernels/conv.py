@@ -153,8 +153,9 @@ def _pixel_step(b0, b1, per, step):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _forward_slot(x, w2, z, tasks, s, slots, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh,
-                  ow, xp, cols):
+def _forward_slot(x, w2, bias, add_bias, z, tasks, s, slots, per, step, pt, pl, kh, kw, sh, sw,
+                  dh, dw, oh, ow, xp, cols):
+    filters = z.shape[1]
     for t in range(s, tasks.shape[0], slots):
         b0 = tasks[t, 0]
         b1 = tasks[t, 1]
@@ -165,38 +166,53 @@ def _forward_slot(x, w2, z, tasks, s, slots, per, step, pt, pl, kh, kw, sh, sw, 
             r0 = b0 * per + q0
             im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, cols)
             gemm(cols[:rows], w2, z[r0:r0 + rows])
+            if add_bias:  # while the tile's outputs are in cache
+                for r in range(r0, r0 + rows):
+                    zr = z[r]
+                    for f in range(filters):
+                        zr[f] += bias[f]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def conv_forward_serial(x, w2, z, tasks, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
-                        xps, colss):
-    """``z = im2col(x) @ w2``, tile by tile (see :mod:`tinynet.math.conv2d`)."""
-    _forward_slot(x, w2, z, tasks, 0, 1, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
-                  xps[0], colss[0])
+def conv_forward_serial(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh, kw, sh, sw, dh,
+                        dw, oh, ow, xps, colss):
+    """``z = im2col(x) @ w2 (+ bias)``, tile by tile (see :mod:`tinynet.math.conv2d`)."""
+    _forward_slot(x, w2, bias, add_bias, z, tasks, 0, 1, per, step, pt, pl, kh, kw, sh, sw, dh,
+                  dw, oh, ow, xps[0], colss[0])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def conv_forward_parallel(x, w2, z, tasks, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh,
-                          ow, xps, colss):
+def conv_forward_parallel(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh, kw, sh, sw,
+                          dh, dw, oh, ow, xps, colss):
     """:func:`conv_forward_serial` with the tasks spread over ``len(xps)`` slots (same bits)."""
     slots = xps.shape[0]
     for s in prange(slots):
-        _forward_slot(x, w2, z, tasks, s, slots, per, step, pt, pl, kh, kw, sh, sw, dh, dw,
-                      oh, ow, xps[s], colss[s])
+        _forward_slot(x, w2, bias, add_bias, z, tasks, s, slots, per, step, pt, pl, kh, kw, sh,
+                      sw, dh, dw, oh, ow, xps[s], colss[s])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _backward_slot(x, w2, dz, dx, parts, want_dx, want_dw, tasks, s, slots, per, step, pt,
-                   pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, dxp, cols):
+def _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, s, slots,
+                   per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, dxp, cols):
+    filters = dz.shape[1]
     for t in range(s, tasks.shape[0], slots):
         b0 = tasks[t, 0]
         b1 = tasks[t, 1]
         qs = _pixel_step(b0, b1, per, step)
+        db = bparts[t]
+        if want_db:
+            for f in range(filters):
+                db[f] = np.float32(0.0)
         for q0 in range(0, per, qs):
             q1 = min(q0 + qs, per)
             rows = (b1 - b0) * (q1 - q0)
             r0 = b0 * per + q0
             g = dz[r0:r0 + rows]
+            if want_db:  # bparts[t] = sum of the task's dz rows, in row order
+                for r in range(rows):
+                    gr = g[r]
+                    for f in range(filters):
+                        db[f] += gr[f]
             if want_dw:  # parts[t] (+)= cols^T @ dz, tiles added in order
                 im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp,
                             cols)
@@ -208,18 +224,20 @@ def _backward_slot(x, w2, dz, dx, parts, want_dx, want_dw, tasks, s, slots, per,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def conv_backward_serial(x, w2, dz, dx, parts, want_dx, want_dw, tasks, per, step, pt, pl,
-                         kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss):
-    """``dx = col2im(dz @ w2^T)`` and per-task kernel gradients ``parts[t]``, tile by tile."""
-    _backward_slot(x, w2, dz, dx, parts, want_dx, want_dw, tasks, 0, 1, per, step, pt, pl,
-                   kh, kw, sh, sw, dh, dw, oh, ow, xps[0], dxps[0], colss[0])
+def conv_backward_serial(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, per,
+                         step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss):
+    """``dx = col2im(dz @ w2^T)`` and per-task kernel and bias gradients ``parts[t]``,
+    ``bparts[t]``, tile by tile."""
+    _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, 0, 1, per,
+                   step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps[0], dxps[0], colss[0])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def conv_backward_parallel(x, w2, dz, dx, parts, want_dx, want_dw, tasks, per, step, pt, pl,
-                           kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss):
+def conv_backward_parallel(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, per,
+                           step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss):
     """:func:`conv_backward_serial` with the tasks spread over ``len(xps)`` slots (same bits)."""
     slots = xps.shape[0]
     for s in prange(slots):
-        _backward_slot(x, w2, dz, dx, parts, want_dx, want_dw, tasks, s, slots, per, step,
-                       pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps[s], dxps[s], colss[s])
+        _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, s,
+                       slots, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps[s],
+                       dxps[s], colss[s])

@@ -177,11 +177,11 @@ class Conv2D(Layer):
         geom = self._geometry(x.shape)
         self._cache = None
         w2 = self.kernel.value.reshape(-1, self.filters)
+        bias = self.bias.value if self.use_bias else None
         if self._is_pointwise():
             z = matmul(x.reshape(-1, ch), w2)
-        else:
-            z = conv2d_forward(x, w2, self._tiling(geom))
-        bias = self.bias.value if self.use_bias else None
+        else:  # the bias is added tile by tile
+            z, bias = conv2d_forward(x, w2, self._tiling(geom), bias), None
         y, pre = activations.bias_act_forward(z, bias, self.activation)
         self._cache = {"x": x, "geom": geom, "pre": pre, "y": y}
         oh, ow = geom[0], geom[1]
@@ -204,17 +204,19 @@ class Conv2D(Layer):
                 f"{(x.shape[0], geom[0], geom[1], self.filters)}, got {g.shape}")
         dz = activations.bias_act_backward(self.activation, cache["pre"], y,
                                            g.reshape(y.shape))
-        if self.use_bias:
-            self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
         want_dw = self.kernel.trainable
+        want_db = self.use_bias and self.bias.trainable
         w2 = self.kernel.value.reshape(-1, self.filters)
         if self._is_pointwise():
             dw2 = matmul(x.reshape(-1, x.shape[-1]), dz, trans_a=True) if want_dw else None
             dx = matmul(dz, w2, trans_b=True).reshape(x.shape) if want_dx else None
-        else:
-            dx, dw2 = conv2d_backward(x, w2, dz, self._tiling(geom), want_dx=want_dx,
-                                      want_dw=want_dw)
+            db = activations.bias_grad(dz) if want_db else None
+        else:  # the bias gradient is summed tile by tile
+            dx, dw2, db = conv2d_backward(x, w2, dz, self._tiling(geom), want_dx=want_dx,
+                                          want_dw=want_dw, want_db=want_db)
         self.kernel.grad = dw2.reshape(self.kernel.value.shape) if want_dw else None
+        if self.use_bias:
+            self.bias.grad = db
         return dx
 
     def get_config(self) -> dict:

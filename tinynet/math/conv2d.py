@@ -12,9 +12,10 @@ col2im. The work is cut into *tasks* by shape alone:
   ``MIN_TASKS`` tasks, so both cores get work); a larger sample is one task whose
   output pixels are cut into tiles.
 * **Forward**: per tile, im2col (each sample first copied into a zero-padded buffer, so
-  patch rows need no boundary tests) and one GEMM by the kernel ``[KH * KW * C, F]``
-  into the tile's rows of the output.
-* **Backward**: per tile, in order: im2col again (cheaper than keeping the patches),
+  patch rows need no boundary tests), one GEMM by the kernel ``[KH * KW * C, F]``
+  into the tile's rows of the output, and the bias added to those rows.
+* **Backward**: per tile, in order: the tile's ``dz`` rows added to the task's
+  bias-gradient partial, im2col again (cheaper than keeping the patches),
   ``cols^T @ dz`` accumulated into the task's kernel-gradient partial, ``dz @ W^T`` into
   the patch tile, col2im into the sample's padded gradient, whose interior goes to
   ``dx[b]`` when the sample is complete. The task partials are summed in task order in
@@ -80,16 +81,18 @@ class _Plan:
                         dtype=np.float32)
 
 
-def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple) -> np.ndarray:
-    """``im2col(x) @ w2`` without the whole patch matrix.
+def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
+                   bias: np.ndarray | None = None) -> np.ndarray:
+    """``im2col(x) @ w2 + bias`` without the whole patch matrix.
 
     Args:
         x: float32 C-contiguous ``[B, H, W, C]``.
         w2: float32 C-contiguous kernel ``[KH * KW * C, F]``.
         geometry: ``(kh, kw, sh, sw, dh, dw, pad_top, pad_left, oh, ow)``.
+        bias: Optional ``[F]``, added to each tile while it is in cache.
 
     Returns:
-        float32 ``[B * OH * OW, F]``, the pre-bias output of every output pixel.
+        float32 ``[B * OH * OW, F]``, the (pre-activation) output of every output pixel.
 
     Shape:
         x: ``[B, H, W, C]``; w2: ``[KH*KW*C, F]``; output: ``[B*OH*OW, F]``.
@@ -101,14 +104,17 @@ def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple) -> np.ndarray
     if z.size == 0:
         return z
     pin_blas_threads()
+    add_bias = bias is not None
+    bias = (np.ascontiguousarray(bias, dtype=np.float32).reshape(-1) if add_bias
+            else np.zeros(plan.filters, dtype=np.float32))
     kernel = ck.conv_forward_parallel if plan.parallel else ck.conv_forward_serial
-    kernel(x, w2, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
+    kernel(x, w2, bias, add_bias, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
     return z
 
 
 def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tuple, *,
-                    want_dx: bool = True, want_dw: bool = True
-                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+                    want_dx: bool = True, want_dw: bool = True, want_db: bool = False
+                    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """Input and kernel gradients of :func:`conv2d_forward`.
 
     Args:
@@ -118,12 +124,14 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
         geometry: As for :func:`conv2d_forward`.
         want_dx: Compute ``dx`` (``None`` otherwise).
         want_dw: Compute the kernel gradient (``None`` otherwise).
+        want_db: Compute the bias gradient, the column sums of ``dz`` (``None`` otherwise).
 
     Returns:
-        ``(dx [B, H, W, C], dw2 [KH * KW * C, F])``.
+        ``(dx [B, H, W, C], dw2 [KH * KW * C, F], db [F])``; each task's partial sums are
+        added in task order in float64.
 
     Shape:
-        x, dx: ``[B, H, W, C]``; w2, dw2: ``[KH*KW*C, F]``; dz: ``[B*OH*OW, F]``.
+        x, dx: ``[B, H, W, C]``; w2, dw2: ``[KH*KW*C, F]``; dz: ``[B*OH*OW, F]``; db: ``[F]``.
     """
     x = np.ascontiguousarray(x, dtype=np.float32)
     w2 = np.ascontiguousarray(w2, dtype=np.float32)
@@ -131,16 +139,26 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     plan = _Plan(x.shape, w2.shape, geometry)
     dx = np.zeros(x.shape, dtype=np.float32) if want_dx else None
     dw2 = np.zeros(w2.shape, dtype=np.float32) if want_dw else None
-    if not (want_dx or want_dw) or dz.size == 0:
-        return dx, dw2
-    parts = np.empty((len(plan.tasks), plan.width, plan.filters), dtype=np.float32)
+    db = np.zeros(plan.filters, dtype=np.float32) if want_db else None
+    if not (want_dx or want_dw or want_db) or dz.size == 0:
+        return dx, dw2, db
+    ntasks = len(plan.tasks)
+    parts = np.empty((ntasks if want_dw else 1, plan.width, plan.filters), dtype=np.float32)
+    bparts = np.empty((ntasks, plan.filters), dtype=np.float32)
     pin_blas_threads()
     kernel = ck.conv_backward_parallel if plan.parallel else ck.conv_backward_serial
-    kernel(x, w2, dz, dx if want_dx else x, parts, want_dx, want_dw, plan.tasks, *plan.args,
-           plan.scratch(), plan.scratch(), plan.tiles())
+    kernel(x, w2, dz, dx if want_dx else x, parts, bparts, want_dx, want_dw, want_db,
+           plan.tasks, *plan.args, plan.scratch(), plan.scratch(), plan.tiles())
     if want_dw:
-        acc = np.zeros(w2.shape, dtype=np.float64)
-        for part in parts:
-            acc += part
-        dw2 = acc.astype(np.float32)
-    return dx, dw2
+        dw2 = _merge(parts)
+    if want_db:
+        db = _merge(bparts)
+    return dx, dw2, db
+
+
+def _merge(parts: np.ndarray) -> np.ndarray:
+    """Sum of the task partials, added in task order in float64, as float32."""
+    acc = np.zeros(parts.shape[1:], dtype=np.float64)
+    for part in parts:
+        acc += part
+    return acc.astype(np.float32)
