@@ -514,29 +514,43 @@ def _fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, gamma, beta
         for r in range(r0, r1):
             row = r * channels
             s1[r - r0], s2[r - r0] = shifted_segment_sums(x, row, row + channels, x[row])
+        # statistics of every row in one branch-free (vectorizable) loop ...
+        bad = 0
         for i in range(r1 - r0):
-            a1 = np.float64(s1[i])
-            a2 = np.float64(s2[i])
-            if not (np.isfinite(a1) and np.isfinite(a2)):  # float32 squares overflowed
-                a1, a2 = _group_moments_f64(x, (r0 + i) * channels, 1, channels, 0, channels)
-            m = a1 / n
-            v = max(a2 / n - m * m, 0.0)
+            m = np.float64(s1[i]) / n
+            v = max(np.float64(s2[i]) / n - m * m, 0.0)
             mean[r0 + i] = np.float32(np.float64(x[(r0 + i) * channels]) + m)
             var[r0 + i] = np.float32(v)
             inv_std[r0 + i] = np.float32(1.0 / np.sqrt(v + epsilon))
-    for r in range(r0, r1):
-        row = r * channels
-        mu = mean[r]
-        sc = inv_std[r]
-        xr = x[row:row + channels]
-        orow = out[row:row + channels]
-        if want_xn:
+            bad += np.int64(not np.isfinite(s2[i] + s1[i]))
+        # ... then, rarely, the rows whose float32 squares overflowed, again in float64
+        for i in range(r1 - r0 if bad else 0):
+            if not (np.isfinite(s1[i]) and np.isfinite(s2[i])):
+                a1, a2 = _group_moments_f64(x, (r0 + i) * channels, 1, channels, 0, channels)
+                m = a1 / n
+                v = max(a2 / n - m * m, 0.0)
+                mean[r0 + i] = np.float32(np.float64(x[(r0 + i) * channels]) + m)
+                var[r0 + i] = np.float32(v)
+                inv_std[r0 + i] = np.float32(1.0 / np.sqrt(v + epsilon))
+    if want_xn:
+        for r in range(r0, r1):
+            row = r * channels
+            mu = mean[r]
+            sc = inv_std[r]
+            xr = x[row:row + channels]
+            orow = out[row:row + channels]
             nrow = xn[row:row + channels]
             for c in range(channels):
                 t = (xr[c] - mu) * sc
                 nrow[c] = t
                 orow[c] = t * gamma[c] + beta[c]
-        else:
+    else:
+        for r in range(r0, r1):
+            row = r * channels
+            mu = mean[r]
+            sc = inv_std[r]
+            xr = x[row:row + channels]
+            orow = out[row:row + channels]
             for c in range(channels):
                 orow[c] = ((xr[c] - mu) * sc) * gamma[c] + beta[c]
 
@@ -579,43 +593,39 @@ def _bwd_rows(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv
     acc = np.zeros((2, channels), dtype=np.float32)
     au = acc[0]
     av = acc[1]
-    cur = r0 // spc
-    for r in range(r0, r1):
-        if r // spc != cur:
-            _flush_rows(parts, cur, acc, channels)
-            cur = r // spc
-        row = r * channels
-        gr = g[row:row + channels]
-        sr = s[row:row + channels]
-        dr = dx[row:row + channels]
-        m = mean[r]
-        k = inv_std[r]
-        if recompute:
-            for c in range(channels):
-                t = gr[c] * ((sr[c] - m) * k)
-                vbuf[c] = t
-                au[c] += gr[c]
-                av[c] += t
-        else:
-            for c in range(channels):
-                t = gr[c] * sr[c]
-                vbuf[c] = t
-                au[c] += gr[c]
-                av[c] += t
-        sa, sb = segment_dot2(gamma, gr, vbuf, 0, channels)
-        a = np.float32(np.float64(sa) / n)
-        b = np.float32(np.float64(sb) / n)
-        if affine_only:
-            a = np.float32(0.0)
-            b = np.float32(0.0)
-        if recompute:
-            for c in range(channels):
-                dr[c] = k * (gr[c] * gamma[c] - (a + ((sr[c] - m) * k) * b))
-        else:
-            for c in range(channels):
-                dr[c] = k * (gr[c] * gamma[c] - (a + sr[c] * b))
-    if r1 > r0:
-        _flush_rows(parts, cur, acc, channels)
+    for c0 in range(r0 - r0 % spc, r1, spc):  # the parameter-partial chunks touched
+        for r in range(max(c0, r0), min(c0 + spc, r1)):
+            row = r * channels
+            gr = g[row:row + channels]
+            sr = s[row:row + channels]
+            dr = dx[row:row + channels]
+            m = mean[r]
+            k = inv_std[r]
+            if recompute:
+                for c in range(channels):
+                    t = gr[c] * ((sr[c] - m) * k)
+                    vbuf[c] = t
+                    au[c] += gr[c]
+                    av[c] += t
+            else:
+                for c in range(channels):
+                    t = gr[c] * sr[c]
+                    vbuf[c] = t
+                    au[c] += gr[c]
+                    av[c] += t
+            sa, sb = segment_dot2(gamma, gr, vbuf, 0, channels)
+            a = np.float32(np.float64(sa) / n)
+            b = np.float32(np.float64(sb) / n)
+            if affine_only:
+                a = np.float32(0.0)
+                b = np.float32(0.0)
+            if recompute:
+                for c in range(channels):
+                    dr[c] = k * (gr[c] * gamma[c] - (a + ((sr[c] - m) * k) * b))
+            else:
+                for c in range(channels):
+                    dr[c] = k * (gr[c] * gamma[c] - (a + sr[c] * b))
+        _flush_rows(parts, c0 // spc, acc, channels)
 
 
 @njit(cache=True, error_model="numpy")
