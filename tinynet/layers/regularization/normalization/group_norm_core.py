@@ -52,17 +52,54 @@ from tinynet.layers.regularization.normalization.folds import (
 __all__ = ["group_norm_forward_core", "group_norm_backward_core", "gn_forward",
            "gn_backward", "Plan"]
 
-# Below this many channels per group the sweeps use per-channel vectors; at or above
-# it, per-group scalars (both compute the same bits).
-_VECTOR_CPG = 16
+# The per-channel passes walk *spans* of ``reps = max(SPAN_ELEMS // C, 1)`` consecutive
+# positions (``reps * C`` contiguous floats) against per-channel vectors repeated ``reps``
+# times, so the loop set-up a row would cost is paid once per span. Lane accumulators
+# are ``reps`` copies of the channel lanes, folded in copy order at the end of a block;
+# positions left over after the last whole span go to the first copy.
+SPAN_ELEMS = 512
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _span_reps(channels):
+    return max(SPAN_ELEMS // channels, 1)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _repeat(vec, channels, reps):
+    """``vec[k * C + c] = vec[c]`` for ``k < reps`` (the first ``C`` entries repeated)."""
+    first = vec[:channels]
+    for k in range(1, reps):
+        dst = vec[k * channels:(k + 1) * channels]
+        for c in range(channels):
+            dst[c] = first[c]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _fold_copies(lanes, channels, reps):
+    """``lanes[:C] = ((copy 0 + copy 1) + copy 2) + ...``: the lane copies folded in order."""
+    first = lanes[:channels]
+    for k in range(1, reps):
+        other = lanes[k * channels:(k + 1) * channels]
+        for c in range(channels):
+            first[c] += other[c]
 
 
 # ------------------------------------------------------------------ forward kernels
 @njit(cache=True, inline="always", error_model="numpy")
+def _shifted_lanes(xs, shift, c1, c2, width):
+    for i in range(width):
+        d = xs[i] - shift[i]
+        c1[i] += d
+        c2[i] += d * d
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
     """Shifted sums of positions ``p0..p1`` of the sample at ``base``, reduced to groups.
 
-    ``scratch`` holds ``3 * C`` floats: the two lane vectors and the broadcast shift. A
+    ``scratch`` holds ``3 * reps * C`` floats: the two lane vectors and the broadcast
+    shift, each repeated for a span of ``reps`` positions. A
     single-position block (layer norm's rows) skips the lanes: its group sums are the
     segment sums of ``x - K`` and ``(x - K)^2`` themselves, the same bits.
     """
@@ -75,23 +112,28 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
             out2[g] = s2
             g += 1
         return
-    c1 = scratch[:channels]
-    c2 = scratch[channels:2 * channels]
-    shift = scratch[2 * channels:]
+    reps = _span_reps(channels)
+    w = reps * channels
+    c1 = scratch[:w]
+    c2 = scratch[w:2 * w]
+    shift = scratch[2 * w:3 * w]
     for c0 in range(0, channels, cpg):
         k = x[base + c0]
         for j in range(cpg):
             shift[c0 + j] = k
-    for c in range(channels):
+    _repeat(shift, channels, reps)
+    for c in range(w):
         c1[c] = np.float32(0.0)
         c2[c] = np.float32(0.0)
-    for p in range(p0, p1):
+    full = (p1 - p0) // reps
+    for q in range(full):
+        row = base + (p0 + q * reps) * channels
+        _shifted_lanes(x[row:row + w], shift, c1, c2, w)
+    for p in range(p0 + full * reps, p1):
         row = base + p * channels
-        xr = x[row:row + channels]
-        for c in range(channels):
-            d = xr[c] - shift[c]
-            c1[c] += d
-            c2[c] += d * d
+        _shifted_lanes(x[row:row + channels], shift, c1, c2, channels)
+    _fold_copies(c1, channels, reps)
+    _fold_copies(c2, channels, reps)
     g = 0
     for c0 in range(0, channels, cpg):
         out1[g] = segment_sum(c1, c0, c0 + cpg)
@@ -151,58 +193,66 @@ def _expand(stat, b, channels, cpg, out):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _sweep_span(xs, os, ns, want_xn, mean_c, inv_c, gam, bet, width):
+    if want_xn:
+        for i in range(width):
+            t = (xs[i] - mean_c[i]) * inv_c[i]
+            ns[i] = t
+            os[i] = t * gam[i] + bet[i]
+    else:
+        for i in range(width):
+            os[i] = ((xs[i] - mean_c[i]) * inv_c[i]) * gam[i] + bet[i]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+                beta, scratch):
+    reps = _span_reps(channels)
+    w = reps * channels
+    mean_c = scratch[:w]
+    inv_c = scratch[w:2 * w]
+    gam = scratch[2 * w:3 * w]
+    bet = scratch[3 * w:4 * w]
+    _expand(mean, b, channels, cpg, mean_c)
+    _expand(inv_std, b, channels, cpg, inv_c)
+    for c in range(channels):
+        gam[c] = gamma[c]
+        bet[c] = beta[c]
+    for vec in (mean_c, inv_c, gam, bet):
+        _repeat(vec, channels, reps)
+    full = (r1 - r0) // reps
+    for q in range(full):
+        row = base + (r0 + q * reps) * channels
+        _sweep_span(x[row:row + w], out[row:row + w], xn[row:row + w] if want_xn else xn,
+                    want_xn, mean_c, inv_c, gam, bet, w)
+    for r in range(r0 + full * reps, r1):
+        row = base + r * channels
+        _sweep_span(x[row:row + channels], out[row:row + channels],
+                    xn[row:row + channels] if want_xn else xn, want_xn, mean_c, inv_c, gam,
+                    bet, channels)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _sweep(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_std, gamma, beta,
            scratch):
-    """``xn = (x - mean) * inv_std``; ``out = xn * gamma + beta`` on rows ``r0..r1``."""
-    groups = channels // cpg
-    if cpg < _VECTOR_CPG:
-        mean_c = scratch[:channels]
-        inv_c = scratch[channels:2 * channels]
-        _expand(mean, b, channels, cpg, mean_c)
-        _expand(inv_std, b, channels, cpg, inv_c)
-        for r in range(r0, r1):
-            row = base + r * channels
-            xr = x[row:row + channels]
-            orow = out[row:row + channels]
-            if want_xn:
-                nrow = xn[row:row + channels]
-                for c in range(channels):
-                    v = (xr[c] - mean_c[c]) * inv_c[c]
-                    nrow[c] = v
-                    orow[c] = v * gamma[c] + beta[c]
-            else:
-                for c in range(channels):
-                    v = (xr[c] - mean_c[c]) * inv_c[c]
-                    orow[c] = v * gamma[c] + beta[c]
+    """``xn = (x - mean) * inv_std``; ``out = xn * gamma + beta`` on rows ``r0..r1``, in
+    spans; ``scratch`` holds ``4 * reps * C`` floats. ``want_xn`` becomes a constant of
+    the loops (no test per span)."""
+    if want_xn:
+        _sweep_body(x, out, xn, True, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+                    beta, scratch)
     else:
-        for r in range(r0, r1):
-            row = base + r * channels
-            for g in range(groups):
-                m = mean[b * groups + g]
-                s = inv_std[b * groups + g]
-                c0 = g * cpg
-                xr = x[row + c0:row + c0 + cpg]
-                orow = out[row + c0:row + c0 + cpg]
-                gg = gamma[c0:c0 + cpg]
-                bb = beta[c0:c0 + cpg]
-                if want_xn:
-                    nrow = xn[row + c0:row + c0 + cpg]
-                    for j in range(cpg):
-                        v = (xr[j] - m) * s
-                        nrow[j] = v
-                        orow[j] = v * gg[j] + bb[j]
-                else:
-                    for j in range(cpg):
-                        v = (xr[j] - m) * s
-                        orow[j] = v * gg[j] + bb[j]
+        _sweep_body(x, out, xn, False, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+                    beta, scratch)
 
 
 @njit(cache=True, error_model="numpy")
 def _fwd_samples(x, out, xn, want_xn, b0, b1, positions, channels, cpg, block, epsilon,
                  given, gamma, beta, part1, part2, mean, var, inv_std):
     """Statistics then sweep, sample by sample (each sample is still in cache)."""
-    lanes = np.empty(3 * channels, dtype=np.float32)
-    scratch = np.empty(2 * channels, dtype=np.float32)
+    w = _span_reps(channels) * channels
+    lanes = np.empty(3 * w, dtype=np.float32)
+    scratch = np.empty(4 * w, dtype=np.float32)
     nblk = part1.shape[1]
     for b in range(b0, b1):
         base = b * positions * channels
@@ -244,7 +294,7 @@ def _forward_blocks_parallel(x, out, xn, want_xn, batch, positions, channels, cp
         for t in prange(batch * nblk):
             b = t // nblk
             k = t - b * nblk
-            lanes = np.empty(3 * channels, dtype=np.float32)
+            lanes = np.empty(3 * _span_reps(channels) * channels, dtype=np.float32)
             _stats_block(x, b * positions * channels, k * block,
                          min((k + 1) * block, positions), channels, cpg, lanes,
                          part1[b, k], part2[b, k])
@@ -254,7 +304,7 @@ def _forward_blocks_parallel(x, out, xn, want_xn, batch, positions, channels, cp
     for t in prange(batch * nblk):
         b = t // nblk
         k = t - b * nblk
-        scratch = np.empty(2 * channels, dtype=np.float32)
+        scratch = np.empty(4 * _span_reps(channels) * channels, dtype=np.float32)
         _sweep(x, out, xn, want_xn, b, b * positions * channels, k * block,
                min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma, beta,
                scratch)
@@ -287,72 +337,72 @@ def _bwd_block(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, g
 @njit(cache=True, inline="always", error_model="numpy")
 def _bwd_row(g, s, recompute, b, row, channels, cpg, mean, inv_std, scratch, u, v):
     """A single-position block: ``u = g`` and ``v = g * xn`` (no lanes to zero)."""
-    groups = channels // cpg
     gr = g[row:row + channels]
     sr = s[row:row + channels]
     if not recompute:
         for c in range(channels):
             u[c] = gr[c]
             v[c] = gr[c] * sr[c]
-    elif cpg < _VECTOR_CPG:
-        mean_c = scratch[:channels]
-        inv_c = scratch[channels:2 * channels]
+        return
+    mean_c = scratch[:channels]
+    inv_c = scratch[channels:2 * channels]
+    _expand(mean, b, channels, cpg, mean_c)
+    _expand(inv_std, b, channels, cpg, inv_c)
+    for c in range(channels):
+        u[c] = gr[c]
+        v[c] = gr[c] * ((sr[c] - mean_c[c]) * inv_c[c])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _grad_lanes(gs, ss, recompute, mean_c, inv_c, u, v, width):
+    if recompute:
+        for i in range(width):
+            u[i] += gs[i]
+            v[i] += gs[i] * ((ss[i] - mean_c[i]) * inv_c[i])
+    else:
+        for i in range(width):
+            u[i] += gs[i]
+            v[i] += gs[i] * ss[i]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _bwd_lanes_body(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, scratch,
+                    u, v):
+    reps = _span_reps(channels)
+    w = reps * channels
+    for c in range(w):
+        u[c] = np.float32(0.0)
+        v[c] = np.float32(0.0)
+    mean_c = scratch[:w]
+    inv_c = scratch[w:2 * w]
+    if recompute:
         _expand(mean, b, channels, cpg, mean_c)
         _expand(inv_std, b, channels, cpg, inv_c)
-        for c in range(channels):
-            u[c] = gr[c]
-            v[c] = gr[c] * ((sr[c] - mean_c[c]) * inv_c[c])
-    else:
-        for gi in range(groups):
-            m = mean[b * groups + gi]
-            k = inv_std[b * groups + gi]
-            c0 = gi * cpg
-            for j in range(c0, c0 + cpg):
-                u[j] = gr[j]
-                v[j] = gr[j] * ((sr[j] - m) * k)
+        _repeat(mean_c, channels, reps)
+        _repeat(inv_c, channels, reps)
+    full = (p1 - p0) // reps
+    for q in range(full):
+        row = base + (p0 + q * reps) * channels
+        _grad_lanes(g[row:row + w], s[row:row + w], recompute, mean_c, inv_c, u, v, w)
+    for p in range(p0 + full * reps, p1):
+        row = base + p * channels
+        _grad_lanes(g[row:row + channels], s[row:row + channels], recompute, mean_c, inv_c, u,
+                    v, channels)
+    _fold_copies(u, channels, reps)
+    _fold_copies(v, channels, reps)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _bwd_lanes(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, scratch, u, v):
-    """Per-channel lanes ``u += g``, ``v += g * xn`` over positions ``p0..p1``."""
-    groups = channels // cpg
-    for c in range(channels):
-        u[c] = np.float32(0.0)
-        v[c] = np.float32(0.0)
-    if not recompute:
-        for p in range(p0, p1):
-            row = base + p * channels
-            gr = g[row:row + channels]
-            sr = s[row:row + channels]
-            for c in range(channels):
-                u[c] += gr[c]
-                v[c] += gr[c] * sr[c]
-    elif cpg < _VECTOR_CPG:
-        mean_c = scratch[:channels]
-        inv_c = scratch[channels:2 * channels]
-        _expand(mean, b, channels, cpg, mean_c)
-        _expand(inv_std, b, channels, cpg, inv_c)
-        for p in range(p0, p1):
-            row = base + p * channels
-            gr = g[row:row + channels]
-            sr = s[row:row + channels]
-            for c in range(channels):
-                u[c] += gr[c]
-                v[c] += gr[c] * ((sr[c] - mean_c[c]) * inv_c[c])
+    """Per-channel lanes ``u += g``, ``v += g * xn`` over positions ``p0..p1`` in spans
+    (``u``, ``v`` hold ``reps * C`` floats; the totals end in their first ``C``).
+    ``recompute`` becomes a constant of the loops."""
+    if recompute:
+        _bwd_lanes_body(g, s, True, b, base, p0, p1, channels, cpg, mean, inv_std, scratch, u,
+                        v)
     else:
-        for p in range(p0, p1):
-            row = base + p * channels
-            for gi in range(groups):
-                m = mean[b * groups + gi]
-                k = inv_std[b * groups + gi]
-                c0 = gi * cpg
-                gr = g[row + c0:row + c0 + cpg]
-                sr = s[row + c0:row + c0 + cpg]
-                uu = u[c0:c0 + cpg]
-                vv = v[c0:c0 + cpg]
-                for j in range(cpg):
-                    uu[j] += gr[j]
-                    vv[j] += gr[j] * ((sr[j] - m) * k)
+        _bwd_lanes_body(g, s, False, b, base, p0, p1, channels, cpg, mean, inv_std, scratch,
+                        u, v)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -374,52 +424,56 @@ def _bwd_coeffs(b, positions, channels, cpg, gp1, gp2, affine_only, sg, sgx):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _dx_rows(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
-             sg, sgx, scratch):
-    """``dx = inv_std * (g * gamma - (sum_g + xn * sum_gxn) / n)`` on rows ``r0..r1``."""
-    groups = channels // cpg
-    if cpg < _VECTOR_CPG:
-        mean_c = scratch[:channels]
-        inv_c = scratch[channels:2 * channels]
-        sg_c = scratch[2 * channels:3 * channels]
-        sgx_c = scratch[3 * channels:4 * channels]
-        _expand(mean, b, channels, cpg, mean_c)
-        _expand(inv_std, b, channels, cpg, inv_c)
-        _expand(sg, b, channels, cpg, sg_c)
-        _expand(sgx, b, channels, cpg, sgx_c)
-        for r in range(r0, r1):
-            row = base + r * channels
-            gr = g[row:row + channels]
-            sr = s[row:row + channels]
-            dr = dx[row:row + channels]
-            if recompute:
-                for c in range(channels):
-                    xn = (sr[c] - mean_c[c]) * inv_c[c]
-                    dr[c] = inv_c[c] * (gr[c] * gamma[c] - (sg_c[c] + xn * sgx_c[c]))
-            else:
-                for c in range(channels):
-                    dr[c] = inv_c[c] * (gr[c] * gamma[c] - (sg_c[c] + sr[c] * sgx_c[c]))
+def _dx_span(gs, ss, ds, recompute, mean_c, inv_c, sg_c, sgx_c, gam, width):
+    if recompute:
+        for i in range(width):
+            xn = (ss[i] - mean_c[i]) * inv_c[i]
+            ds[i] = inv_c[i] * (gs[i] * gam[i] - (sg_c[i] + xn * sgx_c[i]))
     else:
-        for r in range(r0, r1):
-            row = base + r * channels
-            for gi in range(groups):
-                i = b * groups + gi
-                m = mean[i]
-                k = inv_std[i]
-                a = sg[i]
-                bb = sgx[i]
-                c0 = gi * cpg
-                gr = g[row + c0:row + c0 + cpg]
-                sr = s[row + c0:row + c0 + cpg]
-                dr = dx[row + c0:row + c0 + cpg]
-                gm = gamma[c0:c0 + cpg]
-                if recompute:
-                    for j in range(cpg):
-                        xn = (sr[j] - m) * k
-                        dr[j] = k * (gr[j] * gm[j] - (a + xn * bb))
-                else:
-                    for j in range(cpg):
-                        dr[j] = k * (gr[j] * gm[j] - (a + sr[j] * bb))
+        for i in range(width):
+            ds[i] = inv_c[i] * (gs[i] * gam[i] - (sg_c[i] + ss[i] * sgx_c[i]))
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+                  sg, sgx, scratch):
+    reps = _span_reps(channels)
+    w = reps * channels
+    mean_c = scratch[:w]
+    inv_c = scratch[w:2 * w]
+    sg_c = scratch[2 * w:3 * w]
+    sgx_c = scratch[3 * w:4 * w]
+    gam = scratch[4 * w:5 * w]
+    _expand(mean, b, channels, cpg, mean_c)
+    _expand(inv_std, b, channels, cpg, inv_c)
+    _expand(sg, b, channels, cpg, sg_c)
+    _expand(sgx, b, channels, cpg, sgx_c)
+    for c in range(channels):
+        gam[c] = gamma[c]
+    for vec in (mean_c, inv_c, sg_c, sgx_c, gam):
+        _repeat(vec, channels, reps)
+    full = (r1 - r0) // reps
+    for q in range(full):
+        row = base + (r0 + q * reps) * channels
+        _dx_span(g[row:row + w], s[row:row + w], dx[row:row + w], recompute, mean_c, inv_c,
+                 sg_c, sgx_c, gam, w)
+    for r in range(r0 + full * reps, r1):
+        row = base + r * channels
+        _dx_span(g[row:row + channels], s[row:row + channels], dx[row:row + channels],
+                 recompute, mean_c, inv_c, sg_c, sgx_c, gam, channels)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dx_rows(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std, gamma, sg,
+             sgx, scratch):
+    """``dx = inv_std * (g * gamma - (sum_g + xn * sum_gxn) / n)`` on rows ``r0..r1`` in
+    spans (``scratch`` holds ``5 * reps * C`` floats); ``recompute`` becomes a constant."""
+    if recompute:
+        _dx_rows_body(g, s, dx, True, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+                      sg, sgx, scratch)
+    else:
+        _dx_rows_body(g, s, dx, False, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+                      sg, sgx, scratch)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -435,10 +489,11 @@ def _add_row(parts, t, u, v, channels):
 def _bwd_samples(g, s, dx, recompute, affine_only, b0, b1, positions, channels, cpg, block,
                  spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
     """Both backward passes, sample by sample; parameter partials per task row."""
-    lanes = np.empty(2 * channels, dtype=np.float32)
-    scratch = np.empty(4 * channels, dtype=np.float32)
-    u = lanes[:channels]
-    v = lanes[channels:]
+    w = _span_reps(channels) * channels
+    lanes = np.empty(2 * w, dtype=np.float32)
+    scratch = np.empty(5 * w, dtype=np.float32)
+    u = lanes[:w]
+    v = lanes[w:]
     nblk = gp1.shape[1]
     for b in range(b0, b1):
         base = b * positions * channels
@@ -478,10 +533,11 @@ def _backward_blocks_parallel(g, s, dx, recompute, affine_only, batch, positions
     for t in prange(batch * nblk):
         b = t // nblk
         k = t - b * nblk
-        lanes = np.empty(2 * channels, dtype=np.float32)
-        scratch = np.empty(4 * channels, dtype=np.float32)
-        u = lanes[:channels]
-        v = lanes[channels:]
+        w = _span_reps(channels) * channels
+        lanes = np.empty(2 * w, dtype=np.float32)
+        scratch = np.empty(5 * w, dtype=np.float32)
+        u = lanes[:w]
+        v = lanes[w:]
         _bwd_block(g, s, recompute, b, b * positions * channels, k * block,
                    min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma,
                    scratch, u, v, gp1[b, k], gp2[b, k])
@@ -491,7 +547,7 @@ def _backward_blocks_parallel(g, s, dx, recompute, affine_only, batch, positions
     for t in prange(batch * nblk):
         b = t // nblk
         k = t - b * nblk
-        scratch = np.empty(4 * channels, dtype=np.float32)
+        scratch = np.empty(5 * _span_reps(channels) * channels, dtype=np.float32)
         _dx_rows(g, s, dx, recompute, b, b * positions * channels, k * block,
                  min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma, sg,
                  sgx, scratch)
@@ -584,7 +640,7 @@ def _flush_rows(parts, j, acc, channels):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _bwd_rows(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std, gamma,
+def _bwd_rows_body(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std, gamma,
               parts):
     """Rows ``r0..r1``; the parameter partial of each chunk of ``spc`` rows is folded in
     float32 lanes over its rows in order (as a position block), then stored as a row."""
@@ -626,6 +682,15 @@ def _bwd_rows(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv
                 for c in range(channels):
                     dr[c] = k * (gr[c] * gamma[c] - (a + sr[c] * b))
         _flush_rows(parts, c0 // spc, acc, channels)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _bwd_rows(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std, gamma, parts):
+    """:func:`_bwd_rows_body` with ``recompute`` a constant, so the row loops carry no test."""
+    if recompute:
+        _bwd_rows_body(g, s, dx, True, affine_only, r0, r1, channels, spc, mean, inv_std, gamma, parts)
+    else:
+        _bwd_rows_body(g, s, dx, False, affine_only, r0, r1, channels, spc, mean, inv_std, gamma, parts)
 
 
 @njit(cache=True, error_model="numpy")
