@@ -68,6 +68,32 @@ def _crop_sample(xp, pt, pl, dx, b):
             d[t] = s[t]
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _patch_walk(flat, wp, ch, rows, q0, q1, kh, kw, sh, sw, dh, dw, ow, gather):
+    """Walks the patch rows of output pixels ``q0..q1`` of one padded sample (``flat``,
+    ``[Hp * Wp * C]``): ``gather`` copies each tap run into ``rows`` (im2col), otherwise
+    ``rows`` are added back into ``flat`` (col2im), rows in order, taps in ``(i, j, c)``
+    order. ``gather`` is a constant at every call site, so the loops carry no test."""
+    span = kw * ch
+    for q in range(q0, q1):
+        oy = q // ow
+        ox = q - oy * ow
+        prow = rows[q - q0]
+        for i in range(kh):
+            off = ((oy * sh + i * dh) * wp + ox * sw) * ch
+            # dilation 1: the kernel row's taps are one run of kw * C floats
+            run = span if dw == 1 else ch
+            for j in range(kw if dw != 1 else 1):
+                a = flat[off + j * dw * ch:off + j * dw * ch + run]
+                p = prow[i * span + j * ch:i * span + j * ch + run]
+                if gather:
+                    for t in range(run):
+                        p[t] = a[t]
+                else:
+                    for t in range(run):
+                        a[t] += p[t]
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, cols):
     """Patch rows of output pixels ``q0..q1`` of samples ``b0..b1``, sample after sample,
@@ -77,29 +103,12 @@ def im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, c
     tile of the same sample (``q0 > 0``, one sample) reuses the padded copy.
     """
     wp, ch = xp.shape[1], xp.shape[2]
-    flat = xp.reshape(-1)
-    span = kw * ch
     n = q1 - q0
     for b in range(b0, b1):
         if q0 == 0:
             _pad_sample(x, b, pt, pl, xp)
-        for q in range(q0, q1):
-            oy = q // ow
-            ox = q - oy * ow
-            dst = cols[(b - b0) * n + q - q0]
-            for i in range(kh):
-                off = ((oy * sh + i * dh) * wp + ox * sw) * ch
-                if dw == 1:
-                    d = dst[i * span:(i + 1) * span]
-                    s = flat[off:off + span]
-                    for t in range(span):
-                        d[t] = s[t]
-                else:
-                    for j in range(kw):
-                        d = dst[i * span + j * ch:i * span + (j + 1) * ch]
-                        s = flat[off + j * dw * ch:off + (j * dw + 1) * ch]
-                        for c in range(ch):
-                            d[c] = s[c]
+        rows = cols[(b - b0) * n:(b - b0 + 1) * n]
+        _patch_walk(xp.reshape(-1), wp, ch, rows, q0, q1, kh, kw, sh, sw, dh, dw, ow, True)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -113,30 +122,13 @@ def col2im_tile(dcols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, d
     """
     wp, ch = dxp.shape[1], dxp.shape[2]
     flat = dxp.reshape(-1)
-    span = kw * ch
     n = q1 - q0
-    zero = np.float32(0.0)
     for b in range(b0, b1):
         if q0 == 0:
             for t in range(flat.size):
-                flat[t] = zero
-        for q in range(q0, q1):
-            oy = q // ow
-            ox = q - oy * ow
-            src = dcols[(b - b0) * n + q - q0]
-            for i in range(kh):
-                off = ((oy * sh + i * dh) * wp + ox * sw) * ch
-                if dw == 1:
-                    d = flat[off:off + span]
-                    s = src[i * span:(i + 1) * span]
-                    for t in range(span):
-                        d[t] += s[t]
-                else:
-                    for j in range(kw):
-                        d = flat[off + j * dw * ch:off + (j * dw + 1) * ch]
-                        s = src[i * span + j * ch:i * span + (j + 1) * ch]
-                        for c in range(ch):
-                            d[c] += s[c]
+                flat[t] = np.float32(0.0)
+        rows = dcols[(b - b0) * n:(b - b0 + 1) * n]
+        _patch_walk(flat, wp, ch, rows, q0, q1, kh, kw, sh, sw, dh, dw, ow, False)
         if q1 == oh * ow:
             _crop_sample(dxp, pt, pl, dx, b)
 

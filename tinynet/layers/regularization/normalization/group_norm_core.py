@@ -66,23 +66,30 @@ def _span_reps(channels):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _repeat(vec, channels, reps):
-    """``vec[k * C + c] = vec[c]`` for ``k < reps`` (the first ``C`` entries repeated)."""
+def _copies(vec, channels, reps, fold):
+    """The ``reps`` copies of ``C`` entries in ``vec``: ``fold`` adds copies 1, 2, ... into
+    copy 0 in that order (lane folding); otherwise copy 0 is written into the others."""
     first = vec[:channels]
     for k in range(1, reps):
-        dst = vec[k * channels:(k + 1) * channels]
-        for c in range(channels):
-            dst[c] = first[c]
+        other = vec[k * channels:(k + 1) * channels]
+        if fold:
+            for c in range(channels):
+                first[c] += other[c]
+        else:
+            for c in range(channels):
+                other[c] = first[c]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _repeat(vec, channels, reps):
+    """``vec[k * C + c] = vec[c]`` for ``k < reps`` (the first ``C`` entries repeated)."""
+    _copies(vec, channels, reps, False)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _fold_copies(lanes, channels, reps):
     """``lanes[:C] = ((copy 0 + copy 1) + copy 2) + ...``: the lane copies folded in order."""
-    first = lanes[:channels]
-    for k in range(1, reps):
-        other = lanes[k * channels:(k + 1) * channels]
-        for c in range(channels):
-            first[c] += other[c]
+    _copies(lanes, channels, reps, True)
 
 
 # ------------------------------------------------------------------ forward kernels
