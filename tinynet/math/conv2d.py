@@ -60,6 +60,8 @@ class _Plan:
         self.per = oh * ow
         self.width, self.filters = (int(v) for v in w_shape)
         self.step = tile_rows(self.width)
+        if self.per > self.step:  # a sample in several tiles: equal tiles, no thin last one
+            self.step = -(-self.per // -(-self.per // self.step))
         spt = max(min(self.step // max(self.per, 1), -(-self.batch // MIN_TASKS)), 1)
         self.tasks = np.array([(b, min(b + spt, self.batch))
                                for b in range(0, self.batch, spt)], dtype=np.int64)
@@ -137,7 +139,8 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     w2 = np.ascontiguousarray(w2, dtype=np.float32)
     dz = np.ascontiguousarray(dz, dtype=np.float32)
     plan = _Plan(x.shape, w2.shape, geometry)
-    dx = np.zeros(x.shape, dtype=np.float32) if want_dx else None
+    # every sample of dx is written by the kernel (unless there is nothing to compute)
+    dx = (np.empty if dz.size else np.zeros)(x.shape, dtype=np.float32) if want_dx else None
     dw2 = np.zeros(w2.shape, dtype=np.float32) if want_dw else None
     db = np.zeros(plan.filters, dtype=np.float32) if want_db else None
     if not (want_dx or want_dw or want_db) or dz.size == 0:
