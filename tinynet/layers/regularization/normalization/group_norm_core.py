@@ -15,9 +15,9 @@ from ``K`` keeps both sums on the scale of the spread, so a mean that dwarfs the
 **Fold order**, fixed by the shape alone. Rows (positions) are folded in *tasks*: with
 ``rpb = rows_per_block(C)``, a sample of ``P >= rpb`` positions is split into blocks of
 ``rpb`` positions; smaller samples are packed ``rpb // P`` to a chunk. Inside a block,
-per-channel float32 lanes accumulate over positions; the lanes reduce to groups in
-channel order (the seed's 8-lane segment sums); block partials merge in block order in
-float64. The parameter gradients are column folds of the ``[M, C]`` view over the same
+per-channel float32 lanes accumulate over positions (in spans of ``reps`` positions,
+see ``SPAN_ELEMS`` below); the lanes reduce to groups in channel order (the seed's 8-lane
+segment sums); block partials merge in block order in float64. The parameter gradients are column folds of the ``[M, C]`` view over the same
 tasks, merged in task order. The serial and parallel kernels share these helpers, so a
 gate or the thread count decides where work runs, never the bits.
 
