@@ -200,15 +200,15 @@ def _expand(stat, b, channels, cpg, out):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _sweep_span(xs, os, ns, want_xn, mean_c, inv_c, gam, bet, width):
+def _sweep_span(xs, os, ns, want_xn, mean_c, inv_c, scale_c, bet, width):
     if want_xn:
         for i in range(width):
-            t = (xs[i] - mean_c[i]) * inv_c[i]
-            ns[i] = t
-            os[i] = t * gam[i] + bet[i]
+            d = xs[i] - mean_c[i]
+            ns[i] = d * inv_c[i]
+            os[i] = d * scale_c[i] + bet[i]
     else:
         for i in range(width):
-            os[i] = ((xs[i] - mean_c[i]) * inv_c[i]) * gam[i] + bet[i]
+            os[i] = (xs[i] - mean_c[i]) * scale_c[i] + bet[i]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -218,33 +218,33 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
     w = reps * channels
     mean_c = scratch[:w]
     inv_c = scratch[w:2 * w]
-    gam = scratch[2 * w:3 * w]
+    scale_c = scratch[2 * w:3 * w]
     bet = scratch[3 * w:4 * w]
     _expand(mean, b, channels, cpg, mean_c)
     _expand(inv_std, b, channels, cpg, inv_c)
     for c in range(channels):
-        gam[c] = gamma[c]
+        scale_c[c] = inv_c[c] * gamma[c]
         bet[c] = beta[c]
-    for vec in (mean_c, inv_c, gam, bet):
+    for vec in (mean_c, inv_c, scale_c, bet):
         _repeat(vec, channels, reps)
     full = (r1 - r0) // reps
     for q in range(full):
         row = base + (r0 + q * reps) * channels
         _sweep_span(x[row:row + w], out[row:row + w], xn[row:row + w] if want_xn else xn,
-                    want_xn, mean_c, inv_c, gam, bet, w)
+                    want_xn, mean_c, inv_c, scale_c, bet, w)
     for r in range(r0 + full * reps, r1):
         row = base + r * channels
         _sweep_span(x[row:row + channels], out[row:row + channels],
-                    xn[row:row + channels] if want_xn else xn, want_xn, mean_c, inv_c, gam,
-                    bet, channels)
+                    xn[row:row + channels] if want_xn else xn, want_xn, mean_c, inv_c,
+                    scale_c, bet, channels)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _sweep(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_std, gamma, beta,
            scratch):
-    """``xn = (x - mean) * inv_std``; ``out = xn * gamma + beta`` on rows ``r0..r1``, in
-    spans; ``scratch`` holds ``4 * reps * C`` floats. ``want_xn`` becomes a constant of
-    the loops (no test per span)."""
+    """``out = (x - mean) * (inv_std * gamma) + beta`` (and ``xn = (x - mean) * inv_std``
+    when asked) on rows ``r0..r1``, in spans; ``scratch`` holds ``4 * reps * C`` floats.
+    ``want_xn`` becomes a constant of the loops (no test per span)."""
     if want_xn:
         _sweep_body(x, out, xn, True, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
                     beta, scratch)
@@ -431,14 +431,13 @@ def _bwd_coeffs(b, positions, channels, cpg, gp1, gp2, affine_only, sg, sgx):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _dx_span(gs, ss, ds, recompute, mean_c, inv_c, sg_c, sgx_c, gam, width):
+def _dx_span(gs, ss, ds, recompute, mean_c, ga_c, xa_c, ca_c, width):
     if recompute:
         for i in range(width):
-            xn = (ss[i] - mean_c[i]) * inv_c[i]
-            ds[i] = inv_c[i] * (gs[i] * gam[i] - (sg_c[i] + xn * sgx_c[i]))
+            ds[i] = ga_c[i] * gs[i] - (ca_c[i] + xa_c[i] * (ss[i] - mean_c[i]))
     else:
         for i in range(width):
-            ds[i] = inv_c[i] * (gs[i] * gam[i] - (sg_c[i] + ss[i] * sgx_c[i]))
+            ds[i] = ga_c[i] * gs[i] - (ca_c[i] + xa_c[i] * ss[i])
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -447,34 +446,40 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
     reps = _span_reps(channels)
     w = reps * channels
     mean_c = scratch[:w]
-    inv_c = scratch[w:2 * w]
-    sg_c = scratch[2 * w:3 * w]
-    sgx_c = scratch[3 * w:4 * w]
-    gam = scratch[4 * w:5 * w]
+    ga_c = scratch[w:2 * w]
+    xa_c = scratch[2 * w:3 * w]
+    ca_c = scratch[3 * w:4 * w]
+    inv_c = scratch[4 * w:5 * w]
     _expand(mean, b, channels, cpg, mean_c)
     _expand(inv_std, b, channels, cpg, inv_c)
-    _expand(sg, b, channels, cpg, sg_c)
-    _expand(sgx, b, channels, cpg, sgx_c)
+    _expand(sg, b, channels, cpg, ca_c)
+    _expand(sgx, b, channels, cpg, xa_c)
     for c in range(channels):
-        gam[c] = gamma[c]
-    for vec in (mean_c, inv_c, sg_c, sgx_c, gam):
+        k = inv_c[c]
+        ga_c[c] = k * gamma[c]                        # inv * gamma         (times g)
+        ca_c[c] = k * ca_c[c]                         # inv * sum_g / n
+        xa_c[c] = k * xa_c[c] * (k if recompute else np.float32(1.0))  # times (x - mean) or xn
+    for vec in (mean_c, ga_c, xa_c, ca_c):
         _repeat(vec, channels, reps)
     full = (r1 - r0) // reps
     for q in range(full):
         row = base + (r0 + q * reps) * channels
-        _dx_span(g[row:row + w], s[row:row + w], dx[row:row + w], recompute, mean_c, inv_c,
-                 sg_c, sgx_c, gam, w)
+        _dx_span(g[row:row + w], s[row:row + w], dx[row:row + w], recompute, mean_c, ga_c,
+                 xa_c, ca_c, w)
     for r in range(r0 + full * reps, r1):
         row = base + r * channels
         _dx_span(g[row:row + channels], s[row:row + channels], dx[row:row + channels],
-                 recompute, mean_c, inv_c, sg_c, sgx_c, gam, channels)
+                 recompute, mean_c, ga_c, xa_c, ca_c, channels)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _dx_rows(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std, gamma, sg,
              sgx, scratch):
     """``dx = inv_std * (g * gamma - (sum_g + xn * sum_gxn) / n)`` on rows ``r0..r1`` in
-    spans (``scratch`` holds ``5 * reps * C`` floats); ``recompute`` becomes a constant."""
+    spans, with ``inv_std`` folded into per-channel coefficients:
+    ``dx = (inv*gamma) * g - (inv*sum_g/n + (inv*sum_gxn/n*inv) * (x - mean))`` (``* xn``
+    when ``xn`` is given). ``scratch`` holds ``5 * reps * C`` floats; ``recompute``
+    becomes a constant."""
     if recompute:
         _dx_rows_body(g, s, dx, True, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
                       sg, sgx, scratch)
