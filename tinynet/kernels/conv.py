@@ -69,29 +69,36 @@ def _crop_sample(xp, pt, pl, dx, b):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _patch_walk(flat, wp, ch, rows, q0, q1, kh, kw, sh, sw, dh, dw, ow, gather):
+def _patch_walk(flat, wp, ch, rflat, rbase, q0, q1, kh, kw, sh, sw, dh, dw, ow, gather):
     """Walks the patch rows of output pixels ``q0..q1`` of one padded sample (``flat``,
-    ``[Hp * Wp * C]``): ``gather`` copies each tap run into ``rows`` (im2col), otherwise
-    ``rows`` are added back into ``flat`` (col2im), rows in order, taps in ``(i, j, c)``
-    order. ``gather`` is a constant at every call site, so the loops carry no test."""
+    ``[Hp * Wp * C]``), the rows stored from ``rflat[rbase]`` on: ``gather`` copies each
+    tap run into the rows (im2col), otherwise the rows are added back into ``flat``
+    (col2im), rows in order, taps in ``(i, j, c)`` order. ``gather`` is a constant at
+    every call site. Indices are unsigned, so no wraparound test blocks vectorization
+    and no view is built per run (runs can be as short as 3 floats)."""
     span = kw * ch
+    width = kh * span
+    run = np.uint64(span if dw == 1 else ch)  # dilation 1: a kernel row is one run
+    runs = 1 if dw == 1 else kw
+    oy = q0 // ow
+    ox = q0 - oy * ow
     for q in range(q0, q1):
-        oy = q // ow
-        ox = q - oy * ow
-        prow = rows[q - q0]
+        if ox == ow:  # next output row (no division per patch row)
+            ox = 0
+            oy += 1
+        prow = rbase + (q - q0) * width
         for i in range(kh):
             off = ((oy * sh + i * dh) * wp + ox * sw) * ch
-            # dilation 1: the kernel row's taps are one run of kw * C floats
-            run = span if dw == 1 else ch
-            for j in range(kw if dw != 1 else 1):
-                a = flat[off + j * dw * ch:off + j * dw * ch + run]
-                p = prow[i * span + j * ch:i * span + j * ch + run]
+            for j in range(runs):
+                a0 = np.uint64(off + j * dw * ch)
+                p0 = np.uint64(prow + i * span + j * ch)
                 if gather:
                     for t in range(run):
-                        p[t] = a[t]
+                        rflat[p0 + t] = flat[a0 + t]
                 else:
                     for t in range(run):
-                        a[t] += p[t]
+                        flat[a0 + t] += rflat[p0 + t]
+        ox += 1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -104,11 +111,12 @@ def im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, c
     """
     wp, ch = xp.shape[1], xp.shape[2]
     n = q1 - q0
+    rflat = cols.reshape(-1)
     for b in range(b0, b1):
         if q0 == 0:
             _pad_sample(x, b, pt, pl, xp)
-        rows = cols[(b - b0) * n:(b - b0 + 1) * n]
-        _patch_walk(xp.reshape(-1), wp, ch, rows, q0, q1, kh, kw, sh, sw, dh, dw, ow, True)
+        _patch_walk(xp.reshape(-1), wp, ch, rflat, (b - b0) * n * cols.shape[1], q0, q1, kh,
+                    kw, sh, sw, dh, dw, ow, True)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -123,12 +131,13 @@ def col2im_tile(dcols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, d
     wp, ch = dxp.shape[1], dxp.shape[2]
     flat = dxp.reshape(-1)
     n = q1 - q0
+    rflat = dcols.reshape(-1)
     for b in range(b0, b1):
         if q0 == 0:
             for t in range(flat.size):
                 flat[t] = np.float32(0.0)
-        rows = dcols[(b - b0) * n:(b - b0 + 1) * n]
-        _patch_walk(flat, wp, ch, rows, q0, q1, kh, kw, sh, sw, dh, dw, ow, False)
+        _patch_walk(flat, wp, ch, rflat, (b - b0) * n * dcols.shape[1], q0, q1, kh, kw, sh,
+                    sw, dh, dw, ow, False)
         if q1 == oh * ow:
             _crop_sample(dxp, pt, pl, dx, b)
 
