@@ -11,8 +11,8 @@ A patch row of output pixel ``q = oy * OW + ox`` holds the receptive field in
 ``[KH * KW * C, F]``. :func:`col2im_tile` adds patch gradients back into a padded
 gradient buffer row by row in order, taps in ``(i, j, c)`` order, and copies its
 interior out when the sample is complete; so every input gradient is summed in a
-fixed order. The kernels release the GIL (``nogil``) so tinynet's worker threads run
-tiles side by side.
+fixed order. The whole passes (:func:`conv_forward_parallel` and friends) run the tiles
+inside one Numba region; the tile kernels also release the GIL (``nogil``).
 
 Copies index views from 0 (``d = dst[o:o + n]; d[t] = s[t]``): a computed flat index
 (``dst[o + t]``) carries Numba's negative-index wraparound and does not vectorize.

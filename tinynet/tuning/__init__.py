@@ -62,9 +62,9 @@ _GATES: dict[str, _Gate] = {
     "elementwise_parallel_min_elems": _Gate(
         1_048_576, "elements", "activations, dropout and other elementwise passes"),
     "matmul_parallel_min_flops": _Gate(
-        8_388_608, "multiply-adds", "deterministic GEMM row blocks on worker threads"),
+        8_388_608, "multiply-adds", "deterministic GEMM tiles on Numba's threads"),
     "conv_parallel_min_elems": _Gate(
-        32_768, "elements", "conv im2col / col2im passes"),
+        32_768, "patch elements", "Conv2D tiled im2col / GEMM / col2im passes"),
     "pool_parallel_min_elems": _Gate(
         262_144, "elements", "pooling forward and backward"),
     "optimizer_parallel_min_elems": _Gate(
