@@ -29,134 +29,116 @@ def rows_per_block(channels: int) -> int:
     return max(DET_REDUCE_BLOCK // max(int(channels), 1), 1)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def segment_sum(x, start, stop):
-    """float32 sum of ``x[start:stop]`` over 8 lanes, combined in lane order.
+# What each lane adds per element (a compile-time constant at every call site, so the
+# unused branches and the second accumulator vanish after inlining).
+_SUM, _DOT, _DOT2, _SHIFTED = 0, 1, 2, 3
 
-    Lane ``k`` takes elements ``start + k, start + 8 + k, ...``; the tail of fewer than 8
-    elements goes to lanes ``0, 1, ...``; the total is ``((a0 + a1) + a2) + ... + a7``.
-    The lanes are scalars over a view indexed from 0, which LLVM packs into one SIMD
-    register (an 8-element array would round-trip memory on every add).
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _terms(p, q, r, shift, mode):
+    if mode == _SUM:
+        return p, np.float32(0.0)
+    if mode == _DOT:
+        return p * q, np.float32(0.0)
+    if mode == _DOT2:
+        return p * q, p * r
+    d = p - shift
+    return d, d * d
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _lanes8(xp, xq, xr, start, stop, shift, mode):
+    """The 8-lane fold behind every ``segment_*`` function: two float32 lane sets
+    accumulate :func:`_terms` of ``xp[start:stop]`` (and ``xq``, ``xr``); lane ``k`` takes
+    elements ``start + k, start + 8 + k, ...``, the tail of fewer than 8 goes to lanes
+    ``0, 1, ...``, and each set folds as ``((a0 + a1) + a2) + ... + a7``.
+
+    The lanes are scalars over views indexed from 0, which LLVM packs into SIMD registers
+    (an 8-element array would round-trip memory on every add).
     """
-    xs = x[start:stop]
+    p = xp[start:stop]
+    q = xq[start:stop]
+    r = xr[start:stop]
     n8 = ((stop - start) // LANES) * LANES
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
+    b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = np.float32(0.0)
     for j in range(0, n8, LANES):
-        a0 += xs[j]
-        a1 += xs[j + 1]
-        a2 += xs[j + 2]
-        a3 += xs[j + 3]
-        a4 += xs[j + 4]
-        a5 += xs[j + 5]
-        a6 += xs[j + 6]
-        a7 += xs[j + 7]
-    t = xs[n8:]
-    r = t.size
-    if r > 0:
-        a0 += t[0]
-    if r > 1:
-        a1 += t[1]
-    if r > 2:
-        a2 += t[2]
-    if r > 3:
-        a3 += t[3]
-    if r > 4:
-        a4 += t[4]
-    if r > 5:
-        a5 += t[5]
-    if r > 6:
-        a6 += t[6]
-    return ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
+        t0, u0 = _terms(p[j], q[j], r[j], shift, mode)
+        t1, u1 = _terms(p[j + 1], q[j + 1], r[j + 1], shift, mode)
+        t2, u2 = _terms(p[j + 2], q[j + 2], r[j + 2], shift, mode)
+        t3, u3 = _terms(p[j + 3], q[j + 3], r[j + 3], shift, mode)
+        t4, u4 = _terms(p[j + 4], q[j + 4], r[j + 4], shift, mode)
+        t5, u5 = _terms(p[j + 5], q[j + 5], r[j + 5], shift, mode)
+        t6, u6 = _terms(p[j + 6], q[j + 6], r[j + 6], shift, mode)
+        t7, u7 = _terms(p[j + 7], q[j + 7], r[j + 7], shift, mode)
+        a0 += t0
+        a1 += t1
+        a2 += t2
+        a3 += t3
+        a4 += t4
+        a5 += t5
+        a6 += t6
+        a7 += t7
+        b0 += u0
+        b1 += u1
+        b2 += u2
+        b3 += u3
+        b4 += u4
+        b5 += u5
+        b6 += u6
+        b7 += u7
+    tail = (stop - start) - n8
+    if tail > 0:
+        t, u = _terms(p[n8], q[n8], r[n8], shift, mode)
+        a0 += t
+        b0 += u
+    if tail > 1:
+        t, u = _terms(p[n8 + 1], q[n8 + 1], r[n8 + 1], shift, mode)
+        a1 += t
+        b1 += u
+    if tail > 2:
+        t, u = _terms(p[n8 + 2], q[n8 + 2], r[n8 + 2], shift, mode)
+        a2 += t
+        b2 += u
+    if tail > 3:
+        t, u = _terms(p[n8 + 3], q[n8 + 3], r[n8 + 3], shift, mode)
+        a3 += t
+        b3 += u
+    if tail > 4:
+        t, u = _terms(p[n8 + 4], q[n8 + 4], r[n8 + 4], shift, mode)
+        a4 += t
+        b4 += u
+    if tail > 5:
+        t, u = _terms(p[n8 + 5], q[n8 + 5], r[n8 + 5], shift, mode)
+        a5 += t
+        b5 += u
+    if tail > 6:
+        t, u = _terms(p[n8 + 6], q[n8 + 6], r[n8 + 6], shift, mode)
+        a6 += t
+        b6 += u
+    sa = ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
+    sb = ((((((b0 + b1) + b2) + b3) + b4) + b5) + b6) + b7
+    return sa, sb
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def segment_sum(x, start, stop):
+    """float32 sum of ``x[start:stop]`` over 8 lanes, combined in lane order (see
+    :func:`_lanes8`)."""
+    return _lanes8(x, x, x, start, stop, np.float32(0.0), _SUM)[0]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def segment_dot(a, b, start, stop):
     """float32 dot of ``a[start:stop]`` and ``b[start:stop]`` over 8 lanes (as
     :func:`segment_sum`, each product rounded before it is added)."""
-    xa = a[start:stop]
-    xb = b[start:stop]
-    n8 = ((stop - start) // LANES) * LANES
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
-    for j in range(0, n8, LANES):
-        a0 += xa[j] * xb[j]
-        a1 += xa[j + 1] * xb[j + 1]
-        a2 += xa[j + 2] * xb[j + 2]
-        a3 += xa[j + 3] * xb[j + 3]
-        a4 += xa[j + 4] * xb[j + 4]
-        a5 += xa[j + 5] * xb[j + 5]
-        a6 += xa[j + 6] * xb[j + 6]
-        a7 += xa[j + 7] * xb[j + 7]
-    ta = xa[n8:]
-    tb = xb[n8:]
-    r = ta.size
-    if r > 0:
-        a0 += ta[0] * tb[0]
-    if r > 1:
-        a1 += ta[1] * tb[1]
-    if r > 2:
-        a2 += ta[2] * tb[2]
-    if r > 3:
-        a3 += ta[3] * tb[3]
-    if r > 4:
-        a4 += ta[4] * tb[4]
-    if r > 5:
-        a5 += ta[5] * tb[5]
-    if r > 6:
-        a6 += ta[6] * tb[6]
-    return ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
+    return _lanes8(a, b, b, start, stop, np.float32(0.0), _DOT)[0]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def segment_dot2(w, a, b, start, stop):
     """``(segment_dot(w, a), segment_dot(w, b))`` in one pass (the same bits as two)."""
-    xw = w[start:stop]
-    xa = a[start:stop]
-    xb = b[start:stop]
-    n8 = ((stop - start) // LANES) * LANES
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
-    b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = np.float32(0.0)
-    for j in range(0, n8, LANES):
-        a0 += xw[j] * xa[j]
-        a1 += xw[j + 1] * xa[j + 1]
-        a2 += xw[j + 2] * xa[j + 2]
-        a3 += xw[j + 3] * xa[j + 3]
-        a4 += xw[j + 4] * xa[j + 4]
-        a5 += xw[j + 5] * xa[j + 5]
-        a6 += xw[j + 6] * xa[j + 6]
-        a7 += xw[j + 7] * xa[j + 7]
-        b0 += xw[j] * xb[j]
-        b1 += xw[j + 1] * xb[j + 1]
-        b2 += xw[j + 2] * xb[j + 2]
-        b3 += xw[j + 3] * xb[j + 3]
-        b4 += xw[j + 4] * xb[j + 4]
-        b5 += xw[j + 5] * xb[j + 5]
-        b6 += xw[j + 6] * xb[j + 6]
-        b7 += xw[j + 7] * xb[j + 7]
-    r = (stop - start) - n8
-    if r > 0:
-        a0 += xw[n8] * xa[n8]
-        b0 += xw[n8] * xb[n8]
-    if r > 1:
-        a1 += xw[n8 + 1] * xa[n8 + 1]
-        b1 += xw[n8 + 1] * xb[n8 + 1]
-    if r > 2:
-        a2 += xw[n8 + 2] * xa[n8 + 2]
-        b2 += xw[n8 + 2] * xb[n8 + 2]
-    if r > 3:
-        a3 += xw[n8 + 3] * xa[n8 + 3]
-        b3 += xw[n8 + 3] * xb[n8 + 3]
-    if r > 4:
-        a4 += xw[n8 + 4] * xa[n8 + 4]
-        b4 += xw[n8 + 4] * xb[n8 + 4]
-    if r > 5:
-        a5 += xw[n8 + 5] * xa[n8 + 5]
-        b5 += xw[n8 + 5] * xb[n8 + 5]
-    if r > 6:
-        a6 += xw[n8 + 6] * xa[n8 + 6]
-        b6 += xw[n8 + 6] * xb[n8 + 6]
-    sa = ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
-    sb = ((((((b0 + b1) + b2) + b3) + b4) + b5) + b6) + b7
-    return sa, sb
+    return _lanes8(w, a, b, start, stop, np.float32(0.0), _DOT2)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -164,68 +146,7 @@ def shifted_segment_sums(x, start, stop, shift):
     """``(sum(x - shift), sum((x - shift)^2))`` over ``x[start:stop]`` in float32, with the
     lanes and order of :func:`segment_sum` (the same bits as folding ``x - shift`` and its
     square into lanes first)."""
-    xs = x[start:stop]
-    n8 = ((stop - start) // LANES) * LANES
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
-    b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = np.float32(0.0)
-    for j in range(0, n8, LANES):
-        d0 = xs[j] - shift
-        d1 = xs[j + 1] - shift
-        d2 = xs[j + 2] - shift
-        d3 = xs[j + 3] - shift
-        d4 = xs[j + 4] - shift
-        d5 = xs[j + 5] - shift
-        d6 = xs[j + 6] - shift
-        d7 = xs[j + 7] - shift
-        a0 += d0
-        a1 += d1
-        a2 += d2
-        a3 += d3
-        a4 += d4
-        a5 += d5
-        a6 += d6
-        a7 += d7
-        b0 += d0 * d0
-        b1 += d1 * d1
-        b2 += d2 * d2
-        b3 += d3 * d3
-        b4 += d4 * d4
-        b5 += d5 * d5
-        b6 += d6 * d6
-        b7 += d7 * d7
-    t = xs[n8:]
-    r = t.size
-    if r > 0:
-        d = t[0] - shift
-        a0 += d
-        b0 += d * d
-    if r > 1:
-        d = t[1] - shift
-        a1 += d
-        b1 += d * d
-    if r > 2:
-        d = t[2] - shift
-        a2 += d
-        b2 += d * d
-    if r > 3:
-        d = t[3] - shift
-        a3 += d
-        b3 += d * d
-    if r > 4:
-        d = t[4] - shift
-        a4 += d
-        b4 += d * d
-    if r > 5:
-        d = t[5] - shift
-        a5 += d
-        b5 += d * d
-    if r > 6:
-        d = t[6] - shift
-        a6 += d
-        b6 += d * d
-    s1 = ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
-    s2 = ((((((b0 + b1) + b2) + b3) + b4) + b5) + b6) + b7
-    return s1, s2
+    return _lanes8(x, x, x, start, stop, shift, _SHIFTED)
 
 
 @njit(cache=True, error_model="numpy")

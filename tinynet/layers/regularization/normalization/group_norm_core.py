@@ -43,7 +43,6 @@ from tinynet.layers.regularization.normalization.folds import (
     merge_rows_parallel,
     merge_rows_serial,
     rows_per_block,
-    segment_dot,
     segment_dot2,
     segment_sum,
     shifted_segment_sums,
@@ -63,6 +62,24 @@ SPAN_ELEMS = 512
 @njit(cache=True, inline="always", error_model="numpy")
 def _span_reps(channels):
     return max(SPAN_ELEMS // channels, 1)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _span_count(p0, p1, reps):
+    """Spans covering positions ``p0..p1``: the whole spans of ``reps``, then one per
+    leftover position."""
+    full = (p1 - p0) // reps
+    return full + (p1 - p0 - full * reps)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _span(q, base, p0, p1, reps, channels):
+    """``(offset, width)`` of span ``q`` of positions ``p0..p1`` of the sample at ``base``:
+    ``reps * C`` floats for a whole span, ``C`` for a leftover position."""
+    full = (p1 - p0) // reps
+    if q < full:
+        return base + (p0 + q * reps) * channels, reps * channels
+    return base + (p0 + full * reps + q - full) * channels, channels
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -132,13 +149,9 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
     for c in range(w):
         c1[c] = np.float32(0.0)
         c2[c] = np.float32(0.0)
-    full = (p1 - p0) // reps
-    for q in range(full):
-        row = base + (p0 + q * reps) * channels
-        _shifted_lanes(x[row:row + w], shift, c1, c2, w)
-    for p in range(p0 + full * reps, p1):
-        row = base + p * channels
-        _shifted_lanes(x[row:row + channels], shift, c1, c2, channels)
+    for q in range(_span_count(p0, p1, reps)):
+        row, width = _span(q, base, p0, p1, reps, channels)
+        _shifted_lanes(x[row:row + width], shift, c1, c2, width)
     _fold_copies(c1, channels, reps)
     _fold_copies(c2, channels, reps)
     g = 0
@@ -227,16 +240,11 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
         bet[c] = beta[c]
     for vec in (mean_c, inv_c, scale_c, bet):
         _repeat(vec, channels, reps)
-    full = (r1 - r0) // reps
-    for q in range(full):
-        row = base + (r0 + q * reps) * channels
-        _sweep_span(x[row:row + w], out[row:row + w], xn[row:row + w] if want_xn else xn,
-                    want_xn, mean_c, inv_c, scale_c, bet, w)
-    for r in range(r0 + full * reps, r1):
-        row = base + r * channels
-        _sweep_span(x[row:row + channels], out[row:row + channels],
-                    xn[row:row + channels] if want_xn else xn, want_xn, mean_c, inv_c,
-                    scale_c, bet, channels)
+    for q in range(_span_count(r0, r1, reps)):
+        row, width = _span(q, base, r0, r1, reps, channels)
+        _sweep_span(x[row:row + width], out[row:row + width],
+                    xn[row:row + width] if want_xn else xn, want_xn, mean_c, inv_c, scale_c,
+                    bet, width)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -336,8 +344,7 @@ def _bwd_block(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, g
                    u, v)
     gi = 0
     for c0 in range(0, channels, cpg):
-        gp1[gi] = segment_dot(gamma, u, c0, c0 + cpg)
-        gp2[gi] = segment_dot(gamma, v, c0, c0 + cpg)
+        gp1[gi], gp2[gi] = segment_dot2(gamma, u, v, c0, c0 + cpg)
         gi += 1
 
 
@@ -387,14 +394,10 @@ def _bwd_lanes_body(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_s
         _expand(inv_std, b, channels, cpg, inv_c)
         _repeat(mean_c, channels, reps)
         _repeat(inv_c, channels, reps)
-    full = (p1 - p0) // reps
-    for q in range(full):
-        row = base + (p0 + q * reps) * channels
-        _grad_lanes(g[row:row + w], s[row:row + w], recompute, mean_c, inv_c, u, v, w)
-    for p in range(p0 + full * reps, p1):
-        row = base + p * channels
-        _grad_lanes(g[row:row + channels], s[row:row + channels], recompute, mean_c, inv_c, u,
-                    v, channels)
+    for q in range(_span_count(p0, p1, reps)):
+        row, width = _span(q, base, p0, p1, reps, channels)
+        _grad_lanes(g[row:row + width], s[row:row + width], recompute, mean_c, inv_c, u, v,
+                    width)
     _fold_copies(u, channels, reps)
     _fold_copies(v, channels, reps)
 
@@ -461,15 +464,10 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
         xa_c[c] = k * xa_c[c] * (k if recompute else np.float32(1.0))  # times (x - mean) or xn
     for vec in (mean_c, ga_c, xa_c, ca_c):
         _repeat(vec, channels, reps)
-    full = (r1 - r0) // reps
-    for q in range(full):
-        row = base + (r0 + q * reps) * channels
-        _dx_span(g[row:row + w], s[row:row + w], dx[row:row + w], recompute, mean_c, ga_c,
-                 xa_c, ca_c, w)
-    for r in range(r0 + full * reps, r1):
-        row = base + r * channels
-        _dx_span(g[row:row + channels], s[row:row + channels], dx[row:row + channels],
-                 recompute, mean_c, ga_c, xa_c, ca_c, channels)
+    for q in range(_span_count(r0, r1, reps)):
+        row, width = _span(q, base, r0, r1, reps, channels)
+        _dx_span(g[row:row + width], s[row:row + width], dx[row:row + width], recompute,
+                 mean_c, ga_c, xa_c, ca_c, width)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
