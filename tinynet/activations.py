@@ -215,11 +215,10 @@ def bias_grad(dz: np.ndarray) -> np.ndarray:
     """Deterministic sum of ``dz`` (``[rows, C]``, float32) over rows: fixed row blocks."""
     dz = np.ascontiguousarray(dz, dtype=np.float32)
     cols = dz.shape[-1]
-    out = np.zeros(cols, dtype=np.float32)
     if dz.size == 0:
-        return out
-    kernel = (ek.bias_grad_parallel
-              if tuning.use_parallel("elementwise_parallel_min_elems", dz.size)
-              else ek.bias_grad_serial)
-    kernel(dz.reshape(-1), cols, out)
-    return out
+        return np.zeros(cols, dtype=np.float32)
+    # the shared column fold: blocks of rows_per_block(cols) rows, float64 merge in order
+    from tinynet.layers.regularization.normalization.folds import col_sum
+
+    return col_sum(dz, cols,
+                   parallel=tuning.use_parallel("elementwise_parallel_min_elems", dz.size))

@@ -1,11 +1,11 @@
-"""Elementwise Numba kernels: activations (optionally fused with a bias add) and bias sums.
+"""Elementwise Numba kernels: activations, optionally fused with a bias add.
 
 Arrays are seen as rows of length ``C`` (the last axis; a ``bias`` has ``C`` entries or
 none). Work is cut into blocks of whole rows, about ``ELEM_BLOCK`` elements each; the
 parallel variants spread blocks with ``prange``. Activations are pure per-element (or,
 for softmax, per-row) functions, so serial and parallel variants give the same bits.
-The bias gradient folds fixed row blocks into float32 per-column partials merged in
-block order (float64), which is independent of the thread count too.
+(The bias gradient is the shared column fold, ``folds.col_sum``, called from
+:func:`tinynet.activations.bias_grad`.)
 
 Activation kinds (the ``kind`` argument):
 ``LINEAR`` (bias add only), ``RELU`` (max(x, 0)), ``LEAKY_RELU`` (``p0`` = slope),
@@ -26,8 +26,7 @@ from tinynet.math.reduction import DET_REDUCE_BLOCK
 
 __all__ = ["LINEAR", "RELU", "LEAKY_RELU", "RELU_GENERAL", "SIGMOID", "TANH", "ELU", "GELU",
            "SILU", "SOFTMAX", "ELEM_BLOCK", "act_forward_serial",
-           "act_forward_parallel", "act_backward_serial", "act_backward_parallel",
-           "bias_grad_serial", "bias_grad_parallel"]
+           "act_forward_parallel", "act_backward_serial", "act_backward_parallel"]
 
 LINEAR, RELU, LEAKY_RELU, RELU_GENERAL, SIGMOID, TANH, ELU, GELU, SILU, SOFTMAX = range(10)
 ELEM_BLOCK = DET_REDUCE_BLOCK
@@ -254,48 +253,3 @@ def act_backward_parallel(kind, x, y, g, row_len, p0, p1, p2, out):
     for b in prange(nblocks):
         _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, b * rpb,
                         min((b + 1) * rpb, nrows))
-
-
-@njit(cache=True, error_model="numpy")
-def _colsum_block(g, cols, r0, r1, part):
-    for c in range(cols):
-        part[c] = np.float32(0.0)
-    for r in range(r0, r1):
-        base = r * cols
-        for c in range(cols):
-            part[c] += g[base + c]
-
-
-@njit(cache=True, error_model="numpy")
-def _merge_parts(parts, out):
-    nblocks, cols = parts.shape
-    acc = np.zeros(cols, dtype=np.float64)
-    for b in range(nblocks):
-        for c in range(cols):
-            acc[c] += parts[b, c]
-    for c in range(cols):
-        out[c] = np.float32(acc[c])
-
-
-@njit(cache=True, error_model="numpy")
-def bias_grad_serial(g, cols, out):
-    """Column sums of flat ``g`` seen as ``[rows, cols]`` into ``out[cols]`` (fixed blocks)."""
-    nrows = g.size // cols
-    rpb = max(ELEM_BLOCK // cols, 1)
-    nblocks = max((nrows + rpb - 1) // rpb, 1)
-    parts = np.empty((nblocks, cols), dtype=np.float32)
-    for b in range(nblocks):
-        _colsum_block(g, cols, b * rpb, min((b + 1) * rpb, nrows), parts[b])
-    _merge_parts(parts, out)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def bias_grad_parallel(g, cols, out):
-    """Parallel twin of :func:`bias_grad_serial` (same bits)."""
-    nrows = g.size // cols
-    rpb = max(ELEM_BLOCK // cols, 1)
-    nblocks = max((nrows + rpb - 1) // rpb, 1)
-    parts = np.empty((nblocks, cols), dtype=np.float32)
-    for b in prange(nblocks):
-        _colsum_block(g, cols, b * rpb, min((b + 1) * rpb, nrows), parts[b])
-    _merge_parts(parts, out)

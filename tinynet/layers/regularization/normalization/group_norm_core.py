@@ -181,17 +181,25 @@ def _group_moments_f64(x, base, positions, channels, c0, cpg):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _merge_blocks(part1, part2, g):
+    """Group ``g``'s two float32 block partials (``[nblk, groups]``) summed in block order
+    in float64."""
+    s1 = np.float64(0.0)
+    s2 = np.float64(0.0)
+    for k in range(part1.shape[0]):
+        s1 += part1[k, g]
+        s2 += part2[k, g]
+    return s1, s2
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _finish_stats(x, b, positions, channels, cpg, epsilon, part1, part2, mean, var, inv_std):
     """Merges sample ``b``'s block partials in block order into mean, var, inv_std."""
     groups = channels // cpg
     base = b * positions * channels
     n = np.float64(positions * cpg)
     for g in range(groups):
-        s1 = np.float64(0.0)
-        s2 = np.float64(0.0)
-        for k in range(part1.shape[0]):
-            s1 += part1[k, g]
-            s2 += part2[k, g]
+        s1, s2 = _merge_blocks(part1, part2, g)
         if not (np.isfinite(s1) and np.isfinite(s2)):
             s1, s2 = _group_moments_f64(x, base, positions, channels, g * cpg, cpg)
         m = s1 / n
@@ -421,11 +429,7 @@ def _bwd_coeffs(b, positions, channels, cpg, gp1, gp2, affine_only, sg, sgx):
     groups = channels // cpg
     n = np.float64(positions * cpg)
     for gi in range(groups):
-        s1 = np.float64(0.0)
-        s2 = np.float64(0.0)
-        for k in range(gp1.shape[0]):
-            s1 += gp1[k, gi]
-            s2 += gp2[k, gi]
+        s1, s2 = _merge_blocks(gp1, gp2, gi)
         if affine_only:
             s1 = 0.0
             s2 = 0.0
