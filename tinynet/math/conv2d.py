@@ -30,6 +30,8 @@ pool.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tinynet import tuning
@@ -48,6 +50,15 @@ def tile_rows(patch_width: int) -> int:
     return max(TILE_ELEMS // max(int(patch_width), 1), 1)
 
 
+@functools.lru_cache(maxsize=256)
+def _task_table(batch: int, per: int, step: int) -> np.ndarray:
+    """``[(b0, b1), ...]``: whole samples grouped into tiles of at most ``step`` patch rows
+    (but into at least ``MIN_TASKS`` tasks), or one sample per task when it needs
+    several tiles. Depends on the shape alone."""
+    spt = max(min(step // max(per, 1), -(-batch // MIN_TASKS)), 1)
+    return np.array([(b, min(b + spt, batch)) for b in range(0, batch, spt)], dtype=np.int64)
+
+
 class _Plan:
     """The sizes of one convolution, its fixed tasks and its scratch buffers."""
 
@@ -62,9 +73,7 @@ class _Plan:
         self.step = tile_rows(self.width)
         if self.per > self.step:  # a sample in several tiles: equal tiles, no thin last one
             self.step = -(-self.per // -(-self.per // self.step))
-        spt = max(min(self.step // max(self.per, 1), -(-self.batch // MIN_TASKS)), 1)
-        self.tasks = np.array([(b, min(b + spt, self.batch))
-                               for b in range(0, self.batch, spt)], dtype=np.int64)
+        self.tasks = _task_table(self.batch, self.per, self.step)
         # the padded extent every tap of every output pixel needs (at least the input)
         self.hp = max((oh - 1) * sh + (kh - 1) * dh + 1, pt + height)
         self.wp = max((ow - 1) * sw + (kw - 1) * dw + 1, pl + width)

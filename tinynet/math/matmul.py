@@ -139,6 +139,19 @@ def plan(m: int, n: int, k: int) -> tuple[list[int], list[int], list[int]]:
     return rows, cols, [0, k]
 
 
+@functools.lru_cache(maxsize=256)
+def _tile_table(m: int, n: int, k: int) -> tuple[np.ndarray, int]:
+    """:func:`plan` as the kernels' tile table ``(r0, r1, c0, c1, k0, k1, dest)`` per row,
+    and the number of inner chunks (destinations); cached like the plan."""
+    rows, cols, ks = plan(m, n, k)
+    if len(ks) == 2:
+        table = [(r0, r1, c0, c1, 0, k, 0) for r0, r1 in zip(rows[:-1], rows[1:])
+                 for c0, c1 in zip(cols[:-1], cols[1:])]
+    else:
+        table = [(0, m, 0, n, ks[j], ks[j + 1], j) for j in range(len(ks) - 1)]
+    return np.array(table, dtype=np.int64), len(ks) - 1
+
+
 # -- GEMM -----------------------------------------------------------------------------
 
 def _as_matrix(x, arg: str) -> np.ndarray:
@@ -194,19 +207,14 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
         out.fill(0.0)
         return out
     pin_blas_threads()
-    rows, cols, ks = plan(m, n, k)
+    tiles, nchunks = _tile_table(m, n, k)
     kernel = (gemm_tiles_parallel if tuning.use_parallel("matmul_parallel_min_flops", m * n * k)
               else gemm_tiles_serial)
-    if len(ks) == 2:
-        tiles = np.array([(r0, r1, c0, c1, 0, k, 0)
-                          for r0, r1 in zip(rows[:-1], rows[1:])
-                          for c0, c1 in zip(cols[:-1], cols[1:])], dtype=np.int64)
+    if nchunks == 1:
         kernel(a, b, out[None], trans_a, trans_b, tiles)
         return out
     # inner dimension in fixed chunks: partial products added in chunk order
-    nchunks = len(ks) - 1
     parts = np.empty((nchunks, m, n), dtype=np.float32)
-    tiles = np.array([(0, m, 0, n, ks[j], ks[j + 1], j) for j in range(nchunks)], dtype=np.int64)
     kernel(a, b, parts, trans_a, trans_b, tiles)
     np.copyto(out, parts[0])
     for j in range(1, nchunks):
