@@ -39,7 +39,9 @@ from numba import prange
 
 from tinynet import tuning
 from tinynet.kernels._jit import njit
+from tinynet.kernels.simd import vload, vsplat, vstore
 from tinynet.layers.regularization.normalization.folds import (
+    LANES,
     merge_rows_parallel,
     merge_rows_serial,
     rows_per_block,
@@ -109,6 +111,139 @@ def _fold_copies(lanes, channels, reps):
     _copies(lanes, channels, reps, True)
 
 
+# ``C`` divides 64 or is a multiple of 64 (1, 2, 4, 8, 16, 32, 64, 128, ...): the passes
+# run on *wide rows* of 64 floats instead of spans, ``64 // C`` positions per row (or one
+# 64-channel block of one position), each row four ``f32x16`` vectors against four
+# per-channel vectors held in registers for the whole block of positions. Lane copies
+# and leftover positions (fewer than a wide row, into copy 0) are as for spans, with
+# ``64 // C`` copies. The sweep and ``dx`` compute each element with the span
+# expression, so only the statistics lanes see the different grouping.
+WIDE = 64
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _wide(channels):
+    """Whether the wide-row register path applies to ``C`` channels."""
+    return channels % WIDE == 0 or WIDE % channels == 0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _wide_geometry(p0, p1, channels):
+    """``(reps, rows, stride, blocks)``: positions per wide row, whole wide rows in
+    ``p0..p1``, floats from one row to the next, 64-float blocks per row."""
+    reps = WIDE // channels if channels < WIDE else 1
+    return reps, (p1 - p0) // reps, max(channels, WIDE), max(channels // WIDE, 1)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _load4(vec, o):
+    return vload(vec, o), vload(vec, o + 16), vload(vec, o + 32), vload(vec, o + 48)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _store4(vec, o, v0, v1, v2, v3):
+    vstore(vec, o, v0)
+    vstore(vec, o + 16, v1)
+    vstore(vec, o + 32, v2)
+    vstore(vec, o + 48, v3)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _shifted_wide(x, start, rows, stride, o, shift, c1, c2):
+    """Lanes ``o..o + 64`` of ``c1 = sum(x - K)``, ``c2 = sum((x - K)^2)`` over ``rows``
+    wide rows from ``start`` (the lanes are written, not added to)."""
+    k0, k1, k2, k3 = _load4(shift, o)
+    a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = vsplat(0.0)
+    for r in range(rows):
+        i = start + r * stride + o
+        d0 = vload(x, i) - k0
+        d1 = vload(x, i + 16) - k1
+        d2 = vload(x, i + 32) - k2
+        d3 = vload(x, i + 48) - k3
+        a0 = a0 + d0
+        a1 = a1 + d1
+        a2 = a2 + d2
+        a3 = a3 + d3
+        b0 = b0 + d0 * d0
+        b1 = b1 + d1 * d1
+        b2 = b2 + d2 * d2
+        b3 = b3 + d3 * d3
+    _store4(c1, o, a0, a1, a2, a3)
+    _store4(c2, o, b0, b1, b2, b3)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _sweep_wide(x, out, xn, want_xn, start, rows, stride, o, mean_c, inv_c, scale_c, bet):
+    m0, m1, m2, m3 = _load4(mean_c, o)
+    k0, k1, k2, k3 = _load4(inv_c, o)
+    s0, s1, s2, s3 = _load4(scale_c, o)
+    b0, b1, b2, b3 = _load4(bet, o)
+    for r in range(rows):
+        i = start + r * stride + o
+        d0 = vload(x, i) - m0
+        d1 = vload(x, i + 16) - m1
+        d2 = vload(x, i + 32) - m2
+        d3 = vload(x, i + 48) - m3
+        _store4(out, i, d0 * s0 + b0, d1 * s1 + b1, d2 * s2 + b2, d3 * s3 + b3)
+        if want_xn:
+            _store4(xn, i, d0 * k0, d1 * k1, d2 * k2, d3 * k3)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _grad_wide(g, s, recompute, start, rows, stride, o, mean_c, inv_c, u, v):
+    """Lanes ``o..o + 64`` of ``u = sum(g)``, ``v = sum(g * xn)`` over ``rows`` wide
+    rows (written, not added to)."""
+    m0, m1, m2, m3 = _load4(mean_c, o)
+    k0, k1, k2, k3 = _load4(inv_c, o)
+    u0 = u1 = u2 = u3 = v0 = v1 = v2 = v3 = vsplat(0.0)
+    for r in range(rows):
+        i = start + r * stride + o
+        g0 = vload(g, i)
+        g1 = vload(g, i + 16)
+        g2 = vload(g, i + 32)
+        g3 = vload(g, i + 48)
+        u0 = u0 + g0
+        u1 = u1 + g1
+        u2 = u2 + g2
+        u3 = u3 + g3
+        if recompute:
+            v0 = v0 + g0 * ((vload(s, i) - m0) * k0)
+            v1 = v1 + g1 * ((vload(s, i + 16) - m1) * k1)
+            v2 = v2 + g2 * ((vload(s, i + 32) - m2) * k2)
+            v3 = v3 + g3 * ((vload(s, i + 48) - m3) * k3)
+        else:
+            v0 = v0 + g0 * vload(s, i)
+            v1 = v1 + g1 * vload(s, i + 16)
+            v2 = v2 + g2 * vload(s, i + 32)
+            v3 = v3 + g3 * vload(s, i + 48)
+    _store4(u, o, u0, u1, u2, u3)
+    _store4(v, o, v0, v1, v2, v3)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dx_wide(g, s, dx, recompute, start, rows, stride, o, mean_c, ga_c, xa_c, ca_c):
+    m0, m1, m2, m3 = _load4(mean_c, o)
+    a0, a1, a2, a3 = _load4(ga_c, o)
+    x0, x1, x2, x3 = _load4(xa_c, o)
+    c0, c1, c2, c3 = _load4(ca_c, o)
+    for r in range(rows):
+        i = start + r * stride + o
+        if recompute:
+            e0 = vload(s, i) - m0
+            e1 = vload(s, i + 16) - m1
+            e2 = vload(s, i + 32) - m2
+            e3 = vload(s, i + 48) - m3
+        else:
+            e0 = vload(s, i)
+            e1 = vload(s, i + 16)
+            e2 = vload(s, i + 32)
+            e3 = vload(s, i + 48)
+        _store4(dx, i, a0 * vload(g, i) - (c0 + x0 * e0),
+                a1 * vload(g, i + 16) - (c1 + x1 * e1),
+                a2 * vload(g, i + 32) - (c2 + x2 * e2),
+                a3 * vload(g, i + 48) - (c3 + x3 * e3))
+
+
 # ------------------------------------------------------------------ forward kernels
 @njit(cache=True, inline="always", error_model="numpy")
 def _shifted_lanes(xs, shift, c1, c2, width):
@@ -146,18 +281,33 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
         for j in range(cpg):
             shift[c0 + j] = k
     _repeat(shift, channels, reps)
-    for c in range(w):
-        c1[c] = np.float32(0.0)
-        c2[c] = np.float32(0.0)
-    for q in range(_span_count(p0, p1, reps)):
-        row, width = _span(q, base, p0, p1, reps, channels)
+    lo, copies = p0, reps
+    if _wide(channels):
+        copies, rows, stride, blocks = _wide_geometry(p0, p1, channels)
+        for cb in range(blocks):
+            _shifted_wide(x, base + p0 * channels, rows, stride, cb * WIDE, shift, c1, c2)
+        lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
+    else:
+        for c in range(w):
+            c1[c] = np.float32(0.0)
+            c2[c] = np.float32(0.0)
+    for q in range(_span_count(lo, p1, reps)):
+        row, width = _span(q, base, lo, p1, reps, channels)
         _shifted_lanes(x[row:row + width], shift, c1, c2, width)
-    _fold_copies(c1, channels, reps)
-    _fold_copies(c2, channels, reps)
+    _fold_copies(c1, channels, copies)
+    _fold_copies(c2, channels, copies)
     g = 0
     for c0 in range(0, channels, cpg):
-        out1[g] = segment_sum(c1, c0, c0 + cpg)
-        out2[g] = segment_sum(c2, c0, c0 + cpg)
+        if cpg < LANES:  # the 8-lane fold's own order for a segment shorter than 8
+            s1 = s2 = np.float32(0.0)
+            for c in range(c0, c0 + cpg):
+                s1 += c1[c]
+                s2 += c2[c]
+            out1[g] = s1
+            out2[g] = s2
+        else:
+            out1[g] = segment_sum(c1, c0, c0 + cpg)
+            out2[g] = segment_sum(c2, c0, c0 + cpg)
         g += 1
 
 
@@ -248,6 +398,12 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
         bet[c] = beta[c]
     for vec in (mean_c, inv_c, scale_c, bet):
         _repeat(vec, channels, reps)
+    if _wide(channels):
+        copies, rows, stride, blocks = _wide_geometry(r0, r1, channels)
+        for cb in range(blocks):
+            _sweep_wide(x, out, xn, want_xn, base + r0 * channels, rows, stride, cb * WIDE,
+                        mean_c, inv_c, scale_c, bet)
+        r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
         _sweep_span(x[row:row + width], out[row:row + width],
@@ -352,7 +508,15 @@ def _bwd_block(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_std, g
                    u, v)
     gi = 0
     for c0 in range(0, channels, cpg):
-        gp1[gi], gp2[gi] = segment_dot2(gamma, u, v, c0, c0 + cpg)
+        if cpg < LANES:  # the 8-lane fold's own order for a segment shorter than 8
+            s1 = s2 = np.float32(0.0)
+            for c in range(c0, c0 + cpg):
+                s1 += gamma[c] * u[c]
+                s2 += gamma[c] * v[c]
+            gp1[gi] = s1
+            gp2[gi] = s2
+        else:
+            gp1[gi], gp2[gi] = segment_dot2(gamma, u, v, c0, c0 + cpg)
         gi += 1
 
 
@@ -392,9 +556,6 @@ def _bwd_lanes_body(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_s
                     u, v):
     reps = _span_reps(channels)
     w = reps * channels
-    for c in range(w):
-        u[c] = np.float32(0.0)
-        v[c] = np.float32(0.0)
     mean_c = scratch[:w]
     inv_c = scratch[w:2 * w]
     if recompute:
@@ -402,12 +563,23 @@ def _bwd_lanes_body(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_s
         _expand(inv_std, b, channels, cpg, inv_c)
         _repeat(mean_c, channels, reps)
         _repeat(inv_c, channels, reps)
-    for q in range(_span_count(p0, p1, reps)):
-        row, width = _span(q, base, p0, p1, reps, channels)
+    lo, copies = p0, reps
+    if _wide(channels):
+        copies, rows, stride, blocks = _wide_geometry(p0, p1, channels)
+        for cb in range(blocks):
+            _grad_wide(g, s, recompute, base + p0 * channels, rows, stride, cb * WIDE, mean_c,
+                       inv_c, u, v)
+        lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
+    else:
+        for c in range(w):
+            u[c] = np.float32(0.0)
+            v[c] = np.float32(0.0)
+    for q in range(_span_count(lo, p1, reps)):
+        row, width = _span(q, base, lo, p1, reps, channels)
         _grad_lanes(g[row:row + width], s[row:row + width], recompute, mean_c, inv_c, u, v,
                     width)
-    _fold_copies(u, channels, reps)
-    _fold_copies(v, channels, reps)
+    _fold_copies(u, channels, copies)
+    _fold_copies(v, channels, copies)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -468,6 +640,12 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
         xa_c[c] = k * xa_c[c] * (k if recompute else np.float32(1.0))  # times (x - mean) or xn
     for vec in (mean_c, ga_c, xa_c, ca_c):
         _repeat(vec, channels, reps)
+    if _wide(channels):
+        copies, rows, stride, blocks = _wide_geometry(r0, r1, channels)
+        for cb in range(blocks):
+            _dx_wide(g, s, dx, recompute, base + r0 * channels, rows, stride, cb * WIDE,
+                     mean_c, ga_c, xa_c, ca_c)
+        r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
         _dx_span(g[row:row + width], s[row:row + width], dx[row:row + width], recompute,

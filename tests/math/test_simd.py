@@ -1,0 +1,91 @@
+"""``tinynet.kernels.simd``: 16-lane float32 vectors in Numba kernels.
+
+The compiled vector operations must give the bits of the same float32 operations done
+one element at a time (and of the interpreted versions used under NUMBA_DISABLE_JIT).
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+from tinynet.kernels._jit import njit
+from tinynet.kernels.simd import LANES, vload, vsplat, vstore
+
+
+@njit(cache=True)
+def _axpy_shift(x, y, out, a, start):
+    """out[i] = (x[i] - y[i]) * a + x[i] for 16-lane chunks from ``start``."""
+    av = vsplat(a)
+    for i in range(start, x.size - LANES + 1, LANES):
+        xv = vload(x, i)
+        vstore(out, i, (xv - vload(y, i)) * av + xv)
+
+
+@njit(cache=True)
+def _lane_sums(x, rows):
+    """Two accumulators over rows of 32 floats, carried in registers across the loop."""
+    a = vsplat(0.0)
+    b = vsplat(0.0)
+    for r in range(rows):
+        a = a + vload(x, r * 32)
+        b = b + vload(x, r * 32 + 16) * vload(x, r * 32 + 16)
+    out = np.empty(32, dtype=np.float32)
+    vstore(out, 0, a)
+    vstore(out, 16, b)
+    return out
+
+
+def _data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(n) * 1e3).astype(np.float32)
+
+
+@pytest.mark.parametrize("start", [0, 3])
+def test_lanewise_arithmetic_matches_scalar_float32(start):
+    x, y = _data(16 * 9 + 5), _data(16 * 9 + 5, 1)
+    out = np.full_like(x, np.nan)
+    _axpy_shift(x, y, out, np.float32(0.37), start)
+    stop = start + ((x.size - start) // LANES) * LANES
+    ref = (x - y) * np.float32(0.37) + x  # NumPy float32: one rounding per operation
+    assert ref.dtype == np.float32
+    assert np.array_equal(out[start:stop], ref[start:stop])
+    assert np.isnan(out[:start]).all() and np.isnan(out[stop:]).all()  # nothing else written
+
+
+def test_register_accumulators_match_sequential_float32_sums():
+    x = _data(32 * 50, 2)
+    got = _lane_sums(x, 50)
+    rows = x.reshape(50, 32)
+    a = np.zeros(16, np.float32)
+    b = np.zeros(16, np.float32)
+    for r in range(50):  # the same additions in the same order, lane by lane
+        a = a + rows[r, :16]
+        b = b + rows[r, 16:] * rows[r, 16:]
+    assert np.array_equal(got, np.concatenate([a, b]))
+
+
+def test_interpreted_versions_give_the_compiled_bits():
+    x, y = _data(16 * 4), _data(16 * 4, 3)
+    compiled = np.empty_like(x)
+    interpreted = np.empty_like(x)
+    _axpy_shift(x, y, compiled, np.float32(-1.5), 0)
+    getattr(_axpy_shift, "py_func", _axpy_shift)(x, y, interpreted, np.float32(-1.5), 0)
+    assert np.array_equal(compiled, interpreted)
+    assert np.array_equal(_lane_sums(x, 2), getattr(_lane_sums, "py_func", _lane_sums)(x, 2))
+
+
+def test_vsplat_rounds_to_float32():
+    assert vsplat(0.1).dtype == np.float32
+    assert np.all(vsplat(0.1) == np.float32(0.1))
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"),
+                    reason="typing checks need the JIT")
+def test_vload_rejects_other_arrays():
+    @njit
+    def load_f64(a):
+        return vload(a, 0)
+
+    with pytest.raises(Exception, match="expected a 1-D float32 array"):
+        load_f64(np.zeros(16))

@@ -1,0 +1,150 @@
+"""16-lane float32 vectors for tinynet's Numba kernels (``f32x16``).
+
+Numba has no SIMD value type, and LLVM keeps per-channel vectors in registers only when
+it can prove they do not alias the arrays a loop writes. The normalization passes need
+exactly that: a channels-last row of 64 floats against four per-channel vectors that stay
+the same for a whole block of positions. This module gives kernels an LLVM
+``<16 x float>`` value: :func:`vload` / :func:`vstore` move 16 consecutive floats of a 1-D
+float32 array, :func:`vsplat` broadcasts a scalar, and ``+``, ``-``, ``*`` work lane by
+lane. A vector held in a local variable lives in a register for the whole loop.
+
+Every operation is one IEEE float32 operation per lane, with no fast-math flags (LLVM may
+not fuse a multiply and an add), so a vector loop computes the bits of the scalar loop
+it replaces. Under ``NUMBA_DISABLE_JIT=1`` the same functions run in Python on 16-element
+NumPy float32 arrays (NumPy's float32 ``+``, ``-`` and ``*`` are the same IEEE
+operations), so interpreted kernels give the compiled kernels' bits.
+
+Indices are element offsets into the array's data; like Numba's own unchecked indexing
+they are not bounds-checked: ``a[i:i + 16]`` must lie inside the array.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic, models, overload, register_model
+
+__all__ = ["LANES", "F32x16", "f32x16", "vload", "vstore", "vsplat"]
+
+LANES = 16
+_VT = ir.VectorType(ir.FloatType(), LANES)
+
+
+class F32x16(types.Type):
+    """Numba type of a 16-lane float32 vector value (LLVM ``<16 x float>``)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="f32x16")
+
+
+f32x16 = F32x16()
+
+
+@register_model(F32x16)
+class _F32x16Model(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type) -> None:
+        super().__init__(dmm, fe_type, _VT)
+
+
+# ------------------------------------------------ the Python versions (NUMBA_DISABLE_JIT)
+def vload(a: np.ndarray, i: int) -> np.ndarray:
+    """The 16 floats ``a[i:i + 16]`` of a 1-D float32 array as one vector."""
+    return a[i:i + LANES].copy()
+
+
+def vstore(a: np.ndarray, i: int, v: np.ndarray) -> None:
+    """Writes vector ``v`` to ``a[i:i + 16]``."""
+    a[i:i + LANES] = v
+
+
+def vsplat(x: float) -> np.ndarray:
+    """A vector with ``float32(x)`` in every lane."""
+    return np.full(LANES, x, dtype=np.float32)
+
+
+# ------------------------------------------------------------- the compiled versions
+def _pointer(context, builder, ary_type, ary, index):
+    data = context.make_array(ary_type)(context, builder, ary).data
+    return builder.bitcast(builder.gep(data, [index]), _VT.as_pointer())
+
+
+def _check_array(a) -> None:
+    if not (isinstance(a, types.Array) and a.dtype == types.float32 and a.ndim == 1):
+        raise TypeError(f"f32x16: expected a 1-D float32 array, got {a}")
+
+
+@intrinsic
+def _vload(typingctx, a, i):
+    _check_array(a)
+
+    def codegen(context, builder, sig, args):
+        return builder.load(_pointer(context, builder, sig.args[0], args[0], args[1]), align=4)
+
+    return f32x16(a, types.intp), codegen
+
+
+@intrinsic
+def _vstore(typingctx, a, i, v):
+    _check_array(a)
+
+    def codegen(context, builder, sig, args):
+        builder.store(args[2], _pointer(context, builder, sig.args[0], args[0], args[1]),
+                      align=4)
+        return context.get_dummy_value()
+
+    return types.void(a, types.intp, f32x16), codegen
+
+
+@intrinsic
+def _vsplat(typingctx, x):
+    def codegen(context, builder, sig, args):
+        one = builder.insert_element(ir.Constant(_VT, ir.Undefined), args[0],
+                                     ir.Constant(ir.IntType(32), 0))
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
+        return builder.shuffle_vector(one, one, mask)
+
+    return f32x16(types.float32), codegen
+
+
+def _lanewise(instruction: str):
+    @intrinsic
+    def op(typingctx, a, b):
+        def codegen(context, builder, sig, args):
+            return getattr(builder, instruction)(args[0], args[1])
+
+        return f32x16(f32x16, f32x16), codegen
+
+    return op
+
+
+@overload(vload, inline="always")
+def _vload_jit(a, i):
+    return lambda a, i: _vload(a, i)
+
+
+@overload(vstore, inline="always")
+def _vstore_jit(a, i, v):
+    return lambda a, i, v: _vstore(a, i, v)
+
+
+@overload(vsplat, inline="always")
+def _vsplat_jit(x):
+    return lambda x: _vsplat(np.float32(x))
+
+
+def _register_operator(op, instruction: str) -> None:
+    kernel = _lanewise(instruction)
+
+    @overload(op, inline="always")
+    def _jit(a, b):
+        if isinstance(a, F32x16) and isinstance(b, F32x16):
+            return lambda a, b: kernel(a, b)
+        return None
+
+
+for _op, _instruction in ((operator.add, "fadd"), (operator.sub, "fsub"),
+                          (operator.mul, "fmul")):
+    _register_operator(_op, _instruction)
