@@ -391,3 +391,38 @@ def test_layer_norm_across_blocks():
                  R.grad_term_scale(g, gamma2, R.layer_norm_inv_std(x, (1, 2))))
     _close_loose(_params(ln)["gamma"].grad, r_dgamma, "dgamma")
     _close_loose(_params(ln)["beta"].grad, r_dbeta, "dbeta")
+
+
+# The register (wide-row) path: C dividing 64 packs 64 // C positions per 64-float row,
+# C a multiple of 64 walks 64-channel blocks in chunks of rows; positions short of a whole
+# row are leftovers. Each shape below hits one edge; garbage allocated between the calls
+# would show up if any lane were read before it was written.
+@pytest.mark.parametrize("shape,groups", [
+    ((2, 3, 8), 2),          # 3 positions: no whole wide row (8 per row), leftovers only
+    ((2, 9, 8), 4),          # one whole row and one leftover position
+    ((3, 1, 1, 1), 1),       # C = 1: 64 positions per row, one position
+    ((2, 130, 1), 1),        # C = 1: two rows and two leftovers
+    ((2, 4, 5, 32), 4),      # 20 positions: 10 rows of 2
+    ((2, 5, 7, 128), 8),     # two 64-channel blocks per position, several chunks of rows
+    ((1, 70, 192), 192),     # three blocks, one group per channel
+    ((2, 3, 3, 48), 6),      # C = 48: neither (the span path), for comparison
+])
+def test_wide_row_geometry_matches_reference(shape, groups):
+    x, g, gamma, beta = _data(shape, 7)
+    results = []
+    for _ in range(2):
+        np.full(1 << 16, np.nan, np.float32)  # leave garbage in freed memory
+        out, xn, inv = group_norm_forward_core(x, groups, gamma, beta, 1e-3)
+        dx, dgamma, dbeta = group_norm_backward_core(g, xn, inv, groups, gamma)
+        results.append([out, xn, inv, dx, dgamma, dbeta])
+    for a, b in zip(*results):
+        assert a.tobytes() == b.tobytes()
+    ref_out, ref_xn, ref_inv = R.group_norm_forward(x, groups, gamma, beta)
+    ref_dx, ref_dgamma, ref_dbeta = R.group_norm_backward(g, x, groups, gamma)
+    out, xn, inv, dx, dgamma, dbeta = results[0]
+    _close(out, ref_out, "output")
+    _close(xn, ref_xn, "x_normalized")
+    _close(inv, ref_inv, "inv_std")
+    _close(dx, ref_dx, "dx", scale=float(np.max(np.abs(ref_inv))))
+    _close(dgamma, ref_dgamma, "dgamma")
+    _close(dbeta, ref_dbeta, "dbeta")

@@ -119,6 +119,7 @@ def _fold_copies(lanes, channels, reps):
 # ``64 // C`` copies. The sweep and ``dx`` compute each element with the span
 # expression, so only the statistics lanes see the different grouping.
 WIDE = 64
+WIDE_CHUNK_ELEMS = 4096
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -136,6 +137,13 @@ def _wide_geometry(p0, p1, channels):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _wide_chunk(rows, blocks, channels):
+    """Wide rows per chunk: all of them for one 64-channel block; with several blocks per
+    row, chunks of about 16 KB, so the blocks after the first find the rows in L1."""
+    return max(rows, 1) if blocks == 1 else max(WIDE_CHUNK_ELEMS // channels, 1)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _load4(vec, o):
     return vload(vec, o), vload(vec, o + 16), vload(vec, o + 32), vload(vec, o + 48)
 
@@ -149,11 +157,14 @@ def _store4(vec, o, v0, v1, v2, v3):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _shifted_wide(x, start, rows, stride, o, shift, c1, c2):
+def _shifted_wide(x, start, rows, stride, o, shift, c1, c2, resume):
     """Lanes ``o..o + 64`` of ``c1 = sum(x - K)``, ``c2 = sum((x - K)^2)`` over ``rows``
-    wide rows from ``start`` (the lanes are written, not added to)."""
+    wide rows from ``start``, continuing the lanes' sums when ``resume`` (else from 0)."""
     k0, k1, k2, k3 = _load4(shift, o)
     a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = vsplat(0.0)
+    if resume:
+        a0, a1, a2, a3 = _load4(c1, o)
+        b0, b1, b2, b3 = _load4(c2, o)
     for r in range(rows):
         i = start + r * stride + o
         d0 = vload(x, i) - k0
@@ -190,12 +201,15 @@ def _sweep_wide(x, out, xn, want_xn, start, rows, stride, o, mean_c, inv_c, scal
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _grad_wide(g, s, recompute, start, rows, stride, o, mean_c, inv_c, u, v):
+def _grad_wide(g, s, recompute, start, rows, stride, o, mean_c, inv_c, u, v, resume):
     """Lanes ``o..o + 64`` of ``u = sum(g)``, ``v = sum(g * xn)`` over ``rows`` wide
-    rows (written, not added to)."""
+    rows, continuing the lanes' sums when ``resume`` (else from 0)."""
     m0, m1, m2, m3 = _load4(mean_c, o)
     k0, k1, k2, k3 = _load4(inv_c, o)
     u0 = u1 = u2 = u3 = v0 = v1 = v2 = v3 = vsplat(0.0)
+    if resume:
+        u0, u1, u2, u3 = _load4(u, o)
+        v0, v1, v2, v3 = _load4(v, o)
     for r in range(rows):
         i = start + r * stride + o
         g0 = vload(g, i)
@@ -284,8 +298,11 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
     lo, copies = p0, reps
     if _wide(channels):
         copies, rows, stride, blocks = _wide_geometry(p0, p1, channels)
-        for cb in range(blocks):
-            _shifted_wide(x, base + p0 * channels, rows, stride, cb * WIDE, shift, c1, c2)
+        chunk = _wide_chunk(rows, blocks, channels)
+        for r0 in range(0, max(rows, 1), chunk):  # once even for no whole row: zero lanes
+            for cb in range(blocks):
+                _shifted_wide(x, base + p0 * channels + r0 * stride, min(chunk, rows - r0),
+                              stride, cb * WIDE, shift, c1, c2, r0 > 0)
         lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
     else:
         for c in range(w):
@@ -400,9 +417,12 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
         _repeat(vec, channels, reps)
     if _wide(channels):
         copies, rows, stride, blocks = _wide_geometry(r0, r1, channels)
-        for cb in range(blocks):
-            _sweep_wide(x, out, xn, want_xn, base + r0 * channels, rows, stride, cb * WIDE,
-                        mean_c, inv_c, scale_c, bet)
+        chunk = _wide_chunk(rows, blocks, channels)
+        for q0 in range(0, rows, chunk):
+            for cb in range(blocks):
+                _sweep_wide(x, out, xn, want_xn, base + r0 * channels + q0 * stride,
+                            min(chunk, rows - q0), stride, cb * WIDE, mean_c, inv_c, scale_c,
+                            bet)
         r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
@@ -566,9 +586,12 @@ def _bwd_lanes_body(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_s
     lo, copies = p0, reps
     if _wide(channels):
         copies, rows, stride, blocks = _wide_geometry(p0, p1, channels)
-        for cb in range(blocks):
-            _grad_wide(g, s, recompute, base + p0 * channels, rows, stride, cb * WIDE, mean_c,
-                       inv_c, u, v)
+        chunk = _wide_chunk(rows, blocks, channels)
+        for r0 in range(0, max(rows, 1), chunk):  # once even for no whole row: zero lanes
+            for cb in range(blocks):
+                _grad_wide(g, s, recompute, base + p0 * channels + r0 * stride,
+                           min(chunk, rows - r0), stride, cb * WIDE, mean_c, inv_c, u, v,
+                           r0 > 0)
         lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
     else:
         for c in range(w):
@@ -642,9 +665,11 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
         _repeat(vec, channels, reps)
     if _wide(channels):
         copies, rows, stride, blocks = _wide_geometry(r0, r1, channels)
-        for cb in range(blocks):
-            _dx_wide(g, s, dx, recompute, base + r0 * channels, rows, stride, cb * WIDE,
-                     mean_c, ga_c, xa_c, ca_c)
+        chunk = _wide_chunk(rows, blocks, channels)
+        for q0 in range(0, rows, chunk):
+            for cb in range(blocks):
+                _dx_wide(g, s, dx, recompute, base + r0 * channels + q0 * stride,
+                         min(chunk, rows - q0), stride, cb * WIDE, mean_c, ga_c, xa_c, ca_c)
         r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
