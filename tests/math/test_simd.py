@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.simd import LANES, vload, vsplat, vstore
+from numba import prange
+
+from tinynet.kernels.simd import (LANES, add4, load4, mul4, splat4, store4, sub4, vload,
+                                  vsplat, vstore, zero4)
 
 
 @njit(cache=True)
@@ -34,6 +37,20 @@ def _lane_sums(x, rows):
     vstore(out, 0, a)
     vstore(out, 16, b)
     return out
+
+
+@njit(cache=True, parallel=True)
+def _quad_rows(x, y, out, sums, a):
+    """Per 64-float row: out = (x - y) * a + x, and each row's lanes summed into sums[r]
+    (quads in a parallel kernel: the normalization passes use them that way)."""
+    for r in prange(x.size // 64):
+        i = r * 64
+        xq = load4(x, i)
+        m = sub4(xq, load4(y, i))
+        store4(out, i, add4(mul4(m, splat4(a)), xq))
+        acc = zero4()
+        acc = add4(acc, mul4(m, m))
+        store4(sums, i, acc)
 
 
 def _data(n, seed=0):
@@ -89,3 +106,15 @@ def test_vload_rejects_other_arrays():
 
     with pytest.raises(Exception, match="expected a 1-D float32 array"):
         load_f64(np.zeros(16))
+
+
+def test_quads_in_a_parallel_kernel_match_numpy():
+    x, y = _data(64 * 7, 4), _data(64 * 7, 5)
+    out, sums = np.empty_like(x), np.empty_like(x)
+    _quad_rows(x, y, out, sums, np.float32(0.5))
+    d = x - y
+    assert np.array_equal(out, d * np.float32(0.5) + x)
+    assert np.array_equal(sums, np.float32(0.0) + d * d)
+    out2, sums2 = np.empty_like(x), np.empty_like(x)
+    getattr(_quad_rows, "py_func", _quad_rows)(x, y, out2, sums2, np.float32(0.5))
+    assert np.array_equal(out, out2) and np.array_equal(sums, sums2)

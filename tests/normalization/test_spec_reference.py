@@ -393,18 +393,19 @@ def test_layer_norm_across_blocks():
     _close_loose(_params(ln)["beta"].grad, r_dbeta, "dbeta")
 
 
-# The register (wide-row) path: C dividing 64 packs 64 // C positions per 64-float row,
-# C a multiple of 64 walks 64-channel blocks in chunks of rows; positions short of a whole
-# row are leftovers. Each shape below hits one edge; garbage allocated between the calls
-# would show up if any lane were read before it was written.
+# The register (wide-row) path: C dividing 64 packs 64 // C positions per 64-float row;
+# positions short of a whole row are leftovers; other C take the spans. Each shape below
+# hits one edge; garbage allocated between the calls would show up if any lane were read
+# before it was written.
 @pytest.mark.parametrize("shape,groups", [
     ((2, 3, 8), 2),          # 3 positions: no whole wide row (8 per row), leftovers only
     ((2, 9, 8), 4),          # one whole row and one leftover position
     ((3, 1, 1, 1), 1),       # C = 1: 64 positions per row, one position
     ((2, 130, 1), 1),        # C = 1: two rows and two leftovers
     ((2, 4, 5, 32), 4),      # 20 positions: 10 rows of 2
-    ((2, 5, 7, 128), 8),     # two 64-channel blocks per position, several chunks of rows
-    ((1, 70, 192), 192),     # three blocks, one group per channel
+    ((2, 5, 7, 64), 16),     # one wide row per position
+    ((1, 70, 64), 64),       # one group per channel
+    ((2, 5, 7, 128), 8),     # C = 128: the span path
     ((2, 3, 3, 48), 6),      # C = 48: neither (the span path), for comparison
 ])
 def test_wide_row_geometry_matches_reference(shape, groups):

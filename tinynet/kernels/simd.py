@@ -6,7 +6,9 @@ exactly that: a channels-last row of 64 floats against four per-channel vectors 
 the same for a whole block of positions. This module gives kernels an LLVM
 ``<16 x float>`` value: :func:`vload` / :func:`vstore` move 16 consecutive floats of a 1-D
 float32 array, :func:`vsplat` broadcasts a scalar, and ``+``, ``-``, ``*`` work lane by
-lane. A vector held in a local variable lives in a register for the whole loop.
+lane. A vector held in a local variable lives in a register for the whole loop. The
+*quad* helpers (:func:`load4`, :func:`store4`, :func:`add4`, ...) work on tuples of four
+vectors, 64 consecutive floats, so a kernel states a 64-float row once.
 
 Every operation is one IEEE float32 operation per lane, with no fast-math flags (LLVM may
 not fuse a multiply and an add), so a vector loop computes the bits of the scalar loop
@@ -27,7 +29,10 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, models, overload, register_model
 
-__all__ = ["LANES", "F32x16", "f32x16", "vload", "vstore", "vsplat"]
+from tinynet.kernels._jit import njit
+
+__all__ = ["LANES", "F32x16", "f32x16", "vload", "vstore", "vsplat", "load4", "store4", "splat4",
+           "zero4", "add4", "sub4", "mul4"]
 
 LANES = 16
 _VT = ir.VectorType(ir.FloatType(), LANES)
@@ -148,3 +153,47 @@ def _register_operator(op, instruction: str) -> None:
 for _op, _instruction in ((operator.add, "fadd"), (operator.sub, "fsub"),
                           (operator.mul, "fmul")):
     _register_operator(_op, _instruction)
+
+
+# ------------------------------------------------ quads: 64 consecutive floats, 4 vectors
+# A tuple of four vectors; after inlining each stays in its own register.
+@njit(cache=True, inline="always")
+def load4(a, i):
+    """``a[i:i + 64]`` as four vectors."""
+    return vload(a, i), vload(a, i + 16), vload(a, i + 32), vload(a, i + 48)
+
+
+@njit(cache=True, inline="always")
+def store4(a, i, q):
+    """Writes the four vectors of ``q`` to ``a[i:i + 64]``."""
+    vstore(a, i, q[0])
+    vstore(a, i + 16, q[1])
+    vstore(a, i + 32, q[2])
+    vstore(a, i + 48, q[3])
+
+
+@njit(cache=True, inline="always")
+def splat4(x):
+    """``float32(x)`` in all 64 lanes."""
+    v = vsplat(x)
+    return v, v, v, v
+
+
+@njit(cache=True, inline="always")
+def zero4():
+    return splat4(0.0)
+
+
+@njit(cache=True, inline="always")
+def add4(p, q):
+    return p[0] + q[0], p[1] + q[1], p[2] + q[2], p[3] + q[3]
+
+
+@njit(cache=True, inline="always")
+def sub4(p, q):
+    return p[0] - q[0], p[1] - q[1], p[2] - q[2], p[3] - q[3]
+
+
+@njit(cache=True, inline="always")
+def mul4(p, q):
+    return p[0] * q[0], p[1] * q[1], p[2] * q[2], p[3] * q[3]

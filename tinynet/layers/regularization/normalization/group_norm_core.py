@@ -39,7 +39,7 @@ from numba import prange
 
 from tinynet import tuning
 from tinynet.kernels._jit import njit
-from tinynet.kernels.simd import vload, vsplat, vstore
+from tinynet.kernels.simd import add4, load4, mul4, splat4, store4, sub4, zero4
 from tinynet.layers.regularization.normalization.folds import (
     LANES,
     merge_rows_parallel,
@@ -111,151 +111,89 @@ def _fold_copies(lanes, channels, reps):
     _copies(lanes, channels, reps, True)
 
 
-# ``C`` divides 64 or is a multiple of 64 (1, 2, 4, 8, 16, 32, 64, 128, ...): the passes
-# run on *wide rows* of 64 floats instead of spans, ``64 // C`` positions per row (or one
-# 64-channel block of one position), each row four ``f32x16`` vectors against four
-# per-channel vectors held in registers for the whole block of positions. Lane copies
-# and leftover positions (fewer than a wide row, into copy 0) are as for spans, with
-# ``64 // C`` copies. The sweep and ``dx`` compute each element with the span
-# expression, so only the statistics lanes see the different grouping.
+# ``C`` divides 64 (1, 2, 4, 8, 16, 32, 64): the passes run on *wide rows* of 64 floats
+# instead of spans, ``64 // C`` positions per row, each row four ``f32x16`` vectors
+# against per-channel vectors held in registers for the whole block of positions. Lane
+# copies and leftover positions (fewer than a wide row, into copy 0) are as for spans,
+# with ``64 // C`` copies. The sweep and ``dx`` compute each element with the span
+# expression, so only the statistics lanes see the different grouping. (Wider channel
+# vectors do not fit in registers; walking a 128-channel row in two 64-channel passes
+# was measured 1.5-2x slower on data not in cache, so those take the spans.)
 WIDE = 64
-WIDE_CHUNK_ELEMS = 4096
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _wide(channels):
     """Whether the wide-row register path applies to ``C`` channels."""
-    return channels % WIDE == 0 or WIDE % channels == 0
+    return WIDE % channels == 0
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _wide_geometry(p0, p1, channels):
-    """``(reps, rows, stride, blocks)``: positions per wide row, whole wide rows in
-    ``p0..p1``, floats from one row to the next, 64-float blocks per row."""
-    reps = WIDE // channels if channels < WIDE else 1
-    return reps, (p1 - p0) // reps, max(channels, WIDE), max(channels // WIDE, 1)
+def _copies_needed(channels, reps):
+    """Copies of the channel vectors a pass reads: ``64 // C`` on the wide path (leftover
+    positions read copy 0 only), ``reps`` on the span path."""
+    return WIDE // channels if _wide(channels) else reps
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _wide_chunk(rows, blocks, channels):
-    """Wide rows per chunk: all of them for one 64-channel block; with several blocks per
-    row, chunks of about 16 KB, so the blocks after the first find the rows in L1."""
-    return max(rows, 1) if blocks == 1 else max(WIDE_CHUNK_ELEMS // channels, 1)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _load4(vec, o):
-    return vload(vec, o), vload(vec, o + 16), vload(vec, o + 32), vload(vec, o + 48)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _store4(vec, o, v0, v1, v2, v3):
-    vstore(vec, o, v0)
-    vstore(vec, o + 16, v1)
-    vstore(vec, o + 32, v2)
-    vstore(vec, o + 48, v3)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _shifted_wide(x, start, rows, stride, o, shift, c1, c2, resume):
-    """Lanes ``o..o + 64`` of ``c1 = sum(x - K)``, ``c2 = sum((x - K)^2)`` over ``rows``
-    wide rows from ``start``, continuing the lanes' sums when ``resume`` (else from 0)."""
-    k0, k1, k2, k3 = _load4(shift, o)
-    a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = vsplat(0.0)
-    if resume:
-        a0, a1, a2, a3 = _load4(c1, o)
-        b0, b1, b2, b3 = _load4(c2, o)
+def _shifted_wide(x, start, rows, shift, c1, c2):
+    """The 64 lanes of ``c1 = sum(x - K)``, ``c2 = sum((x - K)^2)`` over ``rows`` wide
+    rows from ``start`` (written, not added to)."""
+    k = load4(shift, 0)
+    a = zero4()
+    b = zero4()
     for r in range(rows):
-        i = start + r * stride + o
-        d0 = vload(x, i) - k0
-        d1 = vload(x, i + 16) - k1
-        d2 = vload(x, i + 32) - k2
-        d3 = vload(x, i + 48) - k3
-        a0 = a0 + d0
-        a1 = a1 + d1
-        a2 = a2 + d2
-        a3 = a3 + d3
-        b0 = b0 + d0 * d0
-        b1 = b1 + d1 * d1
-        b2 = b2 + d2 * d2
-        b3 = b3 + d3 * d3
-    _store4(c1, o, a0, a1, a2, a3)
-    _store4(c2, o, b0, b1, b2, b3)
+        d = sub4(load4(x, start + r * WIDE), k)
+        a = add4(a, d)
+        b = add4(b, mul4(d, d))
+    store4(c1, 0, a)
+    store4(c2, 0, b)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _sweep_wide(x, out, xn, want_xn, start, rows, stride, o, mean_c, inv_c, scale_c, bet):
-    m0, m1, m2, m3 = _load4(mean_c, o)
-    k0, k1, k2, k3 = _load4(inv_c, o)
-    s0, s1, s2, s3 = _load4(scale_c, o)
-    b0, b1, b2, b3 = _load4(bet, o)
+def _sweep_wide(x, out, xn, want_xn, start, rows, mean_c, inv_c, scale_c, bet):
+    m = load4(mean_c, 0)
+    k = load4(inv_c, 0)
+    sc = load4(scale_c, 0)
+    be = load4(bet, 0)
     for r in range(rows):
-        i = start + r * stride + o
-        d0 = vload(x, i) - m0
-        d1 = vload(x, i + 16) - m1
-        d2 = vload(x, i + 32) - m2
-        d3 = vload(x, i + 48) - m3
-        _store4(out, i, d0 * s0 + b0, d1 * s1 + b1, d2 * s2 + b2, d3 * s3 + b3)
+        i = start + r * WIDE
+        d = sub4(load4(x, i), m)
+        store4(out, i, add4(mul4(d, sc), be))
         if want_xn:
-            _store4(xn, i, d0 * k0, d1 * k1, d2 * k2, d3 * k3)
+            store4(xn, i, mul4(d, k))
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _grad_wide(g, s, recompute, start, rows, stride, o, mean_c, inv_c, u, v, resume):
-    """Lanes ``o..o + 64`` of ``u = sum(g)``, ``v = sum(g * xn)`` over ``rows`` wide
-    rows, continuing the lanes' sums when ``resume`` (else from 0)."""
-    m0, m1, m2, m3 = _load4(mean_c, o)
-    k0, k1, k2, k3 = _load4(inv_c, o)
-    u0 = u1 = u2 = u3 = v0 = v1 = v2 = v3 = vsplat(0.0)
-    if resume:
-        u0, u1, u2, u3 = _load4(u, o)
-        v0, v1, v2, v3 = _load4(v, o)
+def _grad_wide(g, s, recompute, start, rows, mean_c, inv_c, u, v):
+    """The 64 lanes of ``u = sum(g)``, ``v = sum(g * xn)`` over ``rows`` wide rows
+    (written, not added to)."""
+    m = load4(mean_c, 0)
+    k = load4(inv_c, 0)
+    a = zero4()
+    b = zero4()
     for r in range(rows):
-        i = start + r * stride + o
-        g0 = vload(g, i)
-        g1 = vload(g, i + 16)
-        g2 = vload(g, i + 32)
-        g3 = vload(g, i + 48)
-        u0 = u0 + g0
-        u1 = u1 + g1
-        u2 = u2 + g2
-        u3 = u3 + g3
+        i = start + r * WIDE
+        gq = load4(g, i)
+        a = add4(a, gq)
         if recompute:
-            v0 = v0 + g0 * ((vload(s, i) - m0) * k0)
-            v1 = v1 + g1 * ((vload(s, i + 16) - m1) * k1)
-            v2 = v2 + g2 * ((vload(s, i + 32) - m2) * k2)
-            v3 = v3 + g3 * ((vload(s, i + 48) - m3) * k3)
+            b = add4(b, mul4(gq, mul4(sub4(load4(s, i), m), k)))
         else:
-            v0 = v0 + g0 * vload(s, i)
-            v1 = v1 + g1 * vload(s, i + 16)
-            v2 = v2 + g2 * vload(s, i + 32)
-            v3 = v3 + g3 * vload(s, i + 48)
-    _store4(u, o, u0, u1, u2, u3)
-    _store4(v, o, v0, v1, v2, v3)
+            b = add4(b, mul4(gq, load4(s, i)))
+    store4(u, 0, a)
+    store4(v, 0, b)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _dx_wide(g, s, dx, recompute, start, rows, stride, o, mean_c, ga_c, xa_c, ca_c):
-    m0, m1, m2, m3 = _load4(mean_c, o)
-    a0, a1, a2, a3 = _load4(ga_c, o)
-    x0, x1, x2, x3 = _load4(xa_c, o)
-    c0, c1, c2, c3 = _load4(ca_c, o)
+def _dx_wide(g, s, dx, recompute, start, rows, mean_c, ga_c, xa_c, ca_c):
+    m = load4(mean_c, 0)
+    ga = load4(ga_c, 0)
+    xa = load4(xa_c, 0)
+    ca = load4(ca_c, 0)
     for r in range(rows):
-        i = start + r * stride + o
-        if recompute:
-            e0 = vload(s, i) - m0
-            e1 = vload(s, i + 16) - m1
-            e2 = vload(s, i + 32) - m2
-            e3 = vload(s, i + 48) - m3
-        else:
-            e0 = vload(s, i)
-            e1 = vload(s, i + 16)
-            e2 = vload(s, i + 32)
-            e3 = vload(s, i + 48)
-        _store4(dx, i, a0 * vload(g, i) - (c0 + x0 * e0),
-                a1 * vload(g, i + 16) - (c1 + x1 * e1),
-                a2 * vload(g, i + 32) - (c2 + x2 * e2),
-                a3 * vload(g, i + 48) - (c3 + x3 * e3))
+        i = start + r * WIDE
+        e = sub4(load4(s, i), m) if recompute else load4(s, i)
+        store4(dx, i, sub4(mul4(ga, load4(g, i)), add4(ca, mul4(xa, e))))
 
 
 # ------------------------------------------------------------------ forward kernels
@@ -294,15 +232,12 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
         k = x[base + c0]
         for j in range(cpg):
             shift[c0 + j] = k
-    _repeat(shift, channels, reps)
+    _repeat(shift, channels, _copies_needed(channels, reps))
     lo, copies = p0, reps
     if _wide(channels):
-        copies, rows, stride, blocks = _wide_geometry(p0, p1, channels)
-        chunk = _wide_chunk(rows, blocks, channels)
-        for r0 in range(0, max(rows, 1), chunk):  # once even for no whole row: zero lanes
-            for cb in range(blocks):
-                _shifted_wide(x, base + p0 * channels + r0 * stride, min(chunk, rows - r0),
-                              stride, cb * WIDE, shift, c1, c2, r0 > 0)
+        copies = WIDE // channels
+        rows = (p1 - p0) // copies
+        _shifted_wide(x, base + p0 * channels, rows, shift, c1, c2)
         lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
     else:
         for c in range(w):
@@ -414,16 +349,12 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
         scale_c[c] = inv_c[c] * gamma[c]
         bet[c] = beta[c]
     for vec in (mean_c, inv_c, scale_c, bet):
-        _repeat(vec, channels, reps)
+        _repeat(vec, channels, _copies_needed(channels, reps))
     if _wide(channels):
-        copies, rows, stride, blocks = _wide_geometry(r0, r1, channels)
-        chunk = _wide_chunk(rows, blocks, channels)
-        for q0 in range(0, rows, chunk):
-            for cb in range(blocks):
-                _sweep_wide(x, out, xn, want_xn, base + r0 * channels + q0 * stride,
-                            min(chunk, rows - q0), stride, cb * WIDE, mean_c, inv_c, scale_c,
-                            bet)
-        r0 += rows * copies
+        rows = (r1 - r0) // (WIDE // channels)
+        _sweep_wide(x, out, xn, want_xn, base + r0 * channels, rows, mean_c, inv_c, scale_c,
+                    bet)
+        r0 += rows * (WIDE // channels)
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
         _sweep_span(x[row:row + width], out[row:row + width],
@@ -581,17 +512,13 @@ def _bwd_lanes_body(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_s
     if recompute:
         _expand(mean, b, channels, cpg, mean_c)
         _expand(inv_std, b, channels, cpg, inv_c)
-        _repeat(mean_c, channels, reps)
-        _repeat(inv_c, channels, reps)
+        _repeat(mean_c, channels, _copies_needed(channels, reps))
+        _repeat(inv_c, channels, _copies_needed(channels, reps))
     lo, copies = p0, reps
     if _wide(channels):
-        copies, rows, stride, blocks = _wide_geometry(p0, p1, channels)
-        chunk = _wide_chunk(rows, blocks, channels)
-        for r0 in range(0, max(rows, 1), chunk):  # once even for no whole row: zero lanes
-            for cb in range(blocks):
-                _grad_wide(g, s, recompute, base + p0 * channels + r0 * stride,
-                           min(chunk, rows - r0), stride, cb * WIDE, mean_c, inv_c, u, v,
-                           r0 > 0)
+        copies = WIDE // channels
+        rows = (p1 - p0) // copies
+        _grad_wide(g, s, recompute, base + p0 * channels, rows, mean_c, inv_c, u, v)
         lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
     else:
         for c in range(w):
@@ -662,15 +589,11 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
         ca_c[c] = k * ca_c[c]                         # inv * sum_g / n
         xa_c[c] = k * xa_c[c] * (k if recompute else np.float32(1.0))  # times (x - mean) or xn
     for vec in (mean_c, ga_c, xa_c, ca_c):
-        _repeat(vec, channels, reps)
+        _repeat(vec, channels, _copies_needed(channels, reps))
     if _wide(channels):
-        copies, rows, stride, blocks = _wide_geometry(r0, r1, channels)
-        chunk = _wide_chunk(rows, blocks, channels)
-        for q0 in range(0, rows, chunk):
-            for cb in range(blocks):
-                _dx_wide(g, s, dx, recompute, base + r0 * channels + q0 * stride,
-                         min(chunk, rows - q0), stride, cb * WIDE, mean_c, ga_c, xa_c, ca_c)
-        r0 += rows * copies
+        rows = (r1 - r0) // (WIDE // channels)
+        _dx_wide(g, s, dx, recompute, base + r0 * channels, rows, mean_c, ga_c, xa_c, ca_c)
+        r0 += rows * (WIDE // channels)
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
         _dx_span(g[row:row + width], s[row:row + width], dx[row:row + width], recompute,
@@ -857,6 +780,39 @@ def _flush_rows(parts, j, acc, channels):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _bwd_rows64(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, gamma, parts,
+                vbuf, acc):
+    """:func:`_bwd_rows_body` for rows of exactly 64 features, each row four ``f32x16``
+    vectors: the chunk's parameter lanes and ``gamma`` stay in registers and ``dx`` reuses
+    the row's loaded values. Every element sees the same operations in the same order,
+    so the bits are those of the general loop."""
+    n = np.float64(WIDE)
+    gam = load4(gamma, 0)
+    for c0 in range(r0 - r0 % spc, r1, spc):
+        au = zero4()
+        av = zero4()
+        for r in range(max(c0, r0), min(c0 + spc, r1)):
+            i = r * WIDE
+            k = splat4(inv_std[r])
+            gq = load4(g, i)
+            xq = mul4(sub4(load4(s, i), splat4(mean[r])), k) if recompute else load4(s, i)
+            tq = mul4(gq, xq)
+            au = add4(au, gq)
+            av = add4(av, tq)
+            store4(vbuf, 0, tq)
+            sa, sb = segment_dot2(gamma, g[i:i + WIDE], vbuf, 0, WIDE)
+            a = np.float32(np.float64(sa) / n)
+            b = np.float32(np.float64(sb) / n)
+            if affine_only:
+                a = np.float32(0.0)
+                b = np.float32(0.0)
+            store4(dx, i, mul4(k, sub4(mul4(gq, gam), add4(splat4(a), mul4(xq, splat4(b))))))
+        store4(acc[0], 0, au)
+        store4(acc[1], 0, av)
+        _flush_rows(parts, c0 // spc, acc, WIDE)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _bwd_rows_body(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std, gamma,
               parts):
     """Rows ``r0..r1``; the parameter partial of each chunk of ``spc`` rows is folded in
@@ -864,6 +820,10 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean
     n = np.float64(channels)
     vbuf = np.empty(channels, dtype=np.float32)
     acc = np.zeros((2, channels), dtype=np.float32)
+    if channels == WIDE:
+        _bwd_rows64(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, gamma, parts,
+                    vbuf, acc)
+        return
     au = acc[0]
     av = acc[1]
     for c0 in range(r0 - r0 % spc, r1, spc):  # the parameter-partial chunks touched
