@@ -135,7 +135,7 @@ def _copies_needed(channels, reps):
     return WIDE // channels if _wide(channels) else reps
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _shifted_wide(x, start, rows, shift, c1, c2):
     """The 64 lanes of ``c1 = sum(x - K)``, ``c2 = sum((x - K)^2)`` over ``rows`` wide
     rows from ``start`` (written, not added to)."""
@@ -150,7 +150,7 @@ def _shifted_wide(x, start, rows, shift, c1, c2):
     store4(c2, 0, b)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _sweep_wide(x, out, xn, want_xn, start, rows, mean_c, inv_c, scale_c, bet):
     m = load4(mean_c, 0)
     k = load4(inv_c, 0)
@@ -164,7 +164,7 @@ def _sweep_wide(x, out, xn, want_xn, start, rows, mean_c, inv_c, scale_c, bet):
             store4(xn, i, mul4(d, k))
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _grad_wide(g, s, recompute, start, rows, mean_c, inv_c, u, v):
     """The 64 lanes of ``u = sum(g)``, ``v = sum(g * xn)`` over ``rows`` wide rows
     (written, not added to)."""
@@ -184,7 +184,7 @@ def _grad_wide(g, s, recompute, start, rows, mean_c, inv_c, u, v):
     store4(v, 0, b)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _dx_wide(g, s, dx, recompute, start, rows, mean_c, ga_c, xa_c, ca_c):
     m = load4(mean_c, 0)
     ga = load4(ga_c, 0)
@@ -779,7 +779,7 @@ def _flush_rows(parts, j, acc, channels):
         acc[1, c] = np.float32(0.0)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _bwd_rows64(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, gamma, parts,
                 vbuf, acc):
     """:func:`_bwd_rows_body` for rows of exactly 64 features, each row four ``f32x16``
