@@ -135,17 +135,32 @@ def _copies_needed(channels, reps):
     return WIDE // channels if _wide(channels) else reps
 
 
+# What the two lane sums of :func:`_lanes_wide` add per wide row (as ``folds._terms``):
+# the shifted statistics ``(x - K, (x - K)^2)``, or the gradient sums ``(g, g * xn)``
+# with ``xn`` recomputed as ``(x - mean) * inv_std`` or given.
+_STATS, _GRAD_RECOMPUTE, _GRAD_XN = 0, 1, 2
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def _shifted_wide(x, start, rows, shift, c1, c2):
-    """The 64 lanes of ``c1 = sum(x - K)``, ``c2 = sum((x - K)^2)`` over ``rows`` wide
-    rows from ``start`` (written, not added to)."""
-    k = load4(shift, 0)
+def _lanes_wide(xa, xb, mode, start, rows, va, vb, c1, c2):
+    """The 64 lanes of two sums over ``rows`` wide rows from ``start`` (written, not added
+    to): ``x - K`` and its square (``xa = x``, ``va = K``), or ``g`` and ``g * xn``
+    (``xa = g``, ``xb`` = the input or ``xn``, ``va``/``vb`` = mean / inv_std vectors)."""
+    ka = load4(va, 0)
+    kb = load4(vb, 0)
     a = zero4()
     b = zero4()
     for r in range(rows):
-        d = sub4(load4(x, start + r * WIDE), k)
-        a = add4(a, d)
-        b = add4(b, mul4(d, d))
+        i = start + r * WIDE
+        if mode == _STATS:
+            t = sub4(load4(xa, i), ka)
+            u = mul4(t, t)
+        else:
+            t = load4(xa, i)
+            xn = mul4(sub4(load4(xb, i), ka), kb) if mode == _GRAD_RECOMPUTE else load4(xb, i)
+            u = mul4(t, xn)
+        a = add4(a, t)
+        b = add4(b, u)
     store4(c1, 0, a)
     store4(c2, 0, b)
 
@@ -162,26 +177,6 @@ def _sweep_wide(x, out, xn, want_xn, start, rows, mean_c, inv_c, scale_c, bet):
         store4(out, i, add4(mul4(d, sc), be))
         if want_xn:
             store4(xn, i, mul4(d, k))
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _grad_wide(g, s, recompute, start, rows, mean_c, inv_c, u, v):
-    """The 64 lanes of ``u = sum(g)``, ``v = sum(g * xn)`` over ``rows`` wide rows
-    (written, not added to)."""
-    m = load4(mean_c, 0)
-    k = load4(inv_c, 0)
-    a = zero4()
-    b = zero4()
-    for r in range(rows):
-        i = start + r * WIDE
-        gq = load4(g, i)
-        a = add4(a, gq)
-        if recompute:
-            b = add4(b, mul4(gq, mul4(sub4(load4(s, i), m), k)))
-        else:
-            b = add4(b, mul4(gq, load4(s, i)))
-    store4(u, 0, a)
-    store4(v, 0, b)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -237,7 +232,7 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
     if _wide(channels):
         copies = WIDE // channels
         rows = (p1 - p0) // copies
-        _shifted_wide(x, base + p0 * channels, rows, shift, c1, c2)
+        _lanes_wide(x, x, _STATS, base + p0 * channels, rows, shift, shift, c1, c2)
         lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
     else:
         for c in range(w):
@@ -351,10 +346,11 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
     for vec in (mean_c, inv_c, scale_c, bet):
         _repeat(vec, channels, _copies_needed(channels, reps))
     if _wide(channels):
-        rows = (r1 - r0) // (WIDE // channels)
+        copies = WIDE // channels
+        rows = (r1 - r0) // copies
         _sweep_wide(x, out, xn, want_xn, base + r0 * channels, rows, mean_c, inv_c, scale_c,
                     bet)
-        r0 += rows * (WIDE // channels)
+        r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
         _sweep_span(x[row:row + width], out[row:row + width],
@@ -518,7 +514,8 @@ def _bwd_lanes_body(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_s
     if _wide(channels):
         copies = WIDE // channels
         rows = (p1 - p0) // copies
-        _grad_wide(g, s, recompute, base + p0 * channels, rows, mean_c, inv_c, u, v)
+        _lanes_wide(g, s, _GRAD_RECOMPUTE if recompute else _GRAD_XN, base + p0 * channels,
+                    rows, mean_c, inv_c, u, v)
         lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
     else:
         for c in range(w):
@@ -591,9 +588,10 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
     for vec in (mean_c, ga_c, xa_c, ca_c):
         _repeat(vec, channels, _copies_needed(channels, reps))
     if _wide(channels):
-        rows = (r1 - r0) // (WIDE // channels)
+        copies = WIDE // channels
+        rows = (r1 - r0) // copies
         _dx_wide(g, s, dx, recompute, base + r0 * channels, rows, mean_c, ga_c, xa_c, ca_c)
-        r0 += rows * (WIDE // channels)
+        r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
         _dx_span(g[row:row + width], s[row:row + width], dx[row:row + width], recompute,
