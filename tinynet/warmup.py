@@ -38,7 +38,7 @@ def warmup(verbose: bool = True) -> float:
         The seconds it took (compile time with an empty cache, load time with a warm one).
     """
     from tinynet import losses, optimizers, tuning
-    from tinynet.layers import Dense
+    from tinynet.layers import Conv2D, Dense
     from tinynet.layers.layer import Parameter
     from tinynet.layers.regularization.normalization import (group_norm_backward_core,
                                                              group_norm_forward_core)
@@ -54,6 +54,9 @@ def warmup(verbose: bool = True) -> float:
                 y = np.asarray(layer(x, training=True))
                 layer.backward(np.ones_like(y))
                 layer(x, training=False)
+            conv = Conv2D(16, 3, padding="same")  # 16 channels: the direct convolution kernels
+            x16 = np.repeat(x, 4, axis=3)
+            conv.backward(np.ones_like(np.asarray(conv(x16, training=True))))
             dense = Dense(3, activation="relu")
             y = np.asarray(dense(x.reshape(2, -1)))
             dense.backward(np.ones_like(y))

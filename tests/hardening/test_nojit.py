@@ -159,6 +159,13 @@ def _conv(out):
         layer = _built(Conv2D(4, **kwargs), shape, rng)
         y = np.asarray(layer.forward(x, training=True))
         _layer_pass(layer, x, _f32(rng, *y.shape), out, key)
+    # the direct register kernels (16 filters, 16 channels): forward, both gradients
+    x16 = _f32(rng, 2, 5, 6, 16)
+    for key, kwargs in [("direct", {"padding": "same"}),
+                        ("direct_s2", {"strides": 2, "padding": "same"})]:
+        layer = _built(Conv2D(16, 3, **kwargs), x16.shape, rng)
+        y = np.asarray(layer.forward(x16, training=True))
+        _layer_pass(layer, x16, _f32(rng, *y.shape), out, key)
 
 
 def _activations(out):

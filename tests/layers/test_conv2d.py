@@ -228,6 +228,11 @@ def test_torch_parity():
     ((3, 40, 40, 16), 8, dict(kernel_size=3, padding="same", activation="relu")),
     # small samples grouped several to a tile
     ((37, 8, 8, 1), 4, dict(kernel_size=3, padding="same")),
+    # the direct kernels: forward, kernel and input gradient; 48 filters = 32 + 16
+    ((9, 12, 11, 16), 48, dict(kernel_size=3, padding="same", activation="relu")),
+    ((5, 13, 9, 32), 32, dict(kernel_size=3, padding="valid", dilation_rate=2)),
+    # direct forward and kernel gradient, tiled input gradient (stride 2, 3 channels)
+    ((6, 14, 10, 3), 16, dict(kernel_size=3, strides=2, padding="same")),
 ])
 def test_bitwise_across_gates_and_threads(shape, filters, cfg):
     x = _x(shape, seed=8)
@@ -265,6 +270,60 @@ def test_tiled_shapes_match_float64_reference(shape, cfg):
                         layer._tiling(layer._geometry(shape)))
     assert len(plan.tasks) > 1 and plan.tasks[-1][1] == shape[0]
     _assert_matches_reference(layer, _x(shape, seed=12), seed=13, tol=1e-4)
+
+
+# (input shape, filters, config, direct forward, direct input gradient)
+DIRECT = [
+    ((2, 7, 9, 16), 32, dict(kernel_size=3, padding="same"), True, True),
+    ((3, 8, 8, 16), 48, dict(kernel_size=3, padding="valid"), True, True),
+    ((2, 10, 10, 16), 16, dict(kernel_size=3, padding="same", dilation_rate=2), True, True),
+    ((2, 6, 7, 32), 64, dict(kernel_size=5, padding="same", use_bias=False), True, True),
+    ((2, 9, 8, 16), 32, dict(kernel_size=(2, 3), padding="same"), True, True),  # odd cell
+    ((1, 3, 3, 16), 16, dict(kernel_size=3, padding="same"), True, True),        # 9 pixels
+    ((4, 28, 28, 1), 32, dict(kernel_size=3, padding="same"), True, False),      # K = 9
+    ((2, 9, 7, 32), 16, dict(kernel_size=3, strides=2, padding="same"), True, False),
+    ((2, 5, 5, 8), 32, dict(kernel_size=3, strides=2, padding="valid"), False, False),  # 4 px
+    ((2, 2, 3, 16), 16, dict(kernel_size=3, padding="same"), False, False),      # 6 pixels
+    ((2, 8, 8, 16), 24, dict(kernel_size=3, padding="same"), False, True),       # 24 filters
+]
+
+
+@pytest.mark.parametrize("shape,filters,cfg,direct_out,direct_dx", DIRECT)
+def test_direct_kernels_match_float64_reference(shape, filters, cfg, direct_out, direct_dx):
+    """The direct register kernels (and their hand-over to the tiled path) against the
+    float64 tap loops, with the path each shape takes pinned."""
+    from tinynet.math import conv2d
+
+    layer = Conv2D(filters, seed=3, **cfg)
+    layer.build((None, *shape[1:]))
+    if layer.use_bias:
+        layer.bias.assign(np.linspace(-1, 1, filters))
+    plan = conv2d._Plan(shape, (np.prod(layer.kernel_size) * shape[-1], filters),
+                        layer._tiling(layer._geometry(shape)))
+    assert plan.direct_forward() == direct_out
+    assert (plan.direct_input_grad() is not None) == direct_dx
+    _assert_matches_reference(layer, _x(shape, seed=14), seed=15, tol=1e-4)
+
+
+def test_direct_kernels_round_each_output_once_per_kernel_row():
+    """A direct output is one fused multiply-add chain over the kernel rows in
+    ``(i, j, c)`` order, then the bias: checked against that chain done in float64 with
+    one rounding per step (exact for a fused multiply-add of float32 values)."""
+    from tinynet.math import conv2d
+
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((1, 4, 4, 16)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 16, 16)).astype(np.float32)
+    bias = rng.standard_normal(16).astype(np.float32)
+    geometry = (3, 3, 1, 1, 1, 1, 1, 1, 4, 4)
+    z = conv2d.conv2d_forward(x, w.reshape(-1, 16), geometry, bias)
+    xp = np.pad(x[0], ((1, 1), (1, 1), (0, 0)))
+    patch = xp[1:4, 2:5].reshape(-1)  # output pixel (1, 2)
+    acc = np.zeros(16, dtype=np.float32)
+    from tinynet.kernels.simd import vfma
+    for r in range(patch.size):
+        acc = vfma(np.full(16, patch[r], np.float32), w.reshape(-1, 16)[r], acc)
+    assert np.array_equal(z[1 * 4 + 2], acc + bias)
 
 
 def test_tasks_depend_on_shape_only():

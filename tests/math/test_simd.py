@@ -12,8 +12,8 @@ import pytest
 from tinynet.kernels._jit import njit
 from numba import prange
 
-from tinynet.kernels.simd import (LANES, add4, load4, mul4, splat4, store4, sub4, vload,
-                                  vsplat, vstore, zero4)
+from tinynet.kernels.simd import (LANES, add4, load4, mul4, splat4, store4, sub4, vfma,
+                                  vload, vsplat, vstore, zero4)
 
 
 @njit(cache=True)
@@ -115,3 +115,50 @@ def test_quads_in_a_parallel_kernel_match_numpy():
     d = x - y
     assert np.array_equal(out, d * np.float32(0.5) + x)
     assert np.array_equal(sums, np.float32(0.0) + d * d)
+
+
+@njit(cache=True)
+def _fma_lanes(a, b, c, out):
+    for i in range(0, a.size, LANES):
+        vstore(out, i, vfma(vload(a, i), vload(b, i), vload(c, i)))
+
+
+def _fma_cases(n):
+    """Random triples, plus ones where the product and the addend nearly cancel (the sum
+    is then exact or needs the product's low bits: where a separate rounding differs)."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = (rng.standard_normal(n) * np.exp2(rng.integers(-30, 30, n))).astype(np.float32)
+    c = rng.standard_normal(n).astype(np.float32)
+    near = slice(0, n // 2)
+    c[near] = -(a[near].astype(np.float64) * b[near]).astype(np.float32)
+    c[near] *= (1 + rng.integers(-3, 4, n // 2) * np.float32(2.0 ** -23)).astype(np.float32)
+    return a, b, c
+
+
+def _rounded_exactly(a, b, c):
+    """float32 nearest to the exact a * b + c (ties to even), with fractions."""
+    from fractions import Fraction
+
+    out = np.empty(a.size, dtype=np.float32)
+    for i, (x, y, z) in enumerate(zip(a.tolist(), b.tolist(), c.tolist())):
+        exact = Fraction(x) * Fraction(y) + Fraction(z)
+        f = np.float32(float(exact))
+        best = min((f, np.nextafter(f, np.float32(np.inf)), np.nextafter(f, np.float32(-np.inf))),
+                   key=lambda v: (abs(Fraction(float(v)) - exact),
+                                  int(np.array(v).view(np.int32)) & 1))
+        out[i] = best
+    return out
+
+
+def test_vfma_rounds_once():
+    a, b, c = _fma_cases(16 * 128)
+    exact = _rounded_exactly(a, b, c)
+    interpreted = np.concatenate([vfma(a[i:i + LANES], b[i:i + LANES], c[i:i + LANES])
+                                  for i in range(0, a.size, LANES)])
+    compiled = np.empty_like(a)
+    _fma_lanes(a, b, c, compiled)
+    assert np.array_equal(interpreted, exact)
+    assert np.array_equal(compiled, exact)
+    # and it is not the twice-rounded product-then-sum in many of the near-cancelling cases
+    assert np.sum(exact != a * b + c) > 100

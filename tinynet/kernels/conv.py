@@ -26,12 +26,12 @@ from numba import prange
 from tinynet.kernels._jit import njit
 from tinynet.kernels.blas import gemm
 
-__all__ = ["im2col_tile", "col2im_tile", "conv_forward_serial", "conv_forward_parallel",
+__all__ = ["pad_sample", "im2col_tile", "col2im_tile", "conv_forward_serial", "conv_forward_parallel",
            "conv_backward_serial", "conv_backward_parallel"]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _pad_sample(x, b, pt, pl, xp):
+def pad_sample(x, b, pt, pl, xp):
     """Copies ``x[b]`` (``[H, W, C]``) into the zero-padded ``xp`` (``[Hp, Wp, C]``) at
     offset ``(pt, pl)``; the rest of ``xp`` becomes zero."""
     _, height, width, ch = x.shape
@@ -114,7 +114,7 @@ def im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, c
     rflat = cols.reshape(-1)
     for b in range(b0, b1):
         if q0 == 0:
-            _pad_sample(x, b, pt, pl, xp)
+            pad_sample(x, b, pt, pl, xp)
         _patch_walk(xp.reshape(-1), wp, ch, rflat, (b - b0) * n * cols.shape[1], q0, q1, kh,
                     kw, sh, sw, dh, dw, ow, True)
 

@@ -12,9 +12,12 @@ vectors, 64 consecutive floats, so a kernel states a 64-float row once.
 
 Every operation is one IEEE float32 operation per lane, with no fast-math flags (LLVM may
 not fuse a multiply and an add), so a vector loop computes the bits of the scalar loop
-it replaces. Under ``NUMBA_DISABLE_JIT=1`` the same functions run in Python on 16-element
+it replaces. A fused multiply-add is only ever asked for explicitly: :func:`vfma` is
+IEEE 754's ``fusedMultiplyAdd`` (``a * b + c`` rounded once, LLVM's ``llvm.fma``), the
+same bits on every machine whether or not it has an FMA unit. Under ``NUMBA_DISABLE_JIT=1`` the same functions run in Python on 16-element
 NumPy float32 arrays (NumPy's float32 ``+``, ``-`` and ``*`` are the same IEEE
-operations), so interpreted kernels give the compiled kernels' bits.
+operations), so interpreted kernels give the compiled kernels' bits; the interpreted :func:`vfma`
+rounds the exact ``a * b + c`` once, through float64 with round-to-odd.
 
 Indices are element offsets into the array's data; like Numba's own unchecked indexing
 they are not bounds-checked: ``a[i:i + 16]`` must lie inside the array.
@@ -27,11 +30,12 @@ import operator
 import numpy as np
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic, models, overload, register_model
 
 from tinynet.kernels._jit import njit
 
-__all__ = ["LANES", "F32x16", "f32x16", "vload", "vstore", "vsplat", "load4", "store4", "splat4",
+__all__ = ["LANES", "F32x16", "f32x16", "vload", "vstore", "vsplat", "vfma", "load4", "store4", "splat4",
            "zero4", "add4", "sub4", "mul4"]
 
 LANES = 16
@@ -68,6 +72,24 @@ def vstore(a: np.ndarray, i: int, v: np.ndarray) -> None:
 def vsplat(x: float) -> np.ndarray:
     """A vector with ``float32(x)`` in every lane."""
     return np.full(LANES, x, dtype=np.float32)
+
+
+def vfma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``a * b + c`` lane by lane, rounded once to float32 (IEEE fused multiply-add).
+
+    Interpreted: the float32 product is exact in float64 and the sum's rounding error is
+    recovered exactly (TwoSum); rounding the sum to odd in float64 (53 bits, more than
+    24 + 2) and then to nearest float32 is the single correct rounding.
+    """
+    p = a.astype(np.float64) * b.astype(np.float64)
+    c64 = c.astype(np.float64)
+    s = p + c64
+    bv = s - p
+    err = (p - (s - bv)) + (c64 - bv)
+    even = (s.view(np.int64) & 1) == 0
+    toward = np.where(err > 0, np.inf, -np.inf)
+    s = np.where((err != 0) & even, np.nextafter(s, toward), s)
+    return s.astype(np.float32)
 
 
 # ------------------------------------------------------------- the compiled versions
@@ -114,6 +136,16 @@ def _vsplat(typingctx, x):
     return f32x16(types.float32), codegen
 
 
+@intrinsic
+def _vfma(typingctx, a, b, c):
+    def codegen(context, builder, sig, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VT, [_VT] * 3),
+                                            "llvm.fma.v16f32")
+        return builder.call(fn, args)
+
+    return f32x16(f32x16, f32x16, f32x16), codegen
+
+
 def _lanewise(instruction: str):
     @intrinsic
     def op(typingctx, a, b):
@@ -138,6 +170,11 @@ def _vstore_jit(a, i, v):
 @overload(vsplat, inline="always")
 def _vsplat_jit(x):
     return lambda x: _vsplat(np.float32(x))
+
+
+@overload(vfma, inline="always")
+def _vfma_jit(a, b, c):
+    return lambda a, b, c: _vfma(a, b, c)
 
 
 def _register_operator(op, instruction: str) -> None:

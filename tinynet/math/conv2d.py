@@ -1,6 +1,15 @@
-"""Tiled 2-D convolution on channels-last data: im2col -> GEMM -> col2im, tile by tile.
+"""2-D convolution on channels-last data: direct register kernels, or im2col -> GEMM -> col2im.
 
-A whole-batch patch matrix is ``KH * KW`` times the input (19 MB for a
+**Direct** (:mod:`tinynet.kernels.conv_direct`): when the output channels come in
+multiples of 16 (and a sample has at least 8 output pixels), the forward runs fused
+multiply-adds on 8-pixel by 32-channel register blocks straight from a zero-padded copy
+of each sample, with no patch matrix; the kernel gradient the same way with 8 kernel
+rows by 32 filters per block; the input gradient of a stride-1 convolution with at least
+16 input channels is the same correlation as the forward, of the zero-padded output
+gradient with the flipped, transposed kernel. Whatever these cannot do runs on the
+tiled path below; the choice depends on the shape alone.
+
+**Tiled**: a whole-batch patch matrix is ``KH * KW`` times the input (19 MB for a
 ``32x32x32x16`` batch and a 3x3 kernel): writing it, reading it back for the GEMM and
 doing the same for its gradient costs more than the multiplications. Here the patch
 matrix only ever exists as a tile of :func:`tile_rows` rows (about 512 KB) in a
@@ -36,6 +45,7 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import conv as ck
+from tinynet.kernels import conv_direct as cd
 from tinynet.math.matmul import pin_blas_threads
 
 __all__ = ["TILE_ELEMS", "MIN_TASKS", "tile_rows", "conv2d_forward", "conv2d_backward"]
@@ -63,11 +73,12 @@ class _Plan:
     """The sizes of one convolution, its fixed tasks and its scratch buffers."""
 
     __slots__ = ("batch", "ch", "per", "width", "filters", "step", "tasks", "hp", "wp",
-                 "args", "parallel", "slots")
+                 "args", "parallel", "slots", "threads", "geometry", "in_hw")
 
     def __init__(self, x_shape: tuple, w_shape: tuple, geometry: tuple) -> None:
-        kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = (int(v) for v in geometry)
+        kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = self.geometry = tuple(int(v) for v in geometry)
         self.batch, height, width, self.ch = (int(v) for v in x_shape)
+        self.in_hw = (height, width)
         self.per = oh * ow
         self.width, self.filters = (int(v) for v in w_shape)
         self.step = tile_rows(self.width)
@@ -79,12 +90,39 @@ class _Plan:
         self.wp = max((ow - 1) * sw + (kw - 1) * dw + 1, pl + width)
         self.args = (self.per, self.step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow)
         self.parallel = tuning.use_parallel(_GATE, self.batch * self.per * self.width)
-        threads = tuning.get_num_threads() if self.parallel else 1
-        self.slots = max(min(threads, len(self.tasks)), 1)
+        self.threads = tuning.get_num_threads() if self.parallel else 1
+        self.slots = max(min(self.threads, len(self.tasks)), 1)
 
-    def scratch(self) -> np.ndarray:
+    def scratch(self, slots: int | None = None) -> np.ndarray:
         """One padded-sample buffer per slot."""
-        return np.empty((self.slots, self.hp, self.wp, self.ch), dtype=np.float32)
+        return np.empty((slots or self.slots, self.hp, self.wp, self.ch), dtype=np.float32)
+
+    def direct_forward(self) -> bool:
+        """Whether the forward (and the kernel gradient) run on the direct kernels."""
+        return self.filters % 16 == 0 and self.per >= cd.BLOCK
+
+    def direct_input_grad(self) -> tuple[int, int] | None:
+        """The output gradient's top/left padding when the input gradient runs on the
+        direct kernels (stride 1, input channels a multiple of 16), else ``None``."""
+        kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = self.geometry
+        height, width = self.in_hw
+        ptd, pld = (kh - 1) * dh - pt, (kw - 1) * dw - pl
+        ok = (sh == sw == 1 and self.ch % 16 == 0 and height * width >= cd.BLOCK
+              and ptd >= 0 and pld >= 0 and oh <= height + pt and ow <= width + pl)
+        return (ptd, pld) if ok else None
+
+    def row_offsets(self, channels: int, wp: int, multiple: int = 1) -> np.ndarray:
+        """``roff[r]``, kernel row ``r = (i * KW + j) * channels + c`` -> its offset from a
+        pixel's corner in a padded sample ``wp`` wide; zeros appended up to a multiple of
+        ``multiple`` rows."""
+        kh, kw, _, _, dh, dw = self.geometry[:6]
+        taps = (np.arange(kh)[:, None] * dh * wp + np.arange(kw)[None, :] * dw) * channels
+        roff = (taps.reshape(-1, 1) + np.arange(channels)).reshape(-1)
+        return np.concatenate([roff, np.zeros(-roff.size % multiple, roff.dtype)])
+
+    def offsets(self, slots: int) -> np.ndarray:
+        """One block of pixel offsets per slot."""
+        return np.empty((slots, cd.BLOCK), dtype=np.int64)
 
     def tiles(self) -> np.ndarray:
         """One patch tile per slot."""
@@ -118,6 +156,13 @@ def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
     add_bias = bias is not None
     bias = (np.ascontiguousarray(bias, dtype=np.float32).reshape(-1) if add_bias
             else np.zeros(plan.filters, dtype=np.float32))
+    if plan.direct_forward():
+        kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = plan.geometry
+        slots = max(min(plan.threads, plan.batch), 1)
+        kernel = cd.direct_forward_parallel if plan.parallel else cd.direct_forward_serial
+        kernel(x, w2.reshape(-1), plan.row_offsets(plan.ch, plan.wp), bias, add_bias, z, pt,
+               pl, oh, ow, sh, sw, plan.scratch(slots), plan.offsets(slots))
+        return z
     kernel = ck.conv_forward_parallel if plan.parallel else ck.conv_forward_serial
     kernel(x, w2, bias, add_bias, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
     return z
@@ -154,18 +199,57 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     db = np.zeros(plan.filters, dtype=np.float32) if want_db else None
     if not (want_dx or want_dw or want_db) or dz.size == 0:
         return dx, dw2, db
-    ntasks = len(plan.tasks)
-    parts = np.empty((ntasks if want_dw else 1, plan.width, plan.filters), dtype=np.float32)
-    bparts = np.empty((ntasks, plan.filters), dtype=np.float32)
     pin_blas_threads()
-    kernel = ck.conv_backward_parallel if plan.parallel else ck.conv_backward_serial
-    kernel(x, w2, dz, dx if want_dx else x, parts, bparts, want_dx, want_dw, want_db,
-           plan.tasks, *plan.args, plan.scratch(), plan.scratch(), plan.tiles())
-    if want_dw:
-        dw2 = _merge(parts)
-    if want_db:
-        db = _merge(bparts)
+    ntasks = len(plan.tasks)
+    bparts = np.empty((ntasks, plan.filters), dtype=np.float32)
+    direct_dw = want_dw and plan.direct_forward()
+    pads = plan.direct_input_grad() if want_dx else None
+    if direct_dw or pads is not None:  # the bias gradient comes with the direct pass
+        dw_direct = _direct_backward(plan, x, w2, dz, dx, bparts, pads, direct_dw, want_db)
+        if direct_dw:
+            dw2 = dw_direct
+        if want_db:
+            db = _merge(bparts)
+        want_db = False
+    tiled_dx = want_dx and pads is None
+    tiled_dw = want_dw and not direct_dw
+    if tiled_dx or tiled_dw or want_db:
+        parts = np.empty((ntasks if tiled_dw else 1, plan.width, plan.filters), dtype=np.float32)
+        kernel = ck.conv_backward_parallel if plan.parallel else ck.conv_backward_serial
+        kernel(x, w2, dz, dx if tiled_dx else x, parts, bparts, tiled_dx, tiled_dw, want_db,
+               plan.tasks, *plan.args, plan.scratch(), plan.scratch(), plan.tiles())
+        if tiled_dw:
+            dw2 = _merge(parts)
+        if want_db:
+            db = _merge(bparts)
     return dx, dw2, db
+
+
+def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
+                     dx: np.ndarray | None, bparts: np.ndarray, pads: tuple[int, int] | None,
+                     want_dw: bool, want_db: bool) -> np.ndarray | None:
+    """The direct kernels' share of the backward: the kernel gradient (returned) if
+    ``want_dw``, ``dx`` if ``pads`` (the output gradient's top/left padding) is given, the
+    bias partials ``bparts`` if ``want_db``."""
+    kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = plan.geometry
+    height, width = plan.in_hw
+    ntasks, slots = len(plan.tasks), plan.slots
+    roff = plan.row_offsets(plan.ch, plan.wp, cd.BLOCK)
+    parts = np.empty((ntasks if want_dw else 1, roff.size, plan.filters), dtype=np.float32)
+    ptd, pld = pads if pads is not None else (0, 0)
+    hpd, wpd = height + (kh - 1) * dh, width + (kw - 1) * dw
+    # dx = the padded dz correlated with the kernel flipped in space, [KH, KW, F, C]
+    wt = (np.ascontiguousarray(w2.reshape(kh, kw, plan.ch, plan.filters)[::-1, ::-1]
+                               .transpose(0, 1, 3, 2)).reshape(-1) if pads is not None
+          else w2.reshape(-1))
+    dzps = np.empty((slots, *((hpd, wpd) if pads is not None else (1, 1)), plan.filters),
+                    dtype=np.float32)
+    kernel = cd.direct_backward_parallel if plan.parallel else cd.direct_backward_serial
+    kernel(x, dz.reshape(plan.batch, oh, ow, plan.filters), roff, wt,
+           plan.row_offsets(plan.filters, wpd), dx if pads is not None else x, parts, bparts,
+           pads is not None, want_dw, want_db, plan.tasks, pt, pl, oh, ow, sh, sw, ptd, pld,
+           plan.scratch(), dzps, plan.offsets(slots))
+    return _merge(parts)[:plan.width] if want_dw else None
 
 
 def _merge(parts: np.ndarray) -> np.ndarray:

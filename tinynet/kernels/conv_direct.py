@@ -1,0 +1,381 @@
+"""Direct 2-D convolution kernels on channels-last data: fused multiply-adds in registers.
+
+For output channels in multiples of 16 the convolution needs no patch matrix at all
+(:mod:`tinynet.math.conv2d` chooses). A *block* is 8 output pixels by 32 (or 16) output
+channels: 16 (or 8) ``f32x16`` accumulators stay in registers while the loop runs over
+the ``K = KH * KW * C`` rows of the kernel, each row one vector load of weights, eight
+scalars of the zero-padded input broadcast, and one :func:`~tinynet.kernels.simd.vfma`
+per accumulator. A kernel row ``r = (i * KW + j) * C + c`` reads the padded input at a
+fixed offset ``roff[r]`` from the pixel's corner, so taps, channels and dilation are one
+loop.
+
+* **Output** (forward, and the input gradient of a stride-1 convolution, which is the
+  same correlation of the zero-padded output gradient with the flipped, transposed
+  kernel): ``z[q, f] = fma chain over r = 0..K-1 of x[off_q + roff[r]] * w[r, f]``,
+  then ``+ bias[f]``. Every output is one chain in row order, whatever block it is
+  computed in, so the last block of a sample may overlap the one before it (it
+  recomputes the same bits) and a sample needs no tail code.
+* **Kernel gradient**: a block is 8 kernel rows by 32 (or 16) filters, and the loop runs
+  over the output pixels: ``dw[r, f] = fma chain over the task's pixels, in order, of
+  x[off_q + roff[r]] * dz[q, f]``. Blocks start from the task's partial so far, which
+  continues the same chain sample after sample. ``K`` is padded to a multiple of 8 with
+  rows that read offset 0 and land in rows the caller drops.
+
+The order of every sum depends on the shape alone, so the serial and parallel passes
+give the same bits for any thread count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from tinynet.kernels._jit import njit
+from tinynet.kernels.conv import pad_sample
+from tinynet.kernels.simd import vfma, vload, vsplat, vstore
+
+__all__ = ["BLOCK", "direct_forward_serial", "direct_forward_parallel",
+           "direct_backward_serial", "direct_backward_parallel"]
+
+BLOCK = 8  # output pixels (output pass) or kernel rows (gradient pass) per block
+
+
+# ----------------------------------------------------------------- register blocks
+@njit(cache=True, nogil=True, error_model="numpy")
+def _out_block2(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
+    """Outputs ``zf[zo + i * nf + f0 : +32]`` of the 8 pixels at input offsets ``offs``."""
+    o0, o1, o2, o3 = offs[0], offs[1], offs[2], offs[3]
+    o4, o5, o6, o7 = offs[4], offs[5], offs[6], offs[7]
+    a0 = b0 = a1 = b1 = a2 = b2 = a3 = b3 = vsplat(0.0)
+    a4 = b4 = a5 = b5 = a6 = b6 = a7 = b7 = vsplat(0.0)
+    wo = f0
+    for r in range(roff.size):
+        ro = roff[r]
+        u = vload(wf, wo)
+        v = vload(wf, wo + 16)
+        wo += nf
+        s = vsplat(xf[o0 + ro])
+        a0 = vfma(s, u, a0)
+        b0 = vfma(s, v, b0)
+        s = vsplat(xf[o1 + ro])
+        a1 = vfma(s, u, a1)
+        b1 = vfma(s, v, b1)
+        s = vsplat(xf[o2 + ro])
+        a2 = vfma(s, u, a2)
+        b2 = vfma(s, v, b2)
+        s = vsplat(xf[o3 + ro])
+        a3 = vfma(s, u, a3)
+        b3 = vfma(s, v, b3)
+        s = vsplat(xf[o4 + ro])
+        a4 = vfma(s, u, a4)
+        b4 = vfma(s, v, b4)
+        s = vsplat(xf[o5 + ro])
+        a5 = vfma(s, u, a5)
+        b5 = vfma(s, v, b5)
+        s = vsplat(xf[o6 + ro])
+        a6 = vfma(s, u, a6)
+        b6 = vfma(s, v, b6)
+        s = vsplat(xf[o7 + ro])
+        a7 = vfma(s, u, a7)
+        b7 = vfma(s, v, b7)
+    if add_bias:
+        u = vload(bias, f0)
+        v = vload(bias, f0 + 16)
+        a0, a1, a2, a3 = a0 + u, a1 + u, a2 + u, a3 + u
+        a4, a5, a6, a7 = a4 + u, a5 + u, a6 + u, a7 + u
+        b0, b1, b2, b3 = b0 + v, b1 + v, b2 + v, b3 + v
+        b4, b5, b6, b7 = b4 + v, b5 + v, b6 + v, b7 + v
+    o = zo + f0
+    vstore(zf, o, a0)
+    vstore(zf, o + 16, b0)
+    o += nf
+    vstore(zf, o, a1)
+    vstore(zf, o + 16, b1)
+    o += nf
+    vstore(zf, o, a2)
+    vstore(zf, o + 16, b2)
+    o += nf
+    vstore(zf, o, a3)
+    vstore(zf, o + 16, b3)
+    o += nf
+    vstore(zf, o, a4)
+    vstore(zf, o + 16, b4)
+    o += nf
+    vstore(zf, o, a5)
+    vstore(zf, o + 16, b5)
+    o += nf
+    vstore(zf, o, a6)
+    vstore(zf, o + 16, b6)
+    o += nf
+    vstore(zf, o, a7)
+    vstore(zf, o + 16, b7)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _out_block1(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
+    """:func:`_out_block2` for 16 output channels (the last 16 when ``nf % 32 == 16``)."""
+    o0, o1, o2, o3 = offs[0], offs[1], offs[2], offs[3]
+    o4, o5, o6, o7 = offs[4], offs[5], offs[6], offs[7]
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = vsplat(0.0)
+    wo = f0
+    for r in range(roff.size):
+        ro = roff[r]
+        u = vload(wf, wo)
+        wo += nf
+        a0 = vfma(vsplat(xf[o0 + ro]), u, a0)
+        a1 = vfma(vsplat(xf[o1 + ro]), u, a1)
+        a2 = vfma(vsplat(xf[o2 + ro]), u, a2)
+        a3 = vfma(vsplat(xf[o3 + ro]), u, a3)
+        a4 = vfma(vsplat(xf[o4 + ro]), u, a4)
+        a5 = vfma(vsplat(xf[o5 + ro]), u, a5)
+        a6 = vfma(vsplat(xf[o6 + ro]), u, a6)
+        a7 = vfma(vsplat(xf[o7 + ro]), u, a7)
+    if add_bias:
+        u = vload(bias, f0)
+        a0, a1, a2, a3 = a0 + u, a1 + u, a2 + u, a3 + u
+        a4, a5, a6, a7 = a4 + u, a5 + u, a6 + u, a7 + u
+    o = zo + f0
+    vstore(zf, o, a0)
+    vstore(zf, o + nf, a1)
+    vstore(zf, o + 2 * nf, a2)
+    vstore(zf, o + 3 * nf, a3)
+    vstore(zf, o + 4 * nf, a4)
+    vstore(zf, o + 5 * nf, a5)
+    vstore(zf, o + 6 * nf, a6)
+    vstore(zf, o + 7 * nf, a7)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_block2(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
+    """Kernel-gradient rows ``r0..r0+7``, filters ``f0..f0+31`` of one padded sample:
+    the chains in ``part`` (``[Kpad * nf]``) continued over its pixels in order."""
+    ro0, ro1, ro2, ro3 = roff[r0], roff[r0 + 1], roff[r0 + 2], roff[r0 + 3]
+    ro4, ro5, ro6, ro7 = roff[r0 + 4], roff[r0 + 5], roff[r0 + 6], roff[r0 + 7]
+    p = r0 * nf + f0
+    a0 = vload(part, p)
+    b0 = vload(part, p + 16)
+    a1 = vload(part, p + nf)
+    b1 = vload(part, p + nf + 16)
+    a2 = vload(part, p + 2 * nf)
+    b2 = vload(part, p + 2 * nf + 16)
+    a3 = vload(part, p + 3 * nf)
+    b3 = vload(part, p + 3 * nf + 16)
+    a4 = vload(part, p + 4 * nf)
+    b4 = vload(part, p + 4 * nf + 16)
+    a5 = vload(part, p + 5 * nf)
+    b5 = vload(part, p + 5 * nf + 16)
+    a6 = vload(part, p + 6 * nf)
+    b6 = vload(part, p + 6 * nf + 16)
+    a7 = vload(part, p + 7 * nf)
+    b7 = vload(part, p + 7 * nf + 16)
+    go = g0 * nf + f0
+    for oy in range(oh):
+        o = oy * sh * wp * ch
+        for _ in range(ow):
+            u = vload(gf, go)
+            v = vload(gf, go + 16)
+            go += nf
+            s = vsplat(xf[o + ro0])
+            a0 = vfma(s, u, a0)
+            b0 = vfma(s, v, b0)
+            s = vsplat(xf[o + ro1])
+            a1 = vfma(s, u, a1)
+            b1 = vfma(s, v, b1)
+            s = vsplat(xf[o + ro2])
+            a2 = vfma(s, u, a2)
+            b2 = vfma(s, v, b2)
+            s = vsplat(xf[o + ro3])
+            a3 = vfma(s, u, a3)
+            b3 = vfma(s, v, b3)
+            s = vsplat(xf[o + ro4])
+            a4 = vfma(s, u, a4)
+            b4 = vfma(s, v, b4)
+            s = vsplat(xf[o + ro5])
+            a5 = vfma(s, u, a5)
+            b5 = vfma(s, v, b5)
+            s = vsplat(xf[o + ro6])
+            a6 = vfma(s, u, a6)
+            b6 = vfma(s, v, b6)
+            s = vsplat(xf[o + ro7])
+            a7 = vfma(s, u, a7)
+            b7 = vfma(s, v, b7)
+            o += sw * ch
+    vstore(part, p, a0)
+    vstore(part, p + 16, b0)
+    vstore(part, p + nf, a1)
+    vstore(part, p + nf + 16, b1)
+    vstore(part, p + 2 * nf, a2)
+    vstore(part, p + 2 * nf + 16, b2)
+    vstore(part, p + 3 * nf, a3)
+    vstore(part, p + 3 * nf + 16, b3)
+    vstore(part, p + 4 * nf, a4)
+    vstore(part, p + 4 * nf + 16, b4)
+    vstore(part, p + 5 * nf, a5)
+    vstore(part, p + 5 * nf + 16, b5)
+    vstore(part, p + 6 * nf, a6)
+    vstore(part, p + 6 * nf + 16, b6)
+    vstore(part, p + 7 * nf, a7)
+    vstore(part, p + 7 * nf + 16, b7)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_block1(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
+    """:func:`_grad_block2` for 16 filters (the last 16 when ``nf % 32 == 16``)."""
+    ro0, ro1, ro2, ro3 = roff[r0], roff[r0 + 1], roff[r0 + 2], roff[r0 + 3]
+    ro4, ro5, ro6, ro7 = roff[r0 + 4], roff[r0 + 5], roff[r0 + 6], roff[r0 + 7]
+    p = r0 * nf + f0
+    a0 = vload(part, p)
+    a1 = vload(part, p + nf)
+    a2 = vload(part, p + 2 * nf)
+    a3 = vload(part, p + 3 * nf)
+    a4 = vload(part, p + 4 * nf)
+    a5 = vload(part, p + 5 * nf)
+    a6 = vload(part, p + 6 * nf)
+    a7 = vload(part, p + 7 * nf)
+    go = g0 * nf + f0
+    for oy in range(oh):
+        o = oy * sh * wp * ch
+        for _ in range(ow):
+            u = vload(gf, go)
+            go += nf
+            a0 = vfma(vsplat(xf[o + ro0]), u, a0)
+            a1 = vfma(vsplat(xf[o + ro1]), u, a1)
+            a2 = vfma(vsplat(xf[o + ro2]), u, a2)
+            a3 = vfma(vsplat(xf[o + ro3]), u, a3)
+            a4 = vfma(vsplat(xf[o + ro4]), u, a4)
+            a5 = vfma(vsplat(xf[o + ro5]), u, a5)
+            a6 = vfma(vsplat(xf[o + ro6]), u, a6)
+            a7 = vfma(vsplat(xf[o + ro7]), u, a7)
+            o += sw * ch
+    vstore(part, p, a0)
+    vstore(part, p + nf, a1)
+    vstore(part, p + 2 * nf, a2)
+    vstore(part, p + 3 * nf, a3)
+    vstore(part, p + 4 * nf, a4)
+    vstore(part, p + 5 * nf, a5)
+    vstore(part, p + 6 * nf, a6)
+    vstore(part, p + 7 * nf, a7)
+
+
+# ------------------------------------------------------------------ one sample
+@njit(cache=True, inline="always", error_model="numpy")
+def _pixel_offsets(q0, ow, sh, sw, wp, ch, offs):
+    """``offs[i]``: offset in the padded sample of the corner of output pixel ``q0 + i``."""
+    for i in range(BLOCK):
+        oy = (q0 + i) // ow
+        ox = q0 + i - oy * ow
+        offs[i] = (oy * sh * wp + ox * sw) * ch
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _out_sample(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs):
+    """All outputs of one padded sample ``xp`` (``[Hp, Wp, C]``) into rows
+    ``row0..row0 + oh * ow`` of ``zf`` (flat ``[rows * nf]``)."""
+    wp, ch = xp.shape[1], xp.shape[2]
+    xf = xp.reshape(-1)
+    nf = bias.size
+    per = oh * ow
+    for q0 in range(0, per, BLOCK):
+        qs = min(q0, per - BLOCK)  # the last block may overlap: same chains, same bits
+        _pixel_offsets(qs, ow, sh, sw, wp, ch, offs)
+        zo = (row0 + qs) * nf
+        for f0 in range(0, nf - 31, 32):
+            _out_block2(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias)
+        if nf % 32:
+            _out_block1(xf, wf, roff, nf, nf - 16, offs, zf, zo, bias, add_bias)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_sample(xp, gf, roff, row0, oh, ow, sh, sw, part):
+    """Continues the kernel-gradient chains in ``part`` over one padded sample ``xp`` and
+    its output gradient rows ``row0..row0 + oh * ow`` of ``gf``."""
+    wp, ch = xp.shape[1], xp.shape[2]
+    xf = xp.reshape(-1)
+    nf = part.size // roff.size
+    for r0 in range(0, roff.size, BLOCK):
+        for f0 in range(0, nf - 31, 32):
+            _grad_block2(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, row0, part)
+        if nf % 32:
+            _grad_block1(xf, gf, roff, r0, nf, nf - 16, oh, ow, sh, sw, wp, ch, row0, part)
+
+
+# ------------------------------------------------------------- whole passes
+# Forward: sample b runs on slot b % slots. Backward: ``tasks[t] = (b0, b1)``, a group of
+# whole samples with its own kernel-gradient partial ``parts[t]`` and bias partial
+# ``bparts[t]``, runs on slot t % slots. Each slot has its own padded buffers.
+@njit(cache=True, nogil=True, error_model="numpy")
+def _forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xp, offs):
+    zf = z.reshape(-1)
+    for b in range(s, x.shape[0], slots):
+        pad_sample(x, b, pt, pl, xp)
+        _out_sample(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh, sw, offs)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def direct_forward_serial(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps, offs):
+    """``z = conv(x, w) (+ bias)`` (see the module docstring); ``z`` is
+    ``[B * OH * OW, F]``, ``wf`` the kernel ``[K * F]`` flat, ``roff`` its row offsets."""
+    _forward_slot(x, wf, roff, bias, add_bias, z, 0, 1, pt, pl, oh, ow, sh, sw, xps[0],
+                  offs[0])
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def direct_forward_parallel(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps, offs):
+    """:func:`direct_forward_serial` with the samples spread over ``len(xps)`` slots."""
+    slots = xps.shape[0]
+    for s in prange(slots):
+        _forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xps[s],
+                      offs[s])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
+                   tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs):
+    nf = dz4.shape[3]
+    per = oh * ow
+    gf = dz4.reshape(-1)
+    dxf = dx.reshape(-1)
+    height, width = dx.shape[1], dx.shape[2]
+    no_bias = np.zeros(dx.shape[3], dtype=np.float32)
+    for t in range(s, tasks.shape[0], slots):
+        part = parts[t].reshape(-1)
+        db = bparts[t]
+        if want_dw:
+            for i in range(part.size):
+                part[i] = np.float32(0.0)
+        if want_db:
+            for f in range(nf):
+                db[f] = np.float32(0.0)
+        for b in range(tasks[t, 0], tasks[t, 1]):
+            if want_dw:
+                pad_sample(x, b, pt, pl, xp)
+                _grad_sample(xp, gf, roff, b * per, oh, ow, sh, sw, part)
+            if want_db:  # the sample's dz rows added in order
+                for q in range(b * per, (b + 1) * per):
+                    g = gf[q * nf:(q + 1) * nf]
+                    for f in range(nf):
+                        db[f] += g[f]
+            if want_dx:  # stride 1: the padded dz correlated with the flipped kernel
+                pad_sample(dz4, b, ptd, pld, dzp)
+                _out_sample(dzp, wt, roff_t, no_bias, False, dxf, b * height * width, height,
+                            width, 1, 1, offs)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def direct_backward_serial(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
+                           want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs):
+    """Kernel-gradient partials ``parts[t]`` (``[Kpad, F]``), bias partials ``bparts[t]``
+    and (stride 1) ``dx``, task by task (see the module docstring)."""
+    _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
+                   tasks, 0, 1, pt, pl, oh, ow, sh, sw, ptd, pld, xps[0], dzps[0], offs[0])
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def direct_backward_parallel(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
+                             want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs):
+    """:func:`direct_backward_serial` with the tasks spread over ``len(xps)`` slots."""
+    slots = xps.shape[0]
+    for s in prange(slots):
+        _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
+                       tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xps[s], dzps[s],
+                       offs[s])
