@@ -70,10 +70,13 @@ def _normalization(out):
         ("bn2d", lambda: BatchNormalization(), (7, 6)),
         ("gn_chunks", lambda: GroupNormalization(groups=2), (4, 3, 3, 8)),
         ("gn_blocks", lambda: GroupNormalization(groups=4), (1, 48, 48, 8)),
-        # C = 64: one wide row per position (registers); C = 128: the spans
+        # C = 64: one wide row per position (registers); C = 128: two quads per row;
+        # C = 192: the spans
         ("gn_wide", lambda: GroupNormalization(groups=16), (2, 3, 5, 64)),
         ("bn_wide", lambda: BatchNormalization(), (2, 3, 5, 64)),
-        ("gn_spans", lambda: GroupNormalization(groups=16), (2, 3, 5, 128)),
+        ("gn_wide128", lambda: GroupNormalization(groups=16), (2, 3, 5, 128)),
+        ("bn_wide128", lambda: BatchNormalization(), (2, 3, 5, 128)),
+        ("gn_spans", lambda: GroupNormalization(groups=16), (2, 3, 5, 192)),
         ("in", lambda: InstanceNormalization(), (2, 4, 4, 3)),
         ("ln_rows", lambda: LayerNormalization(), (6, 16)),
         ("ln_rows64", lambda: LayerNormalization(), (9, 64)),  # the 16-lane vector rows

@@ -394,7 +394,8 @@ def test_layer_norm_across_blocks():
 
 
 # The register (wide-row) path: C dividing 64 packs 64 // C positions per 64-float row;
-# positions short of a whole row are leftovers; other C take the spans. Each shape below
+# positions short of a whole row are leftovers; C = 128 is one position per two-quad row;
+# other C take the spans. Each shape below
 # hits one edge; garbage allocated between the calls would show up if any lane were read
 # before it was written.
 @pytest.mark.parametrize("shape,groups", [
@@ -405,8 +406,10 @@ def test_layer_norm_across_blocks():
     ((2, 4, 5, 32), 4),      # 20 positions: 10 rows of 2
     ((2, 5, 7, 64), 16),     # one wide row per position
     ((1, 70, 64), 64),       # one group per channel
-    ((2, 5, 7, 128), 8),     # C = 128: the span path
+    ((2, 5, 7, 128), 8),     # C = 128: two quads per row
+    ((1, 300, 128), 128),    # C = 128, one group per channel, three position blocks
     ((2, 3, 3, 48), 6),      # C = 48: neither (the span path), for comparison
+    ((2, 3, 5, 256), 4),     # C = 256: the span path
 ])
 def test_wide_row_geometry_matches_reference(shape, groups):
     x, g, gamma, beta = _data(shape, 7)

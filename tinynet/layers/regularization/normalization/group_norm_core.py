@@ -111,28 +111,36 @@ def _fold_copies(lanes, channels, reps):
     _copies(lanes, channels, reps, True)
 
 
-# ``C`` divides 64 (1, 2, 4, 8, 16, 32, 64): the passes run on *wide rows* of 64 floats
-# instead of spans, ``64 // C`` positions per row, each row four ``f32x16`` vectors
-# against per-channel vectors held in registers for the whole block of positions. Lane
-# copies and leftover positions (fewer than a wide row, into copy 0) are as for spans,
-# with ``64 // C`` copies. The sweep and ``dx`` compute each element with the span
-# expression, so only the statistics lanes see the different grouping. (Wider channel
-# vectors do not fit in registers; walking a 128-channel row in two 64-channel passes
-# was measured 1.5-2x slower on data not in cache, so those take the spans.)
+# ``C`` divides 64 (1, 2, 4, 8, 16, 32, 64) or is 128: the passes run on *wide rows* of
+# ``max(64, C)`` floats instead of spans (``64 // C`` positions per row, or one 128-channel
+# position), each row one or two quads (four ``f32x16`` vectors each) against
+# per-channel vectors held in registers for the whole block of positions. Lane copies
+# and leftover positions (fewer than a wide row, into copy 0) are as for spans, with
+# ``64 // C`` copies (one for 128 channels). The sweep and ``dx`` compute each element
+# with the span expression, so only the statistics lanes see the different grouping.
+# (Wider channel vectors do not fit in registers. A 128-channel row walked as two
+# 64-channel halves, one pass per half, was measured 1.5-2x slower on data not in cache;
+# whole two-quad rows read each row once, 1.7-2.4x faster than spans.)
 WIDE = 64
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _wide(channels):
     """Whether the wide-row register path applies to ``C`` channels."""
-    return WIDE % channels == 0
+    return WIDE % channels == 0 or channels == 2 * WIDE
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _row_floats(channels):
+    """Floats per wide row: 64, or 128 for 128 channels."""
+    return max(WIDE, channels)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _copies_needed(channels, reps):
-    """Copies of the channel vectors a pass reads: ``64 // C`` on the wide path (leftover
-    positions read copy 0 only), ``reps`` on the span path."""
-    return WIDE // channels if _wide(channels) else reps
+    """Copies of the channel vectors a pass reads: one per position of a wide row
+    (leftover positions read copy 0 only), ``reps`` on the span path."""
+    return _row_floats(channels) // channels if _wide(channels) else reps
 
 
 # What the two lane sums of :func:`_lanes_wide` add per wide row (as ``folds._terms``):
@@ -141,54 +149,102 @@ def _copies_needed(channels, reps):
 _STATS, _GRAD_RECOMPUTE, _GRAD_XN = 0, 1, 2
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _lane_terms(xa, xb, mode, i, ka, kb):
+    """The two terms of the quad at ``i`` (see :func:`_lanes_wide`)."""
+    if mode == _STATS:
+        t = sub4(load4(xa, i), ka)
+        return t, mul4(t, t)
+    t = load4(xa, i)
+    xn = mul4(sub4(load4(xb, i), ka), kb) if mode == _GRAD_RECOMPUTE else load4(xb, i)
+    return t, mul4(t, xn)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def _lanes_wide(xa, xb, mode, start, rows, va, vb, c1, c2):
-    """The 64 lanes of two sums over ``rows`` wide rows from ``start`` (written, not added
-    to): ``x - K`` and its square (``xa = x``, ``va = K``), or ``g`` and ``g * xn``
+def _lanes_wide(xa, xb, mode, start, rows, width, va, vb, c1, c2):
+    """The ``width`` lanes of two sums over ``rows`` wide rows from ``start`` (written, not
+    added to): ``x - K`` and its square (``xa = x``, ``va = K``), or ``g`` and ``g * xn``
     (``xa = g``, ``xb`` = the input or ``xn``, ``va``/``vb`` = mean / inv_std vectors)."""
     ka = load4(va, 0)
     kb = load4(vb, 0)
     a = zero4()
     b = zero4()
-    for r in range(rows):
-        i = start + r * WIDE
-        if mode == _STATS:
-            t = sub4(load4(xa, i), ka)
-            u = mul4(t, t)
-        else:
-            t = load4(xa, i)
-            xn = mul4(sub4(load4(xb, i), ka), kb) if mode == _GRAD_RECOMPUTE else load4(xb, i)
-            u = mul4(t, xn)
-        a = add4(a, t)
-        b = add4(b, u)
+    if width == WIDE:
+        for r in range(rows):
+            t, u = _lane_terms(xa, xb, mode, start + r * WIDE, ka, kb)
+            a = add4(a, t)
+            b = add4(b, u)
+    else:  # two quads per row
+        ka2 = load4(va, WIDE)
+        kb2 = load4(vb, WIDE)
+        a2 = zero4()
+        b2 = zero4()
+        for r in range(rows):
+            i = start + r * width
+            t, u = _lane_terms(xa, xb, mode, i, ka, kb)
+            a = add4(a, t)
+            b = add4(b, u)
+            t, u = _lane_terms(xa, xb, mode, i + WIDE, ka2, kb2)
+            a2 = add4(a2, t)
+            b2 = add4(b2, u)
+        store4(c1, WIDE, a2)
+        store4(c2, WIDE, b2)
     store4(c1, 0, a)
     store4(c2, 0, b)
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _sweep_quad(x, out, xn, want_xn, i, m, k, sc, be):
+    d = sub4(load4(x, i), m)
+    store4(out, i, add4(mul4(d, sc), be))
+    if want_xn:
+        store4(xn, i, mul4(d, k))
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def _sweep_wide(x, out, xn, want_xn, start, rows, mean_c, inv_c, scale_c, bet):
+def _sweep_wide(x, out, xn, want_xn, start, rows, width, mean_c, inv_c, scale_c, bet):
     m = load4(mean_c, 0)
     k = load4(inv_c, 0)
     sc = load4(scale_c, 0)
     be = load4(bet, 0)
+    if width == WIDE:
+        for r in range(rows):
+            _sweep_quad(x, out, xn, want_xn, start + r * WIDE, m, k, sc, be)
+        return
+    m2 = load4(mean_c, WIDE)
+    k2 = load4(inv_c, WIDE)
+    sc2 = load4(scale_c, WIDE)
+    be2 = load4(bet, WIDE)
     for r in range(rows):
-        i = start + r * WIDE
-        d = sub4(load4(x, i), m)
-        store4(out, i, add4(mul4(d, sc), be))
-        if want_xn:
-            store4(xn, i, mul4(d, k))
+        i = start + r * width
+        _sweep_quad(x, out, xn, want_xn, i, m, k, sc, be)
+        _sweep_quad(x, out, xn, want_xn, i + WIDE, m2, k2, sc2, be2)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dx_quad(g, s, dx, recompute, i, m, ga, xa, ca):
+    e = sub4(load4(s, i), m) if recompute else load4(s, i)
+    store4(dx, i, sub4(mul4(ga, load4(g, i)), add4(ca, mul4(xa, e))))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _dx_wide(g, s, dx, recompute, start, rows, mean_c, ga_c, xa_c, ca_c):
+def _dx_wide(g, s, dx, recompute, start, rows, width, mean_c, ga_c, xa_c, ca_c):
     m = load4(mean_c, 0)
     ga = load4(ga_c, 0)
     xa = load4(xa_c, 0)
     ca = load4(ca_c, 0)
+    if width == WIDE:
+        for r in range(rows):
+            _dx_quad(g, s, dx, recompute, start + r * WIDE, m, ga, xa, ca)
+        return
+    m2 = load4(mean_c, WIDE)
+    ga2 = load4(ga_c, WIDE)
+    xa2 = load4(xa_c, WIDE)
+    ca2 = load4(ca_c, WIDE)
     for r in range(rows):
-        i = start + r * WIDE
-        e = sub4(load4(s, i), m) if recompute else load4(s, i)
-        store4(dx, i, sub4(mul4(ga, load4(g, i)), add4(ca, mul4(xa, e))))
+        i = start + r * width
+        _dx_quad(g, s, dx, recompute, i, m, ga, xa, ca)
+        _dx_quad(g, s, dx, recompute, i + WIDE, m2, ga2, xa2, ca2)
 
 
 # ------------------------------------------------------------------ forward kernels
@@ -230,9 +286,10 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
     _repeat(shift, channels, _copies_needed(channels, reps))
     lo, copies = p0, reps
     if _wide(channels):
-        copies = WIDE // channels
+        width = _row_floats(channels)
+        copies = width // channels
         rows = (p1 - p0) // copies
-        _lanes_wide(x, x, _STATS, base + p0 * channels, rows, shift, shift, c1, c2)
+        _lanes_wide(x, x, _STATS, base + p0 * channels, rows, width, shift, shift, c1, c2)
         lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
     else:
         for c in range(w):
@@ -346,10 +403,11 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
     for vec in (mean_c, inv_c, scale_c, bet):
         _repeat(vec, channels, _copies_needed(channels, reps))
     if _wide(channels):
-        copies = WIDE // channels
+        width = _row_floats(channels)
+        copies = width // channels
         rows = (r1 - r0) // copies
-        _sweep_wide(x, out, xn, want_xn, base + r0 * channels, rows, mean_c, inv_c, scale_c,
-                    bet)
+        _sweep_wide(x, out, xn, want_xn, base + r0 * channels, rows, width, mean_c, inv_c,
+                    scale_c, bet)
         r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
@@ -512,10 +570,11 @@ def _bwd_lanes_body(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_s
         _repeat(inv_c, channels, _copies_needed(channels, reps))
     lo, copies = p0, reps
     if _wide(channels):
-        copies = WIDE // channels
+        width = _row_floats(channels)
+        copies = width // channels
         rows = (p1 - p0) // copies
         _lanes_wide(g, s, _GRAD_RECOMPUTE if recompute else _GRAD_XN, base + p0 * channels,
-                    rows, mean_c, inv_c, u, v)
+                    rows, width, mean_c, inv_c, u, v)
         lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
     else:
         for c in range(w):
@@ -588,9 +647,11 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
     for vec in (mean_c, ga_c, xa_c, ca_c):
         _repeat(vec, channels, _copies_needed(channels, reps))
     if _wide(channels):
-        copies = WIDE // channels
+        width = _row_floats(channels)
+        copies = width // channels
         rows = (r1 - r0) // copies
-        _dx_wide(g, s, dx, recompute, base + r0 * channels, rows, mean_c, ga_c, xa_c, ca_c)
+        _dx_wide(g, s, dx, recompute, base + r0 * channels, rows, width, mean_c, ga_c, xa_c,
+                 ca_c)
         r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
