@@ -13,7 +13,7 @@ from tinynet.kernels._jit import njit
 from numba import prange
 
 from tinynet.kernels.simd import (LANES, add4, load4, mul4, splat4, store4, sub4, vfma,
-                                  vload, vsplat, vstore, zero4)
+                                  vload, vload8x2, vsplat, vsplat8x2, vstore, zero4)
 
 
 @njit(cache=True)
@@ -162,3 +162,17 @@ def test_vfma_rounds_once():
     assert np.array_equal(compiled, exact)
     # and it is not the twice-rounded product-then-sum in many of the near-cancelling cases
     assert np.sum(exact != a * b + c) > 100
+
+
+@njit(cache=True)
+def _halves(a, i, j, x, y, out):
+    vstore(out, 0, vload8x2(a, i, j) * vsplat8x2(x, y))
+
+
+def test_half_vectors_pair_two_pieces():
+    a = _data(40, 6)
+    out = np.empty(16, dtype=np.float32)
+    _halves(a, 3, 29, 0.5, -2.0, out)
+    expected = np.concatenate((a[3:11] * np.float32(0.5), a[29:37] * np.float32(-2.0)))
+    assert np.array_equal(out, expected)
+    assert np.array_equal(vload8x2(a, 3, 29) * vsplat8x2(0.5, -2.0), expected)

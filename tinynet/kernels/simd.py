@@ -35,7 +35,8 @@ from numba.extending import intrinsic, models, overload, register_model
 
 from tinynet.kernels._jit import njit
 
-__all__ = ["LANES", "F32x16", "f32x16", "vload", "vstore", "vsplat", "vfma", "load4", "store4", "splat4",
+__all__ = ["LANES", "F32x16", "f32x16", "vload", "vload8x2", "vstore", "vsplat", "vsplat8x2",
+           "vfma", "load4", "store4", "splat4",
            "zero4", "add4", "sub4", "mul4"]
 
 LANES = 16
@@ -64,6 +65,12 @@ def vload(a: np.ndarray, i: int) -> np.ndarray:
     return a[i:i + LANES].copy()
 
 
+def vload8x2(a: np.ndarray, i: int, j: int) -> np.ndarray:
+    """``a[i:i + 8]`` in lanes 0-7 and ``a[j:j + 8]`` in lanes 8-15: two 8-float pieces
+    (say, of two rows) side by side, so 8-lane folds of both run as one vector."""
+    return np.concatenate((a[i:i + 8], a[j:j + 8]))
+
+
 def vstore(a: np.ndarray, i: int, v: np.ndarray) -> None:
     """Writes vector ``v`` to ``a[i:i + 16]``."""
     a[i:i + LANES] = v
@@ -72,6 +79,11 @@ def vstore(a: np.ndarray, i: int, v: np.ndarray) -> None:
 def vsplat(x: float) -> np.ndarray:
     """A vector with ``float32(x)`` in every lane."""
     return np.full(LANES, x, dtype=np.float32)
+
+
+def vsplat8x2(x: float, y: float) -> np.ndarray:
+    """``float32(x)`` in lanes 0-7, ``float32(y)`` in lanes 8-15."""
+    return np.repeat(np.array([x, y], dtype=np.float32), 8)
 
 
 def vfma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -113,6 +125,23 @@ def _vload(typingctx, a, i):
     return f32x16(a, types.intp), codegen
 
 
+_V8 = ir.VectorType(ir.FloatType(), 8)
+_LANE_INDEX = ir.Constant(ir.VectorType(ir.IntType(32), LANES), list(range(LANES)))
+
+
+@intrinsic
+def _vload8x2(typingctx, a, i, j):
+    _check_array(a)
+
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        lo, hi = (builder.load(builder.bitcast(builder.gep(data, [k]), _V8.as_pointer()),
+                               align=4) for k in args[1:])
+        return builder.shuffle_vector(lo, hi, _LANE_INDEX)
+
+    return f32x16(a, types.intp, types.intp), codegen
+
+
 @intrinsic
 def _vstore(typingctx, a, i, v):
     _check_array(a)
@@ -146,6 +175,17 @@ def _vfma(typingctx, a, b, c):
     return f32x16(f32x16, f32x16, f32x16), codegen
 
 
+@intrinsic
+def _vsplat8x2(typingctx, x, y):
+    def codegen(context, builder, sig, args):
+        v = ir.Constant(_VT, ir.Undefined)
+        for k in range(LANES):
+            v = builder.insert_element(v, args[k // 8], ir.Constant(ir.IntType(32), k))
+        return v
+
+    return f32x16(types.float32, types.float32), codegen
+
+
 def _lanewise(instruction: str):
     @intrinsic
     def op(typingctx, a, b):
@@ -160,6 +200,16 @@ def _lanewise(instruction: str):
 @overload(vload, inline="always")
 def _vload_jit(a, i):
     return lambda a, i: _vload(a, i)
+
+
+@overload(vload8x2, inline="always")
+def _vload8x2_jit(a, i, j):
+    return lambda a, i, j: _vload8x2(a, i, j)
+
+
+@overload(vsplat8x2, inline="always")
+def _vsplat8x2_jit(x, y):
+    return lambda x, y: _vsplat8x2(np.float32(x), np.float32(y))
 
 
 @overload(vstore, inline="always")
