@@ -80,6 +80,7 @@ def _normalization(out):
         ("in", lambda: InstanceNormalization(), (2, 4, 4, 3)),
         ("ln_rows", lambda: LayerNormalization(), (6, 16)),
         ("ln_rows_pairs", lambda: LayerNormalization(), (7, 24)),  # row pairs, one alone
+        ("ln_rows32", lambda: LayerNormalization(), (7, 32)),  # register row pairs, one alone
         ("ln_rows64", lambda: LayerNormalization(), (9, 64)),  # the 16-lane vector rows
         ("ln_axes", lambda: LayerNormalization(axis=[1, 2, 3]), (2, 4, 4, 3)),
     ]

@@ -13,7 +13,8 @@ from tinynet.kernels._jit import njit
 from numba import prange
 
 from tinynet.kernels.simd import (LANES, add4, load4, mul4, splat4, store4, sub4, vfma,
-                                  vload, vload8x2, vsplat, vsplat8x2, vstore, zero4)
+                                  vhighs, vload, vload8x2, vlows, vsplat, vsplat8x2, vstore,
+                                  zero4)
 
 
 @njit(cache=True)
@@ -167,12 +168,18 @@ def test_vfma_rounds_once():
 @njit(cache=True)
 def _halves(a, i, j, x, y, out):
     vstore(out, 0, vload8x2(a, i, j) * vsplat8x2(x, y))
+    vstore(out, 16, vlows(vload(a, i), vload(a, j)))
+    vstore(out, 32, vhighs(vload(a, i), vload(a, j)))
 
 
 def test_half_vectors_pair_two_pieces():
-    a = _data(40, 6)
-    out = np.empty(16, dtype=np.float32)
+    a = _data(48, 6)
+    out = np.empty(48, dtype=np.float32)
     _halves(a, 3, 29, 0.5, -2.0, out)
     expected = np.concatenate((a[3:11] * np.float32(0.5), a[29:37] * np.float32(-2.0)))
-    assert np.array_equal(out, expected)
+    assert np.array_equal(out[:16], expected)
     assert np.array_equal(vload8x2(a, 3, 29) * vsplat8x2(0.5, -2.0), expected)
+    assert np.array_equal(out[16:32], np.concatenate((a[3:11], a[29:37])))
+    assert np.array_equal(out[32:], np.concatenate((a[11:19], a[37:45])))
+    assert np.array_equal(vlows(vload(a, 3), vload(a, 29)), out[16:32])
+    assert np.array_equal(vhighs(vload(a, 3), vload(a, 29)), out[32:])

@@ -36,7 +36,7 @@ from numba.extending import intrinsic, models, overload, register_model
 from tinynet.kernels._jit import njit
 
 __all__ = ["LANES", "F32x16", "f32x16", "vload", "vload8x2", "vstore", "vsplat", "vsplat8x2",
-           "vfma", "load4", "store4", "splat4",
+           "vlows", "vhighs", "vfma", "load4", "store4", "splat4",
            "zero4", "add4", "sub4", "mul4"]
 
 LANES = 16
@@ -84,6 +84,16 @@ def vsplat(x: float) -> np.ndarray:
 def vsplat8x2(x: float, y: float) -> np.ndarray:
     """``float32(x)`` in lanes 0-7, ``float32(y)`` in lanes 8-15."""
     return np.repeat(np.array([x, y], dtype=np.float32), 8)
+
+
+def vlows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Lanes 0-7 of ``a`` then lanes 0-7 of ``b``."""
+    return np.concatenate((a[:8], b[:8]))
+
+
+def vhighs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Lanes 8-15 of ``a`` then lanes 8-15 of ``b``."""
+    return np.concatenate((a[8:], b[8:]))
 
 
 def vfma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -186,6 +196,23 @@ def _vsplat8x2(typingctx, x, y):
     return f32x16(types.float32, types.float32), codegen
 
 
+def _halves(first: int):
+    mask = ir.Constant(ir.VectorType(ir.IntType(32), LANES),
+                       [first + k for k in range(8)] + [LANES + first + k for k in range(8)])
+
+    @intrinsic
+    def pick(typingctx, a, b):
+        def codegen(context, builder, sig, args):
+            return builder.shuffle_vector(args[0], args[1], mask)
+
+        return f32x16(f32x16, f32x16), codegen
+
+    return pick
+
+
+_vlows, _vhighs = _halves(0), _halves(8)
+
+
 def _lanewise(instruction: str):
     @intrinsic
     def op(typingctx, a, b):
@@ -210,6 +237,16 @@ def _vload8x2_jit(a, i, j):
 @overload(vsplat8x2, inline="always")
 def _vsplat8x2_jit(x, y):
     return lambda x, y: _vsplat8x2(np.float32(x), np.float32(y))
+
+
+@overload(vlows, inline="always")
+def _vlows_jit(a, b):
+    return lambda a, b: _vlows(a, b)
+
+
+@overload(vhighs, inline="always")
+def _vhighs_jit(a, b):
+    return lambda a, b: _vhighs(a, b)
 
 
 @overload(vstore, inline="always")

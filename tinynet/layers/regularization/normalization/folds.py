@@ -20,7 +20,7 @@ from tinynet.kernels.simd import vload8x2, vsplat, vsplat8x2, vstore
 from tinynet.math.reduction import DET_REDUCE_BLOCK
 
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
-           "shifted_sums_pair", "segment_dot2_pair", "col_sum", "col_dot",
+           "shifted_sums_pair", "segment_dot2_pair", "fold8", "col_sum", "col_dot",
            "merge_rows_serial", "merge_rows_parallel", "LANES"]
 
 LANES = 8
@@ -156,7 +156,7 @@ def shifted_segment_sums(x, start, stop, shift):
 # :func:`_lanes8`, so each result has its bits, at about twice the speed (one addition
 # chain serves both segments). Segment lengths are multiples of 8 (no tail).
 @njit(cache=True, inline="always", error_model="numpy")
-def _fold8(buf, o):
+def fold8(buf, o):
     """``((buf[o] + buf[o + 1]) + ...) + buf[o + 7]``, the lane order of :func:`_lanes8`."""
     return ((((((buf[o] + buf[o + 1]) + buf[o + 2]) + buf[o + 3]) + buf[o + 4]) + buf[o + 5])
             + buf[o + 6]) + buf[o + 7]
@@ -176,7 +176,7 @@ def shifted_sums_pair(x, ra, rb, n, buf):
         b = b + t * t
     vstore(buf, 0, a)
     vstore(buf, 16, b)
-    return _fold8(buf, 0), _fold8(buf, 16), _fold8(buf, 8), _fold8(buf, 24)
+    return fold8(buf, 0), fold8(buf, 16), fold8(buf, 8), fold8(buf, 24)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -191,7 +191,7 @@ def segment_dot2_pair(w, a, ra, rb, b, qa, qb, n, buf):
         t = t + wv * vload8x2(b, qa + j, qb + j)
     vstore(buf, 0, s)
     vstore(buf, 16, t)
-    return _fold8(buf, 0), _fold8(buf, 16), _fold8(buf, 8), _fold8(buf, 24)
+    return fold8(buf, 0), fold8(buf, 16), fold8(buf, 8), fold8(buf, 24)
 
 
 @njit(cache=True, error_model="numpy")

@@ -39,9 +39,11 @@ from numba import prange
 
 from tinynet import tuning
 from tinynet.kernels._jit import njit
-from tinynet.kernels.simd import add4, load4, mul4, splat4, store4, sub4, zero4
+from tinynet.kernels.simd import (add4, load4, mul4, splat4, store4, sub4, vhighs, vload,
+                                  vload8x2, vlows, vsplat, vstore, zero4)
 from tinynet.layers.regularization.normalization.folds import (
     LANES,
+    fold8,
     merge_rows_parallel,
     merge_rows_serial,
     rows_per_block,
@@ -893,6 +895,101 @@ def _bwd_rows64(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, ga
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _rows32_coeff(buf, o, n, affine_only):
+    """A row's dx coefficients from the folded lanes of its two dots."""
+    if affine_only:
+        return np.float32(0.0), np.float32(0.0)
+    return (np.float32(np.float64(fold8(buf, o)) / n),
+            np.float32(np.float64(fold8(buf, o + 16)) / n))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _bwd_rows32(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, gamma, parts,
+                acc, buf):
+    """:func:`_bwd_rows_body` for rows of exactly 32 features, two rows at a time in
+    registers: each row two ``f32x16`` vectors, the parameter lanes and ``gamma`` in
+    registers, and the two rows' 8-lane dots side by side in one vector (row ``r`` in
+    lanes 0-7, row ``r + 1`` in lanes 8-15, the low and high halves of each row's
+    vectors added in element order). Every element and lane sees the operations of the
+    general loop in its order, so the bits are the same. An odd last row of a chunk
+    takes the general loop."""
+    n = np.float64(32)
+    gw0 = vload8x2(gamma, 0, 0)
+    gw1 = vload8x2(gamma, 8, 8)
+    gw2 = vload8x2(gamma, 16, 16)
+    gw3 = vload8x2(gamma, 24, 24)
+    gam0 = vload(gamma, 0)
+    gam1 = vload(gamma, 16)
+    zero = vsplat(0.0)
+    for c0 in range(r0 - r0 % spc, r1, spc):
+        lo = max(c0, r0)
+        hi = min(c0 + spc, r1)
+        u0 = u1 = v0 = v1 = zero
+        for r in range(lo, hi - 1, 2):
+            i = r * 32
+            ka = vsplat(inv_std[r])
+            kb = vsplat(inv_std[r + 1])
+            ga0 = vload(g, i)
+            ga1 = vload(g, i + 16)
+            gb0 = vload(g, i + 32)
+            gb1 = vload(g, i + 48)
+            if recompute:
+                ma = vsplat(mean[r])
+                mb = vsplat(mean[r + 1])
+                xa0 = (vload(s, i) - ma) * ka
+                xa1 = (vload(s, i + 16) - ma) * ka
+                xb0 = (vload(s, i + 32) - mb) * kb
+                xb1 = (vload(s, i + 48) - mb) * kb
+            else:
+                xa0 = vload(s, i)
+                xa1 = vload(s, i + 16)
+                xb0 = vload(s, i + 32)
+                xb1 = vload(s, i + 48)
+            ta0 = ga0 * xa0
+            ta1 = ga1 * xa1
+            tb0 = gb0 * xb0
+            tb1 = gb1 * xb1
+            u0 = (u0 + ga0) + gb0
+            u1 = (u1 + ga1) + gb1
+            v0 = (v0 + ta0) + tb0
+            v1 = (v1 + ta1) + tb1
+            d = zero + gw0 * vlows(ga0, gb0)
+            e = zero + gw0 * vlows(ta0, tb0)
+            d = d + gw1 * vhighs(ga0, gb0)
+            e = e + gw1 * vhighs(ta0, tb0)
+            d = d + gw2 * vlows(ga1, gb1)
+            e = e + gw2 * vlows(ta1, tb1)
+            d = d + gw3 * vhighs(ga1, gb1)
+            e = e + gw3 * vhighs(ta1, tb1)
+            vstore(buf, 0, d)
+            vstore(buf, 16, e)
+            aa, ba = _rows32_coeff(buf, 0, n, affine_only)
+            ab, bb = _rows32_coeff(buf, 8, n, affine_only)
+            vstore(dx, i, ka * (ga0 * gam0 - (vsplat(aa) + xa0 * vsplat(ba))))
+            vstore(dx, i + 16, ka * (ga1 * gam1 - (vsplat(aa) + xa1 * vsplat(ba))))
+            vstore(dx, i + 32, kb * (gb0 * gam0 - (vsplat(ab) + xb0 * vsplat(bb))))
+            vstore(dx, i + 48, kb * (gb1 * gam1 - (vsplat(ab) + xb1 * vsplat(bb))))
+        vstore(acc[0], 0, u0)
+        vstore(acc[0], 16, u1)
+        vstore(acc[1], 0, v0)
+        vstore(acc[1], 16, v1)
+        if (hi - lo) % 2:
+            row = (hi - 1) * 32
+            _bwd_one_row(g[row:row + 32], s[row:row + 32], dx[row:row + 32], recompute,
+                         affine_only, mean[hi - 1], inv_std[hi - 1], gamma, acc, buf, n)
+        _flush_rows(parts, c0 // spc, acc, 32)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _bwd_one_row(gr, sr, dr, recompute, affine_only, m, k, gamma, acc, vb, n):
+    """One row by the general loop: terms into ``vb`` and the lanes ``acc``, then ``dx``."""
+    channels = gr.size
+    _row_terms(gr, sr, recompute, m, k, vb[:channels], acc[0], acc[1])
+    sa, sb = segment_dot2(gamma, gr, vb, 0, channels)
+    _row_dx(gr, sr, dr, recompute, affine_only, m, k, sa, sb, gamma, n)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _row_terms(gr, sr, recompute, m, k, vb, au, av):
     """One row's ``g * xn`` into ``vb``, and ``g``, ``g * xn`` added to the lanes."""
     if recompute:
@@ -939,6 +1036,10 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean
         _bwd_rows64(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, gamma, parts,
                     vbuf, acc)
         return
+    if channels == WIDE // 2:
+        _bwd_rows32(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, gamma, parts,
+                    acc, vbuf)
+        return
     au = acc[0]
     av = acc[1]
     buf = np.empty(32, dtype=np.float32)
@@ -951,12 +1052,11 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean
             row = r * channels
             gr = g[row:row + channels]
             sr = s[row:row + channels]
-            _row_terms(gr, sr, recompute, mean[r], inv_std[r], va, au, av)
             if r + 1 == hi or step == 1:
-                sa, sb = segment_dot2(gamma, gr, va, 0, channels)
-                _row_dx(gr, sr, dx[row:row + channels], recompute, affine_only, mean[r],
-                        inv_std[r], sa, sb, gamma, n)
+                _bwd_one_row(gr, sr, dx[row:row + channels], recompute, affine_only, mean[r],
+                             inv_std[r], gamma, acc, va, n)
                 continue
+            _row_terms(gr, sr, recompute, mean[r], inv_std[r], va, au, av)
             nxt = row + channels
             g2 = g[nxt:nxt + channels]
             s2 = s[nxt:nxt + channels]
