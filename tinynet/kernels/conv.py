@@ -26,8 +26,8 @@ from numba import prange
 from tinynet.kernels._jit import njit
 from tinynet.kernels.blas import gemm
 
-__all__ = ["pad_sample", "im2col_tile", "col2im_tile", "conv_forward_serial", "conv_forward_parallel",
-           "conv_backward_serial", "conv_backward_parallel"]
+__all__ = ["pad_sample", "im2col_tile", "col2im_tile", "conv_forward_serial",
+           "conv_forward_parallel", "conv_backward_serial", "conv_backward_parallel"]
 
 
 @njit(cache=True, inline="always", error_model="numpy")

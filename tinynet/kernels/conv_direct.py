@@ -338,7 +338,7 @@ def _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw
     height, width = dx.shape[1], dx.shape[2]
     no_bias = np.zeros(dx.shape[3], dtype=np.float32)
     for t in range(s, tasks.shape[0], slots):
-        part = parts[t].reshape(-1)
+        part = parts[t if want_dw else 0].reshape(-1)  # one dummy partial without dw
         db = bparts[t]
         if want_dw:
             for i in range(part.size):
