@@ -13,8 +13,8 @@ from tinynet.kernels._jit import njit
 from numba import prange
 
 from tinynet.kernels.simd import (LANES, add4, load4, mul4, splat4, store4, sub4, vfma,
-                                  vhighs, vload, vload8x2, vlows, vsplat, vsplat8x2, vstore,
-                                  zero4)
+                                  vfold8x4, vhighs, vload, vload8x2, vlows, vsplat, vsplat8x2,
+                                  vstore, zero4)
 
 
 @njit(cache=True)
@@ -183,3 +183,22 @@ def test_half_vectors_pair_two_pieces():
     assert np.array_equal(out[32:], np.concatenate((a[11:19], a[37:45])))
     assert np.array_equal(vlows(vload(a, 3), vload(a, 29)), out[16:32])
     assert np.array_equal(vhighs(vload(a, 3), vload(a, 29)), out[32:])
+
+
+@njit(cache=True)
+def _folds(a, b):
+    return vfold8x4(vload(a, 0), vload(b, 0))
+
+
+def test_fold8x4_adds_each_group_in_lane_order():
+    a, b = _data(16, 7), _data(16, 8)
+    a[:8] = [1e8, 1.0, -1e8, 1.0, 0.5, 0.25, 3.0, -2.0]  # the order decides the result
+    expected = []
+    for v, o in ((a, 0), (a, 8), (b, 0), (b, 8)):
+        acc = v[o]
+        for k in range(1, 8):
+            acc = np.float32(acc + v[o + k])
+        expected.append(acc)
+    assert expected[0] == np.float32(2.75)  # (1e8 + 1) rounds to 1e8: the 1.0 is lost
+    assert _folds(a, b) == tuple(expected)
+    assert vfold8x4(a, b) == tuple(expected)

@@ -36,7 +36,7 @@ from numba.extending import intrinsic, models, overload, register_model
 from tinynet.kernels._jit import njit
 
 __all__ = ["LANES", "F32x16", "f32x16", "vload", "vload8x2", "vstore", "vsplat", "vsplat8x2",
-           "vlows", "vhighs", "vfma", "load4", "store4", "splat4",
+           "vlows", "vhighs", "vfold8x4", "vfma", "load4", "store4", "splat4",
            "zero4", "add4", "sub4", "mul4"]
 
 LANES = 16
@@ -94,6 +94,18 @@ def vlows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def vhighs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Lanes 8-15 of ``a`` then lanes 8-15 of ``b``."""
     return np.concatenate((a[8:], b[8:]))
+
+
+def vfold8x4(a: np.ndarray, b: np.ndarray) -> tuple:
+    """The four 8-lane sums ``((l0 + l1) + l2) + ... + l7`` of lanes 0-7 of ``a``, 8-15 of
+    ``a``, 0-7 of ``b`` and 8-15 of ``b``, each added in lane order."""
+    out = []
+    for v, o in ((a, 0), (a, 8), (b, 0), (b, 8)):
+        acc = v[o]
+        for k in range(1, 8):
+            acc = np.float32(acc + v[o + k])
+        out.append(np.float32(acc))
+    return tuple(out)
 
 
 def vfma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -213,6 +225,24 @@ def _halves(first: int):
 _vlows, _vhighs = _halves(0), _halves(8)
 
 
+@intrinsic
+def _vfold8x4(typingctx, a, b):
+    result = types.UniTuple(types.float32, 4)
+
+    def codegen(context, builder, sig, args):
+        # lane k of each of the four 8-lane groups side by side, then added in lane order
+        quad = ir.VectorType(ir.IntType(32), 4)
+        acc = None
+        for k in range(8):
+            pick = builder.shuffle_vector(args[0], args[1],
+                                          ir.Constant(quad, [k, 8 + k, 16 + k, 24 + k]))
+            acc = pick if acc is None else builder.fadd(acc, pick)
+        sums = [builder.extract_element(acc, ir.Constant(ir.IntType(32), i)) for i in range(4)]
+        return context.make_tuple(builder, result, sums)
+
+    return result(f32x16, f32x16), codegen
+
+
 def _lanewise(instruction: str):
     @intrinsic
     def op(typingctx, a, b):
@@ -247,6 +277,11 @@ def _vlows_jit(a, b):
 @overload(vhighs, inline="always")
 def _vhighs_jit(a, b):
     return lambda a, b: _vhighs(a, b)
+
+
+@overload(vfold8x4, inline="always")
+def _vfold8x4_jit(a, b):
+    return lambda a, b: _vfold8x4(a, b)
 
 
 @overload(vstore, inline="always")

@@ -39,8 +39,8 @@ from numba import prange
 
 from tinynet import tuning
 from tinynet.kernels._jit import njit
-from tinynet.kernels.simd import (add4, load4, mul4, splat4, store4, sub4, vhighs, vload,
-                                  vload8x2, vlows, vsplat, vstore, zero4)
+from tinynet.kernels.simd import (add4, load4, mul4, splat4, store4, sub4, vfold8x4, vhighs,
+                                  vload, vload8x2, vlows, vsplat, vstore, zero4)
 from tinynet.layers.regularization.normalization.folds import (
     LANES,
     fold8,
@@ -895,12 +895,11 @@ def _bwd_rows64(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, ga
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _rows32_coeff(buf, o, n, affine_only):
-    """A row's dx coefficients from the folded lanes of its two dots."""
+def _rows_coeff(sa, sb, n, affine_only):
+    """A row's dx coefficients from its two dots."""
     if affine_only:
         return np.float32(0.0), np.float32(0.0)
-    return (np.float32(np.float64(fold8(buf, o)) / n),
-            np.float32(np.float64(fold8(buf, o + 16)) / n))
+    return np.float32(np.float64(sa) / n), np.float32(np.float64(sb) / n)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -961,10 +960,9 @@ def _bwd_rows32(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, ga
             e = e + gw2 * vlows(ta1, tb1)
             d = d + gw3 * vhighs(ga1, gb1)
             e = e + gw3 * vhighs(ta1, tb1)
-            vstore(buf, 0, d)
-            vstore(buf, 16, e)
-            aa, ba = _rows32_coeff(buf, 0, n, affine_only)
-            ab, bb = _rows32_coeff(buf, 8, n, affine_only)
+            da, db, ea, eb = vfold8x4(d, e)
+            aa, ba = _rows_coeff(da, ea, n, affine_only)
+            ab, bb = _rows_coeff(db, eb, n, affine_only)
             vstore(dx, i, ka * (ga0 * gam0 - (vsplat(aa) + xa0 * vsplat(ba))))
             vstore(dx, i + 16, ka * (ga1 * gam1 - (vsplat(aa) + xa1 * vsplat(ba))))
             vstore(dx, i + 32, kb * (gb0 * gam0 - (vsplat(ab) + xb0 * vsplat(bb))))
@@ -978,6 +976,65 @@ def _bwd_rows32(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, ga
             _bwd_one_row(g[row:row + 32], s[row:row + 32], dx[row:row + 32], recompute,
                          affine_only, mean[hi - 1], inv_std[hi - 1], gamma, acc, buf, n)
         _flush_rows(parts, c0 // spc, acc, 32)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _bwd_rows16(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std, gamma,
+                parts, acc, buf):
+    """:func:`_bwd_rows_body` for ``C`` a multiple of 16, two rows at a time, 16 features
+    per step: the rows' ``g * xn`` stay in registers (no buffer) while the parameter lanes
+    ``acc`` take row ``r`` then row ``r + 1`` and the two 8-lane dots run side by side
+    (row ``r`` in lanes 0-7, row ``r + 1`` in lanes 8-15, low then high half of each
+    step: the lanes' element order); ``dx`` follows in a second sweep of the pair. The
+    general loop's bits; an odd last row of a chunk takes the general loop."""
+    n = np.float64(channels)
+    zero = vsplat(0.0)
+    au = acc[0]
+    av = acc[1]
+    for c0 in range(r0 - r0 % spc, r1, spc):
+        lo = max(c0, r0)
+        hi = min(c0 + spc, r1)
+        for r in range(lo, hi - 1, 2):
+            i = r * channels
+            k = i + channels
+            ka = vsplat(inv_std[r])
+            kb = vsplat(inv_std[r + 1])
+            ma = vsplat(mean[r])
+            mb = vsplat(mean[r + 1])
+            d = zero
+            e = zero
+            for j in range(0, channels, 16):
+                ga = vload(g, i + j)
+                gb = vload(g, k + j)
+                xa = (vload(s, i + j) - ma) * ka if recompute else vload(s, i + j)
+                xb = (vload(s, k + j) - mb) * kb if recompute else vload(s, k + j)
+                ta = ga * xa
+                tb = gb * xb
+                vstore(au, j, (vload(au, j) + ga) + gb)
+                vstore(av, j, (vload(av, j) + ta) + tb)
+                wl = vload8x2(gamma, j, j)
+                wh = vload8x2(gamma, j + 8, j + 8)
+                d = d + wl * vlows(ga, gb)
+                e = e + wl * vlows(ta, tb)
+                d = d + wh * vhighs(ga, gb)
+                e = e + wh * vhighs(ta, tb)
+            da, db, ea, eb = vfold8x4(d, e)
+            aa, ba = _rows_coeff(da, ea, n, affine_only)
+            ab, bb = _rows_coeff(db, eb, n, affine_only)
+            for j in range(0, channels, 16):
+                ga = vload(g, i + j)
+                gb = vload(g, k + j)
+                xa = (vload(s, i + j) - ma) * ka if recompute else vload(s, i + j)
+                xb = (vload(s, k + j) - mb) * kb if recompute else vload(s, k + j)
+                gm = vload(gamma, j)
+                vstore(dx, i + j, ka * (ga * gm - (vsplat(aa) + xa * vsplat(ba))))
+                vstore(dx, k + j, kb * (gb * gm - (vsplat(ab) + xb * vsplat(bb))))
+        if (hi - lo) % 2:
+            row = (hi - 1) * channels
+            _bwd_one_row(g[row:row + channels], s[row:row + channels],
+                         dx[row:row + channels], recompute, affine_only, mean[hi - 1],
+                         inv_std[hi - 1], gamma, acc, buf, n)
+        _flush_rows(parts, c0 // spc, acc, channels)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -1039,6 +1096,10 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean
     if channels == WIDE // 2:
         _bwd_rows32(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, gamma, parts,
                     acc, vbuf)
+        return
+    if channels % 16 == 0:
+        _bwd_rows16(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std,
+                    gamma, parts, acc, vbuf)
         return
     au = acc[0]
     av = acc[1]
