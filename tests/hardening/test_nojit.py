@@ -81,7 +81,7 @@ def _normalization(out):
         ("ln_rows", lambda: LayerNormalization(), (6, 16)),
         ("ln_rows_pairs", lambda: LayerNormalization(), (7, 24)),  # row pairs, one alone
         ("ln_rows32", lambda: LayerNormalization(), (7, 32)),  # register row pairs, one alone
-        ("ln_rows16", lambda: LayerNormalization(), (5, 48)),  # 16 features a step
+        ("ln_rows48", lambda: LayerNormalization(), (5, 48)),  # row pairs, one alone
         ("ln_rows64", lambda: LayerNormalization(), (9, 64)),  # the 16-lane vector rows
         ("ln_axes", lambda: LayerNormalization(axis=[1, 2, 3]), (2, 4, 4, 3)),
     ]

@@ -435,8 +435,7 @@ def test_wide_row_geometry_matches_reference(shape, groups):
 @pytest.mark.parametrize("rows,features",
                          [(7, 32), (9, 64), (5, 48), (3, 256), (5, 24), (6, 40), (3, 20)])
 def test_layer_norm_row_kernels_give_the_general_loops_bits(rows, features):
-    """Rows of 32 and 64 features run on registers, other multiples of 16 in register row
-    pairs 16 features a step, other multiples of 8 in row pairs through a buffer:
+    """Rows of 32 and 64 features run on registers, other multiples of 8 in row pairs:
     each must give, byte for byte, what the one-row-at-a-time loop gives (the forward's
     shifted sums per row, the backward's dots, dx and the parameter lanes)."""
     from tinynet.layers.regularization.normalization import group_norm_core as core

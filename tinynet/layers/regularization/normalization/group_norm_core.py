@@ -978,65 +978,6 @@ def _bwd_rows32(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, ga
         _flush_rows(parts, c0 // spc, acc, 32)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _bwd_rows16(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std, gamma,
-                parts, acc, buf):
-    """:func:`_bwd_rows_body` for ``C`` a multiple of 16, two rows at a time, 16 features
-    per step: the rows' ``g * xn`` stay in registers (no buffer) while the parameter lanes
-    ``acc`` take row ``r`` then row ``r + 1`` and the two 8-lane dots run side by side
-    (row ``r`` in lanes 0-7, row ``r + 1`` in lanes 8-15, low then high half of each
-    step: the lanes' element order); ``dx`` follows in a second sweep of the pair. The
-    general loop's bits; an odd last row of a chunk takes the general loop."""
-    n = np.float64(channels)
-    zero = vsplat(0.0)
-    au = acc[0]
-    av = acc[1]
-    for c0 in range(r0 - r0 % spc, r1, spc):
-        lo = max(c0, r0)
-        hi = min(c0 + spc, r1)
-        for r in range(lo, hi - 1, 2):
-            i = r * channels
-            k = i + channels
-            ka = vsplat(inv_std[r])
-            kb = vsplat(inv_std[r + 1])
-            ma = vsplat(mean[r])
-            mb = vsplat(mean[r + 1])
-            d = zero
-            e = zero
-            for j in range(0, channels, 16):
-                ga = vload(g, i + j)
-                gb = vload(g, k + j)
-                xa = (vload(s, i + j) - ma) * ka if recompute else vload(s, i + j)
-                xb = (vload(s, k + j) - mb) * kb if recompute else vload(s, k + j)
-                ta = ga * xa
-                tb = gb * xb
-                vstore(au, j, (vload(au, j) + ga) + gb)
-                vstore(av, j, (vload(av, j) + ta) + tb)
-                wl = vload8x2(gamma, j, j)
-                wh = vload8x2(gamma, j + 8, j + 8)
-                d = d + wl * vlows(ga, gb)
-                e = e + wl * vlows(ta, tb)
-                d = d + wh * vhighs(ga, gb)
-                e = e + wh * vhighs(ta, tb)
-            da, db, ea, eb = vfold8x4(d, e)
-            aa, ba = _rows_coeff(da, ea, n, affine_only)
-            ab, bb = _rows_coeff(db, eb, n, affine_only)
-            for j in range(0, channels, 16):
-                ga = vload(g, i + j)
-                gb = vload(g, k + j)
-                xa = (vload(s, i + j) - ma) * ka if recompute else vload(s, i + j)
-                xb = (vload(s, k + j) - mb) * kb if recompute else vload(s, k + j)
-                gm = vload(gamma, j)
-                vstore(dx, i + j, ka * (ga * gm - (vsplat(aa) + xa * vsplat(ba))))
-                vstore(dx, k + j, kb * (gb * gm - (vsplat(ab) + xb * vsplat(bb))))
-        if (hi - lo) % 2:
-            row = (hi - 1) * channels
-            _bwd_one_row(g[row:row + channels], s[row:row + channels],
-                         dx[row:row + channels], recompute, affine_only, mean[hi - 1],
-                         inv_std[hi - 1], gamma, acc, buf, n)
-        _flush_rows(parts, c0 // spc, acc, channels)
-
-
 @njit(cache=True, inline="always", error_model="numpy")
 def _bwd_one_row(gr, sr, dr, recompute, affine_only, m, k, gamma, acc, vb, n):
     """One row by the general loop: terms into ``vb`` and the lanes ``acc``, then ``dx``."""
@@ -1096,10 +1037,6 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean
     if channels == WIDE // 2:
         _bwd_rows32(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, gamma, parts,
                     acc, vbuf)
-        return
-    if channels % 16 == 0:
-        _bwd_rows16(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std,
-                    gamma, parts, acc, vbuf)
         return
     au = acc[0]
     av = acc[1]
