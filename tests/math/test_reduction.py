@@ -54,12 +54,11 @@ def test_pair_folds_give_each_segment_its_own_bits(n):
     x = (rng.standard_normal(4 * n + 5) * 3 + 1e4).astype(np.float32)
     w = rng.standard_normal(n).astype(np.float32)
     v = rng.standard_normal(3 * n).astype(np.float32)
-    buf = np.empty(32, dtype=np.float32)
     ra, rb = 3, 2 * n + 5
-    s1a, s2a, s1b, s2b = folds.shifted_sums_pair(x, ra, rb, n, buf)
+    s1a, s2a, s1b, s2b = folds.shifted_sums_pair(x, ra, rb, n)
     assert (s1a, s2a) == folds.shifted_segment_sums(x, ra, ra + n, x[ra])
     assert (s1b, s2b) == folds.shifted_segment_sums(x, rb, rb + n, x[rb])
-    da, ea, db, eb = folds.segment_dot2_pair(w, x, ra, rb, v, 0, 2 * n, n, buf)
+    da, ea, db, eb = folds.segment_dot2_pair(w, x, ra, rb, v, 0, 2 * n, n)
     assert (da, ea) == folds.segment_dot2(w, x[ra:ra + n], v[:n], 0, n)
     assert (db, eb) == folds.segment_dot2(w, x[rb:rb + n], v[2 * n:3 * n], 0, n)
 

@@ -14,10 +14,17 @@ Every operation is one IEEE float32 operation per lane, with no fast-math flags 
 not fuse a multiply and an add), so a vector loop computes the bits of the scalar loop
 it replaces. A fused multiply-add is only ever asked for explicitly: :func:`vfma` is
 IEEE 754's ``fusedMultiplyAdd`` (``a * b + c`` rounded once, LLVM's ``llvm.fma``), the
-same bits on every machine whether or not it has an FMA unit. Under ``NUMBA_DISABLE_JIT=1`` the same functions run in Python on 16-element
-NumPy float32 arrays (NumPy's float32 ``+``, ``-`` and ``*`` are the same IEEE
-operations), so interpreted kernels give the compiled kernels' bits; the interpreted :func:`vfma`
-rounds the exact ``a * b + c`` once, through float64 with round-to-odd.
+same bits on every machine whether or not it has an FMA unit.
+
+Two 8-lane folds (the normalization's ``folds._lanes8`` order) can run side by side in
+one vector: :func:`vload8x2` and :func:`vsplat8x2` fill lanes 0-7 and 8-15 from two
+places, :func:`vlows` / :func:`vhighs` pair the low or high halves of two vectors, and
+:func:`vfold8x4` adds up four 8-lane groups, each in lane order.
+
+Under ``NUMBA_DISABLE_JIT=1`` the same functions run in Python on 16-element NumPy
+float32 arrays (NumPy's float32 ``+``, ``-`` and ``*`` are the same IEEE operations), so
+interpreted kernels give the compiled kernels' bits; the interpreted :func:`vfma` rounds
+the exact ``a * b + c`` once, through float64 with round-to-odd.
 
 Indices are element offsets into the array's data; like Numba's own unchecked indexing
 they are not bounds-checked: ``a[i:i + 16]`` must lie inside the array.

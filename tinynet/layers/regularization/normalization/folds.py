@@ -16,11 +16,11 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.simd import vload8x2, vsplat, vsplat8x2, vstore
+from tinynet.kernels.simd import vfold8x4, vload8x2, vsplat, vsplat8x2
 from tinynet.math.reduction import DET_REDUCE_BLOCK
 
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
-           "shifted_sums_pair", "segment_dot2_pair", "fold8", "col_sum", "col_dot",
+           "shifted_sums_pair", "segment_dot2_pair", "col_sum", "col_dot",
            "merge_rows_serial", "merge_rows_parallel", "LANES"]
 
 LANES = 8
@@ -153,20 +153,14 @@ def shifted_segment_sums(x, start, stop, shift):
 
 # Two segments at once: the 8 lanes of one segment in lanes 0-7 of an ``f32x16``, the
 # other's in lanes 8-15 (``simd.vload8x2``). Each lane sees exactly the additions of
-# :func:`_lanes8`, so each result has its bits, at about twice the speed (one addition
-# chain serves both segments). Segment lengths are multiples of 8 (no tail).
-@njit(cache=True, inline="always", error_model="numpy")
-def fold8(buf, o):
-    """``((buf[o] + buf[o + 1]) + ...) + buf[o + 7]``, the lane order of :func:`_lanes8`."""
-    return ((((((buf[o] + buf[o + 1]) + buf[o + 2]) + buf[o + 3]) + buf[o + 4]) + buf[o + 5])
-            + buf[o + 6]) + buf[o + 7]
-
-
+# :func:`_lanes8` and the lanes are added up in its order (``simd.vfold8x4``), so each
+# result has its bits, at about twice the speed (one chain of additions serves both
+# segments). Segment lengths are multiples of 8 (no tail).
 @njit(cache=True, nogil=True, error_model="numpy")
-def shifted_sums_pair(x, ra, rb, n, buf):
+def shifted_sums_pair(x, ra, rb, n):
     """:func:`shifted_segment_sums` of ``x[ra:ra + n]`` (shift ``x[ra]``) and of
     ``x[rb:rb + n]`` (shift ``x[rb]``), ``n % 8 == 0``, in one pass: ``(s1a, s2a, s1b,
-    s2b)``. ``buf`` is 32 floats of scratch."""
+    s2b)``."""
     k = vsplat8x2(x[ra], x[rb])
     a = vsplat(0.0)
     b = vsplat(0.0)
@@ -174,13 +168,12 @@ def shifted_sums_pair(x, ra, rb, n, buf):
         t = vload8x2(x, ra + j, rb + j) - k
         a = a + t
         b = b + t * t
-    vstore(buf, 0, a)
-    vstore(buf, 16, b)
-    return fold8(buf, 0), fold8(buf, 16), fold8(buf, 8), fold8(buf, 24)
+    s1a, s1b, s2a, s2b = vfold8x4(a, b)
+    return s1a, s2a, s1b, s2b
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def segment_dot2_pair(w, a, ra, rb, b, qa, qb, n, buf):
+def segment_dot2_pair(w, a, ra, rb, b, qa, qb, n):
     """:func:`segment_dot2` of ``w[:n]`` with ``(a[ra:], b[qa:])`` and with ``(a[rb:],
     b[qb:])``, ``n % 8 == 0``, in one pass: ``(da, ea, db, eb)``."""
     s = vsplat(0.0)
@@ -189,9 +182,8 @@ def segment_dot2_pair(w, a, ra, rb, b, qa, qb, n, buf):
         wv = vload8x2(w, j, j)
         s = s + wv * vload8x2(a, ra + j, rb + j)
         t = t + wv * vload8x2(b, qa + j, qb + j)
-    vstore(buf, 0, s)
-    vstore(buf, 16, t)
-    return fold8(buf, 0), fold8(buf, 16), fold8(buf, 8), fold8(buf, 24)
+    da, db, ea, eb = vfold8x4(s, t)
+    return da, ea, db, eb
 
 
 @njit(cache=True, error_model="numpy")

@@ -43,7 +43,6 @@ from tinynet.kernels.simd import (add4, load4, mul4, splat4, store4, sub4, vfold
                                   vload, vload8x2, vlows, vsplat, vstore, zero4)
 from tinynet.layers.regularization.normalization.folds import (
     LANES,
-    fold8,
     merge_rows_parallel,
     merge_rows_serial,
     rows_per_block,
@@ -770,12 +769,11 @@ def _row_sums(x, r0, r1, channels, s1, s2):
     1.2-1.3x faster), an odd last row alone."""
     single = r0
     if channels % LANES == 0:
-        buf = np.empty(32, dtype=np.float32)
         h = (r1 - r0) // 2
         for i in range(h):
             r = r0 + i
             s1[i], s2[i], s1[i + h], s2[i + h] = shifted_sums_pair(
-                x, r * channels, (r + h) * channels, channels, buf)
+                x, r * channels, (r + h) * channels, channels)
         single = r0 + 2 * h
     for r in range(single, r1):
         row = r * channels
@@ -904,7 +902,7 @@ def _rows_coeff(sa, sb, n, affine_only):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _bwd_rows32(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, gamma, parts,
-                acc, buf):
+                acc, vb):
     """:func:`_bwd_rows_body` for rows of exactly 32 features, two rows at a time in
     registers: each row two ``f32x16`` vectors, the parameter lanes and ``gamma`` in
     registers, and the two rows' 8-lane dots side by side in one vector (row ``r`` in
@@ -974,7 +972,7 @@ def _bwd_rows32(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, ga
         if (hi - lo) % 2:
             row = (hi - 1) * 32
             _bwd_one_row(g[row:row + 32], s[row:row + 32], dx[row:row + 32], recompute,
-                         affine_only, mean[hi - 1], inv_std[hi - 1], gamma, acc, buf, n)
+                         affine_only, mean[hi - 1], inv_std[hi - 1], gamma, acc, vb, n)
         _flush_rows(parts, c0 // spc, acc, 32)
 
 
@@ -1040,7 +1038,6 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean
         return
     au = acc[0]
     av = acc[1]
-    buf = np.empty(32, dtype=np.float32)
     va = vbuf[:channels]
     vb = vbuf[channels:]
     step = 2 if channels % LANES == 0 else 1
@@ -1059,8 +1056,7 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean
             g2 = g[nxt:nxt + channels]
             s2 = s[nxt:nxt + channels]
             _row_terms(g2, s2, recompute, mean[r + 1], inv_std[r + 1], vb, au, av)
-            sa, sb, ta, tb = segment_dot2_pair(gamma, g, row, nxt, vbuf, 0, channels, channels,
-                                               buf)
+            sa, sb, ta, tb = segment_dot2_pair(gamma, g, row, nxt, vbuf, 0, channels, channels)
             _row_dx(gr, sr, dx[row:row + channels], recompute, affine_only, mean[r],
                     inv_std[r], sa, sb, gamma, n)
             _row_dx(g2, s2, dx[nxt:nxt + channels], recompute, affine_only, mean[r + 1],
