@@ -41,6 +41,30 @@ BLOCK = 8  # output pixels (output pass) or kernel rows (gradient pass) per bloc
 
 
 # ----------------------------------------------------------------- register blocks
+@njit(cache=True, inline="always", error_model="numpy")
+def _put(zf, o, acc, bias, add_bias):
+    """Stores an output vector, plus the bias vector when there is one."""
+    vstore(zf, o, acc + bias if add_bias else acc)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _fma2(x, u, v, a, b):
+    """``(x * u + a, x * v + b)``, each lane one fused multiply-add."""
+    s = vsplat(x)
+    return vfma(s, u, a), vfma(s, v, b)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _get2(part, p):
+    return vload(part, p), vload(part, p + 16)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _set2(part, p, a, b):
+    vstore(part, p, a)
+    vstore(part, p + 16, b)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _out_block2(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
     """Outputs ``zf[zo + i * nf + f0 : +32]`` of the 8 pixels at input offsets ``offs``."""
@@ -54,61 +78,33 @@ def _out_block2(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
         u = vload(wf, wo)
         v = vload(wf, wo + 16)
         wo += nf
-        s = vsplat(xf[o0 + ro])
-        a0 = vfma(s, u, a0)
-        b0 = vfma(s, v, b0)
-        s = vsplat(xf[o1 + ro])
-        a1 = vfma(s, u, a1)
-        b1 = vfma(s, v, b1)
-        s = vsplat(xf[o2 + ro])
-        a2 = vfma(s, u, a2)
-        b2 = vfma(s, v, b2)
-        s = vsplat(xf[o3 + ro])
-        a3 = vfma(s, u, a3)
-        b3 = vfma(s, v, b3)
-        s = vsplat(xf[o4 + ro])
-        a4 = vfma(s, u, a4)
-        b4 = vfma(s, v, b4)
-        s = vsplat(xf[o5 + ro])
-        a5 = vfma(s, u, a5)
-        b5 = vfma(s, v, b5)
-        s = vsplat(xf[o6 + ro])
-        a6 = vfma(s, u, a6)
-        b6 = vfma(s, v, b6)
-        s = vsplat(xf[o7 + ro])
-        a7 = vfma(s, u, a7)
-        b7 = vfma(s, v, b7)
-    if add_bias:
-        u = vload(bias, f0)
-        v = vload(bias, f0 + 16)
-        a0, a1, a2, a3 = a0 + u, a1 + u, a2 + u, a3 + u
-        a4, a5, a6, a7 = a4 + u, a5 + u, a6 + u, a7 + u
-        b0, b1, b2, b3 = b0 + v, b1 + v, b2 + v, b3 + v
-        b4, b5, b6, b7 = b4 + v, b5 + v, b6 + v, b7 + v
+        a0, b0 = _fma2(xf[o0 + ro], u, v, a0, b0)
+        a1, b1 = _fma2(xf[o1 + ro], u, v, a1, b1)
+        a2, b2 = _fma2(xf[o2 + ro], u, v, a2, b2)
+        a3, b3 = _fma2(xf[o3 + ro], u, v, a3, b3)
+        a4, b4 = _fma2(xf[o4 + ro], u, v, a4, b4)
+        a5, b5 = _fma2(xf[o5 + ro], u, v, a5, b5)
+        a6, b6 = _fma2(xf[o6 + ro], u, v, a6, b6)
+        a7, b7 = _fma2(xf[o7 + ro], u, v, a7, b7)
+    u = vload(bias, f0)
+    v = vload(bias, f0 + 16)
     o = zo + f0
-    vstore(zf, o, a0)
-    vstore(zf, o + 16, b0)
-    o += nf
-    vstore(zf, o, a1)
-    vstore(zf, o + 16, b1)
-    o += nf
-    vstore(zf, o, a2)
-    vstore(zf, o + 16, b2)
-    o += nf
-    vstore(zf, o, a3)
-    vstore(zf, o + 16, b3)
-    o += nf
-    vstore(zf, o, a4)
-    vstore(zf, o + 16, b4)
-    o += nf
-    vstore(zf, o, a5)
-    vstore(zf, o + 16, b5)
-    o += nf
-    vstore(zf, o, a6)
-    vstore(zf, o + 16, b6)
-    o += nf
-    vstore(zf, o, a7)
-    vstore(zf, o + 16, b7)
+    _put(zf, o, a0, u, add_bias)
+    _put(zf, o + 16, b0, v, add_bias)
+    _put(zf, o + nf, a1, u, add_bias)
+    _put(zf, o + nf + 16, b1, v, add_bias)
+    _put(zf, o + 2 * nf, a2, u, add_bias)
+    _put(zf, o + 2 * nf + 16, b2, v, add_bias)
+    _put(zf, o + 3 * nf, a3, u, add_bias)
+    _put(zf, o + 3 * nf + 16, b3, v, add_bias)
+    _put(zf, o + 4 * nf, a4, u, add_bias)
+    _put(zf, o + 4 * nf + 16, b4, v, add_bias)
+    _put(zf, o + 5 * nf, a5, u, add_bias)
+    _put(zf, o + 5 * nf + 16, b5, v, add_bias)
+    _put(zf, o + 6 * nf, a6, u, add_bias)
+    _put(zf, o + 6 * nf + 16, b6, v, add_bias)
+    _put(zf, o + 7 * nf, a7, u, add_bias)
+    _put(zf, o + 7 * nf + 16, b7, v, add_bias)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -130,19 +126,16 @@ def _out_block1(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
         a5 = vfma(vsplat(xf[o5 + ro]), u, a5)
         a6 = vfma(vsplat(xf[o6 + ro]), u, a6)
         a7 = vfma(vsplat(xf[o7 + ro]), u, a7)
-    if add_bias:
-        u = vload(bias, f0)
-        a0, a1, a2, a3 = a0 + u, a1 + u, a2 + u, a3 + u
-        a4, a5, a6, a7 = a4 + u, a5 + u, a6 + u, a7 + u
+    u = vload(bias, f0)
     o = zo + f0
-    vstore(zf, o, a0)
-    vstore(zf, o + nf, a1)
-    vstore(zf, o + 2 * nf, a2)
-    vstore(zf, o + 3 * nf, a3)
-    vstore(zf, o + 4 * nf, a4)
-    vstore(zf, o + 5 * nf, a5)
-    vstore(zf, o + 6 * nf, a6)
-    vstore(zf, o + 7 * nf, a7)
+    _put(zf, o, a0, u, add_bias)
+    _put(zf, o + nf, a1, u, add_bias)
+    _put(zf, o + 2 * nf, a2, u, add_bias)
+    _put(zf, o + 3 * nf, a3, u, add_bias)
+    _put(zf, o + 4 * nf, a4, u, add_bias)
+    _put(zf, o + 5 * nf, a5, u, add_bias)
+    _put(zf, o + 6 * nf, a6, u, add_bias)
+    _put(zf, o + 7 * nf, a7, u, add_bias)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -152,22 +145,14 @@ def _grad_block2(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
     ro0, ro1, ro2, ro3 = roff[r0], roff[r0 + 1], roff[r0 + 2], roff[r0 + 3]
     ro4, ro5, ro6, ro7 = roff[r0 + 4], roff[r0 + 5], roff[r0 + 6], roff[r0 + 7]
     p = r0 * nf + f0
-    a0 = vload(part, p)
-    b0 = vload(part, p + 16)
-    a1 = vload(part, p + nf)
-    b1 = vload(part, p + nf + 16)
-    a2 = vload(part, p + 2 * nf)
-    b2 = vload(part, p + 2 * nf + 16)
-    a3 = vload(part, p + 3 * nf)
-    b3 = vload(part, p + 3 * nf + 16)
-    a4 = vload(part, p + 4 * nf)
-    b4 = vload(part, p + 4 * nf + 16)
-    a5 = vload(part, p + 5 * nf)
-    b5 = vload(part, p + 5 * nf + 16)
-    a6 = vload(part, p + 6 * nf)
-    b6 = vload(part, p + 6 * nf + 16)
-    a7 = vload(part, p + 7 * nf)
-    b7 = vload(part, p + 7 * nf + 16)
+    a0, b0 = _get2(part, p)
+    a1, b1 = _get2(part, p + nf)
+    a2, b2 = _get2(part, p + 2 * nf)
+    a3, b3 = _get2(part, p + 3 * nf)
+    a4, b4 = _get2(part, p + 4 * nf)
+    a5, b5 = _get2(part, p + 5 * nf)
+    a6, b6 = _get2(part, p + 6 * nf)
+    a7, b7 = _get2(part, p + 7 * nf)
     go = g0 * nf + f0
     for oy in range(oh):
         o = oy * sh * wp * ch
@@ -175,47 +160,23 @@ def _grad_block2(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
             u = vload(gf, go)
             v = vload(gf, go + 16)
             go += nf
-            s = vsplat(xf[o + ro0])
-            a0 = vfma(s, u, a0)
-            b0 = vfma(s, v, b0)
-            s = vsplat(xf[o + ro1])
-            a1 = vfma(s, u, a1)
-            b1 = vfma(s, v, b1)
-            s = vsplat(xf[o + ro2])
-            a2 = vfma(s, u, a2)
-            b2 = vfma(s, v, b2)
-            s = vsplat(xf[o + ro3])
-            a3 = vfma(s, u, a3)
-            b3 = vfma(s, v, b3)
-            s = vsplat(xf[o + ro4])
-            a4 = vfma(s, u, a4)
-            b4 = vfma(s, v, b4)
-            s = vsplat(xf[o + ro5])
-            a5 = vfma(s, u, a5)
-            b5 = vfma(s, v, b5)
-            s = vsplat(xf[o + ro6])
-            a6 = vfma(s, u, a6)
-            b6 = vfma(s, v, b6)
-            s = vsplat(xf[o + ro7])
-            a7 = vfma(s, u, a7)
-            b7 = vfma(s, v, b7)
+            a0, b0 = _fma2(xf[o + ro0], u, v, a0, b0)
+            a1, b1 = _fma2(xf[o + ro1], u, v, a1, b1)
+            a2, b2 = _fma2(xf[o + ro2], u, v, a2, b2)
+            a3, b3 = _fma2(xf[o + ro3], u, v, a3, b3)
+            a4, b4 = _fma2(xf[o + ro4], u, v, a4, b4)
+            a5, b5 = _fma2(xf[o + ro5], u, v, a5, b5)
+            a6, b6 = _fma2(xf[o + ro6], u, v, a6, b6)
+            a7, b7 = _fma2(xf[o + ro7], u, v, a7, b7)
             o += sw * ch
-    vstore(part, p, a0)
-    vstore(part, p + 16, b0)
-    vstore(part, p + nf, a1)
-    vstore(part, p + nf + 16, b1)
-    vstore(part, p + 2 * nf, a2)
-    vstore(part, p + 2 * nf + 16, b2)
-    vstore(part, p + 3 * nf, a3)
-    vstore(part, p + 3 * nf + 16, b3)
-    vstore(part, p + 4 * nf, a4)
-    vstore(part, p + 4 * nf + 16, b4)
-    vstore(part, p + 5 * nf, a5)
-    vstore(part, p + 5 * nf + 16, b5)
-    vstore(part, p + 6 * nf, a6)
-    vstore(part, p + 6 * nf + 16, b6)
-    vstore(part, p + 7 * nf, a7)
-    vstore(part, p + 7 * nf + 16, b7)
+    _set2(part, p, a0, b0)
+    _set2(part, p + nf, a1, b1)
+    _set2(part, p + 2 * nf, a2, b2)
+    _set2(part, p + 3 * nf, a3, b3)
+    _set2(part, p + 4 * nf, a4, b4)
+    _set2(part, p + 5 * nf, a5, b5)
+    _set2(part, p + 6 * nf, a6, b6)
+    _set2(part, p + 7 * nf, a7, b7)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

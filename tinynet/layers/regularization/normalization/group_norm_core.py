@@ -196,58 +196,45 @@ def _lanes_wide(xa, xb, mode, start, rows, width, va, vb, c1, c2):
     store4(c2, 0, b)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _sweep_quad(x, out, xn, want_xn, i, m, k, sc, be):
-    d = sub4(load4(x, i), m)
-    store4(out, i, add4(mul4(d, sc), be))
-    if want_xn:
-        store4(xn, i, mul4(d, k))
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _sweep_wide(x, out, xn, want_xn, start, rows, width, mean_c, inv_c, scale_c, bet):
-    m = load4(mean_c, 0)
-    k = load4(inv_c, 0)
-    sc = load4(scale_c, 0)
-    be = load4(bet, 0)
-    if width == WIDE:
-        for r in range(rows):
-            _sweep_quad(x, out, xn, want_xn, start + r * WIDE, m, k, sc, be)
-        return
-    m2 = load4(mean_c, WIDE)
-    k2 = load4(inv_c, WIDE)
-    sc2 = load4(scale_c, WIDE)
-    be2 = load4(bet, WIDE)
-    for r in range(rows):
-        i = start + r * width
-        _sweep_quad(x, out, xn, want_xn, i, m, k, sc, be)
-        _sweep_quad(x, out, xn, want_xn, i + WIDE, m2, k2, sc2, be2)
+# The two element-wise passes of :func:`_map_wide`: the forward sweep (``xa = x``,
+# ``flag = want_xn``, vectors mean / inv_std / scale / beta) and ``dx`` (``xa = g``,
+# ``xb`` = the input or ``xn``, ``flag = recompute``, vectors mean / g / xn / constant
+# coefficients, see :func:`_dx_rows`).
+_SWEEP, _DX = 0, 1
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _dx_quad(g, s, dx, recompute, i, m, ga, xa, ca):
-    e = sub4(load4(s, i), m) if recompute else load4(s, i)
-    store4(dx, i, sub4(mul4(ga, load4(g, i)), add4(ca, mul4(xa, e))))
+def _map_quad(mode, xa, xb, out, xn, flag, i, q1, q2, q3, q4):
+    if mode == _SWEEP:
+        d = sub4(load4(xa, i), q1)
+        store4(out, i, add4(mul4(d, q3), q4))
+        if flag:
+            store4(xn, i, mul4(d, q2))
+    else:
+        e = sub4(load4(xb, i), q1) if flag else load4(xb, i)
+        store4(out, i, sub4(mul4(q2, load4(xa, i)), add4(q4, mul4(q3, e))))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _dx_wide(g, s, dx, recompute, start, rows, width, mean_c, ga_c, xa_c, ca_c):
-    m = load4(mean_c, 0)
-    ga = load4(ga_c, 0)
-    xa = load4(xa_c, 0)
-    ca = load4(ca_c, 0)
+def _map_wide(mode, xa, xb, out, xn, flag, start, rows, width, v1, v2, v3, v4):
+    """One element-wise pass (``mode``) over ``rows`` wide rows from ``start``, the four
+    per-channel vectors ``v1..v4`` in registers for the whole block."""
+    q1 = load4(v1, 0)
+    q2 = load4(v2, 0)
+    q3 = load4(v3, 0)
+    q4 = load4(v4, 0)
     if width == WIDE:
         for r in range(rows):
-            _dx_quad(g, s, dx, recompute, start + r * WIDE, m, ga, xa, ca)
+            _map_quad(mode, xa, xb, out, xn, flag, start + r * WIDE, q1, q2, q3, q4)
         return
-    m2 = load4(mean_c, WIDE)
-    ga2 = load4(ga_c, WIDE)
-    xa2 = load4(xa_c, WIDE)
-    ca2 = load4(ca_c, WIDE)
+    p1 = load4(v1, WIDE)  # two quads per row
+    p2 = load4(v2, WIDE)
+    p3 = load4(v3, WIDE)
+    p4 = load4(v4, WIDE)
     for r in range(rows):
         i = start + r * width
-        _dx_quad(g, s, dx, recompute, i, m, ga, xa, ca)
-        _dx_quad(g, s, dx, recompute, i + WIDE, m2, ga2, xa2, ca2)
+        _map_quad(mode, xa, xb, out, xn, flag, i, q1, q2, q3, q4)
+        _map_quad(mode, xa, xb, out, xn, flag, i + WIDE, p1, p2, p3, p4)
 
 
 # ------------------------------------------------------------------ forward kernels
@@ -409,8 +396,8 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
         width = _row_floats(channels)
         copies = width // channels
         rows = (r1 - r0) // copies
-        _sweep_wide(x, out, xn, want_xn, base + r0 * channels, rows, width, mean_c, inv_c,
-                    scale_c, bet)
+        _map_wide(_SWEEP, x, x, out, xn, want_xn, base + r0 * channels, rows, width, mean_c,
+                  inv_c, scale_c, bet)
         r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
@@ -653,8 +640,8 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
         width = _row_floats(channels)
         copies = width // channels
         rows = (r1 - r0) // copies
-        _dx_wide(g, s, dx, recompute, base + r0 * channels, rows, width, mean_c, ga_c, xa_c,
-                 ca_c)
+        _map_wide(_DX, g, s, dx, dx, recompute, base + r0 * channels, rows, width, mean_c,
+                  ga_c, xa_c, ca_c)
         r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
