@@ -64,7 +64,8 @@ _GATES: dict[str, _Gate] = {
     "matmul_parallel_min_flops": _Gate(
         8_388_608, "multiply-adds", "deterministic GEMM tiles on Numba's threads"),
     "conv_parallel_min_elems": _Gate(
-        32_768, "patch elements", "Conv2D tiled im2col / GEMM / col2im passes"),
+        32_768, "patch elements",
+        "Conv2D passes (direct register kernels, tiled im2col / GEMM / col2im)"),
     "pool_parallel_min_elems": _Gate(
         262_144, "elements", "pooling forward and backward"),
     "optimizer_parallel_min_elems": _Gate(
