@@ -307,8 +307,10 @@ def test_direct_kernels_match_float64_reference(shape, filters, cfg, direct_out,
 
 def test_direct_kernels_round_each_output_once_per_kernel_row():
     """A direct output is one fused multiply-add chain over the kernel rows in
-    ``(i, j, c)`` order, then the bias: checked against that chain done in float64 with
-    one rounding per step (exact for a fused multiply-add of float32 values)."""
+    ``(i, j, c)`` order, then the bias: checked against that chain run step by step with
+    the interpreted ``simd.vfma`` (each step rounded once, exactly; itself checked
+    against rational arithmetic in ``tests/math/test_simd.py``)."""
+    from tinynet.kernels.simd import vfma
     from tinynet.math import conv2d
 
     rng = np.random.default_rng(21)
@@ -320,7 +322,6 @@ def test_direct_kernels_round_each_output_once_per_kernel_row():
     xp = np.pad(x[0], ((1, 1), (1, 1), (0, 0)))
     patch = xp[1:4, 2:5].reshape(-1)  # output pixel (1, 2)
     acc = np.zeros(16, dtype=np.float32)
-    from tinynet.kernels.simd import vfma
     for r in range(patch.size):
         acc = vfma(np.full(16, patch[r], np.float32), w.reshape(-1, 16)[r], acc)
     assert np.array_equal(z[1 * 4 + 2], acc + bias)
