@@ -134,9 +134,9 @@ def vfma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------- the compiled versions
-def _pointer(context, builder, ary_type, ary, index):
+def _pointer(context, builder, ary_type, ary, index, vector=_VT):
     data = context.make_array(ary_type)(context, builder, ary).data
-    return builder.bitcast(builder.gep(data, [index]), _VT.as_pointer())
+    return builder.bitcast(builder.gep(data, [index]), vector.as_pointer())
 
 
 def _check_array(a) -> None:
@@ -163,8 +163,7 @@ def _vload8x2(typingctx, a, i, j):
     _check_array(a)
 
     def codegen(context, builder, sig, args):
-        data = context.make_array(sig.args[0])(context, builder, args[0]).data
-        lo, hi = (builder.load(builder.bitcast(builder.gep(data, [k]), _V8.as_pointer()),
+        lo, hi = (builder.load(_pointer(context, builder, sig.args[0], args[0], k, _V8),
                                align=4) for k in args[1:])
         return builder.shuffle_vector(lo, hi, _LANE_INDEX)
 

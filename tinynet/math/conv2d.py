@@ -152,7 +152,6 @@ def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
     z = np.empty((plan.batch * plan.per, plan.filters), dtype=np.float32)
     if z.size == 0:
         return z
-    pin_blas_threads()
     add_bias = bias is not None
     bias = (np.ascontiguousarray(bias, dtype=np.float32).reshape(-1) if add_bias
             else np.zeros(plan.filters, dtype=np.float32))
@@ -163,6 +162,7 @@ def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
         kernel(x, w2.reshape(-1), plan.row_offsets(plan.ch, plan.wp), bias, add_bias, z, pt,
                pl, oh, ow, sh, sw, plan.scratch(slots), plan.offsets(slots))
         return z
+    pin_blas_threads()  # the tiles' GEMMs are single-threaded BLAS calls
     kernel = ck.conv_forward_parallel if plan.parallel else ck.conv_forward_serial
     kernel(x, w2, bias, add_bias, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
     return z
@@ -199,7 +199,6 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     db = np.zeros(plan.filters, dtype=np.float32) if want_db else None
     if not (want_dx or want_dw or want_db) or dz.size == 0:
         return dx, dw2, db
-    pin_blas_threads()
     ntasks = len(plan.tasks)
     bparts = np.empty((ntasks, plan.filters), dtype=np.float32)
     direct_dw = want_dw and plan.direct_forward()
@@ -214,6 +213,7 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     tiled_dx = want_dx and pads is None
     tiled_dw = want_dw and not direct_dw
     if tiled_dx or tiled_dw or want_db:
+        pin_blas_threads()
         parts = np.empty((ntasks if tiled_dw else 1, plan.width, plan.filters), dtype=np.float32)
         kernel = ck.conv_backward_parallel if plan.parallel else ck.conv_backward_serial
         kernel(x, w2, dz, dx if tiled_dx else x, parts, bparts, tiled_dx, tiled_dw, want_db,

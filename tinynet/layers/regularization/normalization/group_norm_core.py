@@ -140,6 +140,15 @@ def _row_floats(channels):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _wide_rows(p0, p1, channels):
+    """``(width, copies, rows)``: floats per wide row, positions per row, whole rows in
+    positions ``p0..p1``."""
+    width = _row_floats(channels)
+    copies = width // channels
+    return width, copies, (p1 - p0) // copies
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _copies_needed(channels, reps):
     """Copies of the channel vectors a pass reads: one per position of a wide row
     (leftover positions read copy 0 only), ``reps`` on the span path."""
@@ -276,9 +285,7 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
     _repeat(shift, channels, _copies_needed(channels, reps))
     lo, copies = p0, reps
     if _wide(channels):
-        width = _row_floats(channels)
-        copies = width // channels
-        rows = (p1 - p0) // copies
+        width, copies, rows = _wide_rows(p0, p1, channels)
         _lanes_wide(x, x, _STATS, base + p0 * channels, rows, width, shift, shift, c1, c2)
         lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
     else:
@@ -393,9 +400,7 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
     for vec in (mean_c, inv_c, scale_c, bet):
         _repeat(vec, channels, _copies_needed(channels, reps))
     if _wide(channels):
-        width = _row_floats(channels)
-        copies = width // channels
-        rows = (r1 - r0) // copies
+        width, copies, rows = _wide_rows(r0, r1, channels)
         _map_wide(_SWEEP, x, x, out, xn, want_xn, base + r0 * channels, rows, width, mean_c,
                   inv_c, scale_c, bet)
         r0 += rows * copies
@@ -560,9 +565,7 @@ def _bwd_lanes_body(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_s
         _repeat(inv_c, channels, _copies_needed(channels, reps))
     lo, copies = p0, reps
     if _wide(channels):
-        width = _row_floats(channels)
-        copies = width // channels
-        rows = (p1 - p0) // copies
+        width, copies, rows = _wide_rows(p0, p1, channels)
         _lanes_wide(g, s, _GRAD_RECOMPUTE if recompute else _GRAD_XN, base + p0 * channels,
                     rows, width, mean_c, inv_c, u, v)
         lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
@@ -637,9 +640,7 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
     for vec in (mean_c, ga_c, xa_c, ca_c):
         _repeat(vec, channels, _copies_needed(channels, reps))
     if _wide(channels):
-        width = _row_floats(channels)
-        copies = width // channels
-        rows = (r1 - r0) // copies
+        width, copies, rows = _wide_rows(r0, r1, channels)
         _map_wide(_DX, g, s, dx, dx, recompute, base + r0 * channels, rows, width, mean_c,
                   ga_c, xa_c, ca_c)
         r0 += rows * copies
@@ -868,11 +869,7 @@ def _bwd_rows64(g, s, dx, recompute, affine_only, r0, r1, spc, mean, inv_std, ga
             av = add4(av, tq)
             store4(vbuf, 0, tq)
             sa, sb = segment_dot2(gamma, g[i:i + WIDE], vbuf, 0, WIDE)
-            a = np.float32(np.float64(sa) / n)
-            b = np.float32(np.float64(sb) / n)
-            if affine_only:
-                a = np.float32(0.0)
-                b = np.float32(0.0)
+            a, b = _rows_coeff(sa, sb, n, affine_only)
             store4(dx, i, mul4(k, sub4(mul4(gq, gam), add4(splat4(a), mul4(xq, splat4(b))))))
         store4(acc[0], 0, au)
         store4(acc[1], 0, av)
@@ -992,11 +989,7 @@ def _row_terms(gr, sr, recompute, m, k, vb, au, av):
 @njit(cache=True, inline="always", error_model="numpy")
 def _row_dx(gr, sr, dr, recompute, affine_only, m, k, sa, sb, gamma, n):
     """One row's ``dx`` from its sums ``sa = sum(gamma * g)``, ``sb = sum(gamma * g * xn)``."""
-    a = np.float32(np.float64(sa) / n)
-    b = np.float32(np.float64(sb) / n)
-    if affine_only:
-        a = np.float32(0.0)
-        b = np.float32(0.0)
+    a, b = _rows_coeff(sa, sb, n, affine_only)
     if recompute:
         for c in range(gr.size):
             dr[c] = k * (gr[c] * gamma[c] - (a + ((sr[c] - m) * k) * b))
