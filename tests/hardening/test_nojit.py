@@ -85,11 +85,21 @@ def _normalization(out):
         ("ln_rows64", lambda: LayerNormalization(), (9, 64)),  # the 16-lane vector rows
         ("ln_axes", lambda: LayerNormalization(axis=[1, 2, 3]), (2, 4, 4, 3)),
     ]
-    for key, make, shape in cases:
+    # the same wide rows written with streaming stores (threshold moved to 0)
+    streamed = [("bn_stream", lambda: BatchNormalization(), (2, 3, 5, 32)),
+                ("gn_stream128", lambda: GroupNormalization(groups=16), (2, 3, 5, 128))]
+    from tinynet.kernels import streaming
+
+    threshold = streaming.STREAM_MIN_BYTES
+    for key, make, shape in cases + streamed:
         x, g = _f32(rng, *shape, scale=2.0) + 0.5, _f32(rng, *shape)
         layer = _built(make(), shape, rng)
-        _layer_pass(layer, x, g, out, f"{key}/train")
-        _layer_pass(layer, x, g, out, f"{key}/infer", training=False)
+        streaming.STREAM_MIN_BYTES = 0 if key.endswith(("_stream", "_stream128")) else threshold
+        try:
+            _layer_pass(layer, x, g, out, f"{key}/train")
+            _layer_pass(layer, x, g, out, f"{key}/infer", training=False)
+        finally:
+            streaming.STREAM_MIN_BYTES = threshold
         for p in layer.parameters():
             out[f"{key}/{p.name}"] = p.value.copy()  # moving statistics after training
 

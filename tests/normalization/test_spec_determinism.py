@@ -207,3 +207,45 @@ def test_cores_consult_the_group_norm_gates(monkeypatch):
     x, g, gamma, beta = _inputs((2, 4, 4, 8), seed=29)
     _run_core(x, g, gamma, beta, 2)
     assert {"gn_row_parallel_min_elems", "gn_param_grad_parallel_min_elems"} <= set(calls)
+
+
+# Streaming stores (tinynet.kernels.streaming) write large outputs past the cache; the
+# threshold moved to 0 makes these small shapes stream. The channel counts are the
+# streamed ones (whole 16-float vectors per wide row); the path runs serial and parallel.
+STREAM_CASES = [
+    ("bn", BatchNormalization, (2, 9, 7, 32)),
+    ("bn128", BatchNormalization, (3, 5, 5, 128)),
+    ("gn", lambda: GroupNormalization(groups=4), (4, 6, 6, 64)),
+    ("gn16", lambda: GroupNormalization(groups=2), (1, 40, 40, 16)),
+    ("in", InstanceNormalization, (2, 30, 30, 32)),
+]
+
+
+@pytest.mark.parametrize("make,shape", [c[1:] for c in STREAM_CASES],
+                         ids=[c[0] for c in STREAM_CASES])
+def test_streaming_stores_change_no_bit(monkeypatch, make, shape):
+    from tinynet.kernels import streaming
+    from tinynet.layers.regularization.normalization import group_norm_core
+
+    x, g, gamma, beta = _inputs(shape, seed=29)
+    allocated = []
+    aligned = group_norm_core.empty_aligned
+
+    def spy(*args):
+        allocated.append(args)
+        return aligned(*args)
+
+    monkeypatch.setattr(group_norm_core, "empty_aligned", spy)
+    runs = {}
+    for label, threshold in (("ordinary", 2**62), ("streamed", 0)):
+        monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", threshold)
+        allocated.clear()
+        for gate_value, threads in ((2**62, 1), (0, 2)):
+            runs[label, gate_value, threads] = _under(gate_value, threads, lambda: _run_layer(
+                make, x, g, gamma, beta, training=True))
+        # the streamed runs took the streaming path: output and dx (2 runs each)
+        assert len(allocated) == (4 if label == "streamed" else 0), label
+    base = runs["ordinary", 2**62, 1]
+    for key, got in runs.items():
+        for name, want in base.items():
+            assert got[name].tobytes() == want.tobytes(), f"{name} differs under {key}"

@@ -33,6 +33,7 @@ they are not bounds-checked: ``a[i:i + 16]`` must lie inside the array.
 from __future__ import annotations
 
 import operator
+import platform
 
 import numpy as np
 from llvmlite import ir
@@ -42,11 +43,13 @@ from numba.extending import intrinsic, models, overload, register_model
 
 from tinynet.kernels._jit import njit
 
-__all__ = ["LANES", "F32x16", "f32x16", "vload", "vload8x2", "vstore", "vsplat", "vsplat8x2",
-           "vlows", "vhighs", "vfold8x4", "vfma", "load4", "store4", "splat4",
-           "zero4", "add4", "sub4", "mul4"]
+__all__ = ["LANES", "STREAM_ALIGN", "F32x16", "f32x16", "vload", "vload8x2", "vstore",
+           "vstream", "sfence", "vsplat", "vsplat8x2", "vlows", "vhighs", "vfold8x4", "vfma",
+           "load4", "store4", "stream4", "splat4", "zero4", "add4", "sub4", "mul4"]
 
 LANES = 16
+STREAM_ALIGN = 64  # bytes: a streamed vector's address must be a multiple of this
+_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
 _VT = ir.VectorType(ir.FloatType(), LANES)
 
 
@@ -81,6 +84,23 @@ def vload8x2(a: np.ndarray, i: int, j: int) -> np.ndarray:
 def vstore(a: np.ndarray, i: int, v: np.ndarray) -> None:
     """Writes vector ``v`` to ``a[i:i + 16]``."""
     a[i:i + LANES] = v
+
+
+def vstream(a: np.ndarray, i: int, v: np.ndarray) -> None:
+    """Writes vector ``v`` to ``a[i:i + 16]`` with a non-temporal (streaming) store.
+
+    The same values as :func:`vstore`; the line goes to memory without first being read
+    into the cache (no read-for-ownership) and without evicting cached data, which pays
+    for outputs much larger than the last-level cache. The address of ``a[i]`` must be a
+    multiple of :data:`STREAM_ALIGN` bytes, and a kernel that streams calls :func:`sfence`
+    before its results are read by another thread.
+    """
+    a[i:i + LANES] = v
+
+
+def sfence() -> None:
+    """Orders this thread's earlier streaming stores before its later stores (x86
+    ``sfence``); a no-op when interpreted."""
 
 
 def vsplat(x: float) -> np.ndarray:
@@ -180,6 +200,34 @@ def _vstore(typingctx, a, i, v):
         return context.get_dummy_value()
 
     return types.void(a, types.intp, f32x16), codegen
+
+
+@intrinsic
+def _vstream(typingctx, a, i, v):
+    _check_array(a)
+
+    def codegen(context, builder, sig, args):
+        store = builder.store(args[2], _pointer(context, builder, sig.args[0], args[0], args[1]),
+                              align=STREAM_ALIGN)
+        store.set_metadata("nontemporal",
+                           builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return types.void(a, types.intp, f32x16), codegen
+
+
+@intrinsic
+def _sfence(typingctx):
+    def codegen(context, builder, sig, args):
+        if _X86:
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse.sfence")
+            builder.call(fn, [])
+        else:  # elsewhere a full fence orders streaming stores too
+            builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
 
 
 @intrinsic
@@ -295,6 +343,16 @@ def _vstore_jit(a, i, v):
     return lambda a, i, v: _vstore(a, i, v)
 
 
+@overload(vstream, inline="always")
+def _vstream_jit(a, i, v):
+    return lambda a, i, v: _vstream(a, i, v)
+
+
+@overload(sfence, inline="always")
+def _sfence_jit():
+    return lambda: _sfence()
+
+
 @overload(vsplat, inline="always")
 def _vsplat_jit(x):
     return lambda x: _vsplat(np.float32(x))
@@ -335,6 +393,15 @@ def store4(a, i, q):
     vstore(a, i + 16, q[1])
     vstore(a, i + 32, q[2])
     vstore(a, i + 48, q[3])
+
+
+@njit(cache=True, inline="always")
+def stream4(a, i, q):
+    """:func:`store4` with streaming stores (``a[i]`` on a :data:`STREAM_ALIGN` boundary)."""
+    vstream(a, i, q[0])
+    vstream(a, i + 16, q[1])
+    vstream(a, i + 32, q[2])
+    vstream(a, i + 48, q[3])
 
 
 @njit(cache=True, inline="always")

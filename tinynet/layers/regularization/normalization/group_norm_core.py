@@ -39,8 +39,9 @@ from numba import prange
 
 from tinynet import tuning
 from tinynet.kernels._jit import njit
-from tinynet.kernels.simd import (add4, load4, mul4, splat4, store4, sub4, vfold8x4, vhighs,
-                                  vload, vload8x2, vlows, vsplat, vstore, zero4)
+from tinynet.kernels.simd import (add4, load4, mul4, sfence, splat4, store4, stream4, sub4,
+                                  vfold8x4, vhighs, vload, vload8x2, vlows, vsplat, vstore, zero4)
+from tinynet.kernels.streaming import empty_aligned, streams
 from tinynet.layers.regularization.normalization.folds import (
     LANES,
     merge_rows_parallel,
@@ -125,6 +126,10 @@ def _fold_copies(lanes, channels, reps):
 # 64-channel halves, one pass per half, was measured 1.5-2x slower on data not in cache;
 # whole two-quad rows read each row once, 1.7-2.4x faster than spans.)
 WIDE = 64
+
+
+# Channel counts whose wide rows consist of whole 16-float vectors (the streamed rows).
+_STREAM_CHANNELS = (16, 32, 64, 128)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -213,28 +218,37 @@ _SWEEP, _DX = 0, 1
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _map_quad(mode, xa, xb, out, xn, flag, i, q1, q2, q3, q4):
+def _put4(a, i, q, stream):
+    if stream:
+        stream4(a, i, q)
+    else:
+        store4(a, i, q)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _map_quad(mode, xa, xb, out, xn, flag, stream, i, q1, q2, q3, q4):
     if mode == _SWEEP:
         d = sub4(load4(xa, i), q1)
-        store4(out, i, add4(mul4(d, q3), q4))
+        _put4(out, i, add4(mul4(d, q3), q4), stream)
         if flag:
-            store4(xn, i, mul4(d, q2))
+            _put4(xn, i, mul4(d, q2), stream)
     else:
         e = sub4(load4(xb, i), q1) if flag else load4(xb, i)
-        store4(out, i, sub4(mul4(q2, load4(xa, i)), add4(q4, mul4(q3, e))))
+        _put4(out, i, sub4(mul4(q2, load4(xa, i)), add4(q4, mul4(q3, e))), stream)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _map_wide(mode, xa, xb, out, xn, flag, start, rows, width, v1, v2, v3, v4):
+def _map_wide(mode, xa, xb, out, xn, flag, stream, start, rows, width, v1, v2, v3, v4):
     """One element-wise pass (``mode``) over ``rows`` wide rows from ``start``, the four
-    per-channel vectors ``v1..v4`` in registers for the whole block."""
+    per-channel vectors ``v1..v4`` in registers for the whole block; ``stream``: write
+    with streaming stores (the rows start on :data:`STREAM_ALIGN` boundaries)."""
     q1 = load4(v1, 0)
     q2 = load4(v2, 0)
     q3 = load4(v3, 0)
     q4 = load4(v4, 0)
     if width == WIDE:
         for r in range(rows):
-            _map_quad(mode, xa, xb, out, xn, flag, start + r * WIDE, q1, q2, q3, q4)
+            _map_quad(mode, xa, xb, out, xn, flag, stream, start + r * WIDE, q1, q2, q3, q4)
         return
     p1 = load4(v1, WIDE)  # two quads per row
     p2 = load4(v2, WIDE)
@@ -242,8 +256,8 @@ def _map_wide(mode, xa, xb, out, xn, flag, start, rows, width, v1, v2, v3, v4):
     p4 = load4(v4, WIDE)
     for r in range(rows):
         i = start + r * width
-        _map_quad(mode, xa, xb, out, xn, flag, i, q1, q2, q3, q4)
-        _map_quad(mode, xa, xb, out, xn, flag, i + WIDE, p1, p2, p3, p4)
+        _map_quad(mode, xa, xb, out, xn, flag, stream, i, q1, q2, q3, q4)
+        _map_quad(mode, xa, xb, out, xn, flag, stream, i + WIDE, p1, p2, p3, p4)
 
 
 # ------------------------------------------------------------------ forward kernels
@@ -384,8 +398,8 @@ def _sweep_span(xs, os, ns, want_xn, mean_c, inv_c, scale_c, bet, width):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
-                beta, scratch):
+def _sweep_body(x, out, xn, want_xn, stream, b, base, r0, r1, channels, cpg, mean, inv_std,
+                gamma, beta, scratch):
     reps = _span_reps(channels)
     w = reps * channels
     mean_c = scratch[:w]
@@ -401,8 +415,10 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
         _repeat(vec, channels, _copies_needed(channels, reps))
     if _wide(channels):
         width, copies, rows = _wide_rows(r0, r1, channels)
-        _map_wide(_SWEEP, x, x, out, xn, want_xn, base + r0 * channels, rows, width, mean_c,
-                  inv_c, scale_c, bet)
+        _map_wide(_SWEEP, x, x, out, xn, want_xn, stream, base + r0 * channels, rows, width,
+                  mean_c, inv_c, scale_c, bet)
+        if stream:
+            sfence()
         r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
@@ -412,21 +428,21 @@ def _sweep_body(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_s
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _sweep(x, out, xn, want_xn, b, base, r0, r1, channels, cpg, mean, inv_std, gamma, beta,
-           scratch):
+def _sweep(x, out, xn, want_xn, stream, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+           beta, scratch):
     """``out = (x - mean) * (inv_std * gamma) + beta`` (and ``xn = (x - mean) * inv_std``
     when asked) on rows ``r0..r1``, in spans; ``scratch`` holds ``4 * reps * C`` floats.
     ``want_xn`` becomes a constant of the loops (no test per span)."""
     if want_xn:
-        _sweep_body(x, out, xn, True, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
-                    beta, scratch)
+        _sweep_body(x, out, xn, True, stream, b, base, r0, r1, channels, cpg, mean, inv_std,
+                    gamma, beta, scratch)
     else:
-        _sweep_body(x, out, xn, False, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
-                    beta, scratch)
+        _sweep_body(x, out, xn, False, stream, b, base, r0, r1, channels, cpg, mean, inv_std,
+                    gamma, beta, scratch)
 
 
 @njit(cache=True, error_model="numpy")
-def _fwd_samples(x, out, xn, want_xn, b0, b1, positions, channels, cpg, block, epsilon,
+def _fwd_samples(x, out, xn, want_xn, stream, b0, b1, positions, channels, cpg, block, epsilon,
                  given, gamma, beta, part1, part2, mean, var, inv_std):
     """Statistics then sweep, sample by sample (each sample is still in cache)."""
     w = _span_reps(channels) * channels
@@ -441,30 +457,30 @@ def _fwd_samples(x, out, xn, want_xn, b0, b1, positions, channels, cpg, block, e
                              cpg, lanes, part1[b, k], part2[b, k])
             _finish_stats(x, b, positions, channels, cpg, epsilon, part1[b], part2[b],
                           mean, var, inv_std)
-        _sweep(x, out, xn, want_xn, b, base, 0, positions, channels, cpg, mean, inv_std,
+        _sweep(x, out, xn, want_xn, stream, b, base, 0, positions, channels, cpg, mean, inv_std,
                gamma, beta, scratch)
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_serial(x, out, xn, want_xn, batch, positions, channels, cpg, block, spc,
+def _forward_serial(x, out, xn, want_xn, stream, batch, positions, channels, cpg, block, spc,
                     epsilon, given, gamma, beta, part1, part2, mean, var, inv_std):
-    _fwd_samples(x, out, xn, want_xn, 0, batch, positions, channels, cpg, block, epsilon,
+    _fwd_samples(x, out, xn, want_xn, stream, 0, batch, positions, channels, cpg, block, epsilon,
                  given, gamma, beta, part1, part2, mean, var, inv_std)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _forward_chunks_parallel(x, out, xn, want_xn, batch, positions, channels, cpg, block,
+def _forward_chunks_parallel(x, out, xn, want_xn, stream, batch, positions, channels, cpg, block,
                              spc, epsilon, given, gamma, beta, part1, part2, mean, var,
                              inv_std):
     nchunks = (batch + spc - 1) // spc
     for j in prange(nchunks):
-        _fwd_samples(x, out, xn, want_xn, j * spc, min((j + 1) * spc, batch), positions,
+        _fwd_samples(x, out, xn, want_xn, stream, j * spc, min((j + 1) * spc, batch), positions,
                      channels, cpg, block, epsilon, given, gamma, beta, part1, part2, mean,
                      var, inv_std)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _forward_blocks_parallel(x, out, xn, want_xn, batch, positions, channels, cpg, block,
+def _forward_blocks_parallel(x, out, xn, want_xn, stream, batch, positions, channels, cpg, block,
                              spc, epsilon, given, gamma, beta, part1, part2, mean, var,
                              inv_std):
     """Few samples: split each into its position blocks, statistics then sweep."""
@@ -484,7 +500,7 @@ def _forward_blocks_parallel(x, out, xn, want_xn, batch, positions, channels, cp
         b = t // nblk
         k = t - b * nblk
         scratch = np.empty(4 * _span_reps(channels) * channels, dtype=np.float32)
-        _sweep(x, out, xn, want_xn, b, b * positions * channels, k * block,
+        _sweep(x, out, xn, want_xn, stream, b, b * positions * channels, k * block,
                min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma, beta,
                scratch)
 
@@ -619,8 +635,8 @@ def _dx_span(gs, ss, ds, recompute, mean_c, ga_c, xa_c, ca_c, width):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
-                  sg, sgx, scratch):
+def _dx_rows_body(g, s, dx, recompute, stream, b, base, r0, r1, channels, cpg, mean, inv_std,
+                  gamma, sg, sgx, scratch):
     reps = _span_reps(channels)
     w = reps * channels
     mean_c = scratch[:w]
@@ -641,8 +657,10 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
         _repeat(vec, channels, _copies_needed(channels, reps))
     if _wide(channels):
         width, copies, rows = _wide_rows(r0, r1, channels)
-        _map_wide(_DX, g, s, dx, dx, recompute, base + r0 * channels, rows, width, mean_c,
-                  ga_c, xa_c, ca_c)
+        _map_wide(_DX, g, s, dx, dx, recompute, stream, base + r0 * channels, rows, width,
+                  mean_c, ga_c, xa_c, ca_c)
+        if stream:
+            sfence()
         r0 += rows * copies
     for q in range(_span_count(r0, r1, reps)):
         row, width = _span(q, base, r0, r1, reps, channels)
@@ -651,18 +669,18 @@ def _dx_rows_body(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _dx_rows(g, s, dx, recompute, b, base, r0, r1, channels, cpg, mean, inv_std, gamma, sg,
-             sgx, scratch):
+def _dx_rows(g, s, dx, recompute, stream, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+             sg, sgx, scratch):
     """``dx = inv_std * (g * gamma - (sum_g + xn * sum_gxn) / n)`` on rows ``r0..r1`` in
     spans, with ``inv_std`` folded into per-channel coefficients:
     ``dx = (inv*gamma) * g - (inv*sum_g/n + (inv*sum_gxn/n*inv) * (x - mean))`` (``* xn``
     when ``xn`` is given). ``scratch`` holds ``5 * reps * C`` floats; ``recompute``
     becomes a constant."""
     if recompute:
-        _dx_rows_body(g, s, dx, True, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+        _dx_rows_body(g, s, dx, True, stream, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
                       sg, sgx, scratch)
     else:
-        _dx_rows_body(g, s, dx, False, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
+        _dx_rows_body(g, s, dx, False, stream, b, base, r0, r1, channels, cpg, mean, inv_std, gamma,
                       sg, sgx, scratch)
 
 
@@ -676,7 +694,7 @@ def _add_row(parts, t, u, v, channels):
 
 
 @njit(cache=True, error_model="numpy")
-def _bwd_samples(g, s, dx, recompute, affine_only, b0, b1, positions, channels, cpg, block,
+def _bwd_samples(g, s, dx, recompute, affine_only, stream, b0, b1, positions, channels, cpg, block,
                  spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
     """Both backward passes, sample by sample; parameter partials per task row."""
     w = _span_reps(channels) * channels
@@ -693,30 +711,30 @@ def _bwd_samples(g, s, dx, recompute, affine_only, b0, b1, positions, channels, 
                        gp2[b, k])
             _add_row(parts, (b // spc) * nblk + k, u, v, channels)
         _bwd_coeffs(b, positions, channels, cpg, gp1[b], gp2[b], affine_only, sg, sgx)
-        _dx_rows(g, s, dx, recompute, b, base, 0, positions, channels, cpg, mean, inv_std,
+        _dx_rows(g, s, dx, recompute, stream, b, base, 0, positions, channels, cpg, mean, inv_std,
                  gamma, sg, sgx, scratch)
 
 
 @njit(cache=True, error_model="numpy")
-def _backward_serial(g, s, dx, recompute, affine_only, batch, positions, channels, cpg, block,
-                     spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
-    _bwd_samples(g, s, dx, recompute, affine_only, 0, batch, positions, channels, cpg, block,
-                 spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts)
+def _backward_serial(g, s, dx, recompute, affine_only, stream, batch, positions, channels, cpg,
+                     block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
+    _bwd_samples(g, s, dx, recompute, affine_only, stream, 0, batch, positions, channels, cpg,
+                 block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _backward_chunks_parallel(g, s, dx, recompute, affine_only, batch, positions, channels,
+def _backward_chunks_parallel(g, s, dx, recompute, affine_only, stream, batch, positions, channels,
                               cpg, block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx,
                               parts):
     nchunks = (batch + spc - 1) // spc
     for j in prange(nchunks):
-        _bwd_samples(g, s, dx, recompute, affine_only, j * spc, min((j + 1) * spc, batch),
+        _bwd_samples(g, s, dx, recompute, affine_only, stream, j * spc, min((j + 1) * spc, batch),
                      positions, channels, cpg, block, spc, mean, inv_std, gamma, gp1, gp2,
                      sg, sgx, parts)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _backward_blocks_parallel(g, s, dx, recompute, affine_only, batch, positions, channels,
+def _backward_blocks_parallel(g, s, dx, recompute, affine_only, stream, batch, positions, channels,
                               cpg, block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx,
                               parts):
     nblk = gp1.shape[1]
@@ -738,7 +756,7 @@ def _backward_blocks_parallel(g, s, dx, recompute, affine_only, batch, positions
         b = t // nblk
         k = t - b * nblk
         scratch = np.empty(5 * _span_reps(channels) * channels, dtype=np.float32)
-        _dx_rows(g, s, dx, recompute, b, b * positions * channels, k * block,
+        _dx_rows(g, s, dx, recompute, stream, b, b * positions * channels, k * block,
                  min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma, sg,
                  sgx, scratch)
 
@@ -820,7 +838,7 @@ def _fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, gamma, beta
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_rows_serial(x, out, xn, want_xn, batch, positions, channels, cpg, block, spc,
+def _forward_rows_serial(x, out, xn, want_xn, stream, batch, positions, channels, cpg, block, spc,
                          epsilon, given, gamma, beta, part1, part2, mean, var, inv_std):
     for r0 in range(0, batch, spc):
         _fwd_rows(x, out, xn, want_xn, r0, min(r0 + spc, batch), channels, epsilon, given,
@@ -828,7 +846,7 @@ def _forward_rows_serial(x, out, xn, want_xn, batch, positions, channels, cpg, b
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _forward_rows_parallel(x, out, xn, want_xn, batch, positions, channels, cpg, block, spc,
+def _forward_rows_parallel(x, out, xn, want_xn, stream, batch, positions, channels, cpg, block, spc,
                            epsilon, given, gamma, beta, part1, part2, mean, var, inv_std):
     nchunks = (batch + spc - 1) // spc
     for j in prange(nchunks):
@@ -1048,21 +1066,23 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean
 def _bwd_rows(g, s, dx, recompute, affine_only, r0, r1, channels, spc, mean, inv_std, gamma, parts):
     """:func:`_bwd_rows_body` with ``recompute`` a constant, so the row loops carry no test."""
     if recompute:
-        _bwd_rows_body(g, s, dx, True, affine_only, r0, r1, channels, spc, mean, inv_std, gamma, parts)
+        _bwd_rows_body(g, s, dx, True, affine_only, r0, r1, channels, spc, mean, inv_std, gamma,
+                       parts)
     else:
-        _bwd_rows_body(g, s, dx, False, affine_only, r0, r1, channels, spc, mean, inv_std, gamma, parts)
+        _bwd_rows_body(g, s, dx, False, affine_only, r0, r1, channels, spc, mean, inv_std, gamma,
+                       parts)
 
 
 @njit(cache=True, error_model="numpy")
-def _backward_rows_serial(g, s, dx, recompute, affine_only, batch, positions, channels, cpg,
+def _backward_rows_serial(g, s, dx, recompute, affine_only, stream, batch, positions, channels, cpg,
                           block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
     _bwd_rows(g, s, dx, recompute, affine_only, 0, batch, channels, spc, mean, inv_std, gamma,
               parts)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _backward_rows_parallel(g, s, dx, recompute, affine_only, batch, positions, channels, cpg,
-                            block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
+def _backward_rows_parallel(g, s, dx, recompute, affine_only, stream, batch, positions, channels,
+                            cpg, block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
     nchunks = (batch + spc - 1) // spc
     for j in prange(nchunks):
         _bwd_rows(g, s, dx, recompute, affine_only, j * spc, min((j + 1) * spc, batch),
@@ -1109,6 +1129,11 @@ class Plan:
         self.ntasks = -(-self.batch // self.spc) * self.nblk
         # one position and one group per sample: the dedicated row kernels
         self.rows = self.positions == 1 and self.groups == 1
+
+    def streams(self, nbytes: int) -> bool:
+        """Whether the element-wise passes write with streaming stores: large outputs on
+        the wide-row path (whole rows of 64 or 128 floats, each vector aligned)."""
+        return not self.rows and self.channels in _STREAM_CHANNELS and streams(nbytes, WIDE)
 
     def kernel(self, gate: str, size: int, serial, chunks, blocks):
         """Picks the serial, chunk-parallel or block-parallel variant (same bits)."""
@@ -1167,8 +1192,10 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
     plan = Plan(x.shape, num_groups, who)
     gamma = _check_vec(gamma, plan.channels, "gamma", who)
     beta = _check_vec(beta, plan.channels, "beta", who)
-    out = np.empty_like(x)
-    xn = np.empty_like(x) if want_xn else np.empty(0, dtype=np.float32)
+    stream = plan.streams(x.nbytes)
+    new = empty_aligned if stream else np.empty
+    out = new(x.shape, np.float32)
+    xn = new(x.shape, np.float32) if want_xn else np.empty(0, dtype=np.float32)
     var = np.zeros(plan.batch * plan.groups, dtype=np.float32)
     if stats is None:
         mean = np.zeros_like(var)
@@ -1184,7 +1211,7 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
         else:
             kernel = plan.kernel(gate, x.size, _forward_serial, _forward_chunks_parallel,
                                  _forward_blocks_parallel)
-        kernel(x.reshape(-1), out.reshape(-1), xn.reshape(-1), want_xn, plan.batch,
+        kernel(x.reshape(-1), out.reshape(-1), xn.reshape(-1), want_xn, stream, plan.batch,
                plan.positions, plan.channels, plan.cpg, plan.block, plan.spc, float(epsilon),
                stats is not None, gamma, beta, part[0], part[1], mean, var, inv_std)
     return out, (xn if want_xn else None), mean, var, inv_std
@@ -1222,7 +1249,8 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     inv_std = _check_stat(inv_std, plan, "inv_std", who)
     recompute = mean is not None
     mean = _check_stat(mean, plan, "mean", who) if recompute else inv_std
-    dx = np.empty_like(g)
+    stream = plan.streams(g.nbytes)
+    dx = (empty_aligned if stream else np.empty)(g.shape, np.float32)
     c = plan.channels
     if g.size == 0:
         return dx, np.zeros(c, dtype=np.float32), np.zeros(c, dtype=np.float32)
@@ -1235,9 +1263,9 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     else:
         kernel = plan.kernel(row_gate, g.size, _backward_serial, _backward_chunks_parallel,
                              _backward_blocks_parallel)
-    kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), recompute, affine_only, plan.batch,
-           plan.positions, c, plan.cpg, plan.block, plan.spc, mean, inv_std, gamma, gp[0],
-           gp[1], coeff[0], coeff[1], parts)
+    kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), recompute, affine_only, stream,
+           plan.batch, plan.positions, c, plan.cpg, plan.block, plan.spc, mean, inv_std, gamma,
+           gp[0], gp[1], coeff[0], coeff[1], parts)
     merge = (merge_rows_parallel if tuning.use_parallel(param_gate, parts[0].size)
              else merge_rows_serial)
     sums = merge(parts)

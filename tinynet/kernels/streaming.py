@@ -1,0 +1,80 @@
+"""Streaming (non-temporal) stores for outputs larger than the cache: when and where.
+
+An ordinary store first reads the destination line into the cache (read-for-ownership)
+and later writes it back, so writing an output that cannot stay in the cache costs a
+read and a write of every byte, and evicts data a later pass still needs. A streaming
+store (:func:`tinynet.kernels.simd.vstream`) sends the line straight to memory. The
+element-wise passes of the normalization kernels use them for outputs of at least
+:data:`STREAM_MIN_BYTES`: on this project's 2-core machine that cut a 25 MiB sweep to
+0.8x and a 25 MiB ``dx`` pass (two inputs, one output) to 0.6-0.8x of its time
+(``docs/performance.md``). Smaller outputs keep ordinary stores, so the next layer still
+finds them in the cache.
+
+Streaming changes where the bytes go, never which bytes: the values are those of the
+ordinary stores, whatever the size, so the choice (by size alone) never changes a
+result. Streamed vectors must start on :data:`~tinynet.kernels.simd.STREAM_ALIGN`-byte
+boundaries; :func:`empty_aligned` allocates outputs that way.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from tinynet.kernels.simd import LANES, STREAM_ALIGN
+
+__all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "empty_aligned", "streams"]
+
+
+def _last_level_cache_bytes(default: int = 32 << 20) -> int:
+    """The largest cache of cpu0 as Linux's sysfs reports it (``default`` when unknown)."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    best = 0
+    try:
+        entries = [e for e in os.listdir(base) if e.startswith("index")]
+    except OSError:
+        return default
+    for entry in entries:
+        try:
+            with open(os.path.join(base, entry, "size"), encoding="ascii") as fh:
+                text = fh.read().strip()
+            best = max(best, int(text[:-1]) * units[text[-1]] if text[-1:] in units
+                       else int(text))
+        except (OSError, ValueError, KeyError):
+            continue
+    return best or default
+
+
+#: Size of the largest cache (L3 on this machine).
+LAST_LEVEL_CACHE_BYTES: int = _last_level_cache_bytes()
+
+#: Outputs of at least this many bytes are written with streaming stores: half the
+#: last-level cache, beyond which an output and the input it is computed from cannot
+#: both stay cached for the next pass anyway.
+STREAM_MIN_BYTES: int = LAST_LEVEL_CACHE_BYTES // 2
+
+
+def streams(nbytes: int, row_floats: int) -> bool:
+    """Whether a pass writing ``nbytes`` in rows of ``row_floats`` float32 streams them.
+
+    Args:
+        nbytes: Size of the output.
+        row_floats: Floats per row of the pass; rows must be whole vectors (a multiple of
+            16 floats) so every streamed vector of an aligned array is aligned.
+    """
+    return nbytes >= STREAM_MIN_BYTES and row_floats % LANES == 0
+
+
+def empty_aligned(shape: tuple, dtype=np.float32) -> np.ndarray:
+    """An uninitialized C-contiguous array whose data starts on a ``STREAM_ALIGN`` boundary.
+
+    Shape:
+        Output: ``shape``.
+    """
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    raw = np.empty(count * dtype.itemsize + STREAM_ALIGN, dtype=np.uint8)
+    skip = -raw.ctypes.data % STREAM_ALIGN
+    return raw[skip:skip + count * dtype.itemsize].view(dtype).reshape(shape)
