@@ -87,14 +87,17 @@ def _normalization(out):
     ]
     # the same wide rows written with streaming stores (threshold moved to 0)
     streamed = [("bn_stream", lambda: BatchNormalization(), (2, 3, 5, 32)),
-                ("gn_stream128", lambda: GroupNormalization(groups=16), (2, 3, 5, 128))]
+                ("gn_stream128", lambda: GroupNormalization(groups=16), (2, 3, 5, 128)),
+                ("ln_stream32", lambda: LayerNormalization(), (7, 32)),
+                ("ln_stream48", lambda: LayerNormalization(), (5, 48)),
+                ("ln_stream64", lambda: LayerNormalization(), (3, 64))]
     from tinynet.kernels import streaming
 
     threshold = streaming.STREAM_MIN_BYTES
     for key, make, shape in cases + streamed:
         x, g = _f32(rng, *shape, scale=2.0) + 0.5, _f32(rng, *shape)
         layer = _built(make(), shape, rng)
-        streaming.STREAM_MIN_BYTES = 0 if key.endswith(("_stream", "_stream128")) else threshold
+        streaming.STREAM_MIN_BYTES = 0 if "_stream" in key else threshold
         try:
             _layer_pass(layer, x, g, out, f"{key}/train")
             _layer_pass(layer, x, g, out, f"{key}/infer", training=False)

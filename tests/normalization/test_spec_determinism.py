@@ -211,13 +211,18 @@ def test_cores_consult_the_group_norm_gates(monkeypatch):
 
 # Streaming stores (tinynet.kernels.streaming) write large outputs past the cache; the
 # threshold moved to 0 makes these small shapes stream. The channel counts are the
-# streamed ones (whole 16-float vectors per wide row); the path runs serial and parallel.
+# streamed ones (whole 16-float vectors per row); the path runs serial and parallel.
 STREAM_CASES = [
     ("bn", BatchNormalization, (2, 9, 7, 32)),
     ("bn128", BatchNormalization, (3, 5, 5, 128)),
     ("gn", lambda: GroupNormalization(groups=4), (4, 6, 6, 64)),
     ("gn16", lambda: GroupNormalization(groups=2), (1, 40, 40, 16)),
     ("in", InstanceNormalization, (2, 30, 30, 32)),
+    # layer norm's rows: 32 and 64 features (register rows), 48 and 256 (vector row pairs)
+    ("ln32", LayerNormalization, (3, 9, 32)),
+    ("ln48", LayerNormalization, (5, 48)),
+    ("ln64", LayerNormalization, (2, 7, 64)),
+    ("ln256", LayerNormalization, (3, 7, 256)),
 ]
 
 
