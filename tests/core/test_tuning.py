@@ -82,6 +82,26 @@ def test_use_parallel_respects_gate():
     assert tuning.use_parallel("bn_parallel_min_elems", 100) == (tuning.get_num_threads() > 1)
 
 
+@pytest.mark.skipif(tuning.max_threads() < 2, reason="needs 2 threads")
+def test_use_parallel_sets_numbas_thread_count_once_per_setting():
+    import numba
+
+    tuning.set_num_threads(2)
+    numba.set_num_threads(1)
+    assert tuning.use_parallel("gn_row_parallel_min_elems", 2**40)
+    assert numba.get_num_threads() == 2  # set on the first parallel launch
+    numba.set_num_threads(1)  # behind tinynet's back: not asked again on every launch
+    assert tuning.use_parallel("gn_row_parallel_min_elems", 2**40)
+    assert numba.get_num_threads() == 1
+    tuning.set_num_threads(2)  # any set_num_threads call (or reset) makes it look again
+    assert tuning.use_parallel("gn_row_parallel_min_elems", 2**40)
+    assert numba.get_num_threads() == 2
+    numba.set_num_threads(1)
+    tuning.reset()
+    assert tuning.use_parallel("gn_row_parallel_min_elems", 2**40)
+    assert numba.get_num_threads() == tuning.max_threads()
+
+
 def test_describe_table():
     tuning.set(ln_parallel_min_elems=7)
     text = tuning.describe()

@@ -81,6 +81,12 @@ _threads: int | None = None
 _threads_source = "default"
 _loaded = False
 _workqueue: bool | None = None  # Numba runs on its workqueue layer (known once launched)
+# Per thread: the (count, generation) for which Numba's thread count was last checked.
+# Asking Numba costs microseconds per call (tens once big tensors have pushed the
+# interpreter's data out of the cache), so it is asked once per thread and per
+# set_num_threads call, not on every kernel launch.
+_checked = threading.local()
+_generation = 0
 
 
 def _check_name(name: str) -> None:
@@ -199,7 +205,7 @@ def set(**values: int) -> None:  # noqa: A001 - pinned public name
 
 def reset(*names: str) -> None:
     """Restores gates to their built-in defaults; no names resets every gate and the threads."""
-    global _threads, _threads_source
+    global _threads, _threads_source, _generation
     _ensure_loaded()
     for name in names:
         _check_name(name)
@@ -208,6 +214,7 @@ def reset(*names: str) -> None:
             _values[name], _sources[name] = _GATES[name].default, "default"
         if not names:
             _threads, _threads_source = None, "default"
+            _generation += 1
 
 
 @contextlib.contextmanager
@@ -267,11 +274,12 @@ def set_num_threads(n: int) -> None:
         TypeError: ``n`` is not an int.
         ValueError: ``n`` is below 1 or above :func:`max_threads`.
     """
-    global _threads, _threads_source
+    global _threads, _threads_source, _generation
     _ensure_loaded()
     n = _check_threads(n, "set_num_threads")
     with _lock:
         _threads, _threads_source = n, "set"
+        _generation += 1
 
 
 def get_num_threads() -> int:
@@ -284,9 +292,11 @@ def use_parallel(name: str, work: int) -> bool:
     """Whether a kernel with ``work`` units under gate ``name`` should run in parallel.
 
     Called only from Python wrappers. When it answers yes it also sets Numba's thread
-    count for the calling thread to :func:`get_num_threads`. On Numba's ``workqueue``
-    threading layer (not thread-safe) it answers yes on the main thread only, and warns
-    once.
+    count for the calling thread to :func:`get_num_threads` (checked once per thread and
+    per :func:`set_num_threads` call: code that changes it with ``numba.set_num_threads``
+    behind tinynet's back should call :func:`set_num_threads` again). On Numba's
+    ``workqueue`` threading layer (not thread-safe) it answers yes on the main thread
+    only, and warns once.
     """
     _ensure_loaded()
     if work < _values[name]:
@@ -294,10 +304,12 @@ def use_parallel(name: str, work: int) -> bool:
     n = _threads if _threads is not None else max_threads()
     if n <= 1:
         return False
-    import numba
+    if getattr(_checked, "key", None) != (n, _generation):
+        import numba
 
-    if numba.get_num_threads() != n:
-        numba.set_num_threads(n)
+        if numba.get_num_threads() != n:
+            numba.set_num_threads(n)
+        _checked.key = (n, _generation)
     if _workqueue is not False and _on_workqueue() \
             and threading.current_thread() is not threading.main_thread():
         return False  # workqueue aborts on concurrent launches: serial variant, same bits

@@ -73,9 +73,10 @@ class BatchNormalization(NormalizationLayer):
                                                     gate=_GATE, want_xn=False)
             if view.shape[1]:
                 m = self.momentum
-                self.moving_mean.value[...] = self.moving_mean.value * m + mean * (1.0 - m)
-                self.moving_variance.value[...] = (self.moving_variance.value * m
-                                                   + var * (1.0 - m))
+                for moving, batch in ((self.moving_mean.value, mean),
+                                      (self.moving_variance.value, var)):
+                    moving *= m  # moving * m + batch * (1 - m), in place (same roundings)
+                    moving += batch * (1.0 - m)
             affine_only = False
         else:
             mean = self.moving_mean.value.copy()

@@ -34,6 +34,8 @@ negative-index wraparound on a computed flat index blocks vectorization (4x slow
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import prange
 
@@ -1174,7 +1176,7 @@ class Plan:
             raise ValueError(f"{who}: channels ({self.channels}) must be divisible by groups "
                              f"({num_groups})")
         self.batch = int(shape[0])
-        self.positions = int(np.prod(shape[1:-1], dtype=np.int64)) if len(shape) > 2 else 1
+        self.positions = math.prod(int(d) for d in shape[1:-1])
         self.groups = int(num_groups)
         self.cpg = self.channels // self.groups
         self.block = rows_per_block(self.channels)
@@ -1204,6 +1206,27 @@ class Plan:
         if nchunks >= tuning.get_num_threads() or self.nblk == 1:
             return chunks
         return blocks
+
+
+_NO_XN = np.empty(0, dtype=np.float32)  # the kernels' x_normalized when none is wanted
+
+# Plans of the shapes seen lately (a training loop repeats a few shapes): building one is
+# pure Python, and on every call its cost showed up (tens of microseconds once the
+# activations had pushed the interpreter's own data out of the cache).
+_PLANS: dict = {}
+_PLANS_MAX = 64
+
+
+def _plan(shape: tuple, num_groups: int, who: str) -> Plan:
+    """The :class:`Plan` of ``shape`` and ``num_groups``, built once per distinct pair."""
+    key = (shape, type(num_groups), num_groups)  # True == 1 and 4.0 == 4 must not hit
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = Plan(shape, num_groups, who)  # raises on bad arguments: nothing cached
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return plan
 
 
 def _check_vec(v, channels: int, arg: str, who: str) -> np.ndarray:
@@ -1247,21 +1270,20 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
     """
     who = "group_norm_forward_core"
     if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating))
-            or not np.isfinite(epsilon) or epsilon < 0):
+            or not math.isfinite(epsilon) or epsilon < 0):
         raise ValueError(f"{who}: epsilon must be a finite number >= 0, got {epsilon!r}")
     x = _f32(x)
-    plan = Plan(x.shape, num_groups, who)
+    plan = _plan(x.shape, num_groups, who)
     gamma = _check_vec(gamma, plan.channels, "gamma", who)
     beta = _check_vec(beta, plan.channels, "beta", who)
     stream = plan.streams(x.nbytes)
     new = empty_aligned if stream else np.empty
     out = new(x.shape, np.float32)
-    xn = new(x.shape, np.float32) if want_xn else np.empty(0, dtype=np.float32)
-    var = np.zeros(plan.batch * plan.groups, dtype=np.float32)
+    xn = new(x.shape, np.float32) if want_xn else _NO_XN
     if stats is None:
-        mean = np.zeros_like(var)
-        inv_std = np.zeros_like(var)
+        mean, var, inv_std = np.zeros((3, plan.batch * plan.groups), dtype=np.float32)
     else:
+        var = np.zeros(plan.batch * plan.groups, dtype=np.float32)
         mean = _check_stat(stats[0], plan, "mean", who)
         inv_std = _check_stat(stats[1], plan, "inv_std", who)
     if x.size:
@@ -1305,7 +1327,7 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     if g.shape != s.shape:
         raise ValueError(f"{who}: grad_output shape {g.shape} does not match x_normalized "
                          f"shape {s.shape}")
-    plan = Plan(g.shape, num_groups, who)
+    plan = _plan(g.shape, num_groups, who)
     gamma = _check_vec(gamma, plan.channels, "gamma", who)
     inv_std = _check_stat(inv_std, plan, "inv_std", who)
     recompute = mean is not None
