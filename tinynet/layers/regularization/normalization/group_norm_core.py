@@ -1209,6 +1209,9 @@ class Plan:
 
 
 _NO_XN = np.empty(0, dtype=np.float32)  # the kernels' x_normalized when none is wanted
+# The row kernels take the general kernels' arguments but keep no per-block partials.
+_NO_PART = np.zeros((2, 1, 1, 1), dtype=np.float64)
+_NO_COEFF = np.zeros((2, 1), dtype=np.float32)
 
 # Plans of the shapes seen lately (a training loop repeats a few shapes): building one is
 # pure Python, and on every call its cost showed up (tens of microseconds once the
@@ -1287,7 +1290,8 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
         mean = _check_stat(stats[0], plan, "mean", who)
         inv_std = _check_stat(stats[1], plan, "inv_std", who)
     if x.size:
-        part = np.empty((2, plan.batch, plan.nblk, plan.groups), dtype=np.float64)
+        part = (_NO_PART if plan.rows
+                else np.empty((2, plan.batch, plan.nblk, plan.groups), dtype=np.float64))
         if plan.rows:
             kernel = plan.kernel(gate, x.size, _forward_rows_serial, _forward_rows_parallel,
                                  _forward_rows_parallel)
@@ -1337,9 +1341,13 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     c = plan.channels
     if g.size == 0:
         return dx, np.zeros(c, dtype=np.float32), np.zeros(c, dtype=np.float32)
-    gp = np.empty((2, plan.batch, plan.nblk, plan.groups), dtype=np.float64)
-    coeff = np.empty((2, plan.batch * plan.groups), dtype=np.float32)
-    parts = np.zeros((2, plan.ntasks, c), dtype=np.float64)
+    if plan.rows:  # no block partials; each chunk's parameter partials are stored once
+        gp, coeff = _NO_PART, _NO_COEFF
+        parts = np.empty((2, plan.ntasks, c), dtype=np.float64)
+    else:  # block partials; task rows of parameter partials are added to
+        gp = np.empty((2, plan.batch, plan.nblk, plan.groups), dtype=np.float64)
+        coeff = np.empty((2, plan.batch * plan.groups), dtype=np.float32)
+        parts = np.zeros((2, plan.ntasks, c), dtype=np.float64)
     if plan.rows:
         kernel = plan.kernel(row_gate, g.size, _backward_rows_serial, _backward_rows_parallel,
                              _backward_rows_parallel)
