@@ -9,8 +9,8 @@ import pytest
 
 from tinynet.kernels import streaming
 from tinynet.kernels._jit import njit
-from tinynet.kernels.simd import (LANES, STREAM_ALIGN, load4, sfence, store4, stream4, vload,
-                                  vsplat, vstore, vstream)
+from tinynet.kernels.simd import (LANES, STREAM_ALIGN, load4, sfence, store4, vload, vsplat,
+                                  vstore, vstream)
 
 NOJIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 
@@ -24,7 +24,8 @@ def _scale_rows(x, out, a, stream):
         q = load4(x, i)
         r = (q[0] * va, q[1] * va, q[2] * va, q[3] * va)
         if stream:
-            stream4(out, i, r)
+            for k in range(4):
+                vstream(out, i + 16 * k, r[k])
         else:
             store4(out, i, r)
     if n + LANES <= x.size:

@@ -45,7 +45,7 @@ from tinynet.kernels._jit import njit
 
 __all__ = ["LANES", "STREAM_ALIGN", "F32x16", "f32x16", "vload", "vload8x2", "vstore",
            "vstream", "sfence", "vsplat", "vsplat8x2", "vlows", "vhighs", "vfold8x4", "vfma",
-           "load4", "store4", "stream4", "splat4", "zero4", "add4", "sub4", "mul4"]
+           "load4", "store4", "splat4", "zero4", "add4", "sub4", "mul4"]
 
 LANES = 16
 STREAM_ALIGN = 64  # bytes: a streamed vector's address must be a multiple of this
@@ -393,15 +393,6 @@ def store4(a, i, q):
     vstore(a, i + 16, q[1])
     vstore(a, i + 32, q[2])
     vstore(a, i + 48, q[3])
-
-
-@njit(cache=True, inline="always")
-def stream4(a, i, q):
-    """:func:`store4` with streaming stores (``a[i]`` on a :data:`STREAM_ALIGN` boundary)."""
-    vstream(a, i, q[0])
-    vstream(a, i + 16, q[1])
-    vstream(a, i + 32, q[2])
-    vstream(a, i + 48, q[3])
 
 
 @njit(cache=True, inline="always")
