@@ -68,22 +68,22 @@ class LayerNormalization(NormalizationLayer):
         keep = [a for a in range(rank) if a not in axes]
         self._perm = keep + axes
         self._inverse = list(np.argsort(self._perm))
+        self._moves = self._perm != list(range(rank))  # the normalized axes are not last
         self._axes, self._dims = tuple(axes), dims
         self._features = int(np.prod(dims))
         self._add_affine(dims)
         super().build(input_shape)
 
     def _to_rows(self, x: np.ndarray) -> np.ndarray:
-        if self._perm != list(range(x.ndim)):
+        if self._moves:
             x = np.ascontiguousarray(x.transpose(self._perm))
         return x.reshape(-1, 1, self._features)
 
     def _from_rows(self, y: np.ndarray, shape: tuple) -> np.ndarray:
+        if not self._moves:
+            return y.reshape(shape)
         permuted = tuple(shape[a] for a in self._perm)
-        y = y.reshape(permuted)
-        if self._perm != list(range(len(shape))):
-            y = np.ascontiguousarray(y.transpose(self._inverse))
-        return y
+        return np.ascontiguousarray(y.reshape(permuted).transpose(self._inverse))
 
     def forward(self, x: Any, training: bool = False) -> Tensor:
         x = self._input(x)
