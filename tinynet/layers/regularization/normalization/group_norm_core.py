@@ -1088,37 +1088,42 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, stream, r0, r1, channels, s
     va = vbuf[:channels]
     vb = vbuf[channels:]
     step = 2 if channels % LANES == 0 else 1
-    vectors = channels % SIMD_LANES == 0  # whole f32x16 vectors per row
     for c0 in range(r0 - r0 % spc, r1, spc):  # the parameter-partial chunks touched
         hi = min(c0 + spc, r1)
-        for r in range(max(c0, r0), hi, step):
+        r = max(c0, r0)
+        if channels % SIMD_LANES == 0:  # whole f32x16 vectors per row, no row slices
+            while r + 1 < hi:
+                row = r * channels
+                nxt = row + channels
+                _row_terms_v(g, s, row, recompute, mean[r], inv_std[r], vbuf, 0, au, av)
+                _row_terms_v(g, s, nxt, recompute, mean[r + 1], inv_std[r + 1], vbuf, channels,
+                             au, av)
+                sa, sb, ta, tb = segment_dot2_pair(gamma, g, row, nxt, vbuf, 0, channels,
+                                                   channels)
+                _row_dx_v(g, s, dx, row, recompute, affine_only, stream, mean[r], inv_std[r],
+                          sa, sb, gamma, n)
+                _row_dx_v(g, s, dx, nxt, recompute, affine_only, stream, mean[r + 1],
+                          inv_std[r + 1], ta, tb, gamma, n)
+                r += 2
+        while r < hi:
             row = r * channels
             gr = g[row:row + channels]
             sr = s[row:row + channels]
             if r + 1 == hi or step == 1:
                 _bwd_one_row(gr, sr, dx[row:row + channels], recompute, affine_only, mean[r],
                              inv_std[r], gamma, acc, va, n)
+                r += 1
                 continue
             nxt = row + channels
-            if vectors:
-                _row_terms_v(g, s, row, recompute, mean[r], inv_std[r], vbuf, 0, au, av)
-                _row_terms_v(g, s, nxt, recompute, mean[r + 1], inv_std[r + 1], vbuf, channels,
-                             au, av)
-            else:
-                _row_terms(gr, sr, recompute, mean[r], inv_std[r], va, au, av)
-                _row_terms(g[nxt:nxt + channels], s[nxt:nxt + channels], recompute,
-                           mean[r + 1], inv_std[r + 1], vb, au, av)
+            _row_terms(gr, sr, recompute, mean[r], inv_std[r], va, au, av)
+            _row_terms(g[nxt:nxt + channels], s[nxt:nxt + channels], recompute, mean[r + 1],
+                       inv_std[r + 1], vb, au, av)
             sa, sb, ta, tb = segment_dot2_pair(gamma, g, row, nxt, vbuf, 0, channels, channels)
-            if vectors:
-                _row_dx_v(g, s, dx, row, recompute, affine_only, stream, mean[r], inv_std[r],
-                          sa, sb, gamma, n)
-                _row_dx_v(g, s, dx, nxt, recompute, affine_only, stream, mean[r + 1],
-                          inv_std[r + 1], ta, tb, gamma, n)
-            else:
-                _row_dx(gr, sr, dx[row:row + channels], recompute, affine_only, mean[r],
-                        inv_std[r], sa, sb, gamma, n)
-                _row_dx(g[nxt:nxt + channels], s[nxt:nxt + channels], dx[nxt:nxt + channels],
-                        recompute, affine_only, mean[r + 1], inv_std[r + 1], ta, tb, gamma, n)
+            _row_dx(gr, sr, dx[row:row + channels], recompute, affine_only, mean[r],
+                    inv_std[r], sa, sb, gamma, n)
+            _row_dx(g[nxt:nxt + channels], s[nxt:nxt + channels], dx[nxt:nxt + channels],
+                    recompute, affine_only, mean[r + 1], inv_std[r + 1], ta, tb, gamma, n)
+            r += 2
         _flush_rows(parts, c0 // spc, acc, channels)
 
 
