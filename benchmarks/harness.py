@@ -362,15 +362,11 @@ def cache_sizes() -> dict[str, str]:
     return out
 
 
-def l3_bytes(default: int = 32 * 2**20) -> int:
-    size = cache_sizes().get("L3")
-    if not size:
-        return default
-    units = {"K": 2**10, "M": 2**20, "G": 2**30}
-    try:
-        return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
-    except ValueError:
-        return default
+def l3_bytes() -> int:
+    """The largest cache (L3 here), as tinynet's streaming-store policy reads it."""
+    from tinynet.kernels.streaming import LAST_LEVEL_CACHE_BYTES
+
+    return LAST_LEVEL_CACHE_BYTES
 
 
 def machine_info() -> dict[str, str]:

@@ -18,6 +18,7 @@ boundaries; :func:`empty_aligned` allocates outputs that way.
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -74,7 +75,7 @@ def empty_aligned(shape: tuple, dtype=np.float32) -> np.ndarray:
         Output: ``shape``.
     """
     dtype = np.dtype(dtype)
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)
     raw = np.empty(count * dtype.itemsize + STREAM_ALIGN, dtype=np.uint8)
     skip = -raw.ctypes.data % STREAM_ALIGN
     return raw[skip:skip + count * dtype.itemsize].view(dtype).reshape(shape)

@@ -372,21 +372,30 @@ def _merge_blocks(part1, part2, g):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _set_stats(x, base, positions, channels, c0, cpg, s1, s2, epsilon, i, mean, var, inv_std):
+    """Entry ``i`` of mean, var, inv_std from the shifted sums ``s1``, ``s2`` (about
+    ``x[base + c0]``) of one group: channels ``c0..c0 + cpg`` of ``positions`` positions
+    from ``base``, in float64. Sums that are not finite (float32 squares overflowed) are
+    taken again in float64 (rare, and still in a fixed order)."""
+    if not (np.isfinite(s1) and np.isfinite(s2)):
+        s1, s2 = _group_moments_f64(x, base, positions, channels, c0, cpg)
+    n = np.float64(positions * cpg)
+    m = np.float64(s1) / n
+    v = max(np.float64(s2) / n - m * m, 0.0)
+    mean[i] = np.float32(np.float64(x[base + c0]) + m)
+    var[i] = np.float32(v)
+    inv_std[i] = np.float32(1.0 / np.sqrt(v + epsilon))
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _finish_stats(x, b, positions, channels, cpg, epsilon, part1, part2, mean, var, inv_std):
     """Merges sample ``b``'s block partials in block order into mean, var, inv_std."""
     groups = channels // cpg
     base = b * positions * channels
-    n = np.float64(positions * cpg)
     for g in range(groups):
         s1, s2 = _merge_blocks(part1, part2, g)
-        if not (np.isfinite(s1) and np.isfinite(s2)):
-            s1, s2 = _group_moments_f64(x, base, positions, channels, g * cpg, cpg)
-        m = s1 / n
-        v = max(s2 / n - m * m, 0.0)
-        i = b * groups + g
-        mean[i] = np.float32(np.float64(x[base + g * cpg]) + m)
-        var[i] = np.float32(v)
-        inv_std[i] = np.float32(1.0 / np.sqrt(v + epsilon))
+        _set_stats(x, base, positions, channels, g * cpg, cpg, s1, s2, epsilon,
+                   b * groups + g, mean, var, inv_std)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -782,20 +791,9 @@ def _backward_blocks_parallel(g, s, dx, recompute, affine_only, stream, batch, p
 # per sample. The path is chosen by shape alone, so gates and threads never change bits.
 @njit(cache=True, inline="always", error_model="numpy")
 def _row_stat(x, r, channels, s1, s2, epsilon, mean, var, inv_std):
-    """Row ``r``'s statistics from its float32 shifted sums, in float64; a row whose float32
-    squares overflowed is summed again in float64 (rare, and still in a fixed order)."""
-    n = np.float64(channels)
-    row = r * channels
-    if np.isfinite(s1) and np.isfinite(s2):
-        a1 = np.float64(s1)
-        a2 = np.float64(s2)
-    else:
-        a1, a2 = _group_moments_f64(x, row, 1, channels, 0, channels)
-    m = a1 / n
-    v = max(a2 / n - m * m, 0.0)
-    mean[r] = np.float32(np.float64(x[row]) + m)
-    var[r] = np.float32(v)
-    inv_std[r] = np.float32(1.0 / np.sqrt(v + epsilon))
+    """Row ``r``'s statistics from its float32 shifted sums (a one-position group)."""
+    _set_stats(x, r * channels, 1, channels, 0, channels, s1, s2, epsilon, r, mean, var,
+               inv_std)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
