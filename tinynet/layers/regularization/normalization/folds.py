@@ -21,7 +21,8 @@ from tinynet.math.reduction import DET_REDUCE_BLOCK
 
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
            "shifted_sums_pair", "segment_dot2_pair", "col_sum", "col_dot",
-           "merge_rows_serial", "merge_rows_parallel", "LANES"]
+           "merge_rows_serial", "merge_rows_parallel", "merge_rows_into", "merge_rows_chunks",
+           "LANES"]
 
 LANES = 8
 
@@ -267,28 +268,46 @@ def col_dot(x, y, channels: int, parallel: bool = False, scale: float = 1.0) -> 
 _MERGE_COLS = 64
 
 
-@njit(cache=True, error_model="numpy")
-def _merge_cols_range(parts, out, c0, c1):
+@njit(cache=True, inline="always", error_model="numpy")
+def merge_rows_into(parts, acc, out0, out1, j):
+    """Column chunk ``j`` (:data:`_MERGE_COLS` columns) of the merge of ``parts[k, rows,
+    C]`` (float64 task partials): each column's rows added in row order into the zeroed
+    float64 ``acc[k, C]``, then rounded once to float32 into ``out0`` (k = 0) and
+    ``out1`` (k = 1). Chunks are independent, so threads may take them in any order."""
+    c0 = j * _MERGE_COLS
+    c1 = min(c0 + _MERGE_COLS, parts.shape[2])
     for r in range(parts.shape[1]):
         for c in range(c0, c1):
-            out[0, c] += parts[0, r, c]
-            out[1, c] += parts[1, r, c]
+            acc[0, c] += parts[0, r, c]
+            acc[1, c] += parts[1, r, c]
+    for c in range(c0, c1):
+        out0[c] = np.float32(acc[0, c])
+        out1[c] = np.float32(acc[1, c])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def merge_rows_chunks(channels):
+    """How many column chunks :func:`merge_rows_into` takes for ``channels`` columns."""
+    return (channels + _MERGE_COLS - 1) // _MERGE_COLS
 
 
 @njit(cache=True, error_model="numpy")
 def merge_rows_serial(parts):
     """Sums ``parts[k, rows, C]`` (float64 task partials) over rows in row order -> float32 ``[k, C]``."""
-    acc = np.zeros((2, parts.shape[2]), dtype=np.float64)
-    _merge_cols_range(parts, acc, 0, parts.shape[2])
-    return acc.astype(np.float32)
+    channels = parts.shape[2]
+    acc = np.zeros((2, channels), dtype=np.float64)
+    out = np.empty((2, channels), dtype=np.float32)
+    for j in range(merge_rows_chunks(channels)):
+        merge_rows_into(parts, acc, out[0], out[1], j)
+    return out
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def merge_rows_parallel(parts):
-    """:func:`merge_rows_serial` with channel ranges spread over threads (same bits)."""
+    """:func:`merge_rows_serial` with column chunks spread over threads (same bits)."""
     channels = parts.shape[2]
     acc = np.zeros((2, channels), dtype=np.float64)
-    nchunks = (channels + _MERGE_COLS - 1) // _MERGE_COLS
-    for j in prange(nchunks):
-        _merge_cols_range(parts, acc, j * _MERGE_COLS, min((j + 1) * _MERGE_COLS, channels))
-    return acc.astype(np.float32)
+    out = np.empty((2, channels), dtype=np.float32)
+    for j in prange(merge_rows_chunks(channels)):
+        merge_rows_into(parts, acc, out[0], out[1], j)
+    return out

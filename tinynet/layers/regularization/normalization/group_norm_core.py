@@ -35,6 +35,7 @@ negative-index wraparound on a computed flat index blocks vectorization (4x slow
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 from numba import prange
@@ -48,6 +49,8 @@ from tinynet.kernels.simd import (add4, load4, mul4, sfence, splat4, store4, sub
 from tinynet.kernels.streaming import empty_aligned, streams
 from tinynet.layers.regularization.normalization.folds import (
     LANES,
+    merge_rows_chunks,
+    merge_rows_into,
     merge_rows_parallel,
     merge_rows_serial,
     rows_per_block,
@@ -1139,11 +1142,19 @@ def _bwd_rows(g, s, dx, recompute, affine_only, stream, r0, r1, channels, spc, m
         sfence()
 
 
+# The rows kernels fold their parameter partials themselves, with the merge of
+# :func:`folds.merge_rows_serial` (the same bits): the general kernels' per-group
+# coefficient arguments ``sg``, ``sgx`` take the sums of ``g`` and ``g * xn`` per feature
+# (grad_beta, grad_gamma). One call instead of two saves a dispatch and, in the parallel
+# kernel, a second start of the thread pool from Python.
 @njit(cache=True, error_model="numpy")
 def _backward_rows_serial(g, s, dx, recompute, affine_only, stream, batch, positions, channels, cpg,
                           block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
     _bwd_rows(g, s, dx, recompute, affine_only, stream, 0, batch, channels, spc, mean, inv_std,
               gamma, parts)
+    acc = np.zeros((2, channels), dtype=np.float64)
+    for j in range(merge_rows_chunks(channels)):
+        merge_rows_into(parts, acc, sg, sgx, j)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -1153,6 +1164,9 @@ def _backward_rows_parallel(g, s, dx, recompute, affine_only, stream, batch, pos
     for j in prange(nchunks):
         _bwd_rows(g, s, dx, recompute, affine_only, stream, j * spc, min((j + 1) * spc, batch),
                   channels, spc, mean, inv_std, gamma, parts)
+    acc = np.zeros((2, channels), dtype=np.float64)
+    for j in prange(merge_rows_chunks(channels)):
+        merge_rows_into(parts, acc, sg, sgx, j)
 
 
 # ------------------------------------------------------------------------ wrappers
@@ -1217,13 +1231,34 @@ class Plan:
 _NO_XN = np.empty(0, dtype=np.float32)  # the kernels' x_normalized when none is wanted
 # The row kernels take the general kernels' arguments but keep no per-block partials.
 _NO_PART = np.zeros((2, 1, 1, 1), dtype=np.float64)
-_NO_COEFF = np.zeros((2, 1), dtype=np.float32)
 
 # Plans of the shapes seen lately (a training loop repeats a few shapes): building one is
 # pure Python, and on every call its cost showed up (tens of microseconds once the
 # activations had pushed the interpreter's own data out of the cache).
 _PLANS: dict = {}
 _PLANS_MAX = 64
+
+
+# The kernels' own partial sums (block and task partials, per-group coefficients) never
+# leave a call, so each thread keeps one buffer per size and reuses it: a fresh buffer of
+# a few hundred KiB comes from the operating system page by page (a fault and a zeroed
+# page each), which the layer-norm backward on [64, 196, 256] paid on most calls.
+_SCRATCH = threading.local()
+_SCRATCH_MAX = 32
+
+
+def _scratch(shape: tuple, dtype) -> np.ndarray:
+    """This thread's reusable buffer of ``shape`` and ``dtype`` (contents undefined)."""
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = {}
+    key = (shape, dtype)
+    buf = bufs.get(key)
+    if buf is None:
+        if len(bufs) >= _SCRATCH_MAX:
+            bufs.clear()
+        buf = bufs[key] = np.empty(shape, dtype=dtype)
+    return buf
 
 
 def _plan(shape: tuple, num_groups: int, who: str) -> Plan:
@@ -1278,9 +1313,10 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
         x, output, x_normalized: ``[N, *spatial, C]``; statistics: ``[N * G]``.
     """
     who = "group_norm_forward_core"
-    if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating))
-            or not math.isfinite(epsilon) or epsilon < 0):
-        raise ValueError(f"{who}: epsilon must be a finite number >= 0, got {epsilon!r}")
+    if type(epsilon) is not float or not 0.0 <= epsilon < math.inf:  # the layers' case first
+        if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.floating))
+                or not math.isfinite(epsilon) or epsilon < 0):
+            raise ValueError(f"{who}: epsilon must be a finite number >= 0, got {epsilon!r}")
     x = _f32(x)
     plan = _plan(x.shape, num_groups, who)
     gamma = _check_vec(gamma, plan.channels, "gamma", who)
@@ -1297,7 +1333,7 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
         inv_std = _check_stat(stats[1], plan, "inv_std", who)
     if x.size:
         part = (_NO_PART if plan.rows
-                else np.empty((2, plan.batch, plan.nblk, plan.groups), dtype=np.float64))
+                else _scratch((2, plan.batch, plan.nblk, plan.groups), np.float64))
         if plan.rows:
             kernel = plan.kernel(gate, x.size, _forward_rows_serial, _forward_rows_parallel,
                                  _forward_rows_parallel)
@@ -1326,7 +1362,8 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
         affine_only: The statistics were constants (batch norm inference):
             ``dx = inv_std * g * gamma``.
         row_gate: Gate for the two row passes.
-        param_gate: Gate for the merge of the parameter-gradient column folds.
+        param_gate: Gate for the merge of the parameter-gradient column folds (layer
+            norm's rows kernels merge them themselves, by ``row_gate``'s choice).
 
     Shape:
         grad_output, source: ``[N, *spatial, C]``; inv_std, mean: ``[N * G]``.
@@ -1347,13 +1384,15 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     c = plan.channels
     if g.size == 0:
         return dx, np.zeros(c, dtype=np.float32), np.zeros(c, dtype=np.float32)
-    if plan.rows:  # no block partials; each chunk's parameter partials are stored once
-        gp, coeff = _NO_PART, _NO_COEFF
-        parts = np.empty((2, plan.ntasks, c), dtype=np.float64)
+    if plan.rows:  # no block partials; each chunk's parameter partials are stored once,
+        # and the kernel merges them into ``coeff`` (grad_beta, grad_gamma)
+        gp, coeff = _NO_PART, np.empty((2, c), dtype=np.float32)
+        parts = _scratch((2, plan.ntasks, c), np.float64)
     else:  # block partials; task rows of parameter partials are added to
-        gp = np.empty((2, plan.batch, plan.nblk, plan.groups), dtype=np.float64)
-        coeff = np.empty((2, plan.batch * plan.groups), dtype=np.float32)
-        parts = np.zeros((2, plan.ntasks, c), dtype=np.float64)
+        gp = _scratch((2, plan.batch, plan.nblk, plan.groups), np.float64)
+        coeff = _scratch((2, plan.batch * plan.groups), np.float32)
+        parts = _scratch((2, plan.ntasks, c), np.float64)
+        parts.fill(0.0)
     if plan.rows:
         kernel = plan.kernel(row_gate, g.size, _backward_rows_serial, _backward_rows_parallel,
                              _backward_rows_parallel)
@@ -1363,6 +1402,8 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), recompute, affine_only, stream,
            plan.batch, plan.positions, c, plan.cpg, plan.block, plan.spc, mean, inv_std, gamma,
            gp[0], gp[1], coeff[0], coeff[1], parts)
+    if plan.rows:
+        return dx, coeff[1], coeff[0]
     merge = (merge_rows_parallel if tuning.use_parallel(param_gate, parts[0].size)
              else merge_rows_serial)
     sums = merge(parts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -70,6 +71,10 @@ class LayerNormalization(NormalizationLayer):
         self._inverse = list(np.argsort(self._perm))
         self._moves = self._perm != list(range(rank))  # the normalized axes are not last
         self._axes, self._dims = tuple(axes), dims
+        # the sizes on the normalized axes, read in one C call per forward (a generator
+        # over the axes cost more than the rest of the shape checks on a cold cache)
+        self._rank = rank
+        self._sizes = itemgetter(*axes, 0)  # one more index, so it always returns a tuple
         self._features = int(np.prod(dims))
         self._add_affine(dims)
         super().build(input_shape)
@@ -87,7 +92,7 @@ class LayerNormalization(NormalizationLayer):
 
     def forward(self, x: Any, training: bool = False) -> Tensor:
         x = self._input(x)
-        if x.ndim != len(self.built_input_shape) or tuple(x.shape[a] for a in self._axes) != self._dims:
+        if x.ndim != self._rank or self._sizes(x.shape)[:-1] != self._dims:
             raise ValueError(f"LayerNormalization {self.name!r}: expected sizes {self._dims} on "
                              f"axes {self._axes}, got input shape {x.shape}")
         gamma, beta = self._gamma_beta()
