@@ -75,21 +75,44 @@ def test_scratch_is_per_thread_and_reused():
     assert _in_new_thread(lambda: group_norm_core._scratch((2, 3), np.float64)) is not a
 
 
-def test_rows_kernels_merge_like_merge_rows_serial():
-    """The rows kernels' own merge gives folds.merge_rows_serial's bits on their partials."""
+_GENERAL = ("_backward_serial", "_backward_chunks_parallel", "_backward_blocks_parallel")
+_ROWS = ("_backward_rows_serial", "_backward_rows_parallel")
+
+
+@pytest.mark.parametrize("shape,groups,names", [
+    ((300, 1, 40), 1, _ROWS),              # layer norm's rows: 300 one-row samples
+    ((6, 40, 16), 4, _GENERAL),            # small samples, several to a task (spc > 1)
+    ((3, 2100, 8), 2, _GENERAL),           # samples of two fold blocks (nblk = 2)
+], ids=["rows", "packed", "blocks"])
+def test_backward_kernels_agree_on_partials(shape, groups, names):
+    """The serial and parallel backward kernels of a path give the same dx and parameter
+    partials; the partial rows need no zeroing beforehand (the first block of a row starts
+    it: stale NaNs vanish). The rows kernels merge their partials themselves, with the bits
+    of folds.merge_rows_serial / merge_rows_parallel."""
     rng = np.random.default_rng(5)
-    rows, c = 300, 40
-    plan = group_norm_core._plan((rows, 1, c), 1, "test")
-    x = rng.standard_normal(rows * c, dtype=np.float32)
-    g = rng.standard_normal(rows * c, dtype=np.float32)
-    mean = rng.standard_normal(rows).astype(np.float32)
-    inv_std = rng.random(rows).astype(np.float32) + 0.5
+    plan = group_norm_core._plan(shape, groups, "test")
+    assert plan.rows == (names == _ROWS)
+    assert plan.rows or ((plan.spc > 1) == (shape[1] == 40)
+                         and (plan.nblk == 2) == (shape[1] == 2100))
+    n, c = plan.batch * plan.groups, plan.channels
+    x = rng.standard_normal(shape, dtype=np.float32).reshape(-1)
+    g = rng.standard_normal(shape, dtype=np.float32).reshape(-1)
+    mean = rng.standard_normal(n).astype(np.float32)
+    inv_std = rng.random(n).astype(np.float32) + 0.5
     gamma = rng.standard_normal(c).astype(np.float32)
-    for kernel in (group_norm_core._backward_rows_serial, group_norm_core._backward_rows_parallel):
-        parts = np.zeros((2, plan.ntasks, c))
-        sums = np.empty((2, c), dtype=np.float32)
-        kernel(g, x, np.empty_like(g), True, False, False, rows, 1, c, c, plan.block, plan.spc,
-               mean, inv_std, gamma, group_norm_core._NO_PART[0], group_norm_core._NO_PART[1],
-               sums[0], sums[1], parts)
-        assert sums.tobytes() == folds.merge_rows_serial(parts).tobytes()
-        assert sums.tobytes() == folds.merge_rows_parallel(parts).tobytes()
+    results = []
+    for name in names:
+        parts = np.full((2, plan.ntasks, c), np.nan)  # stale contents must not leak in
+        gp = np.full((2, plan.batch, plan.nblk, plan.groups), np.nan)
+        coeff = np.full((2, c if plan.rows else n), np.nan, dtype=np.float32)
+        dx = np.empty_like(g)
+        getattr(group_norm_core, name)(
+            g, x, dx, True, False, False, plan.batch, plan.positions, c, plan.cpg, plan.block,
+            plan.spc, mean, inv_std, gamma, gp[0], gp[1], coeff[0], coeff[1], parts)
+        assert not np.isnan(parts).any(), name
+        if plan.rows:  # coeff holds (grad_beta, grad_gamma)
+            assert coeff.tobytes() == folds.merge_rows_serial(parts).tobytes(), name
+            assert coeff.tobytes() == folds.merge_rows_parallel(parts).tobytes(), name
+        results.append((name, dx.tobytes(), parts.tobytes(), coeff.tobytes()))
+    for result in results[1:]:
+        assert result[1:] == results[0][1:], result[0]

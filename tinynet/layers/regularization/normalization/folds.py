@@ -22,6 +22,7 @@ from tinynet.math.reduction import DET_REDUCE_BLOCK
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
            "shifted_sums_pair", "segment_dot2_pair", "col_sum", "col_dot",
            "merge_rows_serial", "merge_rows_parallel", "merge_rows_into", "merge_rows_chunks",
+           "merge_rows_to", "merge_rows_to_parallel",
            "LANES"]
 
 LANES = 8
@@ -291,23 +292,47 @@ def merge_rows_chunks(channels):
     return (channels + _MERGE_COLS - 1) // _MERGE_COLS
 
 
-@njit(cache=True, error_model="numpy")
-def merge_rows_serial(parts):
-    """Sums ``parts[k, rows, C]`` (float64 task partials) over rows in row order -> float32 ``[k, C]``."""
-    channels = parts.shape[2]
-    acc = np.zeros((2, channels), dtype=np.float64)
-    out = np.empty((2, channels), dtype=np.float32)
-    for j in range(merge_rows_chunks(channels)):
-        merge_rows_into(parts, acc, out[0], out[1], j)
-    return out
+@njit(cache=True, inline="always", error_model="numpy")
+def _zeroed2(channels):
+    """A zeroed float64 ``[2, channels]`` by a plain loop: ``np.zeros`` in a
+    ``parallel=True`` kernel becomes a parallel region of its own (one more wake-up of
+    the thread pool)."""
+    acc = np.empty((2, channels), dtype=np.float64)
+    for c in range(channels):
+        acc[0, c] = 0.0
+        acc[1, c] = 0.0
+    return acc
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def merge_rows_to(parts, out0, out1):
+    """The merge of ``parts[k, rows, C]`` (float64 task partials) into float32 ``out0``
+    (k = 0) and ``out1`` (k = 1), chunk after chunk on the calling thread: the kernels'
+    in-place :func:`merge_rows_serial` (the same bits)."""
+    acc = _zeroed2(parts.shape[2])
+    for j in range(merge_rows_chunks(parts.shape[2])):
+        merge_rows_into(parts, acc, out0, out1, j)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
+def merge_rows_to_parallel(parts, out0, out1):
+    """:func:`merge_rows_to` with the column chunks spread over threads (same bits)."""
+    acc = _zeroed2(parts.shape[2])
+    for j in prange(merge_rows_chunks(parts.shape[2])):
+        merge_rows_into(parts, acc, out0, out1, j)
+
+
+@njit(cache=True, error_model="numpy")
+def merge_rows_serial(parts):
+    """Sums ``parts[k, rows, C]`` (float64 task partials) over rows in row order -> float32 ``[k, C]``."""
+    out = np.empty((2, parts.shape[2]), dtype=np.float32)
+    merge_rows_to(parts, out[0], out[1])
+    return out
+
+
+@njit(cache=True, error_model="numpy")
 def merge_rows_parallel(parts):
     """:func:`merge_rows_serial` with column chunks spread over threads (same bits)."""
-    channels = parts.shape[2]
-    acc = np.zeros((2, channels), dtype=np.float64)
-    out = np.empty((2, channels), dtype=np.float32)
-    for j in prange(merge_rows_chunks(channels)):
-        merge_rows_into(parts, acc, out[0], out[1], j)
+    out = np.empty((2, parts.shape[2]), dtype=np.float32)
+    merge_rows_to_parallel(parts, out[0], out[1])
     return out

@@ -49,10 +49,10 @@ from tinynet.kernels.simd import (add4, load4, mul4, sfence, splat4, store4, sub
 from tinynet.kernels.streaming import empty_aligned, streams
 from tinynet.layers.regularization.normalization.folds import (
     LANES,
-    merge_rows_chunks,
-    merge_rows_into,
     merge_rows_parallel,
     merge_rows_serial,
+    merge_rows_to,
+    merge_rows_to_parallel,
     rows_per_block,
     segment_dot2,
     segment_dot2_pair,
@@ -711,18 +711,27 @@ def _dx_rows(g, s, dx, recompute, stream, b, base, r0, r1, channels, cpg, mean, 
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _add_row(parts, t, u, v, channels):
+def _add_row(parts, t, u, v, channels, first):
+    """Adds the block lanes ``u``, ``v`` to task row ``t`` of the float64 parameter
+    partials; the ``first`` block of a row starts it (``0.0 + u``: the bits of an addition
+    to a zeroed row, without a zeroing pass over all rows before the kernel)."""
     pu = parts[0, t]
     pv = parts[1, t]
-    for c in range(channels):
-        pu[c] += np.float64(u[c])
-        pv[c] += np.float64(v[c])
+    if first:
+        for c in range(channels):
+            pu[c] = 0.0 + np.float64(u[c])
+            pv[c] = 0.0 + np.float64(v[c])
+    else:
+        for c in range(channels):
+            pu[c] += np.float64(u[c])
+            pv[c] += np.float64(v[c])
 
 
 @njit(cache=True, error_model="numpy")
 def _bwd_samples(g, s, dx, recompute, affine_only, stream, b0, b1, positions, channels, cpg, block,
                  spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
-    """Both backward passes, sample by sample; parameter partials per task row."""
+    """Both backward passes, sample by sample; parameter partials per task row (the first
+    sample of each chunk of ``spc`` starts its rows)."""
     w = _span_reps(channels) * channels
     lanes = np.empty(2 * w, dtype=np.float32)
     scratch = np.empty(5 * w, dtype=np.float32)
@@ -735,7 +744,7 @@ def _bwd_samples(g, s, dx, recompute, affine_only, stream, b0, b1, positions, ch
             _bwd_block(g, s, recompute, b, base, k * block, min((k + 1) * block, positions),
                        channels, cpg, mean, inv_std, gamma, scratch, u, v, gp1[b, k],
                        gp2[b, k])
-            _add_row(parts, (b // spc) * nblk + k, u, v, channels)
+            _add_row(parts, (b // spc) * nblk + k, u, v, channels, b % spc == 0)
         _bwd_coeffs(b, positions, channels, cpg, gp1[b], gp2[b], affine_only, sg, sgx)
         _dx_rows(g, s, dx, recompute, stream, b, base, 0, positions, channels, cpg, mean, inv_std,
                  gamma, sg, sgx, scratch)
@@ -775,7 +784,7 @@ def _backward_blocks_parallel(g, s, dx, recompute, affine_only, stream, batch, p
         _bwd_block(g, s, recompute, b, b * positions * channels, k * block,
                    min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma,
                    scratch, u, v, gp1[b, k], gp2[b, k])
-        _add_row(parts, (b // spc) * nblk + k, u, v, channels)
+        _add_row(parts, (b // spc) * nblk + k, u, v, channels, b % spc == 0)
     for b in range(batch):
         _bwd_coeffs(b, positions, channels, cpg, gp1[b], gp2[b], affine_only, sg, sgx)
     for t in prange(batch * nblk):
@@ -1152,9 +1161,7 @@ def _backward_rows_serial(g, s, dx, recompute, affine_only, stream, batch, posit
                           block, spc, mean, inv_std, gamma, gp1, gp2, sg, sgx, parts):
     _bwd_rows(g, s, dx, recompute, affine_only, stream, 0, batch, channels, spc, mean, inv_std,
               gamma, parts)
-    acc = np.zeros((2, channels), dtype=np.float64)
-    for j in range(merge_rows_chunks(channels)):
-        merge_rows_into(parts, acc, sg, sgx, j)
+    merge_rows_to(parts, sg, sgx)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -1164,9 +1171,7 @@ def _backward_rows_parallel(g, s, dx, recompute, affine_only, stream, batch, pos
     for j in prange(nchunks):
         _bwd_rows(g, s, dx, recompute, affine_only, stream, j * spc, min((j + 1) * spc, batch),
                   channels, spc, mean, inv_std, gamma, parts)
-    acc = np.zeros((2, channels), dtype=np.float64)
-    for j in prange(merge_rows_chunks(channels)):
-        merge_rows_into(parts, acc, sg, sgx, j)
+    merge_rows_to_parallel(parts, sg, sgx)
 
 
 # ------------------------------------------------------------------------ wrappers
@@ -1391,8 +1396,7 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     else:  # block partials; task rows of parameter partials are added to
         gp = _scratch((2, plan.batch, plan.nblk, plan.groups), np.float64)
         coeff = _scratch((2, plan.batch * plan.groups), np.float32)
-        parts = _scratch((2, plan.ntasks, c), np.float64)
-        parts.fill(0.0)
+        parts = _scratch((2, plan.ntasks, c), np.float64)  # the kernels start every row
     if plan.rows:
         kernel = plan.kernel(row_gate, g.size, _backward_rows_serial, _backward_rows_parallel,
                              _backward_rows_parallel)
