@@ -717,14 +717,9 @@ def _add_row(parts, t, u, v, channels, first):
     to a zeroed row, without a zeroing pass over all rows before the kernel)."""
     pu = parts[0, t]
     pv = parts[1, t]
-    if first:
-        for c in range(channels):
-            pu[c] = 0.0 + np.float64(u[c])
-            pv[c] = 0.0 + np.float64(v[c])
-    else:
-        for c in range(channels):
-            pu[c] += np.float64(u[c])
-            pv[c] += np.float64(v[c])
+    for c in range(channels):
+        pu[c] = (0.0 if first else pu[c]) + np.float64(u[c])
+        pv[c] = (0.0 if first else pv[c]) + np.float64(v[c])
 
 
 @njit(cache=True, error_model="numpy")
@@ -1393,7 +1388,7 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
         # and the kernel merges them into ``coeff`` (grad_beta, grad_gamma)
         gp, coeff = _NO_PART, np.empty((2, c), dtype=np.float32)
         parts = _scratch((2, plan.ntasks, c), np.float64)
-    else:  # block partials; task rows of parameter partials are added to
+    else:  # block partials and per-group coefficients besides the task rows
         gp = _scratch((2, plan.batch, plan.nblk, plan.groups), np.float64)
         coeff = _scratch((2, plan.batch * plan.groups), np.float32)
         parts = _scratch((2, plan.ntasks, c), np.float64)  # the kernels start every row
