@@ -42,23 +42,30 @@ BLOCK = 8  # output pixels (output pass) or kernel rows (gradient pass) per bloc
 
 # ----------------------------------------------------------------- register blocks
 @njit(cache=True, inline="always", error_model="numpy")
-def _at(a, i):
-    """``a[i]`` for an index known to be >= 0, taken as unsigned so that Numba emits no
-    negative-index wraparound: four integer instructions per broadcast, which made the
-    blocks' inner loops issue-bound on cores with full-width 512-bit FMA units."""
-    return a[np.uint64(i)]
-
-
-@njit(cache=True, inline="always", error_model="numpy")
 def _put(zf, o, acc, bias, add_bias):
     """Stores an output vector, plus the bias vector when there is one."""
     vstore(zf, o, acc + bias if add_bias else acc)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _fma2(x, u, v, a, b):
-    """``(x * u + a, x * v + b)``, each lane one fused multiply-add."""
-    s = vsplat(x)
+def _at(xf, i):
+    """``xf[i]`` broadcast to a vector. ``i`` is never negative and is taken as unsigned,
+    so Numba emits no negative-index wraparound: four integer instructions per broadcast,
+    which made the blocks' inner loops issue-bound on cores with full-width 512-bit FMA
+    units."""
+    return vsplat(xf[np.uint64(i)])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _fma1(xf, i, u, a):
+    """``xf[i] * u + a``, each lane one fused multiply-add."""
+    return vfma(_at(xf, i), u, a)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _fma2(xf, i, u, v, a, b):
+    """``(xf[i] * u + a, xf[i] * v + b)``, each lane one fused multiply-add."""
+    s = _at(xf, i)
     return vfma(s, u, a), vfma(s, v, b)
 
 
@@ -86,14 +93,14 @@ def _out_block2(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
         u = vload(wf, wo)
         v = vload(wf, wo + 16)
         wo += nf
-        a0, b0 = _fma2(_at(xf, o0 + ro), u, v, a0, b0)
-        a1, b1 = _fma2(_at(xf, o1 + ro), u, v, a1, b1)
-        a2, b2 = _fma2(_at(xf, o2 + ro), u, v, a2, b2)
-        a3, b3 = _fma2(_at(xf, o3 + ro), u, v, a3, b3)
-        a4, b4 = _fma2(_at(xf, o4 + ro), u, v, a4, b4)
-        a5, b5 = _fma2(_at(xf, o5 + ro), u, v, a5, b5)
-        a6, b6 = _fma2(_at(xf, o6 + ro), u, v, a6, b6)
-        a7, b7 = _fma2(_at(xf, o7 + ro), u, v, a7, b7)
+        a0, b0 = _fma2(xf, o0 + ro, u, v, a0, b0)
+        a1, b1 = _fma2(xf, o1 + ro, u, v, a1, b1)
+        a2, b2 = _fma2(xf, o2 + ro, u, v, a2, b2)
+        a3, b3 = _fma2(xf, o3 + ro, u, v, a3, b3)
+        a4, b4 = _fma2(xf, o4 + ro, u, v, a4, b4)
+        a5, b5 = _fma2(xf, o5 + ro, u, v, a5, b5)
+        a6, b6 = _fma2(xf, o6 + ro, u, v, a6, b6)
+        a7, b7 = _fma2(xf, o7 + ro, u, v, a7, b7)
     u = vload(bias, f0)
     v = vload(bias, f0 + 16)
     o = zo + f0
@@ -126,14 +133,14 @@ def _out_block1(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
         ro = roff[r]
         u = vload(wf, wo)
         wo += nf
-        a0 = vfma(vsplat(_at(xf, o0 + ro)), u, a0)
-        a1 = vfma(vsplat(_at(xf, o1 + ro)), u, a1)
-        a2 = vfma(vsplat(_at(xf, o2 + ro)), u, a2)
-        a3 = vfma(vsplat(_at(xf, o3 + ro)), u, a3)
-        a4 = vfma(vsplat(_at(xf, o4 + ro)), u, a4)
-        a5 = vfma(vsplat(_at(xf, o5 + ro)), u, a5)
-        a6 = vfma(vsplat(_at(xf, o6 + ro)), u, a6)
-        a7 = vfma(vsplat(_at(xf, o7 + ro)), u, a7)
+        a0 = _fma1(xf, o0 + ro, u, a0)
+        a1 = _fma1(xf, o1 + ro, u, a1)
+        a2 = _fma1(xf, o2 + ro, u, a2)
+        a3 = _fma1(xf, o3 + ro, u, a3)
+        a4 = _fma1(xf, o4 + ro, u, a4)
+        a5 = _fma1(xf, o5 + ro, u, a5)
+        a6 = _fma1(xf, o6 + ro, u, a6)
+        a7 = _fma1(xf, o7 + ro, u, a7)
     u = vload(bias, f0)
     o = zo + f0
     _put(zf, o, a0, u, add_bias)
@@ -168,14 +175,14 @@ def _grad_block2(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
             u = vload(gf, go)
             v = vload(gf, go + 16)
             go += nf
-            a0, b0 = _fma2(_at(xf, o + ro0), u, v, a0, b0)
-            a1, b1 = _fma2(_at(xf, o + ro1), u, v, a1, b1)
-            a2, b2 = _fma2(_at(xf, o + ro2), u, v, a2, b2)
-            a3, b3 = _fma2(_at(xf, o + ro3), u, v, a3, b3)
-            a4, b4 = _fma2(_at(xf, o + ro4), u, v, a4, b4)
-            a5, b5 = _fma2(_at(xf, o + ro5), u, v, a5, b5)
-            a6, b6 = _fma2(_at(xf, o + ro6), u, v, a6, b6)
-            a7, b7 = _fma2(_at(xf, o + ro7), u, v, a7, b7)
+            a0, b0 = _fma2(xf, o + ro0, u, v, a0, b0)
+            a1, b1 = _fma2(xf, o + ro1, u, v, a1, b1)
+            a2, b2 = _fma2(xf, o + ro2, u, v, a2, b2)
+            a3, b3 = _fma2(xf, o + ro3, u, v, a3, b3)
+            a4, b4 = _fma2(xf, o + ro4, u, v, a4, b4)
+            a5, b5 = _fma2(xf, o + ro5, u, v, a5, b5)
+            a6, b6 = _fma2(xf, o + ro6, u, v, a6, b6)
+            a7, b7 = _fma2(xf, o + ro7, u, v, a7, b7)
             o += sw * ch
     _set2(part, p, a0, b0)
     _set2(part, p + nf, a1, b1)
@@ -207,14 +214,14 @@ def _grad_block1(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
         for _ in range(ow):
             u = vload(gf, go)
             go += nf
-            a0 = vfma(vsplat(_at(xf, o + ro0)), u, a0)
-            a1 = vfma(vsplat(_at(xf, o + ro1)), u, a1)
-            a2 = vfma(vsplat(_at(xf, o + ro2)), u, a2)
-            a3 = vfma(vsplat(_at(xf, o + ro3)), u, a3)
-            a4 = vfma(vsplat(_at(xf, o + ro4)), u, a4)
-            a5 = vfma(vsplat(_at(xf, o + ro5)), u, a5)
-            a6 = vfma(vsplat(_at(xf, o + ro6)), u, a6)
-            a7 = vfma(vsplat(_at(xf, o + ro7)), u, a7)
+            a0 = _fma1(xf, o + ro0, u, a0)
+            a1 = _fma1(xf, o + ro1, u, a1)
+            a2 = _fma1(xf, o + ro2, u, a2)
+            a3 = _fma1(xf, o + ro3, u, a3)
+            a4 = _fma1(xf, o + ro4, u, a4)
+            a5 = _fma1(xf, o + ro5, u, a5)
+            a6 = _fma1(xf, o + ro6, u, a6)
+            a7 = _fma1(xf, o + ro7, u, a7)
             o += sw * ch
     vstore(part, p, a0)
     vstore(part, p + nf, a1)
