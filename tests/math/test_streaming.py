@@ -56,9 +56,9 @@ def test_streams_only_large_outputs_in_whole_vectors(monkeypatch):
     assert not streaming.streams(10**9, 24)  # a row of 24 floats: vectors not aligned
 
 
-def test_threshold_is_half_the_last_level_cache():
+def test_threshold_is_a_quarter_of_the_last_level_cache():
     assert streaming.LAST_LEVEL_CACHE_BYTES > 0
-    assert streaming.STREAM_MIN_BYTES == streaming.LAST_LEVEL_CACHE_BYTES // 2
+    assert streaming.STREAM_MIN_BYTES == streaming.LAST_LEVEL_CACHE_BYTES // 4
 
 
 def test_cache_size_falls_back_when_sysfs_has_none(monkeypatch):

@@ -10,6 +10,16 @@ element-wise passes of the normalization kernels use them for outputs of at leas
 (``docs/performance.md``). Smaller outputs keep ordinary stores, so the next layer still
 finds them in the cache.
 
+The threshold is a quarter of the last-level cache: an output that large, the input it
+is computed from and the next layer's output fill more than the cache, which other cores
+share besides. Measured on the 2-core AMD VM (32 MiB L3) at 8 and 12 MiB, the sizes
+that half the cache had left out: interleaved with PyTorch as in the benchmark, the
+forward+backward ratio to PyTorch of those cases fell to 0.76-0.99 of its value with
+ordinary stores (LN ``[64,196,256]`` from 0.87-1.09 to 0.80-0.90); with a
+pass reading each output right after it was written, 0.86-0.97x (1.04x once). One
+setting still loses: a forward alone, run just after a 96 MiB copy had filled the cache
+with dirty lines, whose output is freed before the next call (1.4-1.6x).
+
 Streaming changes where the bytes go, never which bytes: the values are those of the
 ordinary stores, whatever the size, so the choice (by size alone) never changes a
 result. Streamed vectors must start on :data:`~tinynet.kernels.simd.STREAM_ALIGN`-byte
@@ -51,10 +61,10 @@ def _last_level_cache_bytes(default: int = 32 << 20) -> int:
 #: Size of the largest cache (L3 on this machine).
 LAST_LEVEL_CACHE_BYTES: int = _last_level_cache_bytes()
 
-#: Outputs of at least this many bytes are written with streaming stores: half the
-#: last-level cache, beyond which an output and the input it is computed from cannot
-#: both stay cached for the next pass anyway.
-STREAM_MIN_BYTES: int = LAST_LEVEL_CACHE_BYTES // 2
+#: Outputs of at least this many bytes are written with streaming stores: a quarter of
+#: the last-level cache, beyond which an output, its input and the next layer's output
+#: cannot all stay cached anyway.
+STREAM_MIN_BYTES: int = LAST_LEVEL_CACHE_BYTES // 4
 
 
 def streams(nbytes: int, row_floats: int) -> bool:
