@@ -450,3 +450,46 @@ def test_input_errors():
     with pytest.raises(ValueError, match=re.escape(
             "Conv2D 'conv2d': expected 3 input channels, got shape (1, 5, 5, 2)")):
         layer(np.ones((1, 5, 5, 2), np.float32))
+
+
+@pytest.mark.parametrize("shape,filters,cfg", [
+    ((9, 12, 11, 16), 48, dict(kernel_size=3, padding="same", activation="relu")),  # 32 + 16
+    ((5, 13, 9, 32), 32, dict(kernel_size=3, padding="valid", dilation_rate=2)),
+    ((4, 28, 28, 1), 32, dict(kernel_size=3, padding="same")),   # K = 9: padded rows
+    ((2, 9, 7, 32), 16, dict(kernel_size=3, strides=2, padding="same")),
+    ((1, 3, 3, 16), 16, dict(kernel_size=3, padding="same")),    # 9 pixels: blocks overlap
+    ((3, 8, 8, 16), 64, dict(kernel_size=(2, 3), padding="same")),
+])
+def test_narrow_and_wide_register_blocks_give_the_same_bits(monkeypatch, shape, filters, cfg):
+    """Cores without AVX-512 run the direct kernels in narrow blocks (6 pixels or kernel
+    rows by 16 channels), the others in wide ones (8 by 32): a block only groups chains,
+    so outputs and all gradients are the same bytes either way, serial and parallel."""
+    from tinynet.kernels import conv_direct as cd
+
+    x = _x(shape, seed=31)
+    runs = {}
+    for narrow in (True, False):
+        monkeypatch.setattr(cd, "NARROW", narrow)
+        monkeypatch.setattr(cd, "GRAD_ROWS", cd.NARROW_BLOCK if narrow else cd.BLOCK)
+        for gate in (0, 2**62):
+            with tuning.override(conv_parallel_min_elems=gate):
+                layer = Conv2D(filters, seed=5, **cfg)
+                layer.build((None, *shape[1:]))
+                if layer.use_bias:
+                    layer.bias.assign(np.linspace(-0.5, 0.5, filters))
+                y = layer(x).numpy()
+                dx = layer.backward(_x(y.shape, seed=32)).numpy()
+                runs[narrow, gate] = (y, dx, layer.kernel.grad, layer.bias.grad)
+    base = runs[True, 0]
+    for key, got in runs.items():
+        for a, b in zip(base, got):
+            assert a.tobytes() == b.tobytes(), key
+
+
+def test_narrow_blocks_follow_the_vector_registers():
+    from llvmlite import binding as llvm
+
+    from tinynet.kernels import conv_direct as cd
+
+    assert cd.NARROW == (not llvm.get_host_cpu_features().get("avx512f", False))
+    assert cd.GRAD_ROWS == (cd.NARROW_BLOCK if cd.NARROW else cd.BLOCK)

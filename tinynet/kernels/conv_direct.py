@@ -18,8 +18,16 @@ loop.
 * **Kernel gradient**: a block is 8 kernel rows by 32 (or 16) filters, and the loop runs
   over the output pixels: ``dw[r, f] = fma chain over the task's pixels, in order, of
   x[off_q + roff[r]] * dz[q, f]``. Blocks start from the task's partial so far, which
-  continues the same chain sample after sample. ``K`` is padded to a multiple of 8 with
-  rows that read offset 0 and land in rows the caller drops.
+  continues the same chain sample after sample. ``K`` is padded to a multiple of 8 (6) with
+  rows that read offset 0 and land in rows the caller drops (:data:`GRAD_ROWS`).
+
+On cores with 16 vector registers (no AVX-512: ``NARROW``) an ``f32x16`` takes two
+256-bit registers, so 8 accumulators of 16 lanes alone fill the register file and the
+blocks above spill to the stack on every row. There the passes use *narrow* blocks of
+6 pixels (or 6 kernel rows) by 16 channels: 6 accumulators in 12 registers, the weight
+vector in 2 and a broadcast in 1, as in a 256-bit GEMM micro-kernel, and kernel rows
+padded to a multiple of 6 for the gradient pass. A block only chooses which chains run together, never the order within a
+chain, so narrow and wide blocks give the same bits.
 
 The order of every sum depends on the shape alone, so the serial and parallel passes
 give the same bits for any thread count.
@@ -28,16 +36,34 @@ give the same bits for any thread count.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import binding as _llvm
 from numba import prange
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.conv import pad_sample
 from tinynet.kernels.simd import vfma, vload, vsplat, vstore
 
-__all__ = ["BLOCK", "direct_forward_serial", "direct_forward_parallel",
+__all__ = ["BLOCK", "NARROW", "direct_forward_serial", "direct_forward_parallel",
            "direct_backward_serial", "direct_backward_parallel"]
 
 BLOCK = 8  # output pixels (output pass) or kernel rows (gradient pass) per block
+NARROW_BLOCK = 6  # pixels or kernel rows of a narrow block
+
+
+def _narrow_registers() -> bool:
+    """Whether this machine's vector registers hold fewer than 8 ``f32x16`` accumulators
+    plus their operands: no AVX-512 (16 registers of 256 bits or less)."""
+    try:
+        return not _llvm.get_host_cpu_features().get("avx512f", False)
+    except RuntimeError:  # features unknown: the blocks that spill least
+        return True
+
+
+#: The passes use the narrow blocks (the kernels take it as an argument; it is a fact of
+#: the machine, the same for every call, so it never changes a result).
+NARROW: bool = _narrow_registers()
+#: The gradient pass's kernel rows are padded to a multiple of this (its block height).
+GRAD_ROWS: int = NARROW_BLOCK if NARROW else BLOCK
 
 
 # ----------------------------------------------------------------- register blocks
@@ -233,28 +259,94 @@ def _grad_block1(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
     vstore(part, p + 7 * nf, a7)
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _out_block6(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
+    """:func:`_out_block1` for the 6 pixels at ``offs[:6]`` (a narrow block)."""
+    o0, o1, o2, o3, o4, o5 = offs[0], offs[1], offs[2], offs[3], offs[4], offs[5]
+    a0 = a1 = a2 = a3 = a4 = a5 = vsplat(0.0)
+    wo = f0
+    for r in range(roff.size):
+        ro = roff[r]
+        u = vload(wf, wo)
+        wo += nf
+        a0 = _fma1(xf, o0 + ro, u, a0)
+        a1 = _fma1(xf, o1 + ro, u, a1)
+        a2 = _fma1(xf, o2 + ro, u, a2)
+        a3 = _fma1(xf, o3 + ro, u, a3)
+        a4 = _fma1(xf, o4 + ro, u, a4)
+        a5 = _fma1(xf, o5 + ro, u, a5)
+    u = vload(bias, f0)
+    o = zo + f0
+    _put(zf, o, a0, u, add_bias)
+    _put(zf, o + nf, a1, u, add_bias)
+    _put(zf, o + 2 * nf, a2, u, add_bias)
+    _put(zf, o + 3 * nf, a3, u, add_bias)
+    _put(zf, o + 4 * nf, a4, u, add_bias)
+    _put(zf, o + 5 * nf, a5, u, add_bias)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_block6(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
+    """:func:`_grad_block1` for the 6 kernel rows ``r0..r0+5`` (a narrow block)."""
+    ro0, ro1, ro2, ro3, ro4, ro5 = (roff[r0], roff[r0 + 1], roff[r0 + 2], roff[r0 + 3],
+                                    roff[r0 + 4], roff[r0 + 5])
+    p = r0 * nf + f0
+    a0 = vload(part, p)
+    a1 = vload(part, p + nf)
+    a2 = vload(part, p + 2 * nf)
+    a3 = vload(part, p + 3 * nf)
+    a4 = vload(part, p + 4 * nf)
+    a5 = vload(part, p + 5 * nf)
+    go = g0 * nf + f0
+    for oy in range(oh):
+        o = oy * sh * wp * ch
+        for _ in range(ow):
+            u = vload(gf, go)
+            go += nf
+            a0 = _fma1(xf, o + ro0, u, a0)
+            a1 = _fma1(xf, o + ro1, u, a1)
+            a2 = _fma1(xf, o + ro2, u, a2)
+            a3 = _fma1(xf, o + ro3, u, a3)
+            a4 = _fma1(xf, o + ro4, u, a4)
+            a5 = _fma1(xf, o + ro5, u, a5)
+            o += sw * ch
+    vstore(part, p, a0)
+    vstore(part, p + nf, a1)
+    vstore(part, p + 2 * nf, a2)
+    vstore(part, p + 3 * nf, a3)
+    vstore(part, p + 4 * nf, a4)
+    vstore(part, p + 5 * nf, a5)
+
+
 # ------------------------------------------------------------------ one sample
 @njit(cache=True, inline="always", error_model="numpy")
-def _pixel_offsets(q0, ow, sh, sw, wp, ch, offs):
-    """``offs[i]``: offset in the padded sample of the corner of output pixel ``q0 + i``."""
-    for i in range(BLOCK):
+def _pixel_offsets(q0, n, ow, sh, sw, wp, ch, offs):
+    """``offs[i]``, ``i < n``: offset in the padded sample of the corner of output pixel
+    ``q0 + i``."""
+    for i in range(n):
         oy = (q0 + i) // ow
         ox = q0 + i - oy * ow
         offs[i] = (oy * sh * wp + ox * sw) * ch
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _out_sample(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs):
+def _out_sample(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs, narrow):
     """All outputs of one padded sample ``xp`` (``[Hp, Wp, C]``) into rows
-    ``row0..row0 + oh * ow`` of ``zf`` (flat ``[rows * nf]``)."""
+    ``row0..row0 + oh * ow`` of ``zf`` (flat ``[rows * nf]``), in wide or ``narrow``
+    blocks."""
     wp, ch = xp.shape[1], xp.shape[2]
     xf = xp.reshape(-1)
     nf = bias.size
     per = oh * ow
-    for q0 in range(0, per, BLOCK):
-        qs = min(q0, per - BLOCK)  # the last block may overlap: same chains, same bits
-        _pixel_offsets(qs, ow, sh, sw, wp, ch, offs)
+    step = NARROW_BLOCK if narrow else BLOCK
+    for q0 in range(0, per, step):
+        qs = min(q0, per - step)  # the last block may overlap: same chains, same bits
+        _pixel_offsets(qs, step, ow, sh, sw, wp, ch, offs)
         zo = (row0 + qs) * nf
+        if narrow:
+            for f0 in range(0, nf, 16):
+                _out_block6(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias)
+            continue
         for f0 in range(0, nf - 31, 32):
             _out_block2(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias)
         if nf % 32:
@@ -262,12 +354,18 @@ def _out_sample(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _grad_sample(xp, gf, roff, row0, oh, ow, sh, sw, part):
+def _grad_sample(xp, gf, roff, row0, oh, ow, sh, sw, part, narrow):
     """Continues the kernel-gradient chains in ``part`` over one padded sample ``xp`` and
-    its output gradient rows ``row0..row0 + oh * ow`` of ``gf``."""
+    its output gradient rows ``row0..row0 + oh * ow`` of ``gf``, in wide or ``narrow``
+    blocks."""
     wp, ch = xp.shape[1], xp.shape[2]
     xf = xp.reshape(-1)
     nf = part.size // roff.size
+    if narrow:
+        for r0 in range(0, roff.size, NARROW_BLOCK):
+            for f0 in range(0, nf, 16):
+                _grad_block6(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, row0, part)
+        return
     for r0 in range(0, roff.size, BLOCK):
         for f0 in range(0, nf - 31, 32):
             _grad_block2(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, row0, part)
@@ -280,33 +378,38 @@ def _grad_sample(xp, gf, roff, row0, oh, ow, sh, sw, part):
 # whole samples with its own kernel-gradient partial ``parts[t]`` and bias partial
 # ``bparts[t]``, runs on slot t % slots. Each slot has its own padded buffers.
 @njit(cache=True, nogil=True, error_model="numpy")
-def _forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xp, offs):
+def _forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xp, offs,
+                  narrow):
     zf = z.reshape(-1)
     for b in range(s, x.shape[0], slots):
         pad_sample(x, b, pt, pl, xp)
-        _out_sample(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh, sw, offs)
+        _out_sample(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh, sw, offs,
+                    narrow)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def direct_forward_serial(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps, offs):
+def direct_forward_serial(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps, offs,
+                          narrow):
     """``z = conv(x, w) (+ bias)`` (see the module docstring); ``z`` is
-    ``[B * OH * OW, F]``, ``wf`` the kernel ``[K * F]`` flat, ``roff`` its row offsets."""
+    ``[B * OH * OW, F]``, ``wf`` the kernel ``[K * F]`` flat, ``roff`` its row offsets;
+    ``narrow``: the narrow blocks (:data:`NARROW`)."""
     _forward_slot(x, wf, roff, bias, add_bias, z, 0, 1, pt, pl, oh, ow, sh, sw, xps[0],
-                  offs[0])
+                  offs[0], narrow)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def direct_forward_parallel(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps, offs):
+def direct_forward_parallel(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps, offs,
+                            narrow):
     """:func:`direct_forward_serial` with the samples spread over ``len(xps)`` slots."""
     slots = xps.shape[0]
     for s in prange(slots):
         _forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xps[s],
-                      offs[s])
+                      offs[s], narrow)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
-                   tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs):
+                   tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs, narrow):
     nf = dz4.shape[3]
     per = oh * ow
     gf = dz4.reshape(-1)
@@ -325,7 +428,7 @@ def _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw
         for b in range(tasks[t, 0], tasks[t, 1]):
             if want_dw:
                 pad_sample(x, b, pt, pl, xp)
-                _grad_sample(xp, gf, roff, b * per, oh, ow, sh, sw, part)
+                _grad_sample(xp, gf, roff, b * per, oh, ow, sh, sw, part, narrow)
             if want_db:  # the sample's dz rows added in order
                 for q in range(b * per, (b + 1) * per):
                     g = gf[q * nf:(q + 1) * nf]
@@ -334,24 +437,27 @@ def _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw
             if want_dx:  # stride 1: the padded dz correlated with the flipped kernel
                 pad_sample(dz4, b, ptd, pld, dzp)
                 _out_sample(dzp, wt, roff_t, no_bias, False, dxf, b * height * width, height,
-                            width, 1, 1, offs)
+                            width, 1, 1, offs, narrow)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def direct_backward_serial(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
-                           want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs):
+                           want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs,
+                           narrow):
     """Kernel-gradient partials ``parts[t]`` (``[Kpad, F]``), bias partials ``bparts[t]``
     and (stride 1) ``dx``, task by task (see the module docstring)."""
     _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
-                   tasks, 0, 1, pt, pl, oh, ow, sh, sw, ptd, pld, xps[0], dzps[0], offs[0])
+                   tasks, 0, 1, pt, pl, oh, ow, sh, sw, ptd, pld, xps[0], dzps[0], offs[0],
+                   narrow)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def direct_backward_parallel(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
-                             want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs):
+                             want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs,
+                             narrow):
     """:func:`direct_backward_serial` with the tasks spread over ``len(xps)`` slots."""
     slots = xps.shape[0]
     for s in prange(slots):
         _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
                        tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xps[s], dzps[s],
-                       offs[s])
+                       offs[s], narrow)

@@ -160,7 +160,7 @@ def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
         slots = max(min(plan.threads, plan.batch), 1)
         kernel = cd.direct_forward_parallel if plan.parallel else cd.direct_forward_serial
         kernel(x, w2.reshape(-1), plan.row_offsets(plan.ch, plan.wp), bias, add_bias, z, pt,
-               pl, oh, ow, sh, sw, plan.scratch(slots), plan.offsets(slots))
+               pl, oh, ow, sh, sw, plan.scratch(slots), plan.offsets(slots), cd.NARROW)
         return z
     pin_blas_threads()  # the tiles' GEMMs are single-threaded BLAS calls
     kernel = ck.conv_forward_parallel if plan.parallel else ck.conv_forward_serial
@@ -234,7 +234,7 @@ def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
     kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = plan.geometry
     height, width = plan.in_hw
     ntasks, slots = len(plan.tasks), plan.slots
-    roff = plan.row_offsets(plan.ch, plan.wp, cd.BLOCK)
+    roff = plan.row_offsets(plan.ch, plan.wp, cd.GRAD_ROWS)
     parts = np.empty((ntasks if want_dw else 1, roff.size, plan.filters), dtype=np.float32)
     ptd, pld = pads if pads is not None else (0, 0)
     hpd, wpd = height + (kh - 1) * dh, width + (kw - 1) * dw
@@ -248,7 +248,7 @@ def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
     kernel(x, dz.reshape(plan.batch, oh, ow, plan.filters), roff, wt,
            plan.row_offsets(plan.filters, wpd), dx if pads is not None else x, parts, bparts,
            pads is not None, want_dw, want_db, plan.tasks, pt, pl, oh, ow, sh, sw, ptd, pld,
-           plan.scratch(), dzps, plan.offsets(slots))
+           plan.scratch(), dzps, plan.offsets(slots), cd.NARROW)
     return _merge(parts)[:plan.width] if want_dw else None
 
 
