@@ -505,6 +505,18 @@ def _forward_chunks_parallel(x, out, xn, want_xn, stream, batch, positions, chan
                      var, inv_std)
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _reversed_task(t, batch, nblk):
+    """``(sample, block)`` of task ``batch * nblk - 1 - t``: the block-parallel kernels'
+    second pass walks the blocks in reverse, so each thread starts on the blocks the
+    first pass read last, which are still in the cache when the data is larger than the
+    cache (walked forward, a pass that does not fit evicts each block just before the
+    next pass reads it). Each block's work is element-wise, so the order changes no bit."""
+    u = batch * nblk - 1 - t
+    b = u // nblk
+    return b, u - b * nblk
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def _forward_blocks_parallel(x, out, xn, want_xn, stream, batch, positions, channels, cpg, block,
                              spc, epsilon, given, gamma, beta, part1, part2, mean, var,
@@ -523,8 +535,7 @@ def _forward_blocks_parallel(x, out, xn, want_xn, stream, batch, positions, chan
             _finish_stats(x, b, positions, channels, cpg, epsilon, part1[b], part2[b],
                           mean, var, inv_std)
     for t in prange(batch * nblk):
-        b = t // nblk
-        k = t - b * nblk
+        b, k = _reversed_task(t, batch, nblk)
         scratch = np.empty(4 * _span_reps(channels) * channels, dtype=np.float32)
         _sweep(x, out, xn, want_xn, stream, b, b * positions * channels, k * block,
                min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma, beta,
@@ -783,8 +794,7 @@ def _backward_blocks_parallel(g, s, dx, recompute, affine_only, stream, batch, p
     for b in range(batch):
         _bwd_coeffs(b, positions, channels, cpg, gp1[b], gp2[b], affine_only, sg, sgx)
     for t in prange(batch * nblk):
-        b = t // nblk
-        k = t - b * nblk
+        b, k = _reversed_task(t, batch, nblk)
         scratch = np.empty(5 * _span_reps(channels) * channels, dtype=np.float32)
         _dx_rows(g, s, dx, recompute, stream, b, b * positions * channels, k * block,
                  min((k + 1) * block, positions), channels, cpg, mean, inv_std, gamma, sg,
