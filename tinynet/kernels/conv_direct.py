@@ -25,9 +25,10 @@ On cores with 16 vector registers (no AVX-512: ``NARROW``) an ``f32x16`` takes t
 256-bit registers, so 8 accumulators of 16 lanes alone fill the register file and the
 blocks above spill to the stack on every row. There the passes use *narrow* blocks of
 6 pixels (or 6 kernel rows) by 16 channels: 6 accumulators in 12 registers, the weight
-vector in 2 and a broadcast in 1, as in a 256-bit GEMM micro-kernel, and kernel rows
-padded to a multiple of 6 for the gradient pass. A block only chooses which chains run together, never the order within a
-chain, so narrow and wide blocks give the same bits.
+vector in 2 and a broadcast in 1, as in a 256-bit GEMM micro-kernel, with the kernel
+rows padded to a multiple of 6 for the gradient pass. A block only chooses which chains
+run together, never the order within a chain, so narrow and wide blocks give the same
+bits.
 
 The order of every sum depends on the shape alone, so the serial and parallel passes
 give the same bits for any thread count.
@@ -51,8 +52,8 @@ NARROW_BLOCK = 6  # pixels or kernel rows of a narrow block
 
 
 def _narrow_registers() -> bool:
-    """Whether this machine's vector registers hold fewer than 8 ``f32x16`` accumulators
-    plus their operands: no AVX-512 (16 registers of 256 bits or less)."""
+    """Whether this machine's vector registers cannot hold the wide blocks' 16 ``f32x16``
+    accumulators and their operands: no AVX-512 (16 registers of at most 256 bits)."""
     try:
         return not _llvm.get_host_cpu_features().get("avx512f", False)
     except RuntimeError:  # features unknown: the blocks that spill least
