@@ -202,7 +202,9 @@ def run(ctx: Context) -> GroupResult:
     result.geomeans += [(f"geomean ratio fwd+bwd, {k}", geomean(v)) for k, v in per_kind.items()]
     result.notes = [
         "MiB touched = x, y, dy and dx (4 arrays); '> L3?' compares it with the L3 size. "
-        "tinynet also caches the normalized input for backward, which the floor does not count.",
+        "tinynet keeps x for the backward and recomputes the normalized input there (no extra "
+        "array); batch norm reads x twice in the forward and x and dy twice in the backward "
+        "(statistics over the whole batch first), 8 array passes where the floor counts 5.",
         "PyTorch LN has no layout choice (it normalizes the last axis of the NHWC array).",
         "fwd = training-mode forward (PyTorch records its autograd graph); bwd = backward of "
         "one forward, repeated (PyTorch with retain_graph=True). 'noise' is that of the "
