@@ -127,12 +127,22 @@ def _fold_copies(lanes, channels, reps):
 # position), each row one or two quads (four ``f32x16`` vectors each) against
 # per-channel vectors held in registers for the whole block of positions. Lane copies
 # and leftover positions (fewer than a wide row, into copy 0) are as for spans, with
-# ``64 // C`` copies (one for 128 channels). The sweep and ``dx`` compute each element
+# ``max(32, C) // C`` copies (see :data:`HALF`). The sweep and ``dx`` compute each element
 # with the span expression, so only the statistics lanes see the different grouping.
 # (Wider channel vectors do not fit in registers. A 128-channel row walked as two
 # 64-channel halves, one pass per half, was measured 1.5-2x slower on data not in cache;
 # whole two-quad rows read each row once, 1.7-2.4x faster than spans.)
 WIDE = 64
+
+
+# The statistics and gradient sums of channel counts up to 32 keep ``HALF`` lanes, not 64:
+# each wide row adds its first half, then its second half, into the same 32 lanes, so
+# there are ``32 // C`` lane copies (position ``p`` feeds copy ``p mod (32 // C)``). Half
+# the accumulators fit in the registers of cores without AVX-512 (16 of 256 bits), where 64
+# lanes of two sums (16 registers) and their channel vectors (8) did not and the sums went
+# to the stack on every row. Interleaved on the same 8 and 24.5 MiB at 32 channels, the
+# three lane passes took a median 0.93 of their 64-lane time (0.62-1.30 over 36 pairs).
+HALF = 32
 
 
 # Channel counts whose wide rows consist of whole 16-float vectors (the streamed rows).
@@ -161,6 +171,13 @@ def _wide_rows(p0, p1, channels):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _lane_copies(channels):
+    """Copies of the channel lanes the wide statistics and gradient sums keep:
+    ``max(HALF, C) // C``, one per position of a half row (see :data:`HALF`)."""
+    return max(HALF, channels) // channels
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _copies_needed(channels, reps):
     """Copies of the channel vectors a pass reads: one per position of a wide row
     (leftover positions read copy 0 only), ``reps`` on the span path."""
@@ -184,11 +201,52 @@ def _lane_terms(xa, xb, mode, i, ka, kb):
     return t, mul4(t, xn)
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _vec_terms(xa, xb, mode, i, ka, kb):
+    """The two terms of the vector at ``i`` (see :func:`_lanes_wide`)."""
+    if mode == _STATS:
+        t = vload(xa, i) - ka
+        return t, t * t
+    t = vload(xa, i)
+    xn = (vload(xb, i) - ka) * kb if mode == _GRAD_RECOMPUTE else vload(xb, i)
+    return t, t * xn
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _lanes_half(xa, xb, mode, start, rows, va, vb, c1, c2):
+    """:func:`_lanes_wide` into :data:`HALF` lanes: each row's two halves in turn."""
+    ka0 = vload(va, 0)
+    ka1 = vload(va, 16)
+    kb0 = vload(vb, 0)
+    kb1 = vload(vb, 16)
+    a0 = vsplat(np.float32(0.0))
+    a1 = a0
+    b0 = a0
+    b1 = a0
+    for r in range(rows):
+        for h in range(0, WIDE, HALF):
+            i = start + r * WIDE + h
+            t0, u0 = _vec_terms(xa, xb, mode, i, ka0, kb0)
+            t1, u1 = _vec_terms(xa, xb, mode, i + 16, ka1, kb1)
+            a0 = a0 + t0
+            a1 = a1 + t1
+            b0 = b0 + u0
+            b1 = b1 + u1
+    vstore(c1, 0, a0)
+    vstore(c1, 16, a1)
+    vstore(c2, 0, b0)
+    vstore(c2, 16, b1)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def _lanes_wide(xa, xb, mode, start, rows, width, va, vb, c1, c2):
-    """The ``width`` lanes of two sums over ``rows`` wide rows from ``start`` (written, not
-    added to): ``x - K`` and its square (``xa = x``, ``va = K``), or ``g`` and ``g * xn``
-    (``xa = g``, ``xb`` = the input or ``xn``, ``va``/``vb`` = mean / inv_std vectors)."""
+def _lanes_wide(xa, xb, mode, start, rows, width, channels, va, vb, c1, c2):
+    """The lanes of two sums over ``rows`` wide rows from ``start`` (written, not added
+    to): ``x - K`` and its square (``xa = x``, ``va = K``), or ``g`` and ``g * xn``
+    (``xa = g``, ``xb`` = the input or ``xn``, ``va``/``vb`` = mean / inv_std vectors):
+    :data:`HALF` lanes for ``C <= 32`` (:func:`_lanes_half`), else ``width``."""
+    if channels <= HALF:
+        _lanes_half(xa, xb, mode, start, rows, va, vb, c1, c2)
+        return
     ka = load4(va, 0)
     kb = load4(vb, 0)
     a = zero4()
@@ -316,9 +374,11 @@ def _stats_block(x, base, p0, p1, channels, cpg, scratch, out1, out2):
     _repeat(shift, channels, _copies_needed(channels, reps))
     lo, copies = p0, reps
     if _wide(channels):
-        width, copies, rows = _wide_rows(p0, p1, channels)
-        _lanes_wide(x, x, _STATS, base + p0 * channels, rows, width, shift, shift, c1, c2)
-        lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
+        width, per_row, rows = _wide_rows(p0, p1, channels)
+        _lanes_wide(x, x, _STATS, base + p0 * channels, rows, width, channels, shift, shift,
+                    c1, c2)
+        lo = p0 + rows * per_row  # leftover positions: one-position spans into copy 0
+        copies = _lane_copies(channels)
     else:
         for c in range(w):
             c1[c] = np.float32(0.0)
@@ -618,10 +678,11 @@ def _bwd_lanes_body(g, s, recompute, b, base, p0, p1, channels, cpg, mean, inv_s
         _repeat(inv_c, channels, _copies_needed(channels, reps))
     lo, copies = p0, reps
     if _wide(channels):
-        width, copies, rows = _wide_rows(p0, p1, channels)
+        width, per_row, rows = _wide_rows(p0, p1, channels)
         _lanes_wide(g, s, _GRAD_RECOMPUTE if recompute else _GRAD_XN, base + p0 * channels,
-                    rows, width, mean_c, inv_c, u, v)
-        lo = p0 + rows * copies  # leftover positions: one-position spans into copy 0
+                    rows, width, channels, mean_c, inv_c, u, v)
+        lo = p0 + rows * per_row  # leftover positions: one-position spans into copy 0
+        copies = _lane_copies(channels)
     else:
         for c in range(w):
             u[c] = np.float32(0.0)
