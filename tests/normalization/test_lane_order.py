@@ -1,11 +1,12 @@
-"""The wide-row statistics follow the documented fold order, bit for bit.
+"""The wide-row statistics and parameter gradients follow the documented fold order, bit
+for bit.
 
 For ``C`` dividing 32 the statistics lanes are ``32 // C`` copies of the channels:
 position ``p`` of a block feeds copy ``p mod (32 // C)`` while it lies in a whole wide row
 of ``64 // C`` positions, later positions feed copy 0, and the copies fold in order.
 Block partials merge in block order in float64. With one group per channel each group's
-sums are its channel's folded lanes, so the statistics can be derived here in NumPy
-float32 (``np.cumsum`` adds in order) and compared for equality.
+sums are its channel's folded lanes, so the statistics and the parameter gradients can be
+derived here in NumPy float32 (``np.cumsum`` adds in order) and compared for equality.
 """
 
 from __future__ import annotations
@@ -22,34 +23,41 @@ def _seq_sum(v: np.ndarray) -> np.float32:
     return np.cumsum(v, dtype=np.float32)[-1] if v.size else np.float32(0.0)
 
 
-def _block_sums(d: np.ndarray, channels: int) -> tuple:
-    """The folded lane sums of ``d`` and ``d * d`` (``[positions, C]``, float32) of one
-    block, by the documented order."""
+def _lanes(t: np.ndarray, channels: int) -> np.ndarray:
+    """The folded lane sums of the float32 terms ``t`` (``[positions, C]``) of one block,
+    by the documented order."""
     per_row = core.WIDE // channels
     copies = core.HALF // channels
-    whole = (d.shape[0] // per_row) * per_row
-    s1 = np.empty(channels, np.float32)
-    s2 = np.empty(channels, np.float32)
+    whole = (t.shape[0] // per_row) * per_row
+    out = np.empty(channels, np.float32)
     for c in range(channels):
-        col = d[:, c]
-        sq = col * col
-        parts1, parts2 = [], []
+        parts = []
         for k in range(copies):
             idx = np.arange(k, whole, copies)
             if k == 0:  # positions short of a whole row go to copy 0, after the rows
-                idx = np.concatenate([idx, np.arange(whole, d.shape[0])])
-            parts1.append(_seq_sum(col[idx]))
-            parts2.append(_seq_sum(sq[idx]))
-        s1[c] = _seq_sum(np.array(parts1, np.float32))
-        s2[c] = _seq_sum(np.array(parts2, np.float32))
-    return s1, s2
+                idx = np.concatenate([idx, np.arange(whole, t.shape[0])])
+            parts.append(_seq_sum(t[idx, c]))
+        out[c] = _seq_sum(np.array(parts, np.float32))
+    return out
 
 
-@pytest.mark.parametrize("channels,positions", [
+def _merged(t: np.ndarray, channels: int) -> np.ndarray:
+    """Block lanes of ``t`` summed in block order in float64 (block and task partials)."""
+    block = rows_per_block(channels)
+    total = np.zeros(channels)
+    for p0 in range(0, t.shape[0], block):
+        total += _lanes(t[p0:p0 + block], channels).astype(np.float64)
+    return total
+
+
+CASES = [
     (32, 7), (32, 512), (32, 701),   # one copy; one block, a leftover, two blocks
     (16, 9), (16, 1030),             # two copies; leftovers in copy 0; two blocks
     (8, 13), (4, 61), (1, 100),      # 4, 8 and 32 copies
-])
+]
+
+
+@pytest.mark.parametrize("channels,positions", CASES)
 def test_statistics_follow_the_half_lane_order(channels, positions):
     rng = np.random.default_rng(channels * 1000 + positions)
     x = (rng.standard_normal((1, positions, channels)) * 2 + 5).astype(np.float32)
@@ -57,17 +65,26 @@ def test_statistics_follow_the_half_lane_order(channels, positions):
     beta = np.zeros(channels, np.float32)
     eps = 1e-3
     _, _, mean, var, inv_std = core.gn_forward(x, channels, gamma, beta, eps, want_xn=False)
-    block = rows_per_block(channels)
     shift = x[0, 0]
     d = x[0] - shift  # float32, as the kernels subtract
-    t1 = np.zeros(channels)
-    t2 = np.zeros(channels)
-    for p0 in range(0, positions, block):
-        s1, s2 = _block_sums(d[p0:p0 + block], channels)
-        t1 += s1.astype(np.float64)  # block partials merge in block order in float64
-        t2 += s2.astype(np.float64)
-    m = t1 / positions
-    v = np.maximum(t2 / positions - m * m, 0.0)
+    m = _merged(d, channels) / positions
+    v = np.maximum(_merged(d * d, channels) / positions - m * m, 0.0)
     assert mean.tobytes() == (shift.astype(np.float64) + m).astype(np.float32).tobytes()
     assert var.tobytes() == v.astype(np.float32).tobytes()
     assert inv_std.tobytes() == (1.0 / np.sqrt(v + eps)).astype(np.float32).tobytes()
+
+
+@pytest.mark.parametrize("channels,positions", CASES)
+def test_parameter_gradients_follow_the_half_lane_order(channels, positions):
+    """``grad_beta`` and ``grad_gamma`` are the lanes of ``g`` and ``g * xn`` (``xn``
+    recomputed from ``x`` in float32) in the same order."""
+    rng = np.random.default_rng(channels * 1000 + positions + 1)
+    x = (rng.standard_normal((1, positions, channels)) * 2 + 5).astype(np.float32)
+    g = rng.standard_normal((1, positions, channels)).astype(np.float32)
+    gamma = rng.standard_normal(channels).astype(np.float32)
+    beta = np.zeros(channels, np.float32)
+    _, _, mean, _, inv_std = core.gn_forward(x, channels, gamma, beta, 1e-3, want_xn=False)
+    _, dgamma, dbeta = core.gn_backward(g, x, inv_std, channels, gamma, mean=mean)
+    xn = (x[0] - mean) * inv_std  # one group per channel: the statistics are per channel
+    assert dbeta.tobytes() == _merged(g[0], channels).astype(np.float32).tobytes()
+    assert dgamma.tobytes() == _merged(g[0] * xn, channels).astype(np.float32).tobytes()
