@@ -191,17 +191,6 @@ _STATS, _GRAD_RECOMPUTE, _GRAD_XN = 0, 1, 2
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _lane_terms(xa, xb, mode, i, ka, kb):
-    """The two terms of the quad at ``i`` (see :func:`_lanes_wide`)."""
-    if mode == _STATS:
-        t = sub4(load4(xa, i), ka)
-        return t, mul4(t, t)
-    t = load4(xa, i)
-    xn = mul4(sub4(load4(xb, i), ka), kb) if mode == _GRAD_RECOMPUTE else load4(xb, i)
-    return t, mul4(t, xn)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
 def _vec_terms(xa, xb, mode, i, ka, kb):
     """The two terms of the vector at ``i`` (see :func:`_lanes_wide`)."""
     if mode == _STATS:
@@ -210,6 +199,16 @@ def _vec_terms(xa, xb, mode, i, ka, kb):
     t = vload(xa, i)
     xn = (vload(xb, i) - ka) * kb if mode == _GRAD_RECOMPUTE else vload(xb, i)
     return t, t * xn
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _lane_terms(xa, xb, mode, i, ka, kb):
+    """The two terms of the quad at ``i``: :func:`_vec_terms` of its four vectors."""
+    t0, u0 = _vec_terms(xa, xb, mode, i, ka[0], kb[0])
+    t1, u1 = _vec_terms(xa, xb, mode, i + 16, ka[1], kb[1])
+    t2, u2 = _vec_terms(xa, xb, mode, i + 32, ka[2], kb[2])
+    t3, u3 = _vec_terms(xa, xb, mode, i + 48, ka[3], kb[3])
+    return (t0, t1, t2, t3), (u0, u1, u2, u3)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
