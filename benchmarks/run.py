@@ -195,8 +195,12 @@ def write_docs(path: str, results: list[harness.GroupResult], machine: dict[str,
         "(`torch.channels_last`) and the faster one is compared; the table names the winner. "
         "tinynet is always channels-last.",
         "- The bandwidth floor of a normalization case is the time to move its bytes at the "
-        "np.copyto bandwidth above: forward reads x and writes y, backward reads x and dy and "
-        "writes dx.",
+        "np.copyto bandwidth: forward reads x and writes y, backward reads x and dy and "
+        "writes dx. The bandwidth is measured again around each case (5 copies of 256 MiB "
+        "just before its measurements and 5 just after, the median), because on a shared "
+        "machine the bandwidth moves during a run; the floors table gives that bandwidth per "
+        "case and, in its last column, the case against the bandwidth above (the run's "
+        "start).",
     ]
     for result in results:
         out += ["", f"## {result.name}: {result.title}", ""]
