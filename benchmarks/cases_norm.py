@@ -10,8 +10,8 @@ one forward (PyTorch with ``retain_graph=True``).
 Bandwidth floor: forward reads x and writes y, backward reads x and dy and writes dx,
 each at the copy bandwidth measured around the case (single-thread ``np.copyto`` of
 256 MiB, ``COPY_REPS`` times just before and just after its measurements, the median),
-so that the floor and the time it is compared with come from the same minute of a shared
-machine; a case's tinynet time is reported as a percentage of that floor (100 % = as
+so that the floor and the time it is compared with come from the same stretch of a run
+on a shared machine; a case's tinynet time is reported as a percentage of that floor (100 % = as
 fast as copying the bytes; lower is better), and also against the run's start bandwidth.
 """
 
@@ -28,13 +28,14 @@ from harness import (
     GroupResult,
     Table,
     compare,
-    copy_samples,
     describe_error,
     fmt_ms,
     fmt_ratio,
     geomean,
     measure_cases,
     noise_cell,
+    quiet_copy_samples,
+    release_copy_buffers,
     torch_cell,
     torch_layouts,
 )
@@ -152,14 +153,16 @@ def _measure(ctx: Context, kind: str, shape: tuple, groups: int | None,
 
     torch_modes = _torch_fns(kind, x, g, groups)
     secondary = ctx.settings.scaled(0.6)  # fwd-only and bwd-only: a smaller budget
-    copies = copy_samples(reps=COPY_REPS)
+    reps = 2 if ctx.settings.quick else COPY_REPS
+    copies = quiet_copy_samples(ctx.settings, reps)
     res = {"fwd+bwd": compare(tn_fwd_bwd, torch_modes["fwd+bwd"], ctx.settings),
            "fwd": compare(tn_fwd, torch_modes["fwd"], secondary)}
     layer.forward(x, training=True)
     res["bwd"] = compare(tn_bwd, torch_modes["bwd"], secondary)
-    copies += copy_samples(reps=COPY_REPS)
+    copies += quiet_copy_samples(ctx.settings, reps)
+    gbs = statistics.median(copies)
     for comp in res.values():
-        comp.copy_gbs = statistics.median(copies)
+        comp.copy_gbs = gbs
     ctx.progress(f"  {_label(kind, shape, groups)}: ratio fwd+bwd {res['fwd+bwd'].ratio:.2f} "
                  f"(torch {res['fwd+bwd'].best_layout}), fwd {res['fwd'].ratio:.2f}, "
                  f"bwd {res['bwd'].ratio:.2f}")
@@ -176,7 +179,7 @@ def run(ctx: Context) -> GroupResult:
     floors = Table("tinynet time as % of the bandwidth floor at the copy bandwidth measured "
                    "around the case (100 % = the floor, lower is better; the last column "
                    f"uses the run's start bandwidth, {ctx.bandwidth_gbs:.1f} GB/s)",
-                   ["case", "MiB / array", "MiB touched", "> L3?", "copy GB/s",
+                   ["case", "MiB / array", "MiB touched", "> L3?", "copy GB/s (around case)",
                     "floor fwd+bwd ms", "fwd+bwd % of floor", "fwd % of floor",
                     "bwd % of floor", "fwd+bwd % (start bandwidth)"])
     rng = np.random.default_rng(0)
@@ -186,7 +189,11 @@ def run(ctx: Context) -> GroupResult:
     items = [(_label(kind, shape, groups),
               lambda kind=kind, shape=shape, groups=groups: _measure(ctx, kind, shape, groups, rng))
              for kind, shape, groups in cases]
-    for (kind, shape, _), (label, res) in zip(cases, measure_cases(ctx, items)):
+    try:
+        measured = measure_cases(ctx, items)
+    finally:
+        release_copy_buffers()
+    for (kind, shape, _), (label, res) in zip(cases, measured):
         if isinstance(res, Exception):
             vs_torch.rows.append([label, f"skipped: {describe_error(res)}", "", "", "", "", ""])
             continue
@@ -201,11 +208,12 @@ def run(ctx: Context) -> GroupResult:
             noise_cell(fb, res["fwd"], res["bwd"])])
         nbytes = int(np.prod(shape)) * 4
         touched = 4 * nbytes  # x, y, dy, dx
-        bandwidth = (fb.copy_gbs or ctx.bandwidth_gbs) * 1e9
+        assert fb.copy_gbs is not None  # set by _measure for every case
+        bandwidth = fb.copy_gbs * 1e9
         floor = {"fwd": 2 * nbytes / bandwidth, "bwd": 3 * nbytes / bandwidth}
         floor["fwd+bwd"] = floor["fwd"] + floor["bwd"]
         pct = {m: 100 * res[m].tinynet.median_s / floor[m] for m in floor}
-        start_pct = 100 * fb.tinynet.median_s * ctx.bandwidth_gbs * 1e9 / (5 * nbytes)
+        start_pct = pct["fwd+bwd"] * ctx.bandwidth_gbs / fb.copy_gbs
         floors.rows.append([
             label, f"{nbytes / 2**20:.1f}", f"{touched / 2**20:.1f}",
             "yes" if touched > ctx.l3_bytes else "no", f"{bandwidth / 1e9:.1f}",
@@ -224,5 +232,10 @@ def run(ctx: Context) -> GroupResult:
         "one forward, repeated (PyTorch with retain_graph=True). 'noise' is that of the "
         "fwd+bwd measurement; '*' marks a case where any of its three measurements ran while "
         "other processes were busy.",
+        f"The floor's copy bandwidth is measured around each case: {COPY_REPS} copies of "
+        "256 MiB (single-thread np.copyto) just before its three measurements and "
+        f"{COPY_REPS} just after, the median ({2 if ctx.settings.quick else COPY_REPS} each "
+        "with --quick), taken after idle cores as the timings are; the last column is the "
+        "case against the run's start bandwidth.",
     ]
     return result

@@ -94,7 +94,7 @@ class Comparison:
     tinynet: Timing
     torch: dict[str, Timing]
     other_work: float | None = None  # other processes' share of the cores meanwhile
-    copy_gbs: float | None = None  # copy bandwidth measured around it, where a group does
+    copy_gbs: float | None = None  # copy bandwidth measured around its case (norm group)
     best_layout: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -303,9 +303,9 @@ _COPY_BUFFERS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
 
 def copy_samples(nbytes: int = 256 * 2**20, reps: int = 7) -> list[float]:
-    """``reps`` timings of a single-thread ``np.copyto`` of ``nbytes``, each in GB/s
-    (bytes read + bytes written, 1e9). The buffers are made once per size and reused, so
-    a later call measures copying, not page faults."""
+    """``reps`` bandwidth samples of a single-thread ``np.copyto`` of ``nbytes``, each in
+    GB/s (bytes read + bytes written, 1e9). The buffers are made once per size and kept
+    until :func:`release_copy_buffers`, so a later call measures copying, not page faults."""
     if nbytes not in _COPY_BUFFERS:
         src = np.ones(nbytes // 4, dtype=np.float32)
         dst = np.zeros_like(src)
@@ -318,6 +318,25 @@ def copy_samples(nbytes: int = 256 * 2**20, reps: int = 7) -> list[float]:
         np.copyto(dst, src)
         out.append(2 * src.nbytes / (time.perf_counter() - start) / 1e9)
     return out
+
+
+def quiet_copy_samples(settings: Settings, reps: int) -> list[float]:
+    """:func:`copy_samples` taken as :func:`compare` takes its timings: after waiting for
+    idle cores when the last measurement was disturbed, and once more (after waiting) when
+    other processes kept more than ``RETRY_OTHER`` of the cores busy meanwhile."""
+    for attempt in range(2):
+        if attempt or _last_other > RETRY_OTHER:
+            wait_for_quiet(settings)
+        probe = OtherWork()
+        samples = copy_samples(reps=reps)
+        if (probe.fraction() or 0.0) <= RETRY_OTHER:
+            break
+    return samples
+
+
+def release_copy_buffers() -> None:
+    """Frees the buffers :func:`copy_samples` keeps (512 MiB at the default size)."""
+    _COPY_BUFFERS.clear()
 
 
 def copy_bandwidth(nbytes: int = 256 * 2**20, reps: int = 7) -> float:

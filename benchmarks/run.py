@@ -196,11 +196,9 @@ def write_docs(path: str, results: list[harness.GroupResult], machine: dict[str,
         "tinynet is always channels-last.",
         "- The bandwidth floor of a normalization case is the time to move its bytes at the "
         "np.copyto bandwidth: forward reads x and writes y, backward reads x and dy and "
-        "writes dx. The bandwidth is measured again around each case (5 copies of 256 MiB "
-        "just before its measurements and 5 just after, the median), because on a shared "
-        "machine the bandwidth moves during a run; the floors table gives that bandwidth per "
-        "case and, in its last column, the case against the bandwidth above (the run's "
-        "start).",
+        "writes dx. The norm group measures that bandwidth again around each case (its "
+        "notes say how), because on a shared machine the bandwidth moves during a run; its "
+        "floors table also gives each case against the bandwidth above (the run's start).",
     ]
     for result in results:
         out += ["", f"## {result.name}: {result.title}", ""]
@@ -253,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = harness.Settings.make(args.quick)
     reps = 3 if args.quick else 7
     bandwidth = harness.copy_bandwidth(reps=reps)
+    harness.release_copy_buffers()
     torch_bandwidth = harness.torch_copy_bandwidth(reps=reps)
     machine = harness.machine_info()
     machine["load average at start"] = harness.load_average()
