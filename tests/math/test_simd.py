@@ -190,15 +190,34 @@ def _folds(a, b):
     return vfold8x4(vload(a, 0), vload(b, 0))
 
 
-def test_fold8x4_adds_each_group_in_lane_order():
-    a, b = _data(16, 7), _data(16, 8)
-    a[:8] = [1e8, 1.0, -1e8, 1.0, 0.5, 0.25, 3.0, -2.0]  # the order decides the result
+def _lane_order_folds(a, b):
+    """The four 8-lane groups of ``a`` and ``b`` each added in lane order, in float32."""
     expected = []
     for v, o in ((a, 0), (a, 8), (b, 0), (b, 8)):
         acc = v[o]
         for k in range(1, 8):
             acc = np.float32(acc + v[o + k])
         expected.append(acc)
+    return expected
+
+
+def test_fold8x4_adds_each_group_in_lane_order():
+    a, b = _data(16, 7), _data(16, 8)
+    a[:8] = [1e8, 1.0, -1e8, 1.0, 0.5, 0.25, 3.0, -2.0]  # the order decides the result
+    expected = _lane_order_folds(a, b)
     assert expected[0] == np.float32(2.75)  # (1e8 + 1) rounds to 1e8: the 1.0 is lost
     assert _folds(a, b) == tuple(expected)
     assert vfold8x4(a, b) == tuple(expected)
+
+
+def test_fold8x4_every_group_and_lane_in_order():
+    """Each of the four groups, with magnitudes spread so that any other order of the
+    additions (or a lane taken from the wrong group) changes the bits."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        a, b = (rng.standard_normal(16).astype(np.float32)
+                * np.float32(10.0) ** rng.integers(-4, 9, 16).astype(np.float32)
+                for _ in range(2))
+        expected = _lane_order_folds(a, b)
+        got = _folds(a, b)
+        assert np.array(got, np.float32).tobytes() == np.array(expected, np.float32).tobytes()
