@@ -14,19 +14,32 @@ operations in the same order), and the test suite checks that: the compiled kern
 compared with float64 references, and byte for byte with the same kernels run without
 JIT (``tests/hardening/test_nojit.py``). ``NUMBA_SLP_VECTORIZE=0`` in the environment
 turns it off for tinynet too.
+
+The cache of compiled kernels (``cache=True``) is checked against all of tinynet's kernel
+sources, not only the kernel's own file. Numba stamps a cached kernel with a hash of the
+file that defines it, but a kernel also carries the code it inlines from other files
+(``simd``'s vector intrinsics, the seed's folds): after an edit to ``simd.py`` alone,
+Numba would keep loading the normalization kernels compiled with the old intrinsics.
+tinynet's cache locators add :func:`kernel_sources_digest` to the stamp, so an edit to
+any file that defines or inlines kernel code recompiles every kernel (about 10 minutes
+on a 2-core machine) instead of leaving stale ones. They apply to tinynet's files only,
+and only where Numba picks its locators itself (not under
+``NUMBA_CACHE_LOCATOR_CLASSES``).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 from typing import Any, Callable
 
 import numba
-from numba.core import config
+from numba.core import caching, config
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 
-__all__ = ["njit", "SLP"]
+__all__ = ["njit", "SLP", "kernel_sources_digest", "sources_digest"]
 
 # The environment has the last word: NUMBA_SLP_VECTORIZE=0 keeps the vectorizer off.
 SLP: int = 0 if os.environ.get("NUMBA_SLP_VECTORIZE", "1").strip() in ("0", "") else 1
@@ -63,3 +76,65 @@ def njit(*args: Any, **kwargs: Any) -> Any:
     if args:
         raise TypeError(f"njit: expected keyword options only, got positional {args!r}")
     return decorate
+
+
+# ------------------------------------------------------------- cache stamps
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tinynet
+# A file is kernel code when it names Numba or this module: only those files can define
+# kernels, intrinsics or overloads, or the functions and constants kernels inline.
+_KERNEL_MARKERS = (b"numba", b"kernels._jit")
+
+
+def sources_digest(root: str) -> str:
+    """SHA-256 over the ``.py`` files under ``root`` that name Numba or this module
+    (relative path and content, in sorted order); other files do not count."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            with open(path, "rb") as fh:
+                data = fh.read()
+            if any(marker in data for marker in _KERNEL_MARKERS):
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                digest.update(rel.encode() + b"\0" + data + b"\0")
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def kernel_sources_digest() -> str:
+    """:func:`sources_digest` of the installed tinynet package (computed once)."""
+    return sources_digest(PACKAGE_DIR)
+
+
+class _KernelSourcesStamp:
+    """Locator mixin for tinynet's files: the stamp also holds :func:`kernel_sources_digest`."""
+
+    _tinynet = True
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not os.path.abspath(py_file).startswith(PACKAGE_DIR + os.sep):
+            return None
+        return super().from_function(py_func, py_file)
+
+    def get_source_stamp(self):
+        return super().get_source_stamp(), kernel_sources_digest()
+
+
+def _install_locators() -> bool:
+    """Puts tinynet's locators first in Numba's list (once); False where Numba's caching
+    internals differ from the ones this was written for (Numba's own locators then)."""
+    classes = getattr(getattr(caching, "CacheImpl", None), "_locator_classes", None)
+    names = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")
+    bases = [getattr(caching, name, None) for name in names]
+    if not isinstance(classes, list) or not all(isinstance(b, type) for b in bases):
+        return False
+    if not any(getattr(c, "_tinynet", False) for c in classes):
+        classes[:0] = [type(f"Tinynet{b.__name__}", (_KernelSourcesStamp, b), {}) for b in bases]
+    return True
+
+
+LOCATORS_INSTALLED = _install_locators()

@@ -1,0 +1,74 @@
+"""The kernel cache is stamped with every kernel source, not only the kernel's own file.
+
+Numba checks a cached kernel against a hash of the file that defines it; a kernel also
+carries code inlined from other files (``simd``'s intrinsics, the folds), so tinynet's
+locators add :func:`tinynet.kernels._jit.kernel_sources_digest` to the stamp.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numba
+import pytest
+
+from tinynet.kernels import _jit
+
+pytestmark = pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1",
+                                reason="no dispatchers (and no cache) without the JIT")
+
+
+def _write(root, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_digest_follows_kernel_files_only(tmp_path):
+    _write(tmp_path, "kernels/simd.py", "from numba.extending import intrinsic\nA = 1\n")
+    _write(tmp_path, "layers/norm.py", "from tinynet.kernels._jit import njit\nB = 2\n")
+    _write(tmp_path, "layers/plain.py", "C = 3\n")
+    _write(tmp_path, "README.txt", "numba\n")
+    first = _jit.sources_digest(str(tmp_path))
+    assert first == _jit.sources_digest(str(tmp_path))  # deterministic
+
+    _write(tmp_path, "layers/plain.py", "C = 4\n")  # names neither Numba nor _jit
+    _write(tmp_path, "README.txt", "numba numba\n")  # not a .py file
+    assert _jit.sources_digest(str(tmp_path)) == first
+
+    _write(tmp_path, "kernels/simd.py", "from numba.extending import intrinsic\nA = 2\n")
+    second = _jit.sources_digest(str(tmp_path))
+    assert second != first  # an edit to the inlined helpers alone changes the stamp
+
+    _write(tmp_path, "layers/norm.py", "from tinynet.kernels._jit import njit\nB = 3\n")
+    assert _jit.sources_digest(str(tmp_path)) not in (first, second)
+
+
+def test_tinynet_kernels_use_the_stamping_locator():
+    from tinynet.kernels import simd
+    from tinynet.layers.regularization.normalization import group_norm_core
+    from tinynet.math import reduction
+
+    assert _jit.LOCATORS_INSTALLED
+    for kernel in (group_norm_core._forward_serial, reduction.lane_sum, simd.load4):
+        locator = kernel._cache._impl._locator
+        assert getattr(type(locator), "_tinynet", False)
+        own, digest = locator.get_source_stamp()
+        assert digest == _jit.kernel_sources_digest()
+        assert own  # Numba's own stamp of the kernel's file is kept beside it
+
+
+@numba.njit(cache=True)
+def _outside(x):
+    return x + 1
+
+
+def test_other_code_keeps_numbas_locators():
+    locator = _outside._cache._impl._locator
+    assert not getattr(type(locator), "_tinynet", False)
+    assert _outside(1) == 2
+
+
+def test_digest_is_of_the_installed_package():
+    assert _jit.kernel_sources_digest() == _jit.sources_digest(_jit.PACKAGE_DIR)
+    assert os.path.isfile(os.path.join(_jit.PACKAGE_DIR, "kernels", "simd.py"))
