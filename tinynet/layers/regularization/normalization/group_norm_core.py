@@ -46,7 +46,7 @@ from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.simd import (add4, load4, mul4, sfence, splat4, store4, sub4,
                                   vfold8x4, vhighs, vload, vload8x2, vlows, vsplat, vstore,
                                   vstream, zero4)
-from tinynet.kernels.streaming import empty_aligned, streams
+from tinynet.kernels.streaming import empty_aligned, streams, streams_rows
 from tinynet.layers.regularization.normalization.folds import (
     LANES,
     merge_rows_parallel,
@@ -1283,9 +1283,10 @@ class Plan:
     def streams(self, nbytes: int) -> bool:
         """Whether the element-wise passes write with streaming stores: large outputs in
         rows of whole vectors (the wide rows of 64 or 128 floats, or layer norm's rows of
-        a multiple of 16 features), so every streamed vector is aligned."""
+        a multiple of 16 features, widths in ``streaming.ROW_NO_STREAM_FLOATS`` excepted),
+        so every streamed vector is aligned."""
         if self.rows:
-            return streams(nbytes, self.channels)
+            return streams_rows(nbytes, self.channels)
         return self.channels in _STREAM_CHANNELS and streams(nbytes, WIDE)
 
     def kernel(self, gate: str, size: int, serial, chunks, blocks):
