@@ -84,9 +84,9 @@ def streams(nbytes: int, row_floats: int) -> bool:
 #: one process: the backward of rows of exactly 64 features (the register-row kernel)
 #: took 1.95-2.15x as long streamed ([32,32,32,64], 8 MiB: 4.1 against 2.1 ms;
 #: [256,28,28,64]: 35.8 against 16.7 ms; the same 2x in full runs of the benchmark,
-#: where it made that case 1.4-1.5x PyTorch), while their forward streamed took 0.81x and
-#: rows of 32 features 0.77-0.85x, of 128 0.98-1.06x, of 256 and 512 0.83-0.89x
-#: (forward+backward). One switch serves both passes of a layer, so the 64-feature
+#: where it made that case 1.4-1.5x PyTorch), while their forward streamed took 0.81x.
+#: Rows of 32 features measured 0.77-0.85x one time and 1.46x (forward+backward) another,
+#: so they keep streaming as before; rows of 128 0.98-1.06x, of 256 and 512 0.83-0.89x. One switch serves both passes of a layer, so the 64-feature
 #: rows go without: 0.81 -> 1 on the forward buys 1.95 -> 1 on the backward.
 ROW_NO_STREAM_FLOATS: tuple[int, ...] = (64,)
 
