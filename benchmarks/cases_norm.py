@@ -134,6 +134,11 @@ def _label(kind: str, shape: tuple, groups: int | None) -> str:
     return f"{kind} {dims}" + (f" G={groups}" if kind == "GN" else "")
 
 
+def _copy_reps(ctx: Context) -> int:
+    """Copy-bandwidth samples on each side of a case (fewer with ``--quick``)."""
+    return 2 if ctx.settings.quick else COPY_REPS
+
+
 def _measure(ctx: Context, kind: str, shape: tuple, groups: int | None,
              rng: np.random.Generator) -> dict[str, Comparison]:
     """Times one case in three modes: fwd+bwd, fwd only and bwd only."""
@@ -153,7 +158,7 @@ def _measure(ctx: Context, kind: str, shape: tuple, groups: int | None,
 
     torch_modes = _torch_fns(kind, x, g, groups)
     secondary = ctx.settings.scaled(0.6)  # fwd-only and bwd-only: a smaller budget
-    reps = 2 if ctx.settings.quick else COPY_REPS
+    reps = _copy_reps(ctx)
     copies = quiet_copy_samples(ctx.settings, reps)
     res = {"fwd+bwd": compare(tn_fwd_bwd, torch_modes["fwd+bwd"], ctx.settings),
            "fwd": compare(tn_fwd, torch_modes["fwd"], secondary)}
@@ -234,7 +239,7 @@ def run(ctx: Context) -> GroupResult:
         "other processes were busy.",
         f"The floor's copy bandwidth is measured around each case: {COPY_REPS} copies of "
         "256 MiB (single-thread np.copyto) just before its three measurements and "
-        f"{COPY_REPS} just after, the median ({2 if ctx.settings.quick else COPY_REPS} each "
+        f"{COPY_REPS} just after, the median ({_copy_reps(ctx)} each "
         "with --quick), taken after idle cores as the timings are; the last column is the "
         "case against the run's start bandwidth.",
     ]

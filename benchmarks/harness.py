@@ -182,6 +182,16 @@ def measure(fns: dict[str, Callable[[], Any]], settings: Settings) -> dict[str, 
     return out
 
 
+def _quiet_attempts(settings: Settings, attempts: int):
+    """Up to ``attempts`` measurement attempts, each after waiting for idle cores when it is
+    a retry or the last measurement was disturbed; yields an :class:`OtherWork` probe
+    started just before each (the caller breaks out once an attempt is good enough)."""
+    for attempt in range(attempts):
+        if attempt or _last_other > RETRY_OTHER:
+            wait_for_quiet(settings)
+        yield OtherWork()
+
+
 def compare(tinynet_fn: Callable[[], Any], torch_fns: dict[str, Callable[[], Any]],
             settings: Settings) -> Comparison:
     """Times tinynet and every PyTorch layout interleaved; keeps the fastest PyTorch one.
@@ -196,10 +206,7 @@ def compare(tinynet_fn: Callable[[], Any], torch_fns: dict[str, Callable[[], Any
     fns = {"tinynet": tinynet_fn}
     fns.update({f"torch:{k}": v for k, v in torch_fns.items()})
     best: Comparison | None = None
-    for attempt in range(1 + settings.retries):
-        if attempt or _last_other > RETRY_OTHER:
-            wait_for_quiet(settings)
-        probe = OtherWork()
+    for probe in _quiet_attempts(settings, 1 + settings.retries):
         timings = measure(fns, settings)
         comp = Comparison(timings["tinynet"], {k: timings[f"torch:{k}"] for k in torch_fns},
                           probe.fraction())
@@ -324,10 +331,7 @@ def quiet_copy_samples(settings: Settings, reps: int) -> list[float]:
     """:func:`copy_samples` taken as :func:`compare` takes its timings: after waiting for
     idle cores when the last measurement was disturbed, and once more (after waiting) when
     other processes kept more than ``RETRY_OTHER`` of the cores busy meanwhile."""
-    for attempt in range(2):
-        if attempt or _last_other > RETRY_OTHER:
-            wait_for_quiet(settings)
-        probe = OtherWork()
+    for probe in _quiet_attempts(settings, 2):
         samples = copy_samples(reps=reps)
         if (probe.fraction() or 0.0) <= RETRY_OTHER:
             break
