@@ -93,17 +93,17 @@ def _normalization(out):
                 ("ln_stream64", lambda: LayerNormalization(), (3, 64))]
     from tinynet.kernels import streaming
 
-    threshold, no_stream = streaming.STREAM_MIN_BYTES, streaming.ROW_NO_STREAM_FLOATS
+    threshold = streaming.STREAM_MIN_BYTES
     for key, make, shape in cases + streamed:
         x, g = _f32(rng, *shape, scale=2.0) + 0.5, _f32(rng, *shape)
         layer = _built(make(), shape, rng)
-        if "_stream" in key:  # layer norm's 64-feature rows stream too
-            streaming.STREAM_MIN_BYTES, streaming.ROW_NO_STREAM_FLOATS = 0, ()
+        if "_stream" in key:
+            streaming.STREAM_MIN_BYTES = 0
         try:
             _layer_pass(layer, x, g, out, f"{key}/train")
             _layer_pass(layer, x, g, out, f"{key}/infer", training=False)
         finally:
-            streaming.STREAM_MIN_BYTES, streaming.ROW_NO_STREAM_FLOATS = threshold, no_stream
+            streaming.STREAM_MIN_BYTES = threshold
         for p in layer.parameters():
             out[f"{key}/{p.name}"] = p.value.copy()  # moving statistics after training
 

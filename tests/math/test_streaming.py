@@ -56,22 +56,17 @@ def test_streams_only_large_outputs_in_whole_vectors(monkeypatch):
     assert not streaming.streams(10**9, 24)  # a row of 24 floats: vectors not aligned
 
 
-def test_layer_norm_rows_of_64_features_never_stream(monkeypatch):
+def test_layer_norm_rows_stream_by_the_shared_rule(monkeypatch):
     from tinynet.layers.regularization.normalization.group_norm_core import _plan
 
     monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", 1000)
-    assert streaming.ROW_NO_STREAM_FLOATS == (64,)
-    assert streaming.streams_rows(1000, 32) and streaming.streams_rows(10**9, 128)
-    assert not streaming.streams_rows(10**9, 64)  # the 64-feature rows: ordinary stores
-    assert not streaming.streams_rows(999, 256)  # below the size threshold
-    assert not streaming.streams_rows(10**9, 136)  # not whole vectors
-    # layer norm's plans (one position, one group) follow it; the wide rows of the
-    # group-norm kernels do not (64 channels stream there)
-    assert not _plan((4096, 1, 64), 1, "LayerNormalization").streams(10**9)
-    assert _plan((4096, 1, 32), 1, "LayerNormalization").streams(10**9)
+    # layer norm's plans (one position, one group) stream rows of whole vectors, 64
+    # features included, from the size threshold on
+    for features in (16, 32, 64, 128, 256):
+        assert _plan((4096, 1, features), 1, "LayerNormalization").streams(1000)
+        assert not _plan((4096, 1, features), 1, "LayerNormalization").streams(999)
+    assert not _plan((4096, 1, 136), 1, "LayerNormalization").streams(10**9)  # not vectors
     assert _plan((8, 100, 64), 4, "GroupNormalization").streams(10**9)
-    monkeypatch.setattr(streaming, "ROW_NO_STREAM_FLOATS", ())
-    assert _plan((4096, 1, 64), 1, "LayerNormalization").streams(10**9)
 
 
 def test_threshold_is_a_quarter_of_the_last_level_cache():

@@ -241,7 +241,6 @@ def test_streaming_stores_change_no_bit(monkeypatch, make, shape):
         return aligned(*args)
 
     monkeypatch.setattr(group_norm_core, "empty_aligned", spy)
-    monkeypatch.setattr(streaming, "ROW_NO_STREAM_FLOATS", ())  # 64-feature rows too
     runs = {}
     for label, threshold in (("ordinary", 2**62), ("streamed", 0)):
         monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", threshold)

@@ -432,19 +432,23 @@ def test_wide_row_geometry_matches_reference(shape, groups):
     _close(dbeta, ref_dbeta, "dbeta")
 
 
+@pytest.mark.parametrize("affine_only", [False, True])
 @pytest.mark.parametrize("rows,features",
                          [(7, 32), (9, 64), (5, 48), (3, 256), (5, 24), (6, 40), (3, 20)])
-def test_layer_norm_row_kernels_give_the_general_loops_bits(rows, features):
+def test_layer_norm_row_kernels_give_the_general_loops_bits(rows, features, affine_only):
     """Rows of 32 and 64 features run on registers, other multiples of 8 in row pairs:
     each must give, byte for byte, what the one-row-at-a-time loop gives (the forward's
-    shifted sums per row, the backward's dots, dx and the parameter lanes)."""
+    shifted sums per row, the backward's dots, dx and the parameter lanes), with the
+    statistics as variables and as constants (``affine_only``: ``dx = inv_std * g *
+    gamma``, a separately compiled variant of the register kernels)."""
     from tinynet.layers.regularization.normalization import group_norm_core as core
     from tinynet.layers.regularization.normalization.folds import shifted_segment_sums
 
     x, g, gamma, beta = _data((rows, 1, features), 41)
     x = x + np.float32(100.0)
     out, _, mean, _var, inv = core.gn_forward(x, 1, gamma, beta, 1e-3, want_xn=False)
-    dx, dgamma, dbeta = core.gn_backward(g, x, inv, 1, gamma, mean=mean)
+    dx, dgamma, dbeta = core.gn_backward(g, x, inv, 1, gamma, mean=mean,
+                                         affine_only=affine_only)
     xf, gf = x.reshape(-1), g.reshape(-1)
     acc = np.zeros((2, features), dtype=np.float32)
     vb = np.empty(features, dtype=np.float32)
@@ -457,7 +461,12 @@ def test_layer_norm_row_kernels_give_the_general_loops_bits(rows, features):
         var = max(np.float64(s2) / n - m * m, 0.0)
         assert mean[r] == np.float32(np.float64(xf[row.start]) + m)
         assert inv[r] == np.float32(1.0 / np.sqrt(var + 1e-3))
-        core._bwd_one_row(gf[row], xf[row], want[row], True, False, mean[r], inv[r], gamma,
-                          acc, vb, n)
+        core._bwd_one_row(gf[row], xf[row], want[row], True, affine_only, mean[r], inv[r],
+                          gamma, acc, vb, n)
+    if affine_only:  # the row's terms vanish: inv_std * (g * gamma - (0 + xn * 0))
+        xn = (x.reshape(rows, features) - mean[:, None]) * inv[:, None]
+        plain = inv[:, None] * (g.reshape(rows, features) * gamma - (np.float32(0.0)
+                                                                  + xn * np.float32(0.0)))
+        assert dx.reshape(-1).tobytes() == plain.astype(np.float32).reshape(-1).tobytes()
     assert dx.reshape(-1).tobytes() == want.tobytes()
     assert dbeta.tobytes() == acc[0].tobytes() and dgamma.tobytes() == acc[1].tobytes()

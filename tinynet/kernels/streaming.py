@@ -35,8 +35,7 @@ import numpy as np
 
 from tinynet.kernels.simd import LANES, STREAM_ALIGN
 
-__all__ = ["STREAM_MIN_BYTES", "ROW_NO_STREAM_FLOATS", "LAST_LEVEL_CACHE_BYTES", "empty_aligned",
-           "streams", "streams_rows"]
+__all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "empty_aligned", "streams"]
 
 
 def _last_level_cache_bytes(default: int = 32 << 20) -> int:
@@ -77,24 +76,6 @@ def streams(nbytes: int, row_floats: int) -> bool:
             16 floats) so every streamed vector of an aligned array is aligned.
     """
     return nbytes >= STREAM_MIN_BYTES and row_floats % LANES == 0
-
-
-#: Row widths (floats) that layer norm's row kernels write with ordinary stores at any
-#: size. Measured on the 2-core AMD VM, streamed against ordinary stores interleaved in
-#: one process: the backward of rows of exactly 64 features (the register-row kernel)
-#: took 1.95-2.15x as long streamed ([32,32,32,64], 8 MiB: 4.1 against 2.1 ms;
-#: [256,28,28,64]: 35.8 against 16.7 ms; the same 2x in full runs of the benchmark,
-#: where it made that case 1.4-1.5x PyTorch), while their forward streamed took 0.81x.
-#: Rows of 32 features measured 0.77-0.85x one time and 1.46x (forward+backward) another,
-#: so they keep streaming as before; rows of 128 0.98-1.06x, of 256 and 512 0.83-0.89x. One switch serves both passes of a layer, so the 64-feature
-#: rows go without: 0.81 -> 1 on the forward buys 1.95 -> 1 on the backward.
-ROW_NO_STREAM_FLOATS: tuple[int, ...] = (64,)
-
-
-def streams_rows(nbytes: int, row_floats: int) -> bool:
-    """:func:`streams` for layer norm's row kernels, except rows of a width in
-    :data:`ROW_NO_STREAM_FLOATS`."""
-    return row_floats not in ROW_NO_STREAM_FLOATS and streams(nbytes, row_floats)
 
 
 def empty_aligned(shape: tuple, dtype=np.float32) -> np.ndarray:

@@ -46,7 +46,7 @@ from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.simd import (add4, load4, mul4, sfence, splat4, store4, sub4,
                                   vfold8x4, vhighs, vload, vload8x2, vlows, vsplat, vstore,
                                   vstream, zero4)
-from tinynet.kernels.streaming import empty_aligned, streams, streams_rows
+from tinynet.kernels.streaming import empty_aligned, streams
 from tinynet.layers.regularization.normalization.folds import (
     LANES,
     merge_rows_parallel,
@@ -1146,17 +1146,31 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, stream, r0, r1, channels, s
     """Rows ``r0..r1``; the parameter partial of each chunk of ``spc`` rows is folded in
     float32 lanes over its rows in order (as a position block), then stored as a row.
     When ``C`` is a multiple of 8, rows go in pairs whose two 8-lane dots run as one
-    (:func:`folds.segment_dot2_pair`, the same bits)."""
+    (:func:`folds.segment_dot2_pair`, the same bits).
+
+    The register kernels of 64 and 32 features get ``affine_only`` as a constant (one
+    compiled variant per value): with it a run-time flag, the 64-feature kernel took
+    1.3-1.5x as long with ordinary stores and 2.9-3.2x with streaming stores (LN rows
+    ``[32768, 64]`` and ``[25088, 64]``, interleaved in one process on the 2-core AMD VM;
+    the 32-feature kernel 0.95-1.14x)."""
     n = np.float64(channels)
     vbuf = np.empty(2 * channels, dtype=np.float32)
     acc = np.zeros((2, channels), dtype=np.float32)
     if channels == WIDE:
-        _bwd_rows64(g, s, dx, recompute, affine_only, stream, r0, r1, spc, mean, inv_std, gamma,
-                    parts, vbuf, acc)
+        if affine_only:
+            _bwd_rows64(g, s, dx, recompute, True, stream, r0, r1, spc, mean, inv_std, gamma,
+                        parts, vbuf, acc)
+        else:
+            _bwd_rows64(g, s, dx, recompute, False, stream, r0, r1, spc, mean, inv_std, gamma,
+                        parts, vbuf, acc)
         return
     if channels == WIDE // 2:
-        _bwd_rows32(g, s, dx, recompute, affine_only, stream, r0, r1, spc, mean, inv_std, gamma,
-                    parts, acc, vbuf)
+        if affine_only:
+            _bwd_rows32(g, s, dx, recompute, True, stream, r0, r1, spc, mean, inv_std, gamma,
+                        parts, acc, vbuf)
+        else:
+            _bwd_rows32(g, s, dx, recompute, False, stream, r0, r1, spc, mean, inv_std, gamma,
+                        parts, acc, vbuf)
         return
     au = acc[0]
     av = acc[1]
@@ -1283,10 +1297,9 @@ class Plan:
     def streams(self, nbytes: int) -> bool:
         """Whether the element-wise passes write with streaming stores: large outputs in
         rows of whole vectors (the wide rows of 64 or 128 floats, or layer norm's rows of
-        a multiple of 16 features, widths in ``streaming.ROW_NO_STREAM_FLOATS`` excepted),
-        so every streamed vector is aligned."""
+        a multiple of 16 features), so every streamed vector is aligned."""
         if self.rows:
-            return streams_rows(nbytes, self.channels)
+            return streams(nbytes, self.channels)
         return self.channels in _STREAM_CHANNELS and streams(nbytes, WIDE)
 
     def kernel(self, gate: str, size: int, serial, chunks, blocks):
