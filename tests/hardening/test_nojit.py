@@ -97,8 +97,7 @@ def _normalization(out):
     for key, make, shape in cases + streamed:
         x, g = _f32(rng, *shape, scale=2.0) + 0.5, _f32(rng, *shape)
         layer = _built(make(), shape, rng)
-        if "_stream" in key:
-            streaming.STREAM_MIN_BYTES = 0
+        streaming.STREAM_MIN_BYTES = 0 if "_stream" in key else threshold
         try:
             _layer_pass(layer, x, g, out, f"{key}/train")
             _layer_pass(layer, x, g, out, f"{key}/infer", training=False)

@@ -1141,6 +1141,18 @@ def _row_dx_v(g, s, dx, row, recompute, affine_only, stream, m, k, sa, sb, gamma
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _bwd_rows_registers(g, s, dx, recompute, affine_only, stream, r0, r1, channels, spc, mean,
+                        inv_std, gamma, parts, vbuf, acc):
+    """The register kernel of ``C`` = 64 or 32 features."""
+    if channels == WIDE:
+        _bwd_rows64(g, s, dx, recompute, affine_only, stream, r0, r1, spc, mean, inv_std, gamma,
+                    parts, vbuf, acc)
+    else:
+        _bwd_rows32(g, s, dx, recompute, affine_only, stream, r0, r1, spc, mean, inv_std, gamma,
+                    parts, acc, vbuf)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _bwd_rows_body(g, s, dx, recompute, affine_only, stream, r0, r1, channels, spc, mean,
                    inv_std, gamma, parts):
     """Rows ``r0..r1``; the parameter partial of each chunk of ``spc`` rows is folded in
@@ -1156,21 +1168,13 @@ def _bwd_rows_body(g, s, dx, recompute, affine_only, stream, r0, r1, channels, s
     n = np.float64(channels)
     vbuf = np.empty(2 * channels, dtype=np.float32)
     acc = np.zeros((2, channels), dtype=np.float32)
-    if channels == WIDE:
+    if channels == WIDE or channels == WIDE // 2:
         if affine_only:
-            _bwd_rows64(g, s, dx, recompute, True, stream, r0, r1, spc, mean, inv_std, gamma,
-                        parts, vbuf, acc)
+            _bwd_rows_registers(g, s, dx, recompute, True, stream, r0, r1, channels, spc, mean,
+                                inv_std, gamma, parts, vbuf, acc)
         else:
-            _bwd_rows64(g, s, dx, recompute, False, stream, r0, r1, spc, mean, inv_std, gamma,
-                        parts, vbuf, acc)
-        return
-    if channels == WIDE // 2:
-        if affine_only:
-            _bwd_rows32(g, s, dx, recompute, True, stream, r0, r1, spc, mean, inv_std, gamma,
-                        parts, acc, vbuf)
-        else:
-            _bwd_rows32(g, s, dx, recompute, False, stream, r0, r1, spc, mean, inv_std, gamma,
-                        parts, acc, vbuf)
+            _bwd_rows_registers(g, s, dx, recompute, False, stream, r0, r1, channels, spc, mean,
+                                inv_std, gamma, parts, vbuf, acc)
         return
     au = acc[0]
     av = acc[1]
