@@ -8,33 +8,35 @@ tinynet caches what backward needs); the backward-only timings repeat the backwa
 one forward (PyTorch with ``retain_graph=True``).
 
 Bandwidth floor: forward reads x and writes y, backward reads x and dy and writes dx,
-each at the copy bandwidth measured around the case (single-thread ``np.copyto`` of
-256 MiB, ``COPY_REPS`` times just before and just after its measurements, the median),
-so that the floor and the time it is compared with come from the same stretch of a run
-on a shared machine; a case's tinynet time is reported as a percentage of that floor (100 % = as
-fast as copying the bytes; lower is better), and also against the run's start bandwidth.
+each at the copy bandwidth measured during the case: a single-thread ``np.copyto`` of
+256 MiB joins each of the case's three interleaved measurements (up to
+``harness.FLOOR_SAMPLES`` copies spread over its repetitions, the median), so that the
+floor and the time it is compared with come from the same stretch of a run on a shared
+machine; a case's tinynet time is reported as a percentage of that floor (100 % = as fast
+as copying the bytes; lower is better), and also against the run's start bandwidth.
 """
 
 from __future__ import annotations
 
-import statistics
 from typing import Any, Callable
 
 import numpy as np
 
 from harness import (
+    FLOOR_SAMPLES,
     Comparison,
     Context,
     GroupResult,
     Table,
     compare,
+    copier,
+    copy_gbs,
     describe_error,
     fmt_ms,
     fmt_ratio,
     geomean,
     measure_cases,
     noise_cell,
-    quiet_copy_samples,
     release_copy_buffers,
     torch_cell,
     torch_layouts,
@@ -43,7 +45,6 @@ from harness import (
 NAME = "norm"
 TITLE = "Normalization (forward + backward, training mode, channels-last)"
 EPS = 1e-3
-COPY_REPS = 5  # copy-bandwidth samples just before and just after each case
 
 SHAPES_4D = [((32, 32, 32, 64), 8), ((256, 28, 28, 32), 4), ((64, 16, 16, 128), 32),
              ((8, 56, 56, 64), 16)]
@@ -134,11 +135,6 @@ def _label(kind: str, shape: tuple, groups: int | None) -> str:
     return f"{kind} {dims}" + (f" G={groups}" if kind == "GN" else "")
 
 
-def _copy_reps(ctx: Context) -> int:
-    """Copy-bandwidth samples on each side of a case (fewer with ``--quick``)."""
-    return 2 if ctx.settings.quick else COPY_REPS
-
-
 def _measure(ctx: Context, kind: str, shape: tuple, groups: int | None,
              rng: np.random.Generator) -> dict[str, Comparison]:
     """Times one case in three modes: fwd+bwd, fwd only and bwd only."""
@@ -158,16 +154,11 @@ def _measure(ctx: Context, kind: str, shape: tuple, groups: int | None,
 
     torch_modes = _torch_fns(kind, x, g, groups)
     secondary = ctx.settings.scaled(0.6)  # fwd-only and bwd-only: a smaller budget
-    reps = _copy_reps(ctx)
-    copies = quiet_copy_samples(ctx.settings, reps)
-    res = {"fwd+bwd": compare(tn_fwd_bwd, torch_modes["fwd+bwd"], ctx.settings),
-           "fwd": compare(tn_fwd, torch_modes["fwd"], secondary)}
+    copy = copier()  # the floor's bandwidth, timed in each measurement's rotation
+    res = {"fwd+bwd": compare(tn_fwd_bwd, torch_modes["fwd+bwd"], ctx.settings, copy),
+           "fwd": compare(tn_fwd, torch_modes["fwd"], secondary, copy)}
     layer.forward(x, training=True)
-    res["bwd"] = compare(tn_bwd, torch_modes["bwd"], secondary)
-    copies += quiet_copy_samples(ctx.settings, reps)
-    gbs = statistics.median(copies)
-    for comp in res.values():
-        comp.copy_gbs = gbs
+    res["bwd"] = compare(tn_bwd, torch_modes["bwd"], secondary, copy)
     ctx.progress(f"  {_label(kind, shape, groups)}: ratio fwd+bwd {res['fwd+bwd'].ratio:.2f} "
                  f"(torch {res['fwd+bwd'].best_layout}), fwd {res['fwd'].ratio:.2f}, "
                  f"bwd {res['bwd'].ratio:.2f}")
@@ -182,9 +173,9 @@ def run(ctx: Context) -> GroupResult:
                      ["case", "tinynet fwd+bwd ms", "torch fwd+bwd ms (layout)", "ratio fwd+bwd",
                       "ratio fwd (torch layout)", "ratio bwd (torch layout)", "noise"])
     floors = Table("tinynet time as % of the bandwidth floor at the copy bandwidth measured "
-                   "around the case (100 % = the floor, lower is better; the last column "
+                   "during the case (100 % = the floor, lower is better; the last column "
                    f"uses the run's start bandwidth, {ctx.bandwidth_gbs:.1f} GB/s)",
-                   ["case", "MiB / array", "MiB touched", "> L3?", "copy GB/s (around case)",
+                   ["case", "MiB / array", "MiB touched", "> L3?", "copy GB/s (during case)",
                     "floor fwd+bwd ms", "fwd+bwd % of floor", "fwd % of floor",
                     "bwd % of floor", "fwd+bwd % (start bandwidth)"])
     rng = np.random.default_rng(0)
@@ -213,16 +204,17 @@ def run(ctx: Context) -> GroupResult:
             noise_cell(fb, res["fwd"], res["bwd"])])
         nbytes = int(np.prod(shape)) * 4
         touched = 4 * nbytes  # x, y, dy, dx
-        assert fb.copy_gbs is not None  # set by _measure for every case
-        bandwidth = fb.copy_gbs * 1e9
-        floor = {"fwd": 2 * nbytes / bandwidth, "bwd": 3 * nbytes / bandwidth}
-        floor["fwd+bwd"] = floor["fwd"] + floor["bwd"]
-        pct = {m: 100 * res[m].tinynet.median_s / floor[m] for m in floor}
-        start_pct = pct["fwd+bwd"] * ctx.bandwidth_gbs / fb.copy_gbs
+        # each measurement against the bandwidth of the copies timed in its own rotation
+        gbs = {m: copy_gbs(comp.floor.median_s) for m, comp in res.items() if comp.floor}
+        arrays = {"fwd": 2, "bwd": 3, "fwd+bwd": 5}  # x, y / x, dy, dx / both
+        pct = {m: 100 * res[m].tinynet.median_s * gbs[m] * 1e9 / (arrays[m] * nbytes)
+               for m in arrays}
+        floor_ms = arrays["fwd+bwd"] * nbytes / (gbs["fwd+bwd"] * 1e9)
+        start_pct = pct["fwd+bwd"] * ctx.bandwidth_gbs / gbs["fwd+bwd"]
         floors.rows.append([
             label, f"{nbytes / 2**20:.1f}", f"{touched / 2**20:.1f}",
-            "yes" if touched > ctx.l3_bytes else "no", f"{bandwidth / 1e9:.1f}",
-            fmt_ms(floor["fwd+bwd"]), f"{pct['fwd+bwd']:.0f}%", f"{pct['fwd']:.0f}%",
+            "yes" if touched > ctx.l3_bytes else "no", f"{gbs['fwd+bwd']:.1f}",
+            fmt_ms(floor_ms), f"{pct['fwd+bwd']:.0f}%", f"{pct['fwd']:.0f}%",
             f"{pct['bwd']:.0f}%", f"{start_pct:.0f}%"])
     result.tables = [vs_torch, floors]
     result.geomeans = [(f"geomean ratio {m}", geomean(v)) for m, v in ratios.items()]
@@ -237,10 +229,10 @@ def run(ctx: Context) -> GroupResult:
         "one forward, repeated (PyTorch with retain_graph=True). 'noise' is that of the "
         "fwd+bwd measurement; '*' marks a case where any of its three measurements ran while "
         "other processes were busy.",
-        f"The floor's copy bandwidth is measured around each case: {COPY_REPS} copies of "
-        "256 MiB (single-thread np.copyto) just before its three measurements and "
-        f"{COPY_REPS} just after, the median ({_copy_reps(ctx)} each "
-        "with --quick), taken after idle cores as the timings are; the last column is the "
-        "case against the run's start bandwidth.",
+        "The floor's copy bandwidth is measured during each case: a copy of 256 MiB "
+        "(single-thread np.copyto) joins the rotation of each of its three measurements, "
+        f"in up to {FLOOR_SAMPLES} repetitions spread over it, and each measurement is "
+        "set against the median of its own copies ('copy GB/s' is that of the fwd+bwd "
+        "measurement); the last column is the case against the run's start bandwidth.",
     ]
     return result

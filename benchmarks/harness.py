@@ -9,7 +9,11 @@ Timing method (used by every group):
 * the callables of one case are interleaved: repetition ``k`` runs tinynet, then the
   PyTorch variants, and the order rotates with ``k`` so none always runs first;
 * the reported time is the median over the repetitions; the spread is the
-  interquartile range relative to the median.
+  interquartile range relative to the median;
+* a *floor* callable (the norm group's bandwidth copy) can join the rotation: it runs in
+  at most ``FLOOR_SAMPLES`` repetitions spread evenly over the measurement, once each,
+  just before each compared callable in turn, and does not set the repetition count, so
+  its median comes from the same stretch of the run as the times it is compared with.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ THREADS = 2
 _ENV_AT_START = os.environ.get("OMP_WAIT_POLICY")  # harness is imported before tinynet
 RETRY_IQR = 0.5     # re-measure a case whose relative interquartile range exceeds this,
 RETRY_OTHER = 0.1   # or during which other processes kept more than this share of the cores busy
+FLOOR_SAMPLES = 21  # at most this many floor samples per measurement (see measure)
 _waited_s = 0.0     # time spent in wait_for_quiet during this run
 _last_other = 0.0   # other processes' share of the cores during the last measurement
 
@@ -94,7 +99,7 @@ class Comparison:
     tinynet: Timing
     torch: dict[str, Timing]
     other_work: float | None = None  # other processes' share of the cores meanwhile
-    copy_gbs: float | None = None  # copy bandwidth measured around its case (norm group)
+    floor: Timing | None = None  # the floor callable interleaved with them (norm group)
     best_layout: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -144,15 +149,19 @@ def _warm_up(fn: Callable[[], Any], warmup_s: float) -> float:
     return statistics.median(samples[-5:])
 
 
-def measure(fns: dict[str, Callable[[], Any]], settings: Settings) -> dict[str, Timing]:
+def measure(fns: dict[str, Callable[[], Any]], settings: Settings,
+            floor: Callable[[], Any] | None = None) -> dict[str, Timing]:
     """Times several callables interleaved; returns the median time per call of each.
 
     Args:
         fns: Named callables (the first is run first in repetition 0).
         settings: Measurement budget.
+        floor: Optional callable timed in the same rotation (one call per sample) in at
+            most ``FLOOR_SAMPLES`` repetitions spread over the measurement; it does not
+            count towards the repetition count. Its timing is returned as ``"floor"``.
 
     Returns:
-        A ``Timing`` per name.
+        A ``Timing`` per name (and ``"floor"``).
     """
     names = list(fns)
     estimates = {name: max(_warm_up(fns[name], settings.warmup_s), 1e-7) for name in names}
@@ -160,13 +169,27 @@ def measure(fns: dict[str, Callable[[], Any]], settings: Settings) -> dict[str, 
     slowest_rep = max(number[n] * estimates[n] for n in names)
     reps = int(min(settings.max_reps, max(settings.min_reps, settings.budget_s / slowest_rep)))
     samples: dict[str, list[float]] = {name: [] for name in names}
+    floor_at: dict[int, str] = {}  # repetition -> the callable the floor runs just before
+    if floor is not None:
+        floor()
+        fns = {**fns, "floor": floor}
+        number["floor"] = 1
+        samples["floor"] = []
+        count = min(reps, FLOOR_SAMPLES)
+        # each compared callable follows the floor's copy (which leaves nothing of theirs
+        # in the cache) equally often
+        floor_at = {j * reps // count: names[j % len(names)] for j in range(count)}
     gc_was_enabled = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
         for k in range(reps):
             shift = k % len(names)
-            for name in names[shift:] + names[:shift]:
+            order = names[shift:] + names[:shift]
+            if k in floor_at:
+                i = order.index(floor_at[k])
+                order = order[:i] + ["floor"] + order[i:]
+            for name in order:
                 samples[name].append(_time_calls(fns[name], number[name]))
             if k % 8 == 7:
                 gc.collect()
@@ -174,7 +197,7 @@ def measure(fns: dict[str, Callable[[], Any]], settings: Settings) -> dict[str, 
         if gc_was_enabled:
             gc.enable()
     out = {}
-    for name in names:
+    for name in samples:
         s = samples[name]
         med = statistics.median(s)
         q = statistics.quantiles(s, n=4) if len(s) >= 2 else [med, med, med]
@@ -193,8 +216,11 @@ def _quiet_attempts(settings: Settings, attempts: int):
 
 
 def compare(tinynet_fn: Callable[[], Any], torch_fns: dict[str, Callable[[], Any]],
-            settings: Settings) -> Comparison:
+            settings: Settings, floor: Callable[[], Any] | None = None) -> Comparison:
     """Times tinynet and every PyTorch layout interleaved; keeps the fastest PyTorch one.
+
+    ``floor``, if given, is timed in the same rotation (see :func:`measure`) and kept in
+    :attr:`Comparison.floor`.
 
     If the previous measurement was disturbed, it first waits for the cores to go idle.
     A measurement that other processes disturbed (they kept more than ``RETRY_OTHER`` of
@@ -207,9 +233,9 @@ def compare(tinynet_fn: Callable[[], Any], torch_fns: dict[str, Callable[[], Any
     fns.update({f"torch:{k}": v for k, v in torch_fns.items()})
     best: Comparison | None = None
     for probe in _quiet_attempts(settings, 1 + settings.retries):
-        timings = measure(fns, settings)
+        timings = measure(fns, settings, floor)
         comp = Comparison(timings["tinynet"], {k: timings[f"torch:{k}"] for k in torch_fns},
-                          probe.fraction())
+                          probe.fraction(), timings.get("floor"))
         _last_other = comp.other_work or 0.0
         if best is None or _badness(comp) < _badness(best):
             best = comp
@@ -307,35 +333,42 @@ def geomean(values: list[float]) -> float:
 
 
 _COPY_BUFFERS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+COPY_BYTES = 256 * 2**20  # the copy bandwidth's size: large copies take glibc's fastest path
 
 
-def copy_samples(nbytes: int = 256 * 2**20, reps: int = 7) -> list[float]:
-    """``reps`` bandwidth samples of a single-thread ``np.copyto`` of ``nbytes``, each in
-    GB/s (bytes read + bytes written, 1e9). The buffers are made once per size and kept
-    until :func:`release_copy_buffers`, so a later call measures copying, not page faults."""
+def _copy_buffers(nbytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Source and destination of ``nbytes``, made (and touched) once per size and kept
+    until :func:`release_copy_buffers`, so a later copy measures copying, not page faults."""
     if nbytes not in _COPY_BUFFERS:
         src = np.ones(nbytes // 4, dtype=np.float32)
         dst = np.zeros_like(src)
         np.copyto(dst, src)
         _COPY_BUFFERS[nbytes] = (src, dst)
-    src, dst = _COPY_BUFFERS[nbytes]
+    return _COPY_BUFFERS[nbytes]
+
+
+def copy_gbs(seconds: float, nbytes: int = COPY_BYTES) -> float:
+    """Bandwidth in GB/s (bytes read + bytes written, 1e9) of a copy of ``nbytes`` taking
+    ``seconds``."""
+    return 2 * nbytes / seconds / 1e9
+
+
+def copier(nbytes: int = COPY_BYTES) -> Callable[[], None]:
+    """A callable making one single-thread ``np.copyto`` of ``nbytes`` (the bandwidth copy,
+    to time with :func:`measure`'s ``floor``)."""
+    src, dst = _copy_buffers(nbytes)
+    return lambda: np.copyto(dst, src)
+
+
+def copy_samples(nbytes: int = COPY_BYTES, reps: int = 7) -> list[float]:
+    """``reps`` bandwidth samples (GB/s, :func:`copy_gbs`) of :func:`copier`'s copy."""
+    copy = copier(nbytes)
     out = []
     for _ in range(reps):
         start = time.perf_counter()
-        np.copyto(dst, src)
-        out.append(2 * src.nbytes / (time.perf_counter() - start) / 1e9)
+        copy()
+        out.append(copy_gbs(time.perf_counter() - start, nbytes))
     return out
-
-
-def quiet_copy_samples(settings: Settings, reps: int) -> list[float]:
-    """:func:`copy_samples` taken as :func:`compare` takes its timings: after waiting for
-    idle cores when the last measurement was disturbed, and once more (after waiting) when
-    other processes kept more than ``RETRY_OTHER`` of the cores busy meanwhile."""
-    for probe in _quiet_attempts(settings, 2):
-        samples = copy_samples(reps=reps)
-        if (probe.fraction() or 0.0) <= RETRY_OTHER:
-            break
-    return samples
 
 
 def release_copy_buffers() -> None:
@@ -343,13 +376,13 @@ def release_copy_buffers() -> None:
     _COPY_BUFFERS.clear()
 
 
-def copy_bandwidth(nbytes: int = 256 * 2**20, reps: int = 7) -> float:
+def copy_bandwidth(nbytes: int = COPY_BYTES, reps: int = 7) -> float:
     """Single-thread ``np.copyto`` bandwidth in GB/s (bytes read + bytes written, 1e9):
     the median of :func:`copy_samples`."""
     return statistics.median(copy_samples(nbytes, reps))
 
 
-def torch_copy_bandwidth(nbytes: int = 256 * 2**20, reps: int = 7) -> float:
+def torch_copy_bandwidth(nbytes: int = COPY_BYTES, reps: int = 7) -> float:
     """``torch.Tensor.copy_`` bandwidth at the configured thread count, in GB/s (read + write)."""
     import torch
 
