@@ -205,16 +205,15 @@ def run(ctx: Context) -> GroupResult:
         nbytes = int(np.prod(shape)) * 4
         touched = 4 * nbytes  # x, y, dy, dx
         # each measurement against the bandwidth of the copies timed in its own rotation
-        gbs = {m: copy_gbs(comp.floor.median_s) for m, comp in res.items() if comp.floor}
+        gbs = {m: copy_gbs(comp.floor.median_s) for m, comp in res.items()}
         arrays = {"fwd": 2, "bwd": 3, "fwd+bwd": 5}  # x, y / x, dy, dx / both
-        pct = {m: 100 * res[m].tinynet.median_s * gbs[m] * 1e9 / (arrays[m] * nbytes)
-               for m in arrays}
-        floor_ms = arrays["fwd+bwd"] * nbytes / (gbs["fwd+bwd"] * 1e9)
+        floor = {m: arrays[m] * nbytes / (gbs[m] * 1e9) for m in arrays}
+        pct = {m: 100 * res[m].tinynet.median_s / floor[m] for m in arrays}
         start_pct = pct["fwd+bwd"] * ctx.bandwidth_gbs / gbs["fwd+bwd"]
         floors.rows.append([
             label, f"{nbytes / 2**20:.1f}", f"{touched / 2**20:.1f}",
             "yes" if touched > ctx.l3_bytes else "no", f"{gbs['fwd+bwd']:.1f}",
-            fmt_ms(floor_ms), f"{pct['fwd+bwd']:.0f}%", f"{pct['fwd']:.0f}%",
+            fmt_ms(floor["fwd+bwd"]), f"{pct['fwd+bwd']:.0f}%", f"{pct['fwd']:.0f}%",
             f"{pct['bwd']:.0f}%", f"{start_pct:.0f}%"])
     result.tables = [vs_torch, floors]
     result.geomeans = [(f"geomean ratio {m}", geomean(v)) for m, v in ratios.items()]

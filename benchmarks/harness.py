@@ -372,7 +372,7 @@ def copy_samples(nbytes: int = COPY_BYTES, reps: int = 7) -> list[float]:
 
 
 def release_copy_buffers() -> None:
-    """Frees the buffers :func:`copy_samples` keeps (512 MiB at the default size)."""
+    """Frees the buffers :func:`copier` keeps (512 MiB at the default size)."""
     _COPY_BUFFERS.clear()
 
 

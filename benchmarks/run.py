@@ -198,8 +198,8 @@ def write_docs(path: str, results: list[harness.GroupResult], machine: dict[str,
         "np.copyto bandwidth: forward reads x and writes y, backward reads x and dy and "
         "writes dx. The norm group measures that bandwidth again during each case, "
         "interleaved with its timings (its notes say how), because on a shared machine the "
-        "bandwidth moves during a run; its "
-        "floors table also gives each case against the bandwidth above (the run's start).",
+        "bandwidth moves during a run; its floors table also gives each case against the "
+        "bandwidth above (the run's start).",
     ]
     for result in results:
         out += ["", f"## {result.name}: {result.title}", ""]
