@@ -48,6 +48,142 @@ def test_empty_aligned_is_aligned_contiguous_and_writable(shape, dtype):
         assert np.all(a == 1)
 
 
+@pytest.fixture
+def small_pool(monkeypatch):
+    """Pooling from 1 KiB on, with this thread's pool emptied before and after."""
+    monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", 1024)
+    streaming.release_pool()
+    yield
+    streaming.release_pool()
+
+
+def test_pooled_buffer_is_reused_once_nothing_holds_it(small_pool):
+    a = streaming.empty_aligned((16, 64))
+    address = a.ctypes.data
+    b = streaming.empty_aligned((16, 64))  # ``a`` is alive: another buffer
+    assert b.ctypes.data != address
+    del a
+    c = streaming.empty_aligned((16, 64))
+    assert c.ctypes.data == address
+    assert c.shape == (16, 64) and c.dtype == np.float32 and c.flags.c_contiguous
+    d = streaming.empty_aligned((64, 16))  # same bytes, another shape: the same rule
+    assert d.shape == (64, 16) and d.ctypes.data not in (address, b.ctypes.data)
+    del b
+    e = streaming.empty_aligned((4, 4, 64))
+    assert e.shape == (4, 4, 64) and e.ctypes.data % STREAM_ALIGN == 0
+
+
+@pytest.mark.parametrize("hold", ["view", "reshape", "tensor", "memoryview", "list"])
+def test_pooled_buffer_held_in_any_form_is_never_handed_out(small_pool, hold):
+    from tinynet.tensor import Tensor
+
+    a = streaming.empty_aligned((16, 64))
+    a[...] = 7.0
+    keep = {"view": lambda: a[3:5], "reshape": lambda: a.reshape(-1),
+            "tensor": lambda: Tensor(a), "memoryview": lambda: memoryview(a),
+            "list": lambda: [a]}[hold]()
+    address = a.ctypes.data
+    del a
+    for _ in range(streaming.POOL_SIZE + 2):  # fills the pool; the held buffer stays out
+        b = streaming.empty_aligned((16, 64))
+        assert b.ctypes.data != address
+        b[...] = -1.0
+    kept = np.asarray(keep[0] if hold == "list" else keep)
+    assert np.all(kept == 7.0)
+
+
+def test_pool_is_bounded_and_a_free_buffer_makes_room(small_pool):
+    held = [streaming.empty_aligned((16, 64)) for _ in range(streaming.POOL_SIZE)]
+    assert len(streaming._POOL.bufs) == streaming.POOL_SIZE
+    extra = streaming.empty_aligned((16, 64))  # all pooled buffers held: not pooled
+    assert len(streaming._POOL.bufs) == streaming.POOL_SIZE
+    assert all(extra.ctypes.data != e[2].ctypes.data for e in streaming._POOL.bufs)
+    freed = held.pop().ctypes.data
+    other = streaming.empty_aligned((32, 64))  # another size takes the free slot
+    assert other.ctypes.data != freed
+    assert len(streaming._POOL.bufs) == streaming.POOL_SIZE
+    assert any(e[2].ctypes.data == other.ctypes.data for e in streaming._POOL.bufs)
+
+
+def test_a_call_made_while_a_buffer_is_being_handed_out_gets_another(small_pool, monkeypatch):
+    # a signal handler or finalizer allocating right after the pool checked a buffer
+    import sys
+    import types
+
+    real = sys.getrefcount
+    taken = []
+    armed = [True]
+
+    def getrefcount(obj):
+        n = real(obj) - 1  # this wrapper's own reference
+        del obj
+        if armed[0]:
+            armed[0] = False
+            taken.append(streaming.empty_aligned((16, 64)))  # kept by the "handler"
+        return n
+
+    a = streaming.empty_aligned((16, 64))
+    del a  # one free pooled buffer
+    monkeypatch.setattr(streaming, "sys", types.SimpleNamespace(getrefcount=getrefcount))
+    mine = streaming.empty_aligned((16, 64))
+    assert taken and not np.shares_memory(mine, taken[0])
+
+
+def test_reused_buffer_has_the_requested_dtype(small_pool):
+    a = streaming.empty_aligned((16, 32), np.int64)
+    del a
+    b = streaming.empty_aligned((16, 32), np.longlong)  # equal to int64, another type
+    assert b.dtype.type is np.longlong and b.dtype.char == np.dtype(np.longlong).char
+    del b
+    c = streaming.empty_aligned((32, 32), np.float32)  # the same bytes as float32
+    assert c.dtype == np.float32 and c.shape == (32, 32)
+
+
+def test_small_arrays_are_not_pooled(small_pool):
+    a = streaming.empty_aligned((255,))  # 1020 bytes, below the threshold
+    address = a.ctypes.data
+    del a
+    assert streaming._POOL.bufs == []
+    b = streaming.empty_aligned((255,))
+    assert b.ctypes.data % STREAM_ALIGN == 0
+    assert streaming._POOL.bufs == [] and address is not None
+
+
+def test_pools_are_per_thread(small_pool):
+    import threading
+
+    seen = []
+
+    def work():
+        seen.append(streaming.empty_aligned((16, 64)).ctypes.data)
+        seen.append(len(streaming._POOL.bufs))
+
+    a = streaming.empty_aligned((16, 64))
+    address = a.ctypes.data
+    del a
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert seen[1] == 1  # the other thread started its own pool
+    assert streaming.empty_aligned((16, 64)).ctypes.data == address
+
+
+def test_layer_outputs_reuse_buffers_across_steps(small_pool, monkeypatch):
+    from tinynet.layers import BatchNormalization
+
+    layer = BatchNormalization()
+    x = np.random.default_rng(0).standard_normal((4, 8, 8, 64), dtype=np.float32)
+    layer.build((None, 8, 8, 64))
+    y1 = layer.forward(x, training=True).numpy().copy()
+    dx1 = layer.backward(np.ones_like(x)).numpy().copy()
+    held = layer.forward(x, training=True)  # kept: the next step must not write into it
+    before = held.numpy().copy()
+    y2 = layer.forward(x, training=True)
+    dx2 = layer.backward(np.ones_like(x))
+    assert np.array_equal(held.numpy(), before)
+    assert np.array_equal(y2.numpy(), y1) and np.array_equal(dx2.numpy(), dx1)
+
+
 def test_streams_only_large_outputs_in_whole_vectors(monkeypatch):
     monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", 1000)
     assert streaming.streams(1000, 64)

@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+import threading
 
 import numpy as np
 
 from tinynet.kernels.simd import LANES, STREAM_ALIGN
 
-__all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "empty_aligned", "streams"]
+__all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "POOL_SIZE", "empty_aligned",
+           "release_pool", "streams"]
 
 
 def _last_level_cache_bytes(default: int = 32 << 20) -> int:
@@ -78,14 +81,84 @@ def streams(nbytes: int, row_floats: int) -> bool:
     return nbytes >= STREAM_MIN_BYTES and row_floats % LANES == 0
 
 
+# Large outputs are reused across steps: each thread keeps up to ``POOL_SIZE`` aligned
+# buffers of at least STREAM_MIN_BYTES, and one of the right size that nothing references
+# any more is handed out again instead of a fresh allocation.
+POOL_SIZE = 8
+
+_POOL = threading.local()
+
+
+def _aligned(nbytes: int) -> tuple:
+    """``(raw, flat)``: a fresh byte buffer and its ``nbytes`` bytes from a
+    ``STREAM_ALIGN`` boundary (``flat.base is raw``, as for every view of it)."""
+    raw = np.empty(nbytes + STREAM_ALIGN, dtype=np.uint8)
+    skip = -raw.ctypes.data % STREAM_ALIGN
+    return raw, raw[skip:skip + nbytes]
+
+
+def _owner_refs(views: int) -> int:
+    """The reference count :func:`empty_aligned` sees for a pooled buffer that nothing
+    but the pool and ``views`` views of it hold, measured on this interpreter."""
+    entry = (0, *_aligned(0))
+    held = [entry[2].view(np.float32) for _ in range(views)]  # noqa: F841  (held alive)
+    return sys.getrefcount(entry[1])
+
+
+# The check needs CPython's exact reference counts. Later versions may report fewer
+# (3.14 documents that ``sys.getrefcount`` can), which would make a held buffer look free,
+# so the pool is used only where the counts are known to be exact.
+_POOLING = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+_FREE_REFS = _owner_refs(0)     # the pool's entry and aligned view only
+_CLAIMED_REFS = _owner_refs(1)  # ... and the one view being handed out
+
+
 def empty_aligned(shape: tuple, dtype=np.float32) -> np.ndarray:
     """An uninitialized C-contiguous array whose data starts on a ``STREAM_ALIGN`` boundary.
+
+    Arrays of at least :data:`STREAM_MIN_BYTES` (the streamed outputs) come from a pool of
+    up to :data:`POOL_SIZE` such buffers per thread when one of the same size is free:
+    nothing references it any more, no array, view or ``Tensor`` of it (every view of a
+    NumPy array holds its owner, so CPython's reference count of the owner tells).
+    Otherwise a fresh buffer is allocated and pooled (in place of a free buffer of another
+    size when the pool is full). A training step then writes its large outputs into the
+    buffers of the previous step, which have been freed by then: no allocation and no
+    page faults. (With glibc an allocation of 32 MiB or more is a fresh memory mapping,
+    faulted in page by page on its first writes, and a smaller one is too when the
+    allocator has returned the freed memory to the system, which in some processes
+    happened after every call: ``docs/normalization.md``.)
+
+    A pooled buffer is claimed (the view to return is made) before its count is checked,
+    so code that runs in between and allocates too (a signal handler, a finalizer) sees
+    it taken.
 
     Shape:
         Output: ``shape``.
     """
     dtype = np.dtype(dtype)
-    count = math.prod(shape)
-    raw = np.empty(count * dtype.itemsize + STREAM_ALIGN, dtype=np.uint8)
-    skip = -raw.ctypes.data % STREAM_ALIGN
-    return raw[skip:skip + count * dtype.itemsize].view(dtype).reshape(shape)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < STREAM_MIN_BYTES or not _POOLING:
+        return _aligned(nbytes)[1].view(dtype).reshape(shape)
+    pool = getattr(_POOL, "bufs", None)
+    if pool is None:
+        pool = _POOL.bufs = []
+    spare = -1
+    for i, entry in enumerate(pool):
+        if entry[0] == nbytes:
+            out = entry[2].view(dtype)
+            if sys.getrefcount(entry[1]) == _CLAIMED_REFS:
+                return out.reshape(shape)
+            del out
+        elif sys.getrefcount(entry[1]) == _FREE_REFS:
+            spare = i
+    entry = (nbytes, *_aligned(nbytes))
+    if len(pool) < POOL_SIZE:
+        pool.append(entry)
+    elif spare >= 0:  # a free buffer of another size makes room
+        pool[spare] = entry
+    return entry[2].view(dtype).reshape(shape)
+
+
+def release_pool() -> None:
+    """Drops this thread's pooled buffers (those still in use stay with their users)."""
+    _POOL.bufs = []
