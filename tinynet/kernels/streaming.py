@@ -23,7 +23,8 @@ with dirty lines, whose output is freed before the next call (1.4-1.6x).
 Streaming changes where the bytes go, never which bytes: the values are those of the
 ordinary stores, whatever the size, so the choice (by size alone) never changes a
 result. Streamed vectors must start on :data:`~tinynet.kernels.simd.STREAM_ALIGN`-byte
-boundaries; :func:`empty_aligned` allocates outputs that way.
+boundaries; :func:`empty_aligned` allocates outputs that way, and reuses the memory of
+those a caller no longer holds.
 """
 
 from __future__ import annotations
