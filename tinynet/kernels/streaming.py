@@ -82,9 +82,7 @@ def streams(nbytes: int, row_floats: int) -> bool:
     return nbytes >= STREAM_MIN_BYTES and row_floats % LANES == 0
 
 
-# Large outputs are reused across steps: each thread keeps up to ``POOL_SIZE`` aligned
-# buffers of at least STREAM_MIN_BYTES, and one of the right size that nothing references
-# any more is handed out again instead of a fresh allocation.
+#: Large aligned buffers each thread keeps for reuse (see :func:`empty_aligned`).
 POOL_SIZE = 8
 
 _POOL = threading.local()
