@@ -99,12 +99,12 @@ def test_pool_is_bounded_and_a_free_buffer_makes_room(small_pool):
     assert len(streaming._POOL.bufs) == streaming.POOL_SIZE
     extra = streaming.empty_aligned((16, 64))  # all pooled buffers held: not pooled
     assert len(streaming._POOL.bufs) == streaming.POOL_SIZE
-    assert all(extra.ctypes.data != e[2].ctypes.data for e in streaming._POOL.bufs)
+    assert all(extra.ctypes.data != e[1].ctypes.data for e in streaming._POOL.bufs)
     freed = held.pop().ctypes.data
     other = streaming.empty_aligned((32, 64))  # another size takes the free slot
     assert other.ctypes.data != freed
     assert len(streaming._POOL.bufs) == streaming.POOL_SIZE
-    assert any(e[2].ctypes.data == other.ctypes.data for e in streaming._POOL.bufs)
+    assert any(e[1].ctypes.data == other.ctypes.data for e in streaming._POOL.bufs)
 
 
 def test_a_call_made_while_a_buffer_is_being_handed_out_gets_another(small_pool, monkeypatch):

@@ -21,7 +21,7 @@ file that defines it, but a kernel also carries the code it inlines from other f
 (``simd``'s vector intrinsics, the seed's folds): after an edit to ``simd.py`` alone,
 Numba would keep loading the normalization kernels compiled with the old intrinsics.
 tinynet's cache locators add :func:`kernel_sources_digest` to the stamp, so an edit to
-any file that defines or inlines kernel code recompiles every kernel (about 10 minutes
+any file that defines or inlines kernel code recompiles every kernel (about 15 minutes
 on a 2-core machine) instead of leaving stale ones. They apply to tinynet's files only,
 and only where Numba picks its locators itself (not under
 ``NUMBA_CACHE_LOCATOR_CLASSES``).

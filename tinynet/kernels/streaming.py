@@ -99,9 +99,9 @@ def _aligned(nbytes: int) -> tuple:
 def _owner_refs(views: int) -> int:
     """The reference count :func:`empty_aligned` sees for a pooled buffer that nothing
     but the pool and ``views`` views of it hold, measured on this interpreter."""
-    entry = (0, *_aligned(0))
-    held = [entry[2].view(np.float32) for _ in range(views)]  # noqa: F841  (held alive)
-    return sys.getrefcount(entry[1])
+    entry = _aligned(0)
+    held = [entry[1].view(np.float32) for _ in range(views)]  # noqa: F841  (held alive)
+    return sys.getrefcount(entry[0])
 
 
 # The check needs CPython's exact reference counts. Later versions may report fewer
@@ -143,19 +143,19 @@ def empty_aligned(shape: tuple, dtype=np.float32) -> np.ndarray:
         pool = _POOL.bufs = []
     spare = -1
     for i, entry in enumerate(pool):
-        if entry[0] == nbytes:
-            out = entry[2].view(dtype)
-            if sys.getrefcount(entry[1]) == _CLAIMED_REFS:
+        if entry[1].nbytes == nbytes:
+            out = entry[1].view(dtype)
+            if sys.getrefcount(entry[0]) == _CLAIMED_REFS:
                 return out.reshape(shape)
             del out
-        elif sys.getrefcount(entry[1]) == _FREE_REFS:
+        elif sys.getrefcount(entry[0]) == _FREE_REFS:
             spare = i
-    entry = (nbytes, *_aligned(nbytes))
+    entry = _aligned(nbytes)
     if len(pool) < POOL_SIZE:
         pool.append(entry)
     elif spare >= 0:  # a free buffer of another size makes room
         pool[spare] = entry
-    return entry[2].view(dtype).reshape(shape)
+    return entry[1].view(dtype).reshape(shape)
 
 
 def release_pool() -> None:
