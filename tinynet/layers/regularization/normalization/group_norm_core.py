@@ -1000,7 +1000,7 @@ def _rows_coeff(sa, sb, n, affine_only):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _bwd_rows32(g, s, dx, recompute, affine_only, stream, r0, r1, spc, mean, inv_std, gamma,
-                parts, vbuf, acc):
+                parts, acc, vb):
     """:func:`_bwd_rows_body` for rows of exactly 32 features, two rows at a time in
     registers: each row two ``f32x16`` vectors, the parameter lanes and ``gamma`` in
     registers, and the two rows' 8-lane dots side by side in one vector (row ``r`` in
@@ -1070,7 +1070,7 @@ def _bwd_rows32(g, s, dx, recompute, affine_only, stream, r0, r1, spc, mean, inv
         if (hi - lo) % 2:
             row = (hi - 1) * 32
             _bwd_one_row(g[row:row + 32], s[row:row + 32], dx[row:row + 32], recompute,
-                         affine_only, mean[hi - 1], inv_std[hi - 1], gamma, acc, vbuf, n)
+                         affine_only, mean[hi - 1], inv_std[hi - 1], gamma, acc, vb, n)
         _flush_rows(parts, c0 // spc, acc, 32)
 
 
@@ -1149,7 +1149,7 @@ def _bwd_rows_registers(g, s, dx, recompute, affine_only, stream, r0, r1, channe
                     parts, vbuf, acc)
     else:
         _bwd_rows32(g, s, dx, recompute, affine_only, stream, r0, r1, spc, mean, inv_std, gamma,
-                    parts, vbuf, acc)
+                    parts, acc, vbuf)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
