@@ -25,9 +25,14 @@ def _seq_sum(v: np.ndarray) -> np.float32:
 
 def _lanes(t: np.ndarray, channels: int) -> np.ndarray:
     """The folded lane sums of the float32 terms ``t`` (``[positions, C]``) of one block,
-    by the documented order."""
-    per_row = core.WIDE // channels
-    copies = core.HALF // channels
+    by the documented order (for ``C`` above 32: one lane set for the wide rows, ``reps``
+    copies for the spans)."""
+    if channels <= core.HALF:  # wide rows folded into half-row lanes
+        per_row, copies = core.WIDE // channels, core.HALF // channels
+    elif core.WIDE % channels == 0 or channels == 2 * core.WIDE:  # one lane set
+        per_row = copies = 1
+    else:  # spans of ``reps`` positions, one lane copy each
+        per_row = copies = max(core.SPAN_ELEMS // channels, 1)
     whole = (t.shape[0] // per_row) * per_row
     out = np.empty(channels, np.float32)
     for c in range(channels):
@@ -88,3 +93,52 @@ def test_parameter_gradients_follow_the_half_lane_order(channels, positions):
     xn = (x[0] - mean) * inv_std  # one group per channel: the statistics are per channel
     assert dbeta.tobytes() == _merged(g[0], channels).astype(np.float32).tobytes()
     assert dgamma.tobytes() == _merged(g[0] * xn, channels).astype(np.float32).tobytes()
+
+
+def _block_sums(t: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """Per-channel float64 sum over blocks of the float32 ``gamma * lanes`` (one group per
+    channel: a group's partial is its channel's product), in block order."""
+    channels = t.shape[1]
+    block = rows_per_block(channels)
+    total = np.zeros(channels)
+    for p0 in range(0, t.shape[0], block):
+        total += (gamma * _lanes(t[p0:p0 + block], channels)).astype(np.float64)
+    return total
+
+
+# C dividing 64 packs positions into wide rows of 64 floats, C = 128 is two per row,
+# C = 48 takes the spans; 16, 32, 64 and 128 channels can stream
+MAP_CASES = CASES + [(64, 9), (64, 300), (128, 70), (48, 11)]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("channels,positions", MAP_CASES)
+def test_element_wise_passes_give_the_span_expressions_bits(channels, positions, stream,
+                                                            monkeypatch):
+    """The forward sweep and ``dx`` compute each element with the span expression,
+    whatever the row layout and with or without streaming stores:
+    ``out = (x - mean) * (inv_std * gamma) + beta``, ``xn = (x - mean) * inv_std`` and
+    ``dx = (inv_std * gamma) * g - (inv_std * sum_g / n + (inv_std * sum_gxn / n * inv_std)
+    * (x - mean))`` (``* xn`` for a given ``xn``), every operation in float32."""
+    from tinynet.kernels import streaming
+
+    monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", 0 if stream else 1 << 62)
+    rng = np.random.default_rng(channels * 1000 + positions + 2)
+    x = (rng.standard_normal((1, positions, channels)) * 2 + 5).astype(np.float32)
+    g = rng.standard_normal((1, positions, channels)).astype(np.float32)
+    gamma = rng.standard_normal(channels).astype(np.float32)
+    beta = rng.standard_normal(channels).astype(np.float32)
+    out, xn, mean, _, inv = core.gn_forward(x, channels, gamma, beta, 1e-3, want_xn=True)
+    out2 = core.gn_forward(x, channels, gamma, beta, 1e-3, want_xn=False)[0]
+    d = x[0] - mean
+    assert out.tobytes() == (d * (inv * gamma) + beta).tobytes()
+    assert out2.tobytes() == out.tobytes()
+    assert xn.tobytes() == (d * inv).tobytes()
+    n = np.float64(positions)
+    sg = (_block_sums(g[0], gamma) / n).astype(np.float32)
+    sgx = (_block_sums(g[0] * xn[0], gamma) / n).astype(np.float32)
+    for source, kwargs, term, scale in ((x, {"mean": mean}, d, inv),
+                                        (xn, {}, xn[0], np.float32(1.0))):
+        dx = core.gn_backward(g, source, inv, channels, gamma, **kwargs)[0]
+        want = (inv * gamma) * g[0] - (inv * sg + inv * sgx * scale * term)
+        assert dx.tobytes() == want.tobytes()
