@@ -46,12 +46,15 @@ def _lanes(t: np.ndarray, channels: int) -> np.ndarray:
     return out
 
 
-def _merged(t: np.ndarray, channels: int) -> np.ndarray:
-    """Block lanes of ``t`` summed in block order in float64 (block and task partials)."""
+def _merged(t: np.ndarray, channels: int, gamma: np.ndarray | None = None) -> np.ndarray:
+    """Block lanes of ``t`` summed in block order in float64 (block and task partials);
+    with ``gamma``, each block's lanes times ``gamma`` in float32 first (one group per
+    channel: a group's partial of ``dx``'s sums is its channel's product)."""
     block = rows_per_block(channels)
     total = np.zeros(channels)
     for p0 in range(0, t.shape[0], block):
-        total += _lanes(t[p0:p0 + block], channels).astype(np.float64)
+        lanes = _lanes(t[p0:p0 + block], channels)
+        total += (lanes if gamma is None else gamma * lanes).astype(np.float64)
     return total
 
 
@@ -95,17 +98,6 @@ def test_parameter_gradients_follow_the_half_lane_order(channels, positions):
     assert dgamma.tobytes() == _merged(g[0] * xn, channels).astype(np.float32).tobytes()
 
 
-def _block_sums(t: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """Per-channel float64 sum over blocks of the float32 ``gamma * lanes`` (one group per
-    channel: a group's partial is its channel's product), in block order."""
-    channels = t.shape[1]
-    block = rows_per_block(channels)
-    total = np.zeros(channels)
-    for p0 in range(0, t.shape[0], block):
-        total += (gamma * _lanes(t[p0:p0 + block], channels)).astype(np.float64)
-    return total
-
-
 # C dividing 64 packs positions into wide rows of 64 floats, C = 128 is two per row,
 # C = 48 takes the spans; 16, 32, 64 and 128 channels can stream
 MAP_CASES = CASES + [(64, 9), (64, 300), (128, 70), (48, 11)]
@@ -135,8 +127,8 @@ def test_element_wise_passes_give_the_span_expressions_bits(channels, positions,
     assert out2.tobytes() == out.tobytes()
     assert xn.tobytes() == (d * inv).tobytes()
     n = np.float64(positions)
-    sg = (_block_sums(g[0], gamma) / n).astype(np.float32)
-    sgx = (_block_sums(g[0] * xn[0], gamma) / n).astype(np.float32)
+    sg = (_merged(g[0], channels, gamma) / n).astype(np.float32)
+    sgx = (_merged(g[0] * xn[0], channels, gamma) / n).astype(np.float32)
     for source, kwargs, term, scale in ((x, {"mean": mean}, d, inv),
                                         (xn, {}, xn[0], np.float32(1.0))):
         dx = core.gn_backward(g, source, inv, channels, gamma, **kwargs)[0]
