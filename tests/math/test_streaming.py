@@ -217,9 +217,41 @@ def test_layer_norm_rows_stream_by_the_shared_rule(monkeypatch):
     assert _plan((8, 100, 64), 4, "GroupNormalization").streams(10**9)
 
 
-def test_threshold_is_a_quarter_of_the_last_level_cache():
+def test_threshold_is_the_private_caches_or_a_quarter_of_the_last_level_cache():
+    mib = 1 << 20
+    assert streaming.stream_threshold(260 * mib, 4 * mib) == 4 * mib  # Intel VM: 2 x 2 MiB L2
+    assert streaming.stream_threshold(32 * mib, 1 * mib) == 1 * mib  # AMD VM: 2 x 512 KiB
+    assert streaming.stream_threshold(8 * mib, 4 * mib) == 2 * mib  # a small L3: its quarter
+    assert streaming.stream_threshold(32 * mib, 0) == 8 * mib  # L2 unknown: the quarter
     assert streaming.LAST_LEVEL_CACHE_BYTES > 0
-    assert streaming.STREAM_MIN_BYTES == streaming.LAST_LEVEL_CACHE_BYTES // 4
+    assert streaming.STREAM_MIN_BYTES == streaming.stream_threshold(
+        streaming.LAST_LEVEL_CACHE_BYTES, streaming.PRIVATE_CACHE_BYTES)
+
+
+def _fake_cache_dir(root, entries):
+    """A sysfs-like cache folder: one ``indexN`` per ``(level, type, size)``."""
+    for i, (level, kind, size) in enumerate(entries):
+        d = root / f"index{i}"
+        d.mkdir()
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    (root / "uevent").write_text("")
+    return str(root)
+
+
+def test_cache_sizes_are_read_by_level_from_sysfs(tmp_path):
+    base = _fake_cache_dir(tmp_path, [(1, "Data", "48K"), (1, "Instruction", "64K"),
+                                      (2, "Unified", "2048K"), (3, "Unified", "266240K")])
+    assert streaming._cache_bytes((2,), base=base) == 2048 << 10
+    assert streaming._cache_bytes((1,), base=base) == 48 << 10  # not the instruction cache
+    assert streaming._cache_bytes(None, base=base) == 266240 << 10
+    assert streaming._cache_bytes((4,), default=7, base=base) == 7  # no such level
+
+
+def test_unreadable_cache_entries_are_skipped(tmp_path):
+    base = _fake_cache_dir(tmp_path, [(2, "Unified", "1M"), (3, "Unified", "lots")])
+    assert streaming._cache_bytes(None, base=base) == 1 << 20
 
 
 def test_cache_size_falls_back_when_sysfs_has_none(monkeypatch):

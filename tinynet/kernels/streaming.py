@@ -10,15 +10,26 @@ element-wise passes of the normalization kernels use them for outputs of at leas
 (``docs/performance.md``). Smaller outputs keep ordinary stores, so the next layer still
 finds them in the cache.
 
-The threshold is a quarter of the last-level cache: an output that large, the input it
-is computed from and the next layer's output fill more than the cache, which other cores
-share besides. Measured on the 2-core AMD VM (32 MiB L3) at 8 and 12 MiB, the sizes
-that half the cache had left out: interleaved with PyTorch as in the benchmark, the
-forward+backward ratio to PyTorch of those cases fell to 0.76-0.99 of its value with
-ordinary stores (LN ``[64,196,256]`` from 0.87-1.09 to 0.80-0.90); with a
-pass reading each output right after it was written, 0.86-0.97x (1.04x once). One
-setting still loses: a forward alone, run just after a 96 MiB copy had filled the cache
-with dirty lines, whose output is freed before the next call (1.4-1.6x).
+The threshold is the smaller of two sizes. One is the private (L2) caches of the cores
+this process may run on: an output larger than they are leaves them before the next layer
+reads it. The other is a quarter of the last-level cache: an output that large, the
+input it is computed from and the next layer's output fill more than the cache, which
+other cores share besides. Each was measured on one of this project's 2-core VMs,
+interleaved with PyTorch as in the benchmark and with a pass reading each output right
+after it was written (as the next layer does):
+
+- On the Intel Xeon VM (2 MiB L2 per core; a 260 MiB L3 shared with the whole socket,
+  which holds little for two cores: two threads re-read 16-192 MiB at 1.0-1.1x the
+  speed of a read from memory), streaming changed such a step to 0.97-1.04x of its time
+  at 1-3 MiB outputs and 0.84-0.97x at 4 MiB; beyond, 0.75-0.99x (GN 256x28x28x32
+  0.85x, 0.67x without the reading pass). The L2 bound, 4 MiB, is the crossover.
+- On the AMD VM (512 KiB L2 per core, 32 MiB L3): 0.76-0.99x at 8 and 12 MiB, the sizes
+  that half the cache had left out (LN ``[64,196,256]`` from 0.87-1.09 to 0.80-0.90
+  against PyTorch); with the reading pass, 0.86-0.97x (1.04x once). A quarter of the L3
+  is 8 MiB there, the L2 bound 1 MiB; outputs between the two were not measured on it.
+
+One setting still loses: a forward alone, run just after a 96 MiB copy had filled the
+cache with dirty lines, whose output is freed before the next call (1.4-1.6x, AMD).
 
 Streaming changes where the bytes go, never which bytes: the values are those of the
 ordinary stores, whatever the size, so the choice (by size alone) never changes a
@@ -38,13 +49,17 @@ import numpy as np
 
 from tinynet.kernels.simd import LANES, STREAM_ALIGN
 
-__all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "POOL_SIZE", "empty_aligned",
-           "release_pool", "streams"]
+__all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "PRIVATE_CACHE_BYTES", "POOL_SIZE",
+           "empty_aligned", "release_pool", "stream_threshold", "streams"]
 
 
-def _last_level_cache_bytes(default: int = 32 << 20) -> int:
-    """The largest cache of cpu0 as Linux's sysfs reports it (``default`` when unknown)."""
-    base = "/sys/devices/system/cpu/cpu0/cache"
+_SYSFS_CACHE = "/sys/devices/system/cpu/cpu0/cache"
+
+
+def _cache_bytes(levels: tuple[int, ...] | None = None, default: int = 0,
+                 base: str = _SYSFS_CACHE) -> int:
+    """The largest data or unified cache of cpu0 as Linux's sysfs (``base``) reports it,
+    among the cache ``levels`` given (any level when None); ``default`` when it has none."""
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     best = 0
     try:
@@ -53,22 +68,49 @@ def _last_level_cache_bytes(default: int = 32 << 20) -> int:
         return default
     for entry in entries:
         try:
+            with open(os.path.join(base, entry, "level"), encoding="ascii") as fh:
+                level = int(fh.read().strip())
+            with open(os.path.join(base, entry, "type"), encoding="ascii") as fh:
+                kind = fh.read().strip()
             with open(os.path.join(base, entry, "size"), encoding="ascii") as fh:
                 text = fh.read().strip()
-            best = max(best, int(text[:-1]) * units[text[-1]] if text[-1:] in units
-                       else int(text))
+            size = int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text)
         except (OSError, ValueError, KeyError):
             continue
+        if kind != "Instruction" and (levels is None or level in levels):
+            best = max(best, size)
     return best or default
+
+
+def _last_level_cache_bytes(default: int = 32 << 20) -> int:
+    """The largest cache of cpu0 (``default`` when unknown)."""
+    return _cache_bytes(None, default)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 #: Size of the largest cache (L3 on this machine).
 LAST_LEVEL_CACHE_BYTES: int = _last_level_cache_bytes()
 
-#: Outputs of at least this many bytes are written with streaming stores: a quarter of
-#: the last-level cache, beyond which an output, its input and the next layer's output
-#: cannot all stay cached anyway.
-STREAM_MIN_BYTES: int = LAST_LEVEL_CACHE_BYTES // 4
+#: The private L2 caches of the cores this process may run on, together (0 when unknown).
+PRIVATE_CACHE_BYTES: int = _cache_bytes((2,)) * _cores()
+
+
+def stream_threshold(llc_bytes: int, private_bytes: int) -> int:
+    """The streaming threshold for a last-level cache and private caches of these sizes:
+    a quarter of the former, or the latter when smaller (and known)."""
+    quarter = llc_bytes // 4
+    return min(quarter, private_bytes) if private_bytes > 0 else quarter
+
+
+#: Outputs of at least this many bytes are written with streaming stores (see above).
+STREAM_MIN_BYTES: int = stream_threshold(LAST_LEVEL_CACHE_BYTES, PRIVATE_CACHE_BYTES)
 
 
 def streams(nbytes: int, row_floats: int) -> bool:
