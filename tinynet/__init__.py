@@ -9,10 +9,16 @@ from __future__ import annotations
 import importlib
 import os
 
-# libgomp's default (spin, then sleep) stalls Numba's parallel regions for milliseconds on
-# small VMs; passive waiting hands work over in microseconds. Set before Numba starts its
-# OpenMP pool; a user's own setting wins (docs/tuning.md).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# How long an idle OpenMP worker spins before it sleeps, set before Numba starts its
+# OpenMP pool unless the user chose a wait policy or spin count (docs/tuning.md). Waking a
+# sleeping worker costs a parallel region 60-230 us on this project's VMs, against 3-10 us
+# for a spinning one, and a training step runs hundreds of regions: sleeping at once
+# (OMP_WAIT_POLICY=PASSIVE) made a digits epoch 1.3-1.5x as long. libgomp's default spin
+# (300,000 rounds) is as fast alone but 5-10x slower with two such processes on two cores;
+# 10,000 rounds keeps the speed alone and costs 1.5x there.
+SPIN_COUNT = 10_000
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
 
 from tinynet import tuning
 from tinynet.random import set_seed

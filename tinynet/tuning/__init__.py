@@ -43,7 +43,8 @@ class _Gate:
 
 
 # Built-in defaults: serial-vs-parallel crossovers measured on the 2-core CI machine with
-# `python -m tinynet.tuning calibrate` (table in docs/tuning.md). 2**62 = never parallel.
+# `python -m tinynet.tuning calibrate`, the median of three runs (tables in
+# docs/tuning.md). 2**62 = never parallel.
 _GATES: dict[str, _Gate] = {
     "gn_row_parallel_min_elems": _Gate(
         262_144, "elements",
@@ -55,21 +56,21 @@ _GATES: dict[str, _Gate] = {
         1_048_576, "elements",
         "batch norm statistics, sweeps and parameter-gradient folds"),
     "ln_parallel_min_elems": _Gate(
-        524_288, "elements",
+        32_768, "elements",
         "layer norm per-row statistics and sweeps"),
     "reduce_parallel_min_elems": _Gate(
-        524_288, "elements", "det_reduce blocked sums"),
+        32_768, "elements", "det_reduce blocked sums"),
     "elementwise_parallel_min_elems": _Gate(
-        1_048_576, "elements", "activations, dropout and other elementwise passes"),
+        131_072, "elements", "activations, dropout and other elementwise passes"),
     "matmul_parallel_min_flops": _Gate(
-        8_388_608, "multiply-adds", "deterministic GEMM tiles on Numba's threads"),
+        2_097_152, "multiply-adds", "deterministic GEMM tiles on Numba's threads"),
     "conv_parallel_min_elems": _Gate(
         32_768, "patch elements",
         "Conv2D passes (direct register kernels, tiled im2col / GEMM / col2im)"),
     "pool_parallel_min_elems": _Gate(
-        262_144, "elements", "pooling forward and backward"),
+        16_384, "elements", "pooling forward and backward"),
     "optimizer_parallel_min_elems": _Gate(
-        524_288, "elements", "fused optimizer update kernels"),
+        65_536, "elements", "fused optimizer update kernels"),
 }
 
 GATE_DOCS: dict[str, str] = {name: gate.doc for name, gate in _GATES.items()}

@@ -1,0 +1,11 @@
+"""Test-session settings.
+
+The suite runs in two pytest-xdist worker processes on a 2-core machine, each with a
+2-thread OpenMP pool: more threads than cores, where spinning workers stall each other
+(tinynet's bounded spin costs 1.5x there, libgomp's default 5-10x). Waiting passively
+suits that; a wait policy changes no result (docs/tuning.md).
+"""
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
