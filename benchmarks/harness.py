@@ -30,7 +30,8 @@ from typing import Any, Callable
 import numpy as np
 
 THREADS = 2
-_ENV_AT_START = os.environ.get("OMP_WAIT_POLICY")  # harness is imported before tinynet
+# harness is imported before tinynet (which may set GOMP_SPINCOUNT) and PyTorch
+_ENV_AT_START = {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
 RETRY_IQR = 0.5     # re-measure a case whose relative interquartile range exceeds this,
 RETRY_OTHER = 0.1   # or during which other processes kept more than this share of the cores busy
 FLOOR_SAMPLES = 21  # at most this many floor samples per measurement (see measure)
@@ -433,11 +434,42 @@ def cache_sizes() -> dict[str, str]:
     return out
 
 
-def l3_bytes() -> int:
-    """The largest cache (L3 here), as tinynet's streaming-store policy reads it."""
-    from tinynet.kernels.streaming import LAST_LEVEL_CACHE_BYTES
+HELD_SPEEDUP = 1.25  # a re-read this much faster than a read from memory: the data was held
+HELD_SIZES_MIB = (1, 2, 4, 8, 16, 32, 64, 128)
 
-    return LAST_LEVEL_CACHE_BYTES
+
+def held_cache_bytes(reps: int = 9) -> tuple[int, dict[int, float]]:
+    """The cache this process holds data in, measured: the largest size of
+    :data:`HELD_SIZES_MIB` whose re-read, right after a first read, runs at least
+    :data:`HELD_SPEEDUP` times as fast as that first read after a 256 MiB copy has
+    flushed the caches (PyTorch sums at the configured threads, medians of ``reps``).
+
+    The last-level cache sysfs reports is not that cache on a VM given two cores of a
+    socket-wide one (260 MiB on the Intel VM, where two threads re-read 16-128 MiB at
+    1.0-1.3x the speed of a read from memory).
+
+    Returns:
+        ``(bytes, {MiB: speedup})``; 0 bytes when no size qualifies.
+    """
+    import torch
+
+    flush = copier()
+    held, speedups = 0, {}
+    for mib in HELD_SIZES_MIB:
+        a = torch.ones(mib << 18)
+        first, again = [], []
+        for _ in range(reps):
+            flush()
+            start = time.perf_counter()
+            a.sum()
+            mid = time.perf_counter()
+            a.sum()
+            first.append(mid - start)
+            again.append(time.perf_counter() - mid)
+        speedups[mib] = statistics.median(first) / statistics.median(again)
+        if speedups[mib] >= HELD_SPEEDUP:
+            held = mib << 20
+    return held, speedups
 
 
 def machine_info() -> dict[str, str]:
@@ -462,8 +494,10 @@ def machine_info() -> dict[str, str]:
         "torch": torch.__version__,
         "tinynet": getattr(tinynet, "__version__", "?"),
         "threads": f"{THREADS} (torch.set_num_threads, tinynet.tuning.set_num_threads)",
-        "OMP_WAIT_POLICY": f"{_ENV_AT_START or 'unset'} (environment at start; PyTorch's "
-                           f"libgomp, which Numba's OpenMP layer shares in this process)",
+        "OpenMP wait": (", ".join(f"{k} {v or 'unset'}" for k, v in _ENV_AT_START.items())
+                        + " at start (PyTorch's libgomp); Numba's libgomp: "
+                        + ", ".join(f"{k} {os.environ.get(k) or 'unset'}"
+                                    for k in _ENV_AT_START) + " (after tinynet's import)"),
     }
 
 
@@ -565,7 +599,7 @@ class Context:
 
     settings: Settings
     bandwidth_gbs: float
-    l3_bytes: int
+    held_cache_bytes: int  # see held_cache_bytes()
     progress: Callable[[str], None] = print
 
 

@@ -182,12 +182,13 @@ def write_docs(path: str, results: list[harness.GroupResult], machine: dict[str,
            f"(within {st.redo_s:.0f} s)" if st.redo_s > 0 else "")
         + ". The least disturbed result is kept; a '*' after the noise marks a case that "
         "other processes still disturbed.",
-        "- PyTorch is imported before tinynet, so its OpenMP runtime keeps its default wait "
-        "policy. Numba's OpenMP layer then binds to the libgomp PyTorch loaded: in this "
-        "process both libraries share one OpenMP runtime and thread pool with PyTorch's "
-        "default (spinning) policy, not the `OMP_WAIT_POLICY=PASSIVE` a tinynet-only "
-        "process gets. Every tinynet parallel pass (GEMM and convolution tiles included) "
-        "runs on that pool.",
+        "- PyTorch is imported before tinynet and loads its own libgomp, which reads the "
+        "environment then: libgomp's default wait policy unless the machine table says "
+        "otherwise. Numba's OpenMP layer links the system's libgomp, a second OpenMP "
+        "runtime with its own pool of threads, loaded after tinynet's import: it gets "
+        "tinynet's bounded spin (`GOMP_SPINCOUNT=10000`, docs/tuning.md), as in a "
+        "tinynet-only process. Every tinynet parallel pass (GEMM and convolution tiles "
+        "included) runs on that pool.",
         "- Interleaving means neither side finds its data still in cache from its own "
         "previous call, as in a real training step; timing one side alone in a loop would "
         "flatter in-cache shapes.",
@@ -252,12 +253,16 @@ def main(argv: list[str] | None = None) -> int:
     settings = harness.Settings.make(args.quick)
     reps = 3 if args.quick else 7
     bandwidth = harness.copy_bandwidth(reps=reps)
+    held, speedups = harness.held_cache_bytes(reps=reps)
     harness.release_copy_buffers()
     torch_bandwidth = harness.torch_copy_bandwidth(reps=reps)
     machine = harness.machine_info()
     machine["load average at start"] = harness.load_average()
     busy = harness.busy_fraction()
     machine["cores busy with other work at start"] = "n/a" if busy is None else f"{100 * busy:.0f}%"
+    machine["cache held between passes (measured)"] = (
+        f"{held >> 20} MiB (re-read / first read after a flush, {harness.THREADS} threads: "
+        + ", ".join(f"{mib} MiB {x:.2f}x" for mib, x in speedups.items()) + ")")
     print("tinynet vs PyTorch CPU (ratio = tinynet time / PyTorch time; < 1: tinynet faster)")
     for key, value in machine.items():
         print(f"  {key}: {value}")
@@ -266,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
               "expect noisy numbers")
     print(f"  copy bandwidth: {bandwidth:.1f} GB/s (np.copyto, 1 thread), "
           f"{torch_bandwidth:.1f} GB/s (torch copy_, {harness.THREADS} threads)")
-    ctx = harness.Context(settings, bandwidth, harness.l3_bytes(),
+    ctx = harness.Context(settings, bandwidth, held,
                           progress=lambda text: print(text, flush=True))
     results = []
     for name in args.groups:

@@ -19,7 +19,7 @@ interleaved with PyTorch as in the benchmark and with a pass reading each output
 after it was written (as the next layer does):
 
 - On the Intel Xeon VM (2 MiB L2 per core; a 260 MiB L3 shared with the whole socket,
-  which holds little for two cores: two threads re-read 16-192 MiB at 1.0-1.1x the
+  which holds little for two cores: two threads re-read 16-128 MiB at 1.0-1.3x the
   speed of a read from memory), streaming changed such a step to 0.97-1.04x of its time
   at 1-3 MiB outputs and 0.84-0.97x at 4 MiB; beyond, 0.75-0.99x (GN 256x28x28x32
   0.85x, 0.67x without the reading pass). The L2 bound, 4 MiB, is the crossover.
