@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 THREADS = 2
-# harness is imported before tinynet (which may set GOMP_SPINCOUNT) and PyTorch
+# harness is imported before tinynet (which may set GOMP_SPINCOUNT)
 _ENV_AT_START = {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
 RETRY_IQR = 0.5     # re-measure a case whose relative interquartile range exceeds this,
 RETRY_OTHER = 0.1   # or during which other processes kept more than this share of the cores busy
@@ -416,22 +416,11 @@ def cpu_model() -> str:
 
 def cache_sizes() -> dict[str, str]:
     """Cache sizes of cpu0 from sysfs, e.g. ``{"L1d": "32K", "L2": "1024K", "L3": "32768K"}``."""
-    base = "/sys/devices/system/cpu/cpu0/cache"
-    out: dict[str, str] = {}
-    try:
-        entries = sorted(os.listdir(base))
-    except OSError:
-        return out
-    for entry in entries:
-        if not entry.startswith("index"):
-            continue
-        level = _read(f"{base}/{entry}/level")
-        kind = _read(f"{base}/{entry}/type")
-        size = _read(f"{base}/{entry}/size")
-        if level and kind and size:
-            suffix = {"Data": "d", "Instruction": "i"}.get(kind, "")
-            out[f"L{level}{suffix}"] = size
-    return out
+    from tinynet.kernels.streaming import cache_entries
+
+    suffix = {"Data": "d", "Instruction": "i"}
+    return {f"L{level}{suffix.get(kind, '')}": f"{size >> 10}K"
+            for level, kind, size, _ in cache_entries(0)}
 
 
 HELD_SPEEDUP = 1.25  # a re-read this much faster than a read from memory: the data was held
@@ -439,10 +428,11 @@ HELD_SIZES_MIB = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
 def held_cache_bytes(reps: int = 9) -> tuple[int, dict[int, float]]:
-    """The cache this process holds data in, measured: the largest size of
-    :data:`HELD_SIZES_MIB` whose re-read, right after a first read, runs at least
-    :data:`HELD_SPEEDUP` times as fast as that first read after a 256 MiB copy has
+    """The cache this process holds data in, measured: going up :data:`HELD_SIZES_MIB`,
+    the last size before the first whose re-read, right after a first read, runs less
+    than :data:`HELD_SPEEDUP` times as fast as that first read after a 256 MiB copy has
     flushed the caches (PyTorch sums at the configured threads, medians of ``reps``).
+    Data of at most that size counts as fitting in the cache.
 
     The last-level cache sysfs reports is not that cache on a VM given two cores of a
     socket-wide one (260 MiB on the Intel VM, where two threads re-read 16-128 MiB at
@@ -467,8 +457,9 @@ def held_cache_bytes(reps: int = 9) -> tuple[int, dict[int, float]]:
             first.append(mid - start)
             again.append(time.perf_counter() - mid)
         speedups[mib] = statistics.median(first) / statistics.median(again)
-        if speedups[mib] >= HELD_SPEEDUP:
-            held = mib << 20
+        if speedups[mib] < HELD_SPEEDUP:
+            break
+        held = mib << 20
     return held, speedups
 
 
@@ -495,7 +486,7 @@ def machine_info() -> dict[str, str]:
         "tinynet": getattr(tinynet, "__version__", "?"),
         "threads": f"{THREADS} (torch.set_num_threads, tinynet.tuning.set_num_threads)",
         "OpenMP wait": (", ".join(f"{k} {v or 'unset'}" for k, v in _ENV_AT_START.items())
-                        + " at start (PyTorch's libgomp); Numba's libgomp: "
+                        + " at start (PyTorch's libgomp); Numba's OpenMP runtime: "
                         + ", ".join(f"{k} {os.environ.get(k) or 'unset'}"
                                     for k in _ENV_AT_START) + " (after tinynet's import)"),
     }

@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-# PyTorch first: its OpenMP runtime reads OMP_* at load, before tinynet sets its defaults.
+# PyTorch first: its OpenMP runtime reads OMP_* / GOMP_* at load, before tinynet sets its own.
 import torch  # noqa: E402, F401
 
 import harness  # noqa: E402
@@ -184,8 +184,8 @@ def write_docs(path: str, results: list[harness.GroupResult], machine: dict[str,
         "other processes still disturbed.",
         "- PyTorch is imported before tinynet and loads its own libgomp, which reads the "
         "environment then: libgomp's default wait policy unless the machine table says "
-        "otherwise. Numba's OpenMP layer links the system's libgomp, a second OpenMP "
-        "runtime with its own pool of threads, loaded after tinynet's import: it gets "
+        "otherwise. Numba's OpenMP layer (pip's wheels) links the system's libgomp, a second "
+        "OpenMP runtime with its own pool of threads, loaded after tinynet's import: it gets "
         "tinynet's bounded spin (`GOMP_SPINCOUNT=10000`, docs/tuning.md), as in a "
         "tinynet-only process. Every tinynet parallel pass (GEMM and convolution tiles "
         "included) runs on that pool.",

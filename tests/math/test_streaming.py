@@ -224,34 +224,71 @@ def test_threshold_is_the_private_caches_or_a_quarter_of_the_last_level_cache():
     assert streaming.stream_threshold(8 * mib, 4 * mib) == 2 * mib  # a small L3: its quarter
     assert streaming.stream_threshold(32 * mib, 0) == 8 * mib  # L2 unknown: the quarter
     assert streaming.LAST_LEVEL_CACHE_BYTES > 0
-    assert streaming.STREAM_MIN_BYTES == streaming.stream_threshold(
-        streaming.LAST_LEVEL_CACHE_BYTES, streaming.PRIVATE_CACHE_BYTES)
+    assert streaming.STREAM_MIN_BYTES == streaming._threshold_from_env(streaming.stream_threshold(
+        streaming.LAST_LEVEL_CACHE_BYTES, streaming.PRIVATE_CACHE_BYTES))
 
 
-def _fake_cache_dir(root, entries):
-    """A sysfs-like cache folder: one ``indexN`` per ``(level, type, size)``."""
-    for i, (level, kind, size) in enumerate(entries):
-        d = root / f"index{i}"
-        d.mkdir()
-        (d / "level").write_text(f"{level}\n")
-        (d / "type").write_text(f"{kind}\n")
-        (d / "size").write_text(f"{size}\n")
-    (root / "uevent").write_text("")
+def _fake_sysfs(root, cpus):
+    """A sysfs-like CPU folder: for each cpu, one ``cache/indexN`` per
+    ``(level, type, size, shared_cpu_list)``."""
+    for cpu, entries in cpus.items():
+        for i, (level, kind, size, shared) in enumerate(entries):
+            d = root / f"cpu{cpu}" / "cache" / f"index{i}"
+            d.mkdir(parents=True)
+            for name, text in (("level", level), ("type", kind), ("size", size),
+                               ("shared_cpu_list", shared)):
+                if text is not None:
+                    (d / name).write_text(f"{text}\n")
+        (root / f"cpu{cpu}" / "cache" / "uevent").write_text("")
     return str(root)
 
 
-def test_cache_sizes_are_read_by_level_from_sysfs(tmp_path):
-    base = _fake_cache_dir(tmp_path, [(1, "Data", "48K"), (1, "Instruction", "64K"),
-                                      (2, "Unified", "2048K"), (3, "Unified", "266240K")])
-    assert streaming._cache_bytes((2,), base=base) == 2048 << 10
-    assert streaming._cache_bytes((1,), base=base) == 48 << 10  # not the instruction cache
-    assert streaming._cache_bytes(None, base=base) == 266240 << 10
-    assert streaming._cache_bytes((4,), default=7, base=base) == 7  # no such level
+def _core(cpu, l2_shared, l2="2048K", l3="266240K"):
+    return [(1, "Data", "48K", str(cpu)), (1, "Instruction", "64K", str(cpu)),
+            (2, "Unified", l2, l2_shared), (3, "Unified", l3, "0-3")]
+
+
+def test_cache_entries_are_read_by_level_from_sysfs(tmp_path):
+    root = _fake_sysfs(tmp_path, {0: _core(0, "0")})
+    assert streaming.cache_entries(0, root) == [
+        (1, "Data", 48 << 10, "0"), (1, "Instruction", 64 << 10, "0"),
+        (2, "Unified", 2 << 20, "0"), (3, "Unified", 266240 << 10, "0-3")]
+    assert streaming.cache_entries(5, root) == []  # no such CPU
+    assert streaming._last_level_cache_bytes(root=root, cpus=[0]) == 266240 << 10
+    assert streaming._last_level_cache_bytes(123, root=root, cpus=[5]) == 123  # default
+
+
+def test_private_caches_count_each_l2_once(tmp_path):
+    # cpus 0 and 1 are hyperthreads of one core (one L2), cpu 2 and 3 have their own
+    root = _fake_sysfs(tmp_path, {0: _core(0, "0-1"), 1: _core(1, "0-1"),
+                                  2: _core(2, "2"), 3: _core(3, "3", l2="1M")})
+    assert streaming._private_cache_bytes(root, [0, 1]) == 2 << 20
+    assert streaming._private_cache_bytes(root, [0, 1, 2]) == 4 << 20
+    assert streaming._private_cache_bytes(root, [1, 2, 3]) == 5 << 20
+    assert streaming._private_cache_bytes(root, [7]) == 0  # unknown: the quarter rule alone
 
 
 def test_unreadable_cache_entries_are_skipped(tmp_path):
-    base = _fake_cache_dir(tmp_path, [(2, "Unified", "1M"), (3, "Unified", "lots")])
-    assert streaming._cache_bytes(None, base=base) == 1 << 20
+    root = _fake_sysfs(tmp_path, {0: [(2, "Unified", "1M", None), (3, "Unified", "lots", "0")]})
+    assert streaming.cache_entries(0, root) == [(2, "Unified", 1 << 20, "")]
+    # an L2 that lists no sharing CPUs counts once per CPU
+    assert streaming._private_cache_bytes(root, [0]) == 1 << 20
+
+
+@pytest.mark.parametrize("text, expected", [("1048576", 1 << 20), (" 4_194_304 ", 4 << 20),
+                                            ("0", 0), ("", 12345)])
+def test_threshold_can_be_set_in_the_environment(monkeypatch, text, expected):
+    monkeypatch.setenv("TINYNET_STREAM_MIN_BYTES", text)
+    assert streaming._threshold_from_env(12345) == expected
+
+
+@pytest.mark.parametrize("text", ["lots", "-1", "1.5"])
+def test_a_bad_threshold_in_the_environment_is_named(monkeypatch, text):
+    monkeypatch.setenv("TINYNET_STREAM_MIN_BYTES", text)
+    with pytest.raises(ValueError) as err:
+        streaming._threshold_from_env(12345)
+    assert str(err.value) == (f"environment variable TINYNET_STREAM_MIN_BYTES={text!r}: "
+                              "expected a non-negative integer (bytes)")
 
 
 def test_cache_size_falls_back_when_sysfs_has_none(monkeypatch):

@@ -5,9 +5,9 @@ and later writes it back, so writing an output that cannot stay in the cache cos
 read and a write of every byte, and evicts data a later pass still needs. A streaming
 store (:func:`tinynet.kernels.simd.vstream`) sends the line straight to memory. The
 element-wise passes of the normalization kernels use them for outputs of at least
-:data:`STREAM_MIN_BYTES`: on this project's 2-core machine that cut a 25 MiB sweep to
+:data:`STREAM_MIN_BYTES`: on the project's 2-core AMD VM that cut a 25 MiB sweep to
 0.8x and a 25 MiB ``dx`` pass (two inputs, one output) to 0.6-0.8x of its time
-(``docs/performance.md``). Smaller outputs keep ordinary stores, so the next layer still
+(``docs/normalization.md``). Smaller outputs keep ordinary stores, so the next layer still
 finds them in the cache.
 
 The threshold is the smaller of two sizes. One is the private (L2) caches of the cores
@@ -27,6 +27,11 @@ after it was written (as the next layer does):
   that half the cache had left out (LN ``[64,196,256]`` from 0.87-1.09 to 0.80-0.90
   against PyTorch); with the reading pass, 0.86-0.97x (1.04x once). A quarter of the L3
   is 8 MiB there, the L2 bound 1 MiB; outputs between the two were not measured on it.
+
+The L2 caches are those of the CPUs in the process's affinity set, each counted once
+(hyperthreads or a cluster sharing one list the same CPUs in sysfs). A container's CPU
+quota is not seen, nor a last-level cache shared far more widely than it looks; where the
+rule misjudges, ``TINYNET_STREAM_MIN_BYTES`` in the environment sets the threshold.
 
 One setting still loses: a forward alone, run just after a 96 MiB copy had filled the
 cache with dirty lines, whose output is freed before the next call (1.4-1.6x, AMD).
@@ -50,56 +55,73 @@ import numpy as np
 from tinynet.kernels.simd import LANES, STREAM_ALIGN
 
 __all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "PRIVATE_CACHE_BYTES", "POOL_SIZE",
-           "empty_aligned", "release_pool", "stream_threshold", "streams"]
+           "cache_entries", "empty_aligned", "release_pool", "stream_threshold", "streams"]
+
+_SYSFS_CPU = "/sys/devices/system/cpu"
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+_MAX_CPUS_READ = 256  # the private caches are summed over at most this many CPUs
 
 
-_SYSFS_CACHE = "/sys/devices/system/cpu/cpu0/cache"
+def _read_text(path: str) -> str:
+    with open(path, encoding="ascii") as fh:
+        return fh.read().strip()
 
 
-def _cache_bytes(levels: tuple[int, ...] | None = None, default: int = 0,
-                 base: str = _SYSFS_CACHE) -> int:
-    """The largest data or unified cache of cpu0 as Linux's sysfs (``base``) reports it,
-    among the cache ``levels`` given (any level when None); ``default`` when it has none."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    best = 0
+def cache_entries(cpu: int = 0, root: str = _SYSFS_CPU) -> list[tuple[int, str, int, str]]:
+    """The caches of one CPU as Linux's sysfs lists them, in index order:
+    ``(level, type, bytes, shared_cpu_list)``, e.g. ``(2, "Unified", 2097152, "0")``.
+    Entries it cannot read are left out; no sysfs gives an empty list."""
+    base = os.path.join(root, f"cpu{cpu}", "cache")
     try:
-        entries = [e for e in os.listdir(base) if e.startswith("index")]
+        names = sorted(e for e in os.listdir(base) if e.startswith("index"))
     except OSError:
-        return default
-    for entry in entries:
+        return []
+    out = []
+    for name in names:
+        entry = os.path.join(base, name)
         try:
-            with open(os.path.join(base, entry, "level"), encoding="ascii") as fh:
-                level = int(fh.read().strip())
-            with open(os.path.join(base, entry, "type"), encoding="ascii") as fh:
-                kind = fh.read().strip()
-            with open(os.path.join(base, entry, "size"), encoding="ascii") as fh:
-                text = fh.read().strip()
-            size = int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text)
+            level = int(_read_text(os.path.join(entry, "level")))
+            kind = _read_text(os.path.join(entry, "type"))
+            text = _read_text(os.path.join(entry, "size"))
+            size = int(text[:-1]) * _UNITS[text[-1]] if text[-1:] in _UNITS else int(text)
         except (OSError, ValueError, KeyError):
             continue
-        if kind != "Instruction" and (levels is None or level in levels):
-            best = max(best, size)
-    return best or default
+        try:
+            shared = _read_text(os.path.join(entry, "shared_cpu_list"))
+        except OSError:
+            shared = ""
+        out.append((level, kind, size, shared))
+    return out
 
 
-def _last_level_cache_bytes(default: int = 32 << 20) -> int:
-    """The largest cache of cpu0 (``default`` when unknown)."""
-    return _cache_bytes(None, default)
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
+def _allowed_cpus() -> list[int]:
+    """The CPUs this process may run on, in order."""
     try:
-        return len(os.sched_getaffinity(0))
+        return sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        return list(range(os.cpu_count() or 1))
 
 
-#: Size of the largest cache (L3 on this machine).
-LAST_LEVEL_CACHE_BYTES: int = _last_level_cache_bytes()
+def _last_level_cache_bytes(default: int = 32 << 20, root: str = _SYSFS_CPU,
+                            cpus: list[int] | None = None) -> int:
+    """The largest data or unified cache of the first CPU this process may run on
+    (``default`` when sysfs tells none)."""
+    cpu = (cpus or _allowed_cpus() or [0])[0]
+    sizes = [size for _, kind, size, _ in cache_entries(cpu, root) if kind != "Instruction"]
+    return max(sizes, default=0) or default
 
-#: The private L2 caches of the cores this process may run on, together (0 when unknown).
-PRIVATE_CACHE_BYTES: int = _cache_bytes((2,)) * _cores()
+
+def _private_cache_bytes(root: str = _SYSFS_CPU, cpus: list[int] | None = None) -> int:
+    """The L2 caches of the CPUs this process may run on, each counted once (CPUs that
+    share one, hyperthreads or a cluster, list the same ``shared_cpu_list``); 0 when
+    sysfs tells none."""
+    seen, total = set(), 0
+    for cpu in (cpus if cpus is not None else _allowed_cpus())[:_MAX_CPUS_READ]:
+        for level, kind, size, shared in cache_entries(cpu, root):
+            if level == 2 and kind != "Instruction" and (shared or cpu) not in seen:
+                seen.add(shared or cpu)
+                total += size
+    return total
 
 
 def stream_threshold(llc_bytes: int, private_bytes: int) -> int:
@@ -109,8 +131,31 @@ def stream_threshold(llc_bytes: int, private_bytes: int) -> int:
     return min(quarter, private_bytes) if private_bytes > 0 else quarter
 
 
-#: Outputs of at least this many bytes are written with streaming stores (see above).
-STREAM_MIN_BYTES: int = stream_threshold(LAST_LEVEL_CACHE_BYTES, PRIVATE_CACHE_BYTES)
+def _threshold_from_env(default: int) -> int:
+    """``TINYNET_STREAM_MIN_BYTES`` when set (a non-negative integer), else ``default``."""
+    text = os.environ.get("TINYNET_STREAM_MIN_BYTES")
+    if text is None or not text.strip():
+        return default
+    try:
+        value = int(text.strip().replace("_", ""))
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"environment variable TINYNET_STREAM_MIN_BYTES={text!r}: expected a "
+                         "non-negative integer (bytes)")
+    return value
+
+
+#: Size of the largest cache (L3 on this machine).
+LAST_LEVEL_CACHE_BYTES: int = _last_level_cache_bytes()
+
+#: The L2 caches of the CPUs this process may run on, together (0 when unknown).
+PRIVATE_CACHE_BYTES: int = _private_cache_bytes()
+
+#: Outputs of at least this many bytes are written with streaming stores (see above);
+#: ``TINYNET_STREAM_MIN_BYTES`` in the environment overrides the rule.
+STREAM_MIN_BYTES: int = _threshold_from_env(
+    stream_threshold(LAST_LEVEL_CACHE_BYTES, PRIVATE_CACHE_BYTES))
 
 
 def streams(nbytes: int, row_floats: int) -> bool:
