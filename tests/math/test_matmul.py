@@ -115,3 +115,13 @@ def test_errors():
 
 def test_blas_thread_control_found():
     assert isinstance(pin_blas_threads(), bool)
+
+
+@pytest.mark.parametrize("m,n,k", [(1024, 512, 512), (512, 512, 1024), (256, 128, 1600),
+                                   (64, 128, 3136), (128, 128, 65536)])
+def test_plan_makes_at_most_eight_tiles(m, n, k):
+    # each tile is a BLAS call that packs its operands again; 8 keep 8 threads busy
+    rows, cols, ks = plan(m, n, k)
+    assert (len(rows) - 1) * (len(cols) - 1) * (len(ks) - 1) <= 8
+    assert plan(1024, 512, 512) == ([0, 128, 256, 384, 512, 640, 768, 896, 1024], [0, 512],
+                                    [0, 512])
