@@ -323,3 +323,9 @@ def test_streamed_stores_compile_to_non_temporal_moves():
     asm = "\n".join(fresh.inspect_asm().values())
     assert "movnt" in asm  # vmovntps (non-temporal store)
     assert "sfence" in asm
+
+
+def test_private_caches_stop_counting_at_the_cap(tmp_path):
+    root = _fake_sysfs(tmp_path, {c: _core(c, str(c)) for c in range(4)})
+    assert streaming._private_cache_bytes(root, [0, 1, 2, 3]) == 8 << 20
+    assert streaming._private_cache_bytes(root, [0, 1, 2, 3], cap=3 << 20) == 4 << 20

@@ -111,12 +111,17 @@ def _last_level_cache_bytes(default: int = 32 << 20, root: str = _SYSFS_CPU,
     return max(sizes, default=0) or default
 
 
-def _private_cache_bytes(root: str = _SYSFS_CPU, cpus: list[int] | None = None) -> int:
+def _private_cache_bytes(root: str = _SYSFS_CPU, cpus: list[int] | None = None,
+                         cap: int | None = None) -> int:
     """The L2 caches of the CPUs this process may run on, each counted once (CPUs that
     share one, hyperthreads or a cluster, list the same ``shared_cpu_list``); 0 when
-    sysfs tells none."""
+    sysfs tells none. With ``cap``, the count stops once it reaches ``cap`` (a bigger
+    total would not change the threshold), so a many-core machine reads a few CPUs'
+    caches at import, not all of them."""
     seen, total = set(), 0
     for cpu in (cpus if cpus is not None else _allowed_cpus())[:_MAX_CPUS_READ]:
+        if cap is not None and total >= cap:
+            break
         for level, kind, size, shared in cache_entries(cpu, root):
             if level == 2 and kind != "Instruction" and (shared or cpu) not in seen:
                 seen.add(shared or cpu)
@@ -146,11 +151,14 @@ def _threshold_from_env(default: int) -> int:
     return value
 
 
-#: Size of the largest cache (L3 on this machine).
-LAST_LEVEL_CACHE_BYTES: int = _last_level_cache_bytes()
+_CPUS = _allowed_cpus()
 
-#: The L2 caches of the CPUs this process may run on, together (0 when unknown).
-PRIVATE_CACHE_BYTES: int = _private_cache_bytes()
+#: Size of the largest cache (L3 on this machine).
+LAST_LEVEL_CACHE_BYTES: int = _last_level_cache_bytes(cpus=_CPUS)
+
+#: The L2 caches of the CPUs this process may run on, together (0 when unknown), counted
+#: up to a quarter of the last-level cache, beyond which the threshold is that quarter.
+PRIVATE_CACHE_BYTES: int = _private_cache_bytes(cpus=_CPUS, cap=LAST_LEVEL_CACHE_BYTES // 4)
 
 #: Outputs of at least this many bytes are written with streaming stores (see above);
 #: ``TINYNET_STREAM_MIN_BYTES`` in the environment overrides the rule.
