@@ -46,11 +46,12 @@ def test_digest_follows_kernel_files_only(tmp_path):
 
 def test_tinynet_kernels_use_the_stamping_locator():
     from tinynet.kernels import simd
-    from tinynet.layers.regularization.normalization import group_norm_core
+    from tinynet.layers.regularization.normalization import forward
     from tinynet.math import reduction
 
     assert _jit.LOCATORS_INSTALLED
-    for kernel in (group_norm_core._forward_serial, reduction.lane_sum, simd.load4):
+    for kernel in (forward.forward_kernel(forward.SPANS, forward.SERIAL), forward._finish_stats,
+                   reduction.lane_sum, simd.load4):
         locator = kernel._cache._impl._locator
         assert getattr(type(locator), "_tinynet", False)
         own, digest = locator.get_source_stamp()

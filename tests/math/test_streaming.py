@@ -205,7 +205,7 @@ def test_streams_only_large_outputs_in_whole_vectors(monkeypatch):
 
 
 def test_layer_norm_rows_stream_by_the_shared_rule(monkeypatch):
-    from tinynet.layers.regularization.normalization.group_norm_core import _plan
+    from tinynet.layers.regularization.normalization.plan import plan_of as _plan
 
     monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", 1000)
     # layer norm's plans (one position, one group) stream rows of whole vectors, 64

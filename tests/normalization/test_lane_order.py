@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tinynet.layers.regularization.normalization import group_norm_core as core
+from tinynet.layers.regularization.normalization import layout
 from tinynet.layers.regularization.normalization.folds import rows_per_block
 
 
@@ -27,12 +28,12 @@ def _lanes(t: np.ndarray, channels: int) -> np.ndarray:
     """The folded lane sums of the float32 terms ``t`` (``[positions, C]``) of one block,
     by the documented order (for ``C`` above 32: one lane set for the wide rows, ``reps``
     copies for the spans)."""
-    if channels <= core.HALF:  # wide rows folded into half-row lanes
-        per_row, copies = core.WIDE // channels, core.HALF // channels
-    elif core.WIDE % channels == 0 or channels == 2 * core.WIDE:  # one lane set
+    if channels <= layout.HALF:  # wide rows folded into half-row lanes
+        per_row, copies = layout.WIDE // channels, layout.HALF // channels
+    elif layout.WIDE % channels == 0 or channels == 2 * layout.WIDE:  # one lane set
         per_row = copies = 1
     else:  # spans of ``reps`` positions, one lane copy each
-        per_row = copies = max(core.SPAN_ELEMS // channels, 1)
+        per_row = copies = max(layout.SPAN_ELEMS // channels, 1)
     whole = (t.shape[0] // per_row) * per_row
     out = np.empty(channels, np.float32)
     for c in range(channels):

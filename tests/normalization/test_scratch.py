@@ -1,7 +1,7 @@
 """The cores' reused per-thread scratch buffers never carry anything from one call to the next.
 
 The kernels' partial sums live in buffers each thread keeps per size
-(``group_norm_core._scratch``); layer norm's rows kernels merge their parameter partials
+(``plan.scratch``); layer norm's rows kernels merge their parameter partials
 themselves. A call must give the bits of the same call made first in a new thread (whose
 buffers are new), whatever ran before it, and threads calling at once must not share a buffer.
 """
@@ -13,8 +13,13 @@ import threading
 import numpy as np
 import pytest
 
-from tinynet.layers.regularization.normalization import folds, group_norm_core
+from tinynet.layers.regularization.normalization import folds
+from tinynet.layers.regularization.normalization.backward import backward_kernel
+from tinynet.layers.regularization.normalization.forward import BLOCKS, CHUNKS, SERIAL
 from tinynet.layers.regularization.normalization.group_norm_core import gn_backward, gn_forward
+from tinynet.layers.regularization.normalization.plan import plan_of
+from tinynet.layers.regularization.normalization.plan import scratch as _scratch
+from tinynet.layers.regularization.normalization.rows import backward_rows_kernel
 
 # (shape, groups): the general path (block partials zeroed per call), the packed path, and
 # layer norm's rows path (partials merged inside the kernel).
@@ -69,14 +74,28 @@ def test_threads_calling_at_once_get_their_own_buffers(shape, groups):
 
 
 def test_scratch_is_per_thread_and_reused():
-    a = group_norm_core._scratch((2, 3), np.float64)
-    assert group_norm_core._scratch((2, 3), np.float64) is a
-    assert group_norm_core._scratch((2, 3), np.float32) is not a
-    assert _in_new_thread(lambda: group_norm_core._scratch((2, 3), np.float64)) is not a
+    a = _scratch((2, 3), np.float64)
+    assert _scratch((2, 3), np.float64) is a
+    assert _scratch((2, 3), np.float32) is not a
+    assert _in_new_thread(lambda: _scratch((2, 3), np.float64)) is not a
 
 
 _GENERAL = ("_backward_serial", "_backward_chunks_parallel", "_backward_blocks_parallel")
 _ROWS = ("_backward_rows_serial", "_backward_rows_parallel")
+_MODES = {"_backward_serial": SERIAL, "_backward_chunks_parallel": CHUNKS,
+          "_backward_blocks_parallel": BLOCKS, "_backward_rows_serial": False,
+          "_backward_rows_parallel": True}
+
+
+def _kernel_call(name, plan, g, x, dx, mean, inv_std, gamma, gp, coeff, parts):
+    """Runs the backward kernel ``name`` of ``plan`` (recomputing ``xn`` from ``x``)."""
+    stats = np.stack([mean, inv_std])
+    if plan.rows:
+        kernel = backward_rows_kernel(plan.kind, True, False, _MODES[name])
+        kernel(g, x, dx, plan.dims, False, gamma, stats, coeff, parts)
+    else:
+        kernel = backward_kernel(plan.layout, _MODES[name])
+        kernel(g, x, dx, plan.dims, True, False, False, gamma, stats, gp, coeff, parts)
 
 
 # Small samples pack several to a task (spc > 1) and only ever run the serial or chunk
@@ -92,7 +111,7 @@ def test_backward_kernels_agree_on_partials(shape, groups, names):
     it: stale NaNs vanish). The rows kernels merge their partials themselves, with the bits
     of folds.merge_rows_serial / merge_rows_parallel."""
     rng = np.random.default_rng(5)
-    plan = group_norm_core._plan(shape, groups, "test")
+    plan = plan_of(shape, groups, "test")
     assert plan.rows == (names == _ROWS)
     assert plan.spc == 1 or '_backward_blocks_parallel' not in names
     assert plan.rows or ((plan.spc > 1) == (shape[1] == 40)
@@ -109,9 +128,7 @@ def test_backward_kernels_agree_on_partials(shape, groups, names):
         gp = np.full((2, plan.batch, plan.nblk, plan.groups), np.nan)
         coeff = np.full((2, c if plan.rows else n), np.nan, dtype=np.float32)
         dx = np.empty_like(g)
-        getattr(group_norm_core, name)(
-            g, x, dx, True, False, False, plan.batch, plan.positions, c, plan.cpg, plan.block,
-            plan.spc, mean, inv_std, gamma, gp[0], gp[1], coeff[0], coeff[1], parts)
+        _kernel_call(name, plan, g, x, dx, mean, inv_std, gamma, gp, coeff, parts)
         assert not np.isnan(parts).any(), name
         if plan.rows:  # coeff holds (grad_beta, grad_gamma)
             assert coeff.tobytes() == folds.merge_rows_serial(parts).tobytes(), name

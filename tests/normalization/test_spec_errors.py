@@ -205,12 +205,13 @@ def test_core_plans_are_reused_but_never_admit_bad_groups():
     # the cores keep one Plan per (shape, groups) seen; the cache must not let a group
     # count through that is equal to a valid one without being a valid int
     from tinynet.layers.regularization.normalization import group_norm_core as core
+    from tinynet.layers.regularization.normalization.plan import plan_of
 
     x = np.ones((2, 3, 4), dtype=np.float32)
     gamma, beta = np.ones(4, np.float32), np.zeros(4, np.float32)
     core.gn_forward(x, 1, gamma, beta, 1e-3)
     core.gn_forward(x, 4, gamma, beta, 1e-3)
-    assert core._plan((2, 3, 4), 1, "w") is core._plan((2, 3, 4), 1, "w")
+    assert plan_of((2, 3, 4), 1, "w") is plan_of((2, 3, 4), 1, "w")
     for bad in (True, 1.0, 4.0):
         with pytest.raises(ValueError, match=rf"group_norm_forward_core: num_groups must be a "
                                              rf"positive int, got {bad!r}"):

@@ -443,6 +443,7 @@ def test_layer_norm_row_kernels_give_the_general_loops_bits(rows, features, affi
     gamma``, a separately compiled variant of the register kernels)."""
     from tinynet.layers.regularization.normalization import group_norm_core as core
     from tinynet.layers.regularization.normalization.folds import shifted_segment_sums
+    from tinynet.layers.regularization.normalization.rows_registers import one_row
 
     x, g, gamma, beta = _data((rows, 1, features), 41)
     x = x + np.float32(100.0)
@@ -461,8 +462,8 @@ def test_layer_norm_row_kernels_give_the_general_loops_bits(rows, features, affi
         var = max(np.float64(s2) / n - m * m, 0.0)
         assert mean[r] == np.float32(np.float64(xf[row.start]) + m)
         assert inv[r] == np.float32(1.0 / np.sqrt(var + 1e-3))
-        core._bwd_one_row(gf[row], xf[row], want[row], True, affine_only, mean[r], inv[r],
-                          gamma, acc, vb, n)
+        one_row(True, affine_only, gf[row], xf[row], want[row], mean[r], inv[r], gamma, acc,
+                vb, n)
     if affine_only:  # the row's terms vanish: inv_std * (g * gamma - (0 + xn * 0))
         xn = (x.reshape(rows, features) - mean[:, None]) * inv[:, None]
         plain = inv[:, None] * (g.reshape(rows, features) * gamma - (np.float32(0.0)

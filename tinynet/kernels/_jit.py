@@ -29,20 +29,76 @@ and only where Numba picks its locators itself (not under
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import os
+import sys
 from typing import Any, Callable
 
 import numba
-from numba.core import caching, config
+from numba.core import caching, config, event, inline_closurecall
+from numba.core import ir as numba_ir
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 
-__all__ = ["njit", "SLP", "kernel_sources_digest", "sources_digest"]
+__all__ = ["njit", "SLP", "LINEAR_INLINING", "kernel_sources_digest", "sources_digest"]
 
 # The environment has the last word: NUMBA_SLP_VECTORIZE=0 keeps the vectorizer off.
 SLP: int = 0 if os.environ.get("NUMBA_SLP_VECTORIZE", "1").strip() in ("0", "") else 1
+
+
+# ---------------------------------------------------- inlining in linear time
+class _BlockCopier:
+    """Stands in for the ``copy`` module in ``numba.core.inline_closurecall`` during one
+    inlining: the blocks of one IR are deep-copied with one shared memo per scope, so the
+    scope they share (and every variable in it) is copied once, not once per block."""
+
+    def __init__(self) -> None:
+        self._memos: dict = {}
+
+    def deepcopy(self, x: Any, memo: Any = None) -> Any:
+        if memo is None and isinstance(x, numba_ir.Block):
+            memo = self._memos.setdefault(id(x.scope), {})  # scopes live through the call
+        return copy.deepcopy(x, memo)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(copy, name)
+
+
+def _inline_ir_linear(worker: Any, *args: Any, **kwargs: Any) -> Any:
+    saved = inline_closurecall.copy
+    inline_closurecall.copy = _BlockCopier()
+    try:
+        return _INLINE_IR(worker, *args, **kwargs)
+    finally:
+        inline_closurecall.copy = saved
+
+
+# The IR an inlined function gets before it is copied into a caller: Numba re-derives it
+# from the bytecode at every call site, each derivation inlining the callee's own callees
+# again, so nested inlining costs the product of the fan-outs. Derived once per function
+# and compiler flags instead (the inliner copies it before changing anything).
+_DERIVED: dict = {}
+
+
+def _run_untyped_passes_once(worker: Any, func: Any, enable_ssa: bool = False) -> Any:
+    key = (func, enable_ssa, str(worker.flags))
+    func_ir = _DERIVED.get(key)
+    if func_ir is None:
+        func_ir = _DERIVE(worker, func, enable_ssa)
+        _DERIVED[key] = func_ir
+    else:
+        worker.flags.enable_ssa = enable_ssa  # as a derivation leaves it
+    return func_ir
+
+
+_WORKER = getattr(inline_closurecall, "InlineWorker", None)
+_INLINE_IR = getattr(_WORKER, "inline_ir", None)
+_DERIVE = getattr(_WORKER, "run_untyped_passes", None)
+# Where Numba's inliner differs from the one this was written for, it is left alone.
+LINEAR_INLINING: bool = (_INLINE_IR is not None and _DERIVE is not None
+                         and getattr(inline_closurecall, "copy", None) is copy)
 
 
 def _with_slp(dispatcher: Dispatcher) -> Dispatcher:
@@ -52,30 +108,76 @@ def _with_slp(dispatcher: Dispatcher) -> Dispatcher:
         with global_compiler_lock:
             saved = config.SLP_VECTORIZE
             config.SLP_VECTORIZE = SLP
+            inline_ir, derive = _WORKER.inline_ir, _WORKER.run_untyped_passes
+            if LINEAR_INLINING:
+                _WORKER.inline_ir = _inline_ir_linear
+                _WORKER.run_untyped_passes = _run_untyped_passes_once
             try:
                 return compile_plain(sig)
             finally:
                 config.SLP_VECTORIZE = saved
+                _WORKER.inline_ir, _WORKER.run_untyped_passes = inline_ir, derive
 
     dispatcher.compile = compile_with_slp
     return dispatcher
 
 
-def njit(*args: Any, **kwargs: Any) -> Any:
+def njit(*args: Any, variant: Any = None, **kwargs: Any) -> Any:
     """``numba.njit`` (same arguments) whose compilations run with SLP vectorization.
+
+    ``variant`` names one kernel a factory builds (a closure over constants, such as a
+    layout): it joins the function's qualified name, so each variant keeps cache files of
+    its own. Variants sharing one index file would share its slots, and two processes
+    compiling two of them at once (the warmup's workers, the test workers) could leave an
+    index entry pointing at the other variant's code.
 
     Under ``NUMBA_DISABLE_JIT=1`` it returns the plain Python function, as ``numba.njit``.
     """
 
     def decorate(fn: Callable) -> Any:
+        if variant is not None:
+            fn.__qualname__ = f"{fn.__qualname__}_{variant}"
         compiled = numba.njit(**kwargs)(fn)
         return _with_slp(compiled) if isinstance(compiled, Dispatcher) else compiled
 
-    if len(args) == 1 and callable(args[0]) and not kwargs:
+    if len(args) == 1 and callable(args[0]) and not kwargs and variant is None:
         return decorate(args[0])
     if args:
         raise TypeError(f"njit: expected keyword options only, got positional {args!r}")
     return decorate
+
+
+# ------------------------------------------------------------ first-use notice
+_NOTICE = "tinynet: compiling kernels for first use (cached in {where}; later runs skip this)"
+_noticed = False
+
+
+def _cache_dir(dispatcher: Any) -> str:
+    path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
+    return path or config.CACHE_DIR or "Numba's cache"
+
+
+class _FirstCompileNotice(event.Listener):
+    """Says once per process, before the first tinynet kernel compiles, that kernels are
+    being compiled and where they are cached: a first run otherwise sits silent (a
+    progress bar frozen at 0) for as long as compiling takes."""
+
+    def on_start(self, ev: Any) -> None:
+        global _noticed
+        dispatcher = ev.data.get("dispatcher")
+        module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+        if _noticed or not module.startswith("tinynet."):
+            return
+        _noticed = True
+        from tqdm import tqdm  # writes above any progress bar on the screen
+
+        tqdm.write(_NOTICE.format(where=_cache_dir(dispatcher)), file=sys.stderr)
+
+    def on_end(self, ev: Any) -> None:
+        pass
+
+
+event.register("numba:compile", _FirstCompileNotice())
 
 
 # ------------------------------------------------------------- cache stamps

@@ -36,6 +36,8 @@ give the same bits for any thread count.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from llvmlite import binding as _llvm
 from numba import prange
@@ -44,8 +46,7 @@ from tinynet.kernels._jit import njit
 from tinynet.kernels.conv import pad_sample
 from tinynet.kernels.simd import vfma, vload, vsplat, vstore
 
-__all__ = ["BLOCK", "NARROW", "direct_forward_serial", "direct_forward_parallel",
-           "direct_backward_serial", "direct_backward_parallel"]
+__all__ = ["BLOCK", "NARROW", "forward_kernel", "backward_kernel"]
 
 BLOCK = 8  # output pixels (output pass) or kernel rows (gradient pass) per block
 NARROW_BLOCK = 6  # pixels or kernel rows of a narrow block
@@ -331,23 +332,17 @@ def _pixel_offsets(q0, n, ow, sh, sw, wp, ch, offs):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _out_sample(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs, narrow):
+def _out_sample_wide(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs):
     """All outputs of one padded sample ``xp`` (``[Hp, Wp, C]``) into rows
-    ``row0..row0 + oh * ow`` of ``zf`` (flat ``[rows * nf]``), in wide or ``narrow``
-    blocks."""
+    ``row0..row0 + oh * ow`` of ``zf`` (flat ``[rows * nf]``), in wide blocks."""
     wp, ch = xp.shape[1], xp.shape[2]
     xf = xp.reshape(-1)
     nf = bias.size
     per = oh * ow
-    step = NARROW_BLOCK if narrow else BLOCK
-    for q0 in range(0, per, step):
-        qs = min(q0, per - step)  # the last block may overlap: same chains, same bits
-        _pixel_offsets(qs, step, ow, sh, sw, wp, ch, offs)
+    for q0 in range(0, per, BLOCK):
+        qs = min(q0, per - BLOCK)  # the last block may overlap: same chains, same bits
+        _pixel_offsets(qs, BLOCK, ow, sh, sw, wp, ch, offs)
         zo = (row0 + qs) * nf
-        if narrow:
-            for f0 in range(0, nf, 16):
-                _out_block6(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias)
-            continue
         for f0 in range(0, nf - 31, 32):
             _out_block2(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias)
         if nf % 32:
@@ -355,18 +350,27 @@ def _out_sample(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs, na
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _grad_sample(xp, gf, roff, row0, oh, ow, sh, sw, part, narrow):
+def _out_sample_narrow(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs):
+    """:func:`_out_sample_wide` in narrow blocks."""
+    wp, ch = xp.shape[1], xp.shape[2]
+    xf = xp.reshape(-1)
+    nf = bias.size
+    per = oh * ow
+    for q0 in range(0, per, NARROW_BLOCK):
+        qs = min(q0, per - NARROW_BLOCK)
+        _pixel_offsets(qs, NARROW_BLOCK, ow, sh, sw, wp, ch, offs)
+        zo = (row0 + qs) * nf
+        for f0 in range(0, nf, 16):
+            _out_block6(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_sample_wide(xp, gf, roff, row0, oh, ow, sh, sw, part):
     """Continues the kernel-gradient chains in ``part`` over one padded sample ``xp`` and
-    its output gradient rows ``row0..row0 + oh * ow`` of ``gf``, in wide or ``narrow``
-    blocks."""
+    its output gradient rows ``row0..row0 + oh * ow`` of ``gf``, in wide blocks."""
     wp, ch = xp.shape[1], xp.shape[2]
     xf = xp.reshape(-1)
     nf = part.size // roff.size
-    if narrow:
-        for r0 in range(0, roff.size, NARROW_BLOCK):
-            for f0 in range(0, nf, 16):
-                _grad_block6(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, row0, part)
-        return
     for r0 in range(0, roff.size, BLOCK):
         for f0 in range(0, nf - 31, 32):
             _grad_block2(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, row0, part)
@@ -374,49 +378,49 @@ def _grad_sample(xp, gf, roff, row0, oh, ow, sh, sw, part, narrow):
             _grad_block1(xf, gf, roff, r0, nf, nf - 16, oh, ow, sh, sw, wp, ch, row0, part)
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_sample_narrow(xp, gf, roff, row0, oh, ow, sh, sw, part):
+    """:func:`_grad_sample_wide` in narrow blocks."""
+    wp, ch = xp.shape[1], xp.shape[2]
+    xf = xp.reshape(-1)
+    nf = part.size // roff.size
+    for r0 in range(0, roff.size, NARROW_BLOCK):
+        for f0 in range(0, nf, 16):
+            _grad_block6(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, row0, part)
+
+
 # ------------------------------------------------------------- whole passes
 # Forward: sample b runs on slot b % slots. Backward: ``tasks[t] = (b0, b1)``, a group of
 # whole samples with its own kernel-gradient partial ``parts[t]`` and bias partial
-# ``bparts[t]``, runs on slot t % slots. Each slot has its own padded buffers.
-@njit(cache=True, nogil=True, error_model="numpy")
-def _forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xp, offs,
-                  narrow):
+# ``bparts[t]``, runs on slot t % slots. Each slot has its own padded buffers. The slot
+# bodies are inlined into each driver, where ``narrow`` is a constant: a driver compiles
+# only its own blocks, and no call passes the literal slot numbers of the serial driver
+# (a literal argument compiles another specialization of the function it is passed to).
+@njit(cache=True, inline="always", error_model="numpy")
+def _forward_slot(narrow, x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw,
+                  xp, offs):
     zf = z.reshape(-1)
     for b in range(s, x.shape[0], slots):
         pad_sample(x, b, pt, pl, xp)
-        _out_sample(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh, sw, offs,
-                    narrow)
+        if narrow:
+            _out_sample_narrow(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh, sw,
+                               offs)
+        else:
+            _out_sample_wide(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh, sw,
+                             offs)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def direct_forward_serial(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps, offs,
-                          narrow):
-    """``z = conv(x, w) (+ bias)`` (see the module docstring); ``z`` is
-    ``[B * OH * OW, F]``, ``wf`` the kernel ``[K * F]`` flat, ``roff`` its row offsets;
-    ``narrow``: the narrow blocks (:data:`NARROW`)."""
-    _forward_slot(x, wf, roff, bias, add_bias, z, 0, 1, pt, pl, oh, ow, sh, sw, xps[0],
-                  offs[0], narrow)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def direct_forward_parallel(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps, offs,
-                            narrow):
-    """:func:`direct_forward_serial` with the samples spread over ``len(xps)`` slots."""
-    slots = xps.shape[0]
-    for s in prange(slots):
-        _forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xps[s],
-                      offs[s], narrow)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
-                   tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs, narrow):
+@njit(cache=True, inline="always", error_model="numpy")
+def _backward_slot(narrow, x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
+                   want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs):
     nf = dz4.shape[3]
     per = oh * ow
     gf = dz4.reshape(-1)
     dxf = dx.reshape(-1)
     height, width = dx.shape[1], dx.shape[2]
     no_bias = np.zeros(dx.shape[3], dtype=np.float32)
+    add_none = want_dx and not want_dx  # False, but no literal: the forward's compile
+    one = slots // slots  # 1, likewise
     for t in range(s, tasks.shape[0], slots):
         part = parts[t if want_dw else 0].reshape(-1)  # one dummy partial without dw
         db = bparts[t]
@@ -429,7 +433,10 @@ def _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw
         for b in range(tasks[t, 0], tasks[t, 1]):
             if want_dw:
                 pad_sample(x, b, pt, pl, xp)
-                _grad_sample(xp, gf, roff, b * per, oh, ow, sh, sw, part, narrow)
+                if narrow:
+                    _grad_sample_narrow(xp, gf, roff, b * per, oh, ow, sh, sw, part)
+                else:
+                    _grad_sample_wide(xp, gf, roff, b * per, oh, ow, sh, sw, part)
             if want_db:  # the sample's dz rows added in order
                 for q in range(b * per, (b + 1) * per):
                     g = gf[q * nf:(q + 1) * nf]
@@ -437,28 +444,70 @@ def _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw
                         db[f] += g[f]
             if want_dx:  # stride 1: the padded dz correlated with the flipped kernel
                 pad_sample(dz4, b, ptd, pld, dzp)
-                _out_sample(dzp, wt, roff_t, no_bias, False, dxf, b * height * width, height,
-                            width, 1, 1, offs, narrow)
+                if narrow:
+                    _out_sample_narrow(dzp, wt, roff_t, no_bias, add_none, dxf,
+                                       b * height * width, height, width, one, one, offs)
+                else:
+                    _out_sample_wide(dzp, wt, roff_t, no_bias, add_none, dxf,
+                                     b * height * width, height, width, one, one, offs)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def direct_backward_serial(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
-                           want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs,
-                           narrow):
-    """Kernel-gradient partials ``parts[t]`` (``[Kpad, F]``), bias partials ``bparts[t]``
-    and (stride 1) ``dx``, task by task (see the module docstring)."""
-    _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
-                   tasks, 0, 1, pt, pl, oh, ow, sh, sw, ptd, pld, xps[0], dzps[0], offs[0],
-                   narrow)
+@functools.cache
+def forward_kernel(narrow: bool, parallel: bool):
+    """``kernel(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps, offs)``:
+    ``z = conv(x, w) (+ bias)`` (see the module docstring); ``z`` is ``[B * OH * OW, F]``,
+    ``wf`` the kernel ``[K * F]`` flat, ``roff`` its row offsets; samples spread over
+    ``len(xps)`` slots (threads when ``parallel``); ``narrow``: the narrow blocks
+    (:data:`NARROW`). One driver per (narrow, parallel), compiled on first use."""
+    if not parallel:
+        @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
+        def direct_forward_serial(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps,
+                                  offs):
+            slots = xps.shape[0]
+            for s in range(slots):
+                _forward_slot(narrow, x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh,
+                              ow, sh, sw, xps[s], offs[s])
+
+        return direct_forward_serial
+
+    @njit(cache=True, variant=narrow, parallel=True, error_model="numpy")
+    def direct_forward_parallel(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps,
+                                offs):
+        slots = xps.shape[0]
+        for s in prange(slots):
+            _forward_slot(narrow, x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow,
+                          sh, sw, xps[s], offs[s])
+
+    return direct_forward_parallel
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def direct_backward_parallel(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
-                             want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs,
-                             narrow):
-    """:func:`direct_backward_serial` with the tasks spread over ``len(xps)`` slots."""
-    slots = xps.shape[0]
-    for s in prange(slots):
-        _backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
-                       tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xps[s], dzps[s],
-                       offs[s], narrow)
+@functools.cache
+def backward_kernel(narrow: bool, parallel: bool):
+    """``kernel(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
+    tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs)``: kernel-gradient partials
+    ``parts[t]`` (``[Kpad, F]``), bias partials ``bparts[t]`` and (stride 1) ``dx``, the
+    tasks spread over ``len(xps)`` slots (see the module docstring)."""
+    if not parallel:
+        @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
+        def direct_backward_serial(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx,
+                                   want_dw, want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld,
+                                   xps, dzps, offs):
+            slots = xps.shape[0]
+            for s in range(slots):
+                _backward_slot(narrow, x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx,
+                               want_dw, want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd,
+                               pld, xps[s], dzps[s], offs[s])
+
+        return direct_backward_serial
+
+    @njit(cache=True, variant=narrow, parallel=True, error_model="numpy")
+    def direct_backward_parallel(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx,
+                                 want_dw, want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps,
+                                 dzps, offs):
+        slots = xps.shape[0]
+        for s in prange(slots):
+            _backward_slot(narrow, x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx,
+                           want_dw, want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld,
+                           xps[s], dzps[s], offs[s])
+
+    return direct_backward_parallel

@@ -327,57 +327,57 @@ def _lanewise(instruction: str):
     return op
 
 
-@overload(vload, inline="always")
+@overload(vload)
 def _vload_jit(a, i):
     return lambda a, i: _vload(a, i)
 
 
-@overload(vload8x2, inline="always")
+@overload(vload8x2)
 def _vload8x2_jit(a, i, j):
     return lambda a, i, j: _vload8x2(a, i, j)
 
 
-@overload(vsplat8x2, inline="always")
+@overload(vsplat8x2)
 def _vsplat8x2_jit(x, y):
     return lambda x, y: _vsplat8x2(np.float32(x), np.float32(y))
 
 
-@overload(vlows, inline="always")
+@overload(vlows)
 def _vlows_jit(a, b):
     return lambda a, b: _vlows(a, b)
 
 
-@overload(vhighs, inline="always")
+@overload(vhighs)
 def _vhighs_jit(a, b):
     return lambda a, b: _vhighs(a, b)
 
 
-@overload(vfold8x4, inline="always")
+@overload(vfold8x4)
 def _vfold8x4_jit(a, b):
     return lambda a, b: _vfold8x4(a, b)
 
 
-@overload(vstore, inline="always")
+@overload(vstore)
 def _vstore_jit(a, i, v):
     return lambda a, i, v: _vstore(a, i, v)
 
 
-@overload(vstream, inline="always")
+@overload(vstream)
 def _vstream_jit(a, i, v):
     return lambda a, i, v: _vstream(a, i, v)
 
 
-@overload(sfence, inline="always")
+@overload(sfence)
 def _sfence_jit():
     return lambda: _sfence()
 
 
-@overload(vsplat, inline="always")
+@overload(vsplat)
 def _vsplat_jit(x):
     return lambda x: _vsplat(np.float32(x))
 
 
-@overload(vfma, inline="always")
+@overload(vfma)
 def _vfma_jit(a, b, c):
     return lambda a, b, c: _vfma(a, b, c)
 
@@ -385,7 +385,7 @@ def _vfma_jit(a, b, c):
 def _register_operator(op, instruction: str) -> None:
     kernel = _lanewise(instruction)
 
-    @overload(op, inline="always")
+    @overload(op)
     def _jit(a, b):
         if isinstance(a, F32x16) and isinstance(b, F32x16):
             return lambda a, b: kernel(a, b)

@@ -158,9 +158,9 @@ def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
     if plan.direct_forward():
         kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = plan.geometry
         slots = max(min(plan.threads, plan.batch), 1)
-        kernel = cd.direct_forward_parallel if plan.parallel else cd.direct_forward_serial
+        kernel = cd.forward_kernel(cd.NARROW, plan.parallel)
         kernel(x, w2.reshape(-1), plan.row_offsets(plan.ch, plan.wp), bias, add_bias, z, pt,
-               pl, oh, ow, sh, sw, plan.scratch(slots), plan.offsets(slots), cd.NARROW)
+               pl, oh, ow, sh, sw, plan.scratch(slots), plan.offsets(slots))
         return z
     pin_blas_threads()  # the tiles' GEMMs are single-threaded BLAS calls
     kernel = ck.conv_forward_parallel if plan.parallel else ck.conv_forward_serial
@@ -244,11 +244,11 @@ def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
           else w2.reshape(-1))
     dzps = np.empty((slots, *((hpd, wpd) if pads is not None else (1, 1)), plan.filters),
                     dtype=np.float32)
-    kernel = cd.direct_backward_parallel if plan.parallel else cd.direct_backward_serial
+    kernel = cd.backward_kernel(cd.NARROW, plan.parallel)
     kernel(x, dz.reshape(plan.batch, oh, ow, plan.filters), roff, wt,
            plan.row_offsets(plan.filters, wpd), dx if pads is not None else x, parts, bparts,
            pads is not None, want_dw, want_db, plan.tasks, pt, pl, oh, ow, sh, sw, ptd, pld,
-           plan.scratch(), dzps, plan.offsets(slots), cd.NARROW)
+           plan.scratch(), dzps, plan.offsets(slots))
     return _merge(parts)[:plan.width] if want_dw else None
 
 

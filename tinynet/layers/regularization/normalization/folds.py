@@ -22,7 +22,8 @@ from tinynet.math.reduction import DET_REDUCE_BLOCK
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
            "shifted_sums_pair", "segment_dot2_pair", "col_sum", "col_dot",
            "merge_rows_serial", "merge_rows_parallel", "merge_rows_into", "merge_rows_chunks",
-           "merge_rows_to", "merge_rows_to_parallel",
+           "merge_rows_to", "merge_rows_to_parallel", "segment_sum_fn", "segment_dot2_fn",
+           "shifted_segment_sums_fn",
            "LANES"]
 
 LANES = 8
@@ -150,6 +151,28 @@ def shifted_segment_sums(x, start, stop, shift):
     """``(sum(x - shift), sum((x - shift)^2))`` over ``x[start:stop]`` in float32, with the
     lanes and order of :func:`segment_sum` (the same bits as folding ``x - shift`` and its
     square into lanes first)."""
+    return _lanes8(x, x, x, start, stop, shift, _SHIFTED)
+
+
+# The same folds as called functions, compiled once each: for callers that run them a few
+# times per block (the group statistics and gradient sums), where an inlined copy per call
+# site would cost compile time and save nothing measurable. Per-row callers (layer norm's
+# rows) inline the functions above.
+@njit(cache=True, error_model="numpy")
+def segment_sum_fn(x, start, stop):
+    """:func:`segment_sum`, called."""
+    return _lanes8(x, x, x, start, stop, np.float32(0.0), _SUM)[0]
+
+
+@njit(cache=True, error_model="numpy")
+def segment_dot2_fn(w, a, b, start, stop):
+    """:func:`segment_dot2`, called."""
+    return _lanes8(w, a, b, start, stop, np.float32(0.0), _DOT2)
+
+
+@njit(cache=True, error_model="numpy")
+def shifted_segment_sums_fn(x, start, stop, shift):
+    """:func:`shifted_segment_sums`, called."""
     return _lanes8(x, x, x, start, stop, shift, _SHIFTED)
 
 

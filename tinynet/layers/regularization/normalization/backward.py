@@ -1,0 +1,353 @@
+"""Group backward: the per-channel gradient sums, then ``dx``.
+
+One pass per block of positions accumulates the per-channel ``u = sum(g)`` and
+``v = sum(g * xn)`` in the layout's lane order (:mod:`.layout`); they give both the
+parameter gradients (added to float64 task rows, merged in task order afterwards) and,
+weighted by ``gamma`` and reduced per group, the per-(sample, group) sums behind ``dx``
+(block partials merged in block order in float64). A second pass writes ``dx``
+(:func:`formulas.dx_group`). ``xn`` is given, or recomputed from the layer input as the
+forward sweep computed it. When whole samples go to a task both passes of a sample run
+back to back while it is still in cache.
+
+Each layout has its own compiled gradient-sums block and ``dx`` pass (``recompute`` a
+constant of two copies of each), and :func:`backward_kernel` one driver per (layout,
+mode), as :mod:`.forward` does.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numba import prange
+
+from tinynet.kernels._jit import njit
+from tinynet.layers.regularization.normalization.folds import LANES, segment_dot2_fn
+from tinynet.layers.regularization.normalization.formulas import dx_group, normalized
+from tinynet.layers.regularization.normalization.forward import BLOCKS, CHUNKS, SERIAL
+from tinynet.layers.regularization.normalization.lanes import (DX, GRAD_RECOMPUTE, GRAD_XN,
+                                                               half_sums, map_rows, quad_sums)
+from tinynet.layers.regularization.normalization.layout import (HALF_ROWS, QUAD_ROWS, SPANS,
+                                                                TWO_QUADS, copies_needed, expand,
+                                                                fold_copies, lane_copies, repeat,
+                                                                reversed_task, span, span_count,
+                                                                span_reps, wide_rows, zero)
+
+__all__ = ["backward_kernel"]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _grad_lanes(recompute, gs, ss, mean_c, inv_c, u, v, width):
+    for i in range(width):
+        xn = normalized(ss[i], mean_c[i], inv_c[i]) if recompute else ss[i]
+        u[i] += gs[i]
+        v[i] += gs[i] * xn
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _block_lanes(layout, recompute, g, s, b, base, p0, p1, d, stats, scratch, u, v):
+    """Per-channel lanes ``u = sum(g)``, ``v = sum(g * xn)`` over positions ``p0..p1``
+    (``u``, ``v`` hold ``reps * C`` floats; the totals end in their first ``C``)."""
+    channels = d.channels
+    reps = span_reps(channels)
+    w = reps * channels
+    mean_c = scratch[:w]
+    inv_c = scratch[w:2 * w]
+    if recompute:
+        copies = copies_needed(layout, channels, reps)
+        expand(stats[0], b, channels, d.cpg, mean_c)
+        expand(stats[1], b, channels, d.cpg, inv_c)
+        repeat(mean_c, channels, copies)
+        repeat(inv_c, channels, copies)
+    lo = p0
+    if layout == SPANS:
+        zero(u, w)
+        zero(v, w)
+    else:
+        per_row, rows = wide_rows(layout, p0, p1, channels)
+        start = base + p0 * channels
+        mode = GRAD_RECOMPUTE if recompute else GRAD_XN
+        if layout == HALF_ROWS:
+            half_sums(mode, g, s, start, rows, mean_c, inv_c, u, v)
+        elif layout == QUAD_ROWS:
+            quad_sums(mode, 1, g, s, start, rows, mean_c, inv_c, u, v)
+        else:
+            quad_sums(mode, 2, g, s, start, rows, mean_c, inv_c, u, v)
+        lo = p0 + rows * per_row  # leftover positions: one-position spans into copy 0
+    for q in range(span_count(lo, p1, reps)):
+        row, width = span(q, base, lo, p1, reps, channels)
+        _grad_lanes(recompute, g[row:row + width], s[row:row + width], mean_c, inv_c, u, v,
+                    width)
+    copies = lane_copies(layout, channels, reps)
+    fold_copies(u, channels, copies)
+    fold_copies(v, channels, copies)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _one_position(recompute, g, s, b, row, d, stats, scratch, u, v):
+    """A single-position block: ``u = g`` and ``v = g * xn`` (no lanes to zero)."""
+    channels = d.channels
+    gr = g[row:row + channels]
+    sr = s[row:row + channels]
+    mean_c = scratch[:channels]
+    inv_c = scratch[channels:2 * channels]
+    if recompute:
+        expand(stats[0], b, channels, d.cpg, mean_c)
+        expand(stats[1], b, channels, d.cpg, inv_c)
+    for c in range(channels):
+        u[c] = gr[c]
+        v[c] = gr[c] * (normalized(sr[c], mean_c[c], inv_c[c]) if recompute else sr[c])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _grad_body(layout, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+    """The lanes of positions ``p0..p1`` of sample ``b`` and the per-group block partials
+    ``gp[:, b, k] = (sum(gamma * u), sum(gamma * v))``."""
+    base = b * d.positions * d.channels
+    if p1 - p0 == 1:
+        _one_position(recompute, g, s, b, base + p0 * d.channels, d, stats, scratch, u, v)
+    else:
+        _block_lanes(layout, recompute, g, s, b, base, p0, p1, d, stats, scratch, u, v)
+    gi = 0
+    for c0 in range(0, d.channels, d.cpg):
+        if d.cpg < LANES:  # the 8-lane fold's own order for a segment shorter than 8
+            s1 = s2 = np.float32(0.0)
+            for c in range(c0, c0 + d.cpg):
+                s1 += gamma[c] * u[c]
+                s2 += gamma[c] * v[c]
+            gp[0, b, k, gi] = s1
+            gp[1, b, k, gi] = s2
+        else:
+            gp[0, b, k, gi], gp[1, b, k, gi] = segment_dot2_fn(gamma, u, v, c0, c0 + d.cpg)
+        gi += 1
+
+
+@njit(cache=True, error_model="numpy")
+def _coefficients(b, d, gp, affine_only, coeff):
+    """Merges sample ``b``'s group partials in block order: ``sum / n`` per group into
+    ``coeff[0]`` (of ``g * gamma``) and ``coeff[1]`` (of ``g * gamma * xn``)."""
+    groups = d.channels // d.cpg
+    n = np.float64(d.positions * d.cpg)
+    for gi in range(groups):
+        s1 = np.float64(0.0)
+        s2 = np.float64(0.0)
+        for k in range(d.nblk):
+            s1 += gp[0, b, k, gi]
+            s2 += gp[1, b, k, gi]
+        if affine_only:
+            s1 = 0.0
+            s2 = 0.0
+        coeff[0, b * groups + gi] = np.float32(s1 / n)
+        coeff[1, b * groups + gi] = np.float32(s2 / n)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dx_span(recompute, gs, ss, ds, mean_c, ga_c, xa_c, ca_c, width):
+    for i in range(width):
+        e = ss[i] - mean_c[i] if recompute else ss[i]
+        ds[i] = dx_group(gs[i], e, ga_c[i], ca_c[i], xa_c[i])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+    """``dx`` on positions ``r0..r1`` of sample ``b`` with ``inv_std`` folded into
+    per-channel coefficients (see :func:`formulas.dx_group`); ``scratch`` holds
+    ``5 * reps * C`` floats."""
+    channels = d.channels
+    base = b * d.positions * channels
+    reps = span_reps(channels)
+    w = reps * channels
+    mean_c = scratch[:w]
+    ga_c = scratch[w:2 * w]
+    xa_c = scratch[2 * w:3 * w]
+    ca_c = scratch[3 * w:4 * w]
+    inv_c = scratch[4 * w:5 * w]
+    expand(stats[0], b, channels, d.cpg, mean_c)
+    expand(stats[1], b, channels, d.cpg, inv_c)
+    expand(coeff[0], b, channels, d.cpg, ca_c)
+    expand(coeff[1], b, channels, d.cpg, xa_c)
+    for c in range(channels):
+        k = inv_c[c]
+        ga_c[c] = k * gamma[c]                        # inv * gamma         (times g)
+        ca_c[c] = k * ca_c[c]                         # inv * sum_g / n
+        xa_c[c] = k * xa_c[c] * (k if recompute else np.float32(1.0))  # times e
+    copies = copies_needed(layout, channels, reps)
+    repeat(mean_c, channels, copies)
+    repeat(ga_c, channels, copies)
+    repeat(xa_c, channels, copies)
+    repeat(ca_c, channels, copies)
+    if layout != SPANS:
+        per_row, rows = wide_rows(layout, r0, r1, channels)
+        start = base + r0 * channels
+        if layout == TWO_QUADS:
+            map_rows(DX, 2, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c, xa_c,
+                     ca_c)
+        else:
+            map_rows(DX, 1, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c, xa_c,
+                     ca_c)
+        r0 += rows * per_row
+    for q in range(span_count(r0, r1, reps)):
+        row, width = span(q, base, r0, r1, reps, channels)
+        _dx_span(recompute, g[row:row + width], s[row:row + width], dx[row:row + width],
+                 mean_c, ga_c, xa_c, ca_c, width)
+
+
+# One compiled gradient-sums block and one dx pass per layout. On spans ``recompute`` is a
+# constant of each of two copies; the wide rows test it per vector (one copy).
+@njit(cache=True, error_model="numpy")
+def _grad_spans(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+    if recompute:
+        _grad_body(SPANS, True, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    else:
+        _grad_body(SPANS, False, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+
+
+@njit(cache=True, error_model="numpy")
+def _dx_spans(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+    if recompute:
+        _dx_body(SPANS, True, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    else:
+        _dx_body(SPANS, False, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+
+
+@njit(cache=True, error_model="numpy")
+def _grad_half(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+    _grad_body(HALF_ROWS, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+
+
+@njit(cache=True, error_model="numpy")
+def _dx_half(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+    _dx_body(HALF_ROWS, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+
+
+@njit(cache=True, error_model="numpy")
+def _grad_quad(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+    _grad_body(QUAD_ROWS, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+
+
+@njit(cache=True, error_model="numpy")
+def _dx_quad(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+    _dx_body(QUAD_ROWS, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+
+
+@njit(cache=True, error_model="numpy")
+def _grad_two_quads(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+    _grad_body(TWO_QUADS, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+
+
+@njit(cache=True, error_model="numpy")
+def _dx_two_quads(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+    _dx_body(TWO_QUADS, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _grad(layout, g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+    """The gradient sums of ``layout`` (a constant of the caller: one call remains)."""
+    if layout == SPANS:
+        _grad_spans(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    elif layout == HALF_ROWS:
+        _grad_half(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    elif layout == QUAD_ROWS:
+        _grad_quad(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    else:
+        _grad_two_quads(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dx(layout, g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+    """The dx pass of ``layout`` (a constant of the caller: one call remains)."""
+    if layout == SPANS:
+        _dx_spans(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    elif layout == HALF_ROWS:
+        _dx_half(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    elif layout == QUAD_ROWS:
+        _dx_quad(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    else:
+        _dx_two_quads(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff,
+                      scratch)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _add_row(parts, t, u, v, channels, first):
+    """Adds the block lanes ``u``, ``v`` to task row ``t`` of the float64 parameter
+    partials; the ``first`` block of a row starts it (``0.0 + u``: the bits of an addition
+    to a zeroed row, without a zeroing pass over all rows before the kernel)."""
+    pu = parts[0, t]
+    pv = parts[1, t]
+    for c in range(channels):
+        pu[c] = (0.0 if first else pu[c]) + np.float64(u[c])
+        pv[c] = (0.0 if first else pv[c]) + np.float64(v[c])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _samples(layout, g, s, dx, d, recompute, affine_only, stream, gamma, stats, gp, coeff,
+             parts, b0, b1):
+    """Both passes, sample by sample; parameter partials per task row (the first sample
+    of each chunk of ``spc`` starts its rows)."""
+    w = span_reps(d.channels) * d.channels
+    lanes = np.empty(2 * w, dtype=np.float32)
+    scratch = np.empty(5 * w, dtype=np.float32)
+    u = lanes[:w]
+    v = lanes[w:]
+    for b in range(b0, b1):
+        for k in range(d.nblk):
+            _grad(layout, g, s, recompute, b, k * d.block, min((k + 1) * d.block, d.positions),
+                  d, stats, gamma, scratch, u, v, gp, k)
+            _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels, b % d.spc == 0)
+        _coefficients(b, d, gp, affine_only, coeff)
+        _dx(layout, g, s, dx, recompute, stream, b, 0, d.positions, d, stats, gamma, coeff,
+            scratch)
+
+
+@functools.cache
+def backward_kernel(layout: int, mode: int):
+    """The compiled backward driver of one layout and mode (compiled on first use).
+
+    The driver is ``kernel(g, s, dx, d, recompute, affine_only, stream, gamma, stats, gp,
+    coeff, parts)``: flat float32 ``g``, ``s`` (``xn``, or the input when ``recompute``),
+    ``dx``; ``d`` the plan's ``Dims``; ``stats[2, batch * groups]`` mean and inv_std;
+    ``gp[2, batch, nblk, groups]`` float64 block partials; ``coeff[2, batch * groups]``
+    float32 per-group coefficients; ``parts[2, ntasks, C]`` float64 parameter partials.
+    """
+    if mode == SERIAL:
+        @njit(cache=True, variant=layout, error_model="numpy")
+        def group_backward_serial(g, s, dx, d, recompute, affine_only, stream, gamma, stats,
+                                  gp, coeff, parts):
+            _samples(layout, g, s, dx, d, recompute, affine_only, stream, gamma, stats, gp,
+                     coeff, parts, 0, d.batch)
+
+        return group_backward_serial
+    if mode == CHUNKS:
+        @njit(cache=True, variant=layout, parallel=True, error_model="numpy")
+        def group_backward_chunks_parallel(g, s, dx, d, recompute, affine_only, stream, gamma,
+                                           stats, gp, coeff, parts):
+            for j in prange((d.batch + d.spc - 1) // d.spc):
+                _samples(layout, g, s, dx, d, recompute, affine_only, stream, gamma, stats,
+                         gp, coeff, parts, j * d.spc, min((j + 1) * d.spc, d.batch))
+
+        return group_backward_chunks_parallel
+
+    @njit(cache=True, variant=layout, parallel=True, error_model="numpy")
+    def group_backward_blocks_parallel(g, s, dx, d, recompute, affine_only, stream, gamma,
+                                       stats, gp, coeff, parts):
+        """Few samples: the sums of every (sample, block) over threads, then ``dx``."""
+        w = span_reps(d.channels) * d.channels
+        for t in prange(d.batch * d.nblk):
+            b = t // d.nblk
+            k = t - b * d.nblk
+            lanes = np.empty(2 * w, dtype=np.float32)
+            scratch = np.empty(5 * w, dtype=np.float32)
+            u = lanes[:w]
+            v = lanes[w:]
+            _grad(layout, g, s, recompute, b, k * d.block, min((k + 1) * d.block, d.positions),
+                  d, stats, gamma, scratch, u, v, gp, k)
+            _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels, b % d.spc == 0)
+        for b in range(d.batch):
+            _coefficients(b, d, gp, affine_only, coeff)
+        for t in prange(d.batch * d.nblk):
+            b, k = reversed_task(t, d.batch, d.nblk)
+            scratch = np.empty(5 * w, dtype=np.float32)
+            _dx(layout, g, s, dx, recompute, stream, b, k * d.block,
+                min((k + 1) * d.block, d.positions), d, stats, gamma, coeff, scratch)
+
+    return group_backward_blocks_parallel

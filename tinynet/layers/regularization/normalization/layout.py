@@ -1,0 +1,168 @@
+"""How the normalization passes walk a sample's ``[positions, C]`` rows.
+
+A group is a contiguous run of ``cpg = C // groups`` channels of each position's channel
+vector. The per-channel passes walk a block of positions in one of four *layouts*, fixed
+by ``C`` alone and chosen in Python when the plan is made (:func:`layout_of`); each
+layout compiles its own kernels, so a model compiles only the layouts it uses:
+
+- ``SPANS``: spans of ``reps = max(SPAN_ELEMS // C, 1)`` consecutive positions
+  (``reps * C`` contiguous floats) against per-channel vectors repeated ``reps`` times,
+  so the loop set-up a row would cost is paid once per span. Lane accumulators are
+  ``reps`` copies of the channel lanes, folded in copy order at the end of a block;
+  positions left over after the last whole span go to the first copy.
+- ``HALF_ROWS`` (``C`` divides 32), ``QUAD_ROWS`` (``C = 64``), ``TWO_QUADS``
+  (``C = 128``): *wide rows* of ``max(64, C)`` floats (``64 // C`` positions per row, or
+  one 128-channel position), each row one or two quads (four ``f32x16`` vectors) against
+  per-channel vectors held in registers for the whole block (:mod:`.lanes`). The
+  statistics and gradient lanes of ``HALF_ROWS`` are :data:`HALF` wide: each row adds its
+  first half, then its second, into the same 32 lanes, so there are ``32 // C`` lane
+  copies (position ``p`` feeds copy ``p mod (32 // C)``); half the accumulators fit in
+  the registers of cores without AVX-512. Leftover positions (fewer than a wide row) go
+  to copy 0 as one-position spans. The sweep and ``dx`` compute each element with the
+  span expression (:mod:`.formulas`), so only the statistics lanes see the grouping.
+
+Kernels index contiguous row views (``x[row:row + C]``), never ``x[row + c]``: Numba's
+negative-index wraparound on a computed flat index blocks vectorization.
+
+The helpers below are called, not inlined: each compiles once for every kernel, and LLVM
+inlines such small functions into their callers anyway. (Numba's own inlining,
+``inline="always"``, re-derives and copies a function's IR at every call site, which
+costs compile time per site; tinynet keeps it for the loops whose constants must fold.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinynet.kernels._jit import njit
+
+__all__ = ["SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
+           "layout_of", "STREAM_LAYOUTS"]
+
+SPAN_ELEMS = 512
+WIDE = 64
+HALF = 32
+SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS = 0, 1, 2, 3
+# Layouts whose wide rows consist of whole 16-float vectors: the outputs they can stream.
+STREAM_LAYOUTS = frozenset((QUAD_ROWS, TWO_QUADS))
+_STREAM_HALF_CHANNELS = (16, 32)
+
+
+def layout_of(channels: int) -> int:
+    """The layout of ``C`` channels (see the module docstring)."""
+    if channels == 2 * WIDE:
+        return TWO_QUADS
+    if channels == WIDE:
+        return QUAD_ROWS
+    if WIDE % channels == 0:
+        return HALF_ROWS
+    return SPANS
+
+
+def can_stream(channels: int) -> bool:
+    """Whether the element-wise passes of ``C`` channels may use streaming stores: wide
+    rows of whole vectors (16, 32, 64 or 128 channels), so every vector is aligned."""
+    layout = layout_of(channels)
+    return layout in STREAM_LAYOUTS or (layout == HALF_ROWS
+                                        and channels in _STREAM_HALF_CHANNELS)
+
+
+@njit(cache=True, error_model="numpy")
+def span_reps(channels):
+    """Positions per span: ``max(SPAN_ELEMS // C, 1)``."""
+    return max(SPAN_ELEMS // channels, 1)
+
+
+@njit(cache=True, error_model="numpy")
+def span_count(p0, p1, reps):
+    """Spans covering positions ``p0..p1``: the whole spans of ``reps``, then one per
+    leftover position."""
+    full = (p1 - p0) // reps
+    return full + (p1 - p0 - full * reps)
+
+
+@njit(cache=True, error_model="numpy")
+def span(q, base, p0, p1, reps, channels):
+    """``(offset, width)`` of span ``q`` of positions ``p0..p1`` of the sample at ``base``:
+    ``reps * C`` floats for a whole span, ``C`` for a leftover position."""
+    full = (p1 - p0) // reps
+    if q < full:
+        return base + (p0 + q * reps) * channels, reps * channels
+    return base + (p0 + full * reps + q - full) * channels, channels
+
+
+@njit(cache=True, error_model="numpy")
+def repeat(vec, channels, copies):
+    """``vec[k * C + c] = vec[c]`` for ``k < copies`` (the first ``C`` entries repeated)."""
+    first = vec[:channels]
+    for k in range(1, copies):
+        other = vec[k * channels:(k + 1) * channels]
+        for c in range(channels):
+            other[c] = first[c]
+
+
+@njit(cache=True, error_model="numpy")
+def fold_copies(lanes, channels, copies):
+    """``lanes[:C] = ((copy 0 + copy 1) + copy 2) + ...``: the lane copies folded in order."""
+    first = lanes[:channels]
+    for k in range(1, copies):
+        other = lanes[k * channels:(k + 1) * channels]
+        for c in range(channels):
+            first[c] += other[c]
+
+
+@njit(cache=True, error_model="numpy")
+def row_floats(layout):
+    """Floats per wide row: 128 for ``TWO_QUADS``, else 64."""
+    return 2 * WIDE if layout == TWO_QUADS else WIDE
+
+
+@njit(cache=True, error_model="numpy")
+def wide_rows(layout, p0, p1, channels):
+    """``(positions per row, whole rows)`` of positions ``p0..p1``."""
+    per_row = row_floats(layout) // channels
+    return per_row, (p1 - p0) // per_row
+
+
+@njit(cache=True, error_model="numpy")
+def lane_copies(layout, channels, reps):
+    """Copies of the channel lanes a block's statistics or gradient sums keep: ``reps``
+    on spans, ``32 // C`` for ``HALF_ROWS`` (one per position of a half row), else 1."""
+    if layout == SPANS:
+        return reps
+    return max(HALF, channels) // channels
+
+
+@njit(cache=True, error_model="numpy")
+def copies_needed(layout, channels, reps):
+    """Copies of the per-channel vectors a pass reads: one per position of a wide row
+    (leftover positions read copy 0 only), ``reps`` on spans."""
+    return reps if layout == SPANS else row_floats(layout) // channels
+
+
+@njit(cache=True, error_model="numpy")
+def expand(stat, b, channels, cpg, out):
+    """Per-group values of sample ``b`` broadcast to one per channel."""
+    groups = channels // cpg
+    for g in range(groups):
+        s = stat[b * groups + g]
+        for j in range(cpg):
+            out[g * cpg + j] = s
+
+
+@njit(cache=True, error_model="numpy")
+def reversed_task(t, batch, nblk):
+    """``(sample, block)`` of task ``batch * nblk - 1 - t``: the block-parallel kernels'
+    second pass walks the blocks in reverse, so each thread starts on the blocks the
+    first pass read last, still in the cache when the data is larger than the cache.
+    Each block's work there is element-wise, so the order changes no bit."""
+    u = batch * nblk - 1 - t
+    b = u // nblk
+    return b, u - b * nblk
+
+
+@njit(cache=True, error_model="numpy")
+def zero(vec, n):
+    """``vec[:n] = 0``."""
+    for c in range(n):
+        vec[c] = np.float32(0.0)

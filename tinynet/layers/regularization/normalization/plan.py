@@ -1,0 +1,140 @@
+"""Plans: the shape facts of one normalization pass, decided once per shape in Python.
+
+A :class:`Plan` holds what the kernels need to know about ``[batch, positions, C]`` and
+the groups (the :class:`Dims` they receive as one named argument), the layout or row kind
+that picks which compiled kernel runs, and the fold tasks. Plans are cached per shape (a
+training loop repeats a few), and each thread keeps reusable scratch buffers for the
+kernels' partial sums.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import NamedTuple
+
+import numpy as np
+
+from tinynet import tuning
+from tinynet.kernels.streaming import streams
+from tinynet.layers.regularization.normalization.folds import rows_per_block
+from tinynet.layers.regularization.normalization.forward import BLOCKS, CHUNKS, SERIAL
+from tinynet.layers.regularization.normalization.layout import WIDE, can_stream, layout_of
+from tinynet.layers.regularization.normalization.rows import row_kind
+
+__all__ = ["Dims", "Plan", "plan_of", "scratch"]
+
+
+class Dims(NamedTuple):
+    """The shape facts a kernel reads: ``[batch, positions, channels]``, ``cpg`` channels
+    per group, fold blocks of ``block`` positions (``nblk`` per sample), and ``spc``
+    samples per task for samples smaller than a block."""
+
+    batch: int
+    positions: int
+    channels: int
+    cpg: int
+    block: int
+    nblk: int
+    spc: int
+
+
+class Plan:
+    """Shape facts of one pass: ``[batch, positions, channels]``, groups and fold tasks.
+
+    ``block`` positions per fold block (``rows_per_block(C)``); a sample of
+    ``P >= block`` positions has ``nblk`` blocks, smaller samples pack ``spc`` to a task.
+    ``rows``: one position and one group per sample (layer norm), the row kernels.
+    """
+
+    __slots__ = ("batch", "positions", "channels", "groups", "cpg", "block", "nblk", "spc",
+                 "ntasks", "rows", "layout", "kind", "dims")
+
+    def __init__(self, shape: tuple, num_groups: int, who: str) -> None:
+        if len(shape) < 2:
+            raise ValueError(f"{who}: input must have rank >= 2 ([batch, ..., channels]), "
+                             f"got shape {tuple(shape)}")
+        if (isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer))
+                or num_groups < 1):
+            raise ValueError(f"{who}: num_groups must be a positive int, got {num_groups!r}")
+        self.channels = int(shape[-1])
+        if self.channels % num_groups:
+            raise ValueError(f"{who}: channels ({self.channels}) must be divisible by groups "
+                             f"({num_groups})")
+        self.batch = int(shape[0])
+        self.positions = math.prod(int(d) for d in shape[1:-1])
+        self.groups = int(num_groups)
+        self.cpg = self.channels // self.groups
+        self.block = rows_per_block(self.channels)
+        if self.positions >= self.block:
+            self.nblk = -(-self.positions // self.block)
+            self.spc = 1
+        else:
+            self.nblk = 1
+            self.spc = max(self.block // max(self.positions, 1), 1)
+        self.ntasks = -(-self.batch // self.spc) * self.nblk
+        self.rows = self.positions == 1 and self.groups == 1
+        self.layout = layout_of(self.channels) if self.channels else 0
+        self.kind = row_kind(self.channels) if self.channels else 0
+        self.dims = Dims(self.batch, self.positions, self.channels, self.cpg, self.block,
+                         self.nblk, self.spc)
+
+    def streams(self, nbytes: int) -> bool:
+        """Whether the element-wise passes write with streaming stores: large outputs in
+        rows of whole vectors (wide rows of 16-128 channels, or layer norm's rows of a
+        multiple of 16 features), so every streamed vector is aligned."""
+        if self.rows:
+            return streams(nbytes, self.channels)
+        return can_stream(self.channels) and streams(nbytes, WIDE)
+
+    def mode(self, gate: str, size: int) -> int:
+        """``SERIAL``, ``CHUNKS`` or ``BLOCKS`` for a pass of ``size`` elements (the same
+        bits whichever): serial below the gate, else chunks of samples over threads when
+        there are enough of them, else each sample's blocks over threads."""
+        if not tuning.use_parallel(gate, size):
+            return SERIAL
+        nchunks = -(-self.batch // self.spc)
+        if nchunks >= tuning.get_num_threads() or self.nblk == 1:
+            return CHUNKS
+        return BLOCKS
+
+
+# Plans of the shapes seen lately (a training loop repeats a few shapes): building one is
+# pure Python, and its cost showed on every call (docs/performance.md).
+_PLANS: dict = {}
+_PLANS_MAX = 64
+
+
+def plan_of(shape: tuple, num_groups: int, who: str) -> Plan:
+    """The :class:`Plan` of ``shape`` and ``num_groups``, built once per distinct pair."""
+    key = (shape, type(num_groups), num_groups)  # True == 1 and 4.0 == 4 must not hit
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = Plan(shape, num_groups, who)  # raises on bad arguments: nothing cached
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return plan
+
+
+# The kernels' own partial sums (block and task partials, per-group coefficients) never
+# leave a call, so each thread keeps one buffer per size and reuses it: a fresh buffer of
+# a few hundred KiB comes from the operating system page by page (a fault and a zeroed
+# page each).
+_SCRATCH = threading.local()
+_SCRATCH_MAX = 32
+
+
+def scratch(shape: tuple, dtype, use: str = "") -> np.ndarray:
+    """This thread's reusable buffer of ``shape`` and ``dtype`` for ``use`` (contents
+    undefined; two buffers of one call that may have the same shape take two uses)."""
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = {}
+    key = (shape, dtype, use)
+    buf = bufs.get(key)
+    if buf is None:
+        if len(bufs) >= _SCRATCH_MAX:
+            bufs.clear()
+        buf = bufs[key] = np.empty(shape, dtype=dtype)
+    return buf

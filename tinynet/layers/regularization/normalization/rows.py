@@ -1,0 +1,257 @@
+"""Layer norm's rows: one position and one group per sample.
+
+On the view ``[rows, 1, C]`` each sample is a single row. The statistics and outputs
+are those of the group kernels (the same shifted sums, :func:`forward.set_stats`); the
+parameter partials fold each chunk of ``spc`` rows in float32 lanes, in row order (as a
+position block), instead of one float64 row per sample. The path is chosen by shape
+alone, so gates and threads never change bits.
+
+The row *kind*, fixed by ``C`` and chosen in Python (:func:`row_kind`), decides the
+loops: 64 and 32 features run register kernels (:mod:`.rows_registers`); other
+multiples of 16 take whole ``f32x16`` vectors; multiples of 8 take rows in pairs whose
+two 8-lane folds run as one (:func:`folds.shifted_sums_pair`,
+:func:`folds.segment_dot2_pair`: each row's bits); the rest one row at a time. Each
+(kind, flags, serial or parallel) compiles its own driver, on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numba import prange
+
+from tinynet.kernels._jit import njit
+from tinynet.kernels.simd import LANES as SIMD_LANES
+from tinynet.kernels.simd import sfence, vload, vsplat, vstore
+from tinynet.layers.regularization.normalization.folds import (LANES, merge_rows_to,
+                                                               merge_rows_to_parallel,
+                                                               segment_dot2_pair,
+                                                               shifted_segment_sums,
+                                                               shifted_sums_pair)
+from tinynet.layers.regularization.normalization.formulas import affine_row, dx_row, normalized
+from tinynet.layers.regularization.normalization.forward import set_stats
+from tinynet.layers.regularization.normalization.lanes import put
+from tinynet.layers.regularization.normalization.rows_registers import (coefficients, flush,
+                                                                        one_row, rows32, rows64)
+
+__all__ = ["ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE", "row_kind",
+           "forward_rows_kernel", "backward_rows_kernel"]
+
+ROWS64, ROWS32, VECTORS, PAIRS, SINGLE = 0, 1, 2, 3, 4
+
+
+def row_kind(channels: int) -> int:
+    """The row kind of ``C`` features (see the module docstring)."""
+    if channels == 64:
+        return ROWS64
+    if channels == 32:
+        return ROWS32
+    if channels % SIMD_LANES == 0:
+        return VECTORS
+    if channels % LANES == 0:
+        return PAIRS
+    return SINGLE
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _sweep_row(kind, want_xn, x, out, xn, stream, r, channels, gamma, beta, stats):
+    """Row ``r``'s ``out`` (and ``xn``): whole ``f32x16`` vectors when ``C`` is a multiple
+    of 16 (streamed when asked), else one float at a time; the same operations."""
+    row = r * channels
+    mu = stats[0, r]
+    sc = stats[2, r]
+    if kind <= VECTORS:
+        vm = vsplat(mu)
+        vs = vsplat(sc)
+        for c in range(0, channels, SIMD_LANES):
+            t = normalized(vload(x, row + c), vm, vs)
+            if want_xn:
+                put(xn, row + c, t, stream)
+            put(out, row + c, affine_row(t, vload(gamma, c), vload(beta, c)), stream)
+        return
+    xr = x[row:row + channels]
+    orow = out[row:row + channels]
+    nrow = xn[row:row + channels] if want_xn else xn
+    for c in range(channels):
+        t = normalized(xr[c], mu, sc)
+        if want_xn:
+            nrow[c] = t
+        orow[c] = affine_row(t, gamma[c], beta[c])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _fwd_rows(kind, want_xn, x, out, xn, r0, r1, channels, epsilon, given, stream, gamma,
+              beta, stats):
+    """Rows ``r0..r1``, each row's statistics then its sweep while the row is in L1; rows
+    of a multiple of 8 features go in pairs (one chain of additions serves both rows'
+    8-lane folds)."""
+    r = r0
+    if kind != SINGLE and not given:
+        while r + 1 < r1:
+            row = r * channels
+            a1, a2, b1, b2 = shifted_sums_pair(x, row, row + channels, channels)
+            set_stats(x, row, 1, channels, 0, channels, a1, a2, epsilon, r, stats)
+            set_stats(x, row + channels, 1, channels, 0, channels, b1, b2, epsilon, r + 1,
+                      stats)
+            _sweep_row(kind, want_xn, x, out, xn, stream, r, channels, gamma, beta, stats)
+            _sweep_row(kind, want_xn, x, out, xn, stream, r + 1, channels, gamma, beta, stats)
+            r += 2
+    for q in range(r, r1):
+        if not given:
+            row = q * channels
+            s1, s2 = shifted_segment_sums(x, row, row + channels, x[row])
+            set_stats(x, row, 1, channels, 0, channels, s1, s2, epsilon, q, stats)
+        _sweep_row(kind, want_xn, x, out, xn, stream, q, channels, gamma, beta, stats)
+    if stream:
+        sfence()
+
+
+@functools.cache
+def forward_rows_kernel(kind: int, want_xn: bool, parallel: bool):
+    """``kernel(x, out, xn, d, epsilon, given, stream, gamma, beta, stats)`` for rows of
+    one kind: chunks of ``spc`` rows, over threads when ``parallel``."""
+    if not parallel:
+        @njit(cache=True, variant=f"{kind}_{want_xn:d}", error_model="numpy")
+        def rows_forward_serial(x, out, xn, d, epsilon, given, stream, gamma, beta, stats):
+            for j in range((d.batch + d.spc - 1) // d.spc):
+                _fwd_rows(kind, want_xn, x, out, xn, j * d.spc, min((j + 1) * d.spc, d.batch),
+                          d.channels, epsilon, given, stream, gamma, beta, stats)
+
+        return rows_forward_serial
+
+    @njit(cache=True, variant=f"{kind}_{want_xn:d}", parallel=True, error_model="numpy")
+    def rows_forward_parallel(x, out, xn, d, epsilon, given, stream, gamma, beta, stats):
+        for j in prange((d.batch + d.spc - 1) // d.spc):
+            _fwd_rows(kind, want_xn, x, out, xn, j * d.spc, min((j + 1) * d.spc, d.batch),
+                      d.channels, epsilon, given, stream, gamma, beta, stats)
+
+    return rows_forward_parallel
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _terms_vec(recompute, g, s, row, m, k, vb, vo, au, av):
+    """Row ``row``'s ``g * xn`` into ``vb[vo:]`` and ``g``, ``g * xn`` added to the lanes,
+    in ``f32x16`` vectors."""
+    vm = vsplat(m)
+    vk = vsplat(k)
+    for c in range(0, au.size, SIMD_LANES):
+        gv = vload(g, row + c)
+        t = gv * (normalized(vload(s, row + c), vm, vk) if recompute else vload(s, row + c))
+        vstore(vb, vo + c, t)
+        vstore(au, c, vload(au, c) + gv)
+        vstore(av, c, vload(av, c) + t)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dx_vec(recompute, affine_only, g, s, dx, row, stream, m, k, sa, sb, gamma, n):
+    """A row's ``dx`` in ``f32x16`` vectors, streamed when asked."""
+    a, b = coefficients(sa, sb, n, affine_only)
+    va = vsplat(a)
+    vb = vsplat(b)
+    vm = vsplat(m)
+    vk = vsplat(k)
+    for c in range(0, gamma.size, SIMD_LANES):
+        xv = normalized(vload(s, row + c), vm, vk) if recompute else vload(s, row + c)
+        put(dx, row + c, dx_row(vload(g, row + c), xv, vk, vload(gamma, c), va, vb), stream)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _row_terms(recompute, gr, sr, m, k, vb, au, av):
+    for c in range(gr.size):
+        t = gr[c] * (normalized(sr[c], m, k) if recompute else sr[c])
+        vb[c] = t
+        au[c] += gr[c]
+        av[c] += t
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _row_dx(recompute, affine_only, gr, sr, dr, m, k, sa, sb, gamma, n):
+    a, b = coefficients(sa, sb, n, affine_only)
+    for c in range(gr.size):
+        dr[c] = dx_row(gr[c], normalized(sr[c], m, k) if recompute else sr[c], k, gamma[c],
+                       a, b)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, spc, stats,
+              gamma, parts):
+    """Rows ``r0..r1``; the parameter partial of each chunk of ``spc`` rows is folded in
+    float32 lanes over its rows in order (as a position block), then stored as a row."""
+    n = np.float64(channels)
+    vbuf = np.empty(2 * channels, dtype=np.float32)
+    acc = np.zeros((2, channels), dtype=np.float32)
+    if kind == ROWS64:
+        rows64(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, parts,
+               vbuf, acc)
+    elif kind == ROWS32:
+        rows32(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, parts,
+               vbuf, acc)
+    else:
+        au = acc[0]
+        av = acc[1]
+        va = vbuf[:channels]
+        vb = vbuf[channels:]
+        for c0 in range(r0 - r0 % spc, r1, spc):  # the parameter-partial chunks touched
+            hi = min(c0 + spc, r1)
+            r = max(c0, r0)
+            while r + 1 < hi and kind != SINGLE:
+                row = r * channels
+                nxt = row + channels
+                m0, k0, m1, k1 = stats[0, r], stats[1, r], stats[0, r + 1], stats[1, r + 1]
+                if kind == VECTORS:  # whole f32x16 vectors per row, no row slices
+                    _terms_vec(recompute, g, s, row, m0, k0, vbuf, 0, au, av)
+                    _terms_vec(recompute, g, s, nxt, m1, k1, vbuf, channels, au, av)
+                else:
+                    _row_terms(recompute, g[row:nxt], s[row:nxt], m0, k0, va, au, av)
+                    _row_terms(recompute, g[nxt:nxt + channels], s[nxt:nxt + channels], m1,
+                               k1, vb, au, av)
+                sa, sb, ta, tb = segment_dot2_pair(gamma, g, row, nxt, vbuf, 0, channels,
+                                                   channels)
+                if kind == VECTORS:
+                    _dx_vec(recompute, affine_only, g, s, dx, row, stream, m0, k0, sa, sb,
+                            gamma, n)
+                    _dx_vec(recompute, affine_only, g, s, dx, nxt, stream, m1, k1, ta, tb,
+                            gamma, n)
+                else:
+                    _row_dx(recompute, affine_only, g[row:nxt], s[row:nxt], dx[row:nxt], m0,
+                            k0, sa, sb, gamma, n)
+                    _row_dx(recompute, affine_only, g[nxt:nxt + channels],
+                            s[nxt:nxt + channels], dx[nxt:nxt + channels], m1, k1, ta, tb,
+                            gamma, n)
+                r += 2
+            if r < hi:  # a chunk's odd last row, or every row of the SINGLE kind
+                for q in range(r, hi):
+                    row = q * channels
+                    one_row(recompute, affine_only, g[row:row + channels],
+                            s[row:row + channels], dx[row:row + channels], stats[0, q],
+                            stats[1, q], gamma, acc, va, n)
+            flush(parts, c0 // spc, acc, channels)
+    if stream:
+        sfence()
+
+
+@functools.cache
+def backward_rows_kernel(kind: int, recompute: bool, affine_only: bool, parallel: bool):
+    """``kernel(g, s, dx, d, stream, gamma, stats, sums, parts)`` for rows of one kind:
+    ``stats[2, rows]`` mean and inv_std, ``parts[2, ntasks, C]`` float64 chunk partials;
+    the kernel merges them (as :func:`folds.merge_rows_serial`, the same bits) into
+    ``sums[2, C]`` = (grad_beta, grad_gamma), saving a second dispatch."""
+    name = f"{kind}_{recompute:d}_{affine_only:d}"
+    if not parallel:
+        @njit(cache=True, variant=name, error_model="numpy")
+        def rows_backward_serial(g, s, dx, d, stream, gamma, stats, sums, parts):
+            _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, 0, d.batch, d.channels,
+                      d.spc, stats, gamma, parts)
+            merge_rows_to(parts, sums[0], sums[1])
+
+        return rows_backward_serial
+
+    @njit(cache=True, variant=name, parallel=True, error_model="numpy")
+    def rows_backward_parallel(g, s, dx, d, stream, gamma, stats, sums, parts):
+        for j in prange((d.batch + d.spc - 1) // d.spc):
+            _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, j * d.spc,
+                      min((j + 1) * d.spc, d.batch), d.channels, d.spc, stats, gamma, parts)
+        merge_rows_to_parallel(parts, sums[0], sums[1])
+
+    return rows_backward_parallel
