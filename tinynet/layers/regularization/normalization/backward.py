@@ -192,52 +192,39 @@ def _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, co
                  mean_c, ga_c, xa_c, ca_c, width)
 
 
-# One compiled gradient-sums block and one dx pass per layout. On spans ``recompute`` is a
-# constant of each of two copies; the wide rows test it per vector (one copy).
-@njit(cache=True, error_model="numpy")
-def _grad_spans(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
-    if recompute:
-        _grad_body(SPANS, True, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    else:
-        _grad_body(SPANS, False, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+def _pass_fns(layout: int):
+    """The compiled gradient-sums block and ``dx`` pass of ``layout``. On spans
+    ``recompute`` is a constant of each of two copies; the wide rows test it per vector
+    (one copy)."""
+
+    @njit(cache=True, variant=layout, error_model="numpy")
+    def grad(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+        if layout != SPANS:
+            _grad_body(layout, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp,
+                       k)
+        elif recompute:
+            _grad_body(layout, True, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+        else:
+            _grad_body(layout, False, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+
+    @njit(cache=True, variant=layout, error_model="numpy")
+    def dx_pass(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+        if layout != SPANS:
+            _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                     scratch)
+        elif recompute:
+            _dx_body(layout, True, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                     scratch)
+        else:
+            _dx_body(layout, False, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                     scratch)
+
+    return grad, dx_pass
 
 
-@njit(cache=True, error_model="numpy")
-def _dx_spans(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
-    if recompute:
-        _dx_body(SPANS, True, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    else:
-        _dx_body(SPANS, False, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-
-
-@njit(cache=True, error_model="numpy")
-def _grad_half(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
-    _grad_body(HALF_ROWS, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-
-
-@njit(cache=True, error_model="numpy")
-def _dx_half(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
-    _dx_body(HALF_ROWS, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-
-
-@njit(cache=True, error_model="numpy")
-def _grad_quad(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
-    _grad_body(QUAD_ROWS, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-
-
-@njit(cache=True, error_model="numpy")
-def _dx_quad(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
-    _dx_body(QUAD_ROWS, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-
-
-@njit(cache=True, error_model="numpy")
-def _grad_two_quads(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
-    _grad_body(TWO_QUADS, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-
-
-@njit(cache=True, error_model="numpy")
-def _dx_two_quads(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
-    _dx_body(TWO_QUADS, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+(_grad_spans, _dx_spans), (_grad_half, _dx_half), (_grad_quad, _dx_quad), \
+    (_grad_two_quads, _dx_two_quads) = (_pass_fns(layout) for layout in
+                                        (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -295,8 +282,8 @@ def _samples(layout, g, s, dx, d, recompute, affine_only, stream, gamma, stats, 
                   d, stats, gamma, scratch, u, v, gp, k)
             _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels, b % d.spc == 0)
         _coefficients(b, d, gp, affine_only, coeff)
-        _dx(layout, g, s, dx, recompute, stream, b, 0, d.positions, d, stats, gamma, coeff,
-            scratch)
+        _dx(layout, g, s, dx, recompute, stream, b, b - b, d.positions, d, stats, gamma,
+            coeff, scratch)  # b - b: see forward._samples
 
 
 @functools.cache

@@ -39,7 +39,7 @@ def rows_per_block(channels: int) -> int:
 _SUM, _DOT, _DOT2, _SHIFTED = 0, 1, 2, 3
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _terms(p, q, r, shift, mode):
     if mode == _SUM:
         return p, np.float32(0.0)

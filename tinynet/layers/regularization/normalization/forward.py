@@ -128,26 +128,19 @@ def _stats_body(layout, x, base, p0, p1, d, scratch, part, b, k):
     _group_sums(c1, c2, channels, cpg, part, b, k)
 
 
-# One compiled statistics block per layout (the body inlined with the layout constant):
-# a model compiles the layouts of its channel counts only.
-@njit(cache=True, error_model="numpy")
-def _stats_spans(x, base, p0, p1, d, scratch, part, b, k):
-    _stats_body(SPANS, x, base, p0, p1, d, scratch, part, b, k)
+def _stats_fn(layout: int):
+    """The compiled statistics block of ``layout`` (the body inlined with the layout a
+    constant): one per layout, so a model compiles the layouts of its channel counts."""
+
+    @njit(cache=True, variant=layout, error_model="numpy")
+    def stats_block(x, base, p0, p1, d, scratch, part, b, k):
+        _stats_body(layout, x, base, p0, p1, d, scratch, part, b, k)
+
+    return stats_block
 
 
-@njit(cache=True, error_model="numpy")
-def _stats_half(x, base, p0, p1, d, scratch, part, b, k):
-    _stats_body(HALF_ROWS, x, base, p0, p1, d, scratch, part, b, k)
-
-
-@njit(cache=True, error_model="numpy")
-def _stats_quad(x, base, p0, p1, d, scratch, part, b, k):
-    _stats_body(QUAD_ROWS, x, base, p0, p1, d, scratch, part, b, k)
-
-
-@njit(cache=True, error_model="numpy")
-def _stats_two_quads(x, base, p0, p1, d, scratch, part, b, k):
-    _stats_body(TWO_QUADS, x, base, p0, p1, d, scratch, part, b, k)
+_stats_spans, _stats_half, _stats_quad, _stats_two_quads = (
+    _stats_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -260,35 +253,28 @@ def _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
                     bet, width)
 
 
-# One compiled sweep per layout. On spans ``want_xn`` is a constant of each of two copies
-# (no test per span); the wide rows test it per vector store, as they test ``stream``
-# (a well-predicted branch; one copy compiles in half the time).
-@njit(cache=True, error_model="numpy")
-def _sweep_spans(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
-    if want_xn:
-        _sweep_body(SPANS, True, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
-    else:
-        _sweep_body(SPANS, False, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
-                    scratch)
+def _sweep_fn(layout: int):
+    """The compiled sweep of ``layout``. On spans ``want_xn`` is a constant of each of two
+    copies (no test per span); the wide rows test it per vector store, as they test
+    ``stream`` (a well-predicted branch; one copy compiles in half the time)."""
+
+    @njit(cache=True, variant=layout, error_model="numpy")
+    def sweep(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
+        if layout != SPANS:
+            _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
+                        beta, scratch)
+        elif want_xn:
+            _sweep_body(layout, True, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
+                        scratch)
+        else:
+            _sweep_body(layout, False, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
+                        scratch)
+
+    return sweep
 
 
-@njit(cache=True, error_model="numpy")
-def _sweep_half(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
-    _sweep_body(HALF_ROWS, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
-                scratch)
-
-
-@njit(cache=True, error_model="numpy")
-def _sweep_quad(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
-    _sweep_body(QUAD_ROWS, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
-                scratch)
-
-
-@njit(cache=True, error_model="numpy")
-def _sweep_two_quads(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta,
-                     scratch):
-    _sweep_body(TWO_QUADS, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
-                scratch)
+_sweep_spans, _sweep_half, _sweep_quad, _sweep_two_quads = (
+    _sweep_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -319,8 +305,10 @@ def _samples(layout, x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta
                 _stats_block(layout, x, base, k * d.block, min((k + 1) * d.block, d.positions),
                              d, lanes, part, b, k)
             _finish_stats(x, b, d, epsilon, part, stats)
-        _sweep(layout, x, out, xn, want_xn, stream, b, 0, d.positions, d, stats, gamma, beta,
-               scratch)
+        # ``b - b``: position 0 as a run-time value (a literal argument would compile a
+        # second specialization of the sweep, beside the blocks driver's)
+        _sweep(layout, x, out, xn, want_xn, stream, b, b - b, d.positions, d, stats, gamma,
+               beta, scratch)
 
 
 @functools.cache

@@ -107,9 +107,9 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
         mode = plan.mode(gate, x.size)
         given = stats is not None
         if plan.rows:
-            kernel = forward_rows_kernel(plan.kind, bool(want_xn), mode != SERIAL)
+            kernel = forward_rows_kernel(plan.kind, mode != SERIAL)
             kernel(x.reshape(-1), out.reshape(-1), xn.reshape(-1), plan.dims, float(epsilon),
-                   given, stream, gamma, beta, moments)
+                   given, bool(want_xn), stream, gamma, beta, moments)
         else:
             part = scratch((2, plan.batch, plan.nblk, plan.groups), np.float64)
             kernel = forward_kernel(plan.layout, mode)
@@ -165,10 +165,9 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     parts = scratch((2, plan.ntasks, c), np.float64)  # the kernels start every row
     if plan.rows:  # the kernel merges its chunk partials into (grad_beta, grad_gamma)
         sums = np.empty((2, c), dtype=np.float32)
-        kernel = backward_rows_kernel(plan.kind, recompute, bool(affine_only),
-                                      mode != SERIAL)
-        kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), plan.dims, stream, gamma, stats,
-               sums, parts)
+        kernel = backward_rows_kernel(plan.kind, mode != SERIAL)
+        kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), plan.dims, recompute,
+               bool(affine_only), stream, gamma, stats, sums, parts)
         return dx, sums[1], sums[0]
     gp = scratch((2, plan.batch, plan.nblk, plan.groups), np.float64)
     coeff = scratch((2, n), np.float32)

@@ -107,24 +107,60 @@ def _fwd_rows(kind, want_xn, x, out, xn, r0, r1, channels, epsilon, given, strea
         sfence()
 
 
+def _fwd_rows_fn(kind: int):
+    """The compiled forward row loop of ``kind`` (64, 32 and other multiples of 16 share
+    the vector one)."""
+
+    @njit(cache=True, variant=kind, error_model="numpy")
+    def fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, stream, gamma, beta,
+                 stats):
+        _fwd_rows(kind, want_xn, x, out, xn, r0, r1, channels, epsilon, given, stream, gamma,
+                  beta, stats)
+
+    return fwd_rows
+
+
+_fwd_rows_vectors, _fwd_rows_pairs, _fwd_rows_single = (
+    _fwd_rows_fn(kind) for kind in (VECTORS, PAIRS, SINGLE))
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _fwd_chunk(kind, x, out, xn, want_xn, d, j, epsilon, given, stream, gamma, beta, stats):
+    """Chunk ``j`` (``spc`` rows) by the row loop of ``kind`` (a constant of the caller)."""
+    r0 = j * d.spc
+    r1 = min(r0 + d.spc, d.batch)
+    if kind <= VECTORS:
+        _fwd_rows_vectors(x, out, xn, want_xn, r0, r1, d.channels, epsilon, given, stream,
+                          gamma, beta, stats)
+    elif kind == PAIRS:
+        _fwd_rows_pairs(x, out, xn, want_xn, r0, r1, d.channels, epsilon, given, stream,
+                        gamma, beta, stats)
+    else:
+        _fwd_rows_single(x, out, xn, want_xn, r0, r1, d.channels, epsilon, given, stream,
+                         gamma, beta, stats)
+
+
 @functools.cache
-def forward_rows_kernel(kind: int, want_xn: bool, parallel: bool):
-    """``kernel(x, out, xn, d, epsilon, given, stream, gamma, beta, stats)`` for rows of
-    one kind: chunks of ``spc`` rows, over threads when ``parallel``."""
+def forward_rows_kernel(kind: int, parallel: bool):
+    """``kernel(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta, stats)`` for
+    rows of one kind: chunks of ``spc`` rows, over threads when ``parallel``."""
+    kind = max(kind, VECTORS)  # the forward treats every vector kind alike
     if not parallel:
-        @njit(cache=True, variant=f"{kind}_{want_xn:d}", error_model="numpy")
-        def rows_forward_serial(x, out, xn, d, epsilon, given, stream, gamma, beta, stats):
+        @njit(cache=True, variant=kind, error_model="numpy")
+        def rows_forward_serial(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta,
+                                stats):
             for j in range((d.batch + d.spc - 1) // d.spc):
-                _fwd_rows(kind, want_xn, x, out, xn, j * d.spc, min((j + 1) * d.spc, d.batch),
-                          d.channels, epsilon, given, stream, gamma, beta, stats)
+                _fwd_chunk(kind, x, out, xn, want_xn, d, j, epsilon, given, stream, gamma,
+                           beta, stats)
 
         return rows_forward_serial
 
-    @njit(cache=True, variant=f"{kind}_{want_xn:d}", parallel=True, error_model="numpy")
-    def rows_forward_parallel(x, out, xn, d, epsilon, given, stream, gamma, beta, stats):
+    @njit(cache=True, variant=kind, parallel=True, error_model="numpy")
+    def rows_forward_parallel(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta,
+                              stats):
         for j in prange((d.batch + d.spc - 1) // d.spc):
-            _fwd_rows(kind, want_xn, x, out, xn, j * d.spc, min((j + 1) * d.spc, d.batch),
-                      d.channels, epsilon, given, stream, gamma, beta, stats)
+            _fwd_chunk(kind, x, out, xn, want_xn, d, j, epsilon, given, stream, gamma, beta,
+                       stats)
 
     return rows_forward_parallel
 
@@ -231,27 +267,75 @@ def _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, 
         sfence()
 
 
+def _bwd_rows_fn(kind: int):
+    """The compiled backward row loop of ``kind``. The layers always recompute ``xn`` and
+    never ask for ``affine_only``: that case is a constant of its own copy; other calls of
+    the core take a copy with both flags tested at run time."""
+
+    @njit(cache=True, variant=kind, error_model="numpy")
+    def bwd_rows(g, s, dx, recompute, affine_only, stream, r0, r1, channels, spc, stats,
+                 gamma, parts):
+        if recompute and not affine_only:
+            _bwd_rows(kind, True, False, g, s, dx, stream, r0, r1, channels, spc, stats,
+                      gamma, parts)
+        else:
+            _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, spc,
+                      stats, gamma, parts)
+
+    return bwd_rows
+
+
+_bwd_rows64, _bwd_rows32, _bwd_rows_vectors, _bwd_rows_pairs, _bwd_rows_single = (
+    _bwd_rows_fn(kind) for kind in (ROWS64, ROWS32, VECTORS, PAIRS, SINGLE))
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _bwd_chunk(kind, g, s, dx, recompute, affine_only, stream, d, j, stats, gamma, parts):
+    """Chunk ``j`` (``spc`` rows) by the row loop of ``kind`` (a constant of the caller)."""
+    r0 = j * d.spc
+    r1 = min(r0 + d.spc, d.batch)
+    c = d.channels
+    if kind == ROWS64:
+        _bwd_rows64(g, s, dx, recompute, affine_only, stream, r0, r1, c, d.spc, stats, gamma,
+                    parts)
+    elif kind == ROWS32:
+        _bwd_rows32(g, s, dx, recompute, affine_only, stream, r0, r1, c, d.spc, stats, gamma,
+                    parts)
+    elif kind == VECTORS:
+        _bwd_rows_vectors(g, s, dx, recompute, affine_only, stream, r0, r1, c, d.spc, stats,
+                          gamma, parts)
+    elif kind == PAIRS:
+        _bwd_rows_pairs(g, s, dx, recompute, affine_only, stream, r0, r1, c, d.spc, stats,
+                        gamma, parts)
+    else:
+        _bwd_rows_single(g, s, dx, recompute, affine_only, stream, r0, r1, c, d.spc, stats,
+                         gamma, parts)
+
+
 @functools.cache
-def backward_rows_kernel(kind: int, recompute: bool, affine_only: bool, parallel: bool):
-    """``kernel(g, s, dx, d, stream, gamma, stats, sums, parts)`` for rows of one kind:
-    ``stats[2, rows]`` mean and inv_std, ``parts[2, ntasks, C]`` float64 chunk partials;
-    the kernel merges them (as :func:`folds.merge_rows_serial`, the same bits) into
-    ``sums[2, C]`` = (grad_beta, grad_gamma), saving a second dispatch."""
-    name = f"{kind}_{recompute:d}_{affine_only:d}"
+def backward_rows_kernel(kind: int, parallel: bool):
+    """``kernel(g, s, dx, d, recompute, affine_only, stream, gamma, stats, sums, parts)``
+    for rows of one kind: ``stats[2, rows]`` mean and inv_std, ``parts[2, ntasks, C]``
+    float64 chunk partials; the kernel merges them (as :func:`folds.merge_rows_serial`,
+    the same bits) into ``sums[2, C]`` = (grad_beta, grad_gamma), saving a second
+    dispatch."""
     if not parallel:
-        @njit(cache=True, variant=name, error_model="numpy")
-        def rows_backward_serial(g, s, dx, d, stream, gamma, stats, sums, parts):
-            _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, 0, d.batch, d.channels,
-                      d.spc, stats, gamma, parts)
+        @njit(cache=True, variant=kind, error_model="numpy")
+        def rows_backward_serial(g, s, dx, d, recompute, affine_only, stream, gamma, stats,
+                                 sums, parts):
+            for j in range((d.batch + d.spc - 1) // d.spc):
+                _bwd_chunk(kind, g, s, dx, recompute, affine_only, stream, d, j, stats, gamma,
+                           parts)
             merge_rows_to(parts, sums[0], sums[1])
 
         return rows_backward_serial
 
-    @njit(cache=True, variant=name, parallel=True, error_model="numpy")
-    def rows_backward_parallel(g, s, dx, d, stream, gamma, stats, sums, parts):
+    @njit(cache=True, variant=kind, parallel=True, error_model="numpy")
+    def rows_backward_parallel(g, s, dx, d, recompute, affine_only, stream, gamma, stats, sums,
+                               parts):
         for j in prange((d.batch + d.spc - 1) // d.spc):
-            _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, j * d.spc,
-                      min((j + 1) * d.spc, d.batch), d.channels, d.spc, stats, gamma, parts)
+            _bwd_chunk(kind, g, s, dx, recompute, affine_only, stream, d, j, stats, gamma,
+                       parts)
         merge_rows_to_parallel(parts, sums[0], sums[1])
 
     return rows_backward_parallel
