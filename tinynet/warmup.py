@@ -146,7 +146,9 @@ TASKS: dict[str, Callable[[], None]] = {
 def run_task(name: str, gate: int) -> float:
     """Runs task ``name`` with every gate set to ``gate``; returns its seconds."""
     from tinynet import tuning
+    from tinynet.kernels._jit import silence_compile_notice
 
+    silence_compile_notice()  # the warmup's progress bar says it
     start = time.perf_counter()
     with tuning.override(**{g: gate for g in tuning.defaults()}):
         TASKS[name]()
@@ -173,9 +175,11 @@ def warmup(verbose: bool = True, workers: int | None = None) -> float:
     """
     from tqdm import tqdm
 
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 1):
-        raise ValueError(f"warmup: workers must be a positive int, got {workers!r}")
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int):
+            raise TypeError(f"warmup: workers must be a positive int, got {workers!r}")
+        if workers < 1:
+            raise ValueError(f"warmup: workers must be a positive int, got {workers!r}")
     start = time.perf_counter()
     jobs = [(name, gate) for gate in (_SERIAL, _PARALLEL) for name in TASKS]
     workers = min(workers or _cores(), len(jobs))

@@ -21,6 +21,7 @@ import pytest
 
 import tinynet as tn
 from tinynet import callbacks, datasets, losses, metrics, optimizers, saving, tuning
+from tinynet.warmup import warmup
 from tinynet.layers import (ELU, Activation, AveragePooling2D, BatchNormalization, Conv2D,
                             Dense, Dropout, Flatten, GlobalAveragePooling2D,
                             GlobalMaxPooling2D, GroupNormalization, Input,
@@ -878,6 +879,14 @@ case("model-save-path-float", "model.save(3.5)", lambda: mlp().save(3.5), TypeEr
 case("model-save-weights-bytes", "model.save_weights(b'w.safetensors')",
      lambda: mlp().save_weights(b"w.safetensors"), TypeError,
      "save_weights: path must be a str or os.PathLike, got bytes")
+
+WARM = "warmup: workers must be a positive int"
+case("warmup-workers-zero", "warmup(workers=0)", lambda: warmup(workers=0), ValueError, WARM,
+     "got 0")
+case("warmup-workers-float", "warmup(workers=2.0)", lambda: warmup(workers=2.0), TypeError,
+     WARM, "got 2.0")
+case("warmup-workers-bool", "warmup(workers=True)", lambda: warmup(workers=True), TypeError,
+     WARM, "got True")
 
 DATA = "Tensor: data must be a real-valued numeric array (bool, int or float)"
 case("tensor-str", "Tensor('abc')", lambda: tn.Tensor("abc"), TypeError, DATA,

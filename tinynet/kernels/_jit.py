@@ -42,7 +42,8 @@ from numba.core import ir as numba_ir
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 
-__all__ = ["njit", "SLP", "LINEAR_INLINING", "kernel_sources_digest", "sources_digest"]
+__all__ = ["njit", "SLP", "LINEAR_INLINING", "kernel_sources_digest", "sources_digest",
+           "silence_compile_notice"]
 
 # The environment has the last word: NUMBA_SLP_VECTORIZE=0 keeps the vectorizer off.
 SLP: int = 0 if os.environ.get("NUMBA_SLP_VECTORIZE", "1").strip() in ("0", "") else 1
@@ -178,6 +179,12 @@ class _FirstCompileNotice(event.Listener):
 
 
 event.register("numba:compile", _FirstCompileNotice())
+
+
+def silence_compile_notice() -> None:
+    """No first-use notice in this process (the warmup shows a progress bar instead)."""
+    global _noticed
+    _noticed = True
 
 
 # ------------------------------------------------------------- cache stamps

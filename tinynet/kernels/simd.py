@@ -327,6 +327,9 @@ def _lanewise(instruction: str):
     return op
 
 
+# The overloads are called, not inlined by Numba: each is one LLVM instruction, which LLVM
+# inlines into every caller (no call is left in the kernels' assembly), while Numba's own
+# inlining re-derived and copied them at each of the thousands of call sites.
 @overload(vload)
 def _vload_jit(a, i):
     return lambda a, i: _vload(a, i)
