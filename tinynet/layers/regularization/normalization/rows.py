@@ -11,7 +11,8 @@ loops: 64 and 32 features run register kernels (:mod:`.rows_registers`); other
 multiples of 16 take whole ``f32x16`` vectors; multiples of 8 take rows in pairs whose
 two 8-lane folds run as one (:func:`folds.shifted_sums_pair`,
 :func:`folds.segment_dot2_pair`: each row's bits); the rest one row at a time. Each
-(kind, flags, serial or parallel) compiles its own driver, on first use.
+kind has its own compiled row loops, and each (kind, serial or parallel) its own driver,
+compiled on first use.
 """
 
 from __future__ import annotations
