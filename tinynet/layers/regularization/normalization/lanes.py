@@ -98,7 +98,7 @@ def half_sums(mode, xa, xb, start, rows, va, vb, c1, c2):
 def quad_sums(mode, quads, xa, xb, start, rows, va, vb, c1, c2):
     """``QUAD_ROWS`` (``quads = 1``) and ``TWO_QUADS`` (``quads = 2``): the lanes of
     :func:`half_sums`'s two sums, one lane per float of a row. A 128-float row is read
-    once, both quads (walked as two 64-float passes it ran 1.5-2x slower beyond cache)."""
+    once, both quads together: two 64-float passes would read it from memory twice."""
     z = vsplat(np.float32(0.0))
     a = (z, z, z, z)
     b = a

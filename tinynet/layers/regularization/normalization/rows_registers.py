@@ -3,9 +3,9 @@
 The chunk's parameter lanes and ``gamma`` stay in ``f32x16`` registers and ``dx`` reuses
 each row's loaded values. Every element and lane sees the operations of the general row
 loop (:mod:`.rows`) in its order, so the bits are the same. ``affine_only`` and
-``recompute`` arrive as constants of the caller's compiled driver (these functions are
-inlined there): with ``affine_only`` a run-time flag the 64-feature loop took 1.3-3.2x
-as long (docs/performance.md).
+``recompute`` arrive as constants of the caller's compiled row loop (these functions are
+inlined there): as run-time flags they kept the 64-feature loop from staying in registers
+(docs/normalization.md has the figures).
 """
 
 from __future__ import annotations
