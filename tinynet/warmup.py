@@ -12,6 +12,7 @@ compiling into the same cache; a progress bar counts the tasks done.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -61,15 +62,14 @@ def _pooling() -> None:
 _NORM_CHANNELS = (4, 64, 128, 48)
 
 
-def _normalization() -> None:
+def _normalization(c: int) -> None:
     from tinynet import layers as L
 
-    for c in _NORM_CHANNELS:
-        for shape in ((2, 4, 4, c), (1, 48, 48, c)):
-            x = _x(shape)
-            for layer in (L.BatchNormalization(), L.GroupNormalization(2),
-                          L.InstanceNormalization()):
-                _train_and_infer(layer, x)
+    for shape in ((2, 4, 4, c), (1, 48, 48, c)):
+        x = _x(shape)
+        for layer in (L.BatchNormalization(), L.GroupNormalization(2),
+                      L.InstanceNormalization()):
+            _train_and_infer(layer, x)
 
 
 # One feature count per row kind of layer norm's rows (rows.row_kind).
@@ -134,12 +134,13 @@ def _losses_and_optimizers() -> None:
         opt.apply([p])
 
 
-#: The kernel families, each run once with serial and once with parallel gates. The
-#: largest first, so the workers finish together.
+#: The kernel families (the normalization one per layout), each run once with serial and
+#: once with parallel gates; the largest first, so the workers finish together.
 TASKS: dict[str, Callable[[], None]] = {
-    "normalization": _normalization, "conv": _conv, "layer norm": _layer_norm,
-    "pooling": _pooling, "elementwise": _elementwise, "dense": _dense,
-    "losses, optimizers": _losses_and_optimizers,
+    **{f"normalization {c} channels": functools.partial(_normalization, c)
+       for c in _NORM_CHANNELS},
+    "layer norm": _layer_norm, "conv": _conv, "pooling": _pooling,
+    "elementwise": _elementwise, "dense": _dense, "losses, optimizers": _losses_and_optimizers,
 }
 
 
