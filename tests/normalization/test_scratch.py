@@ -91,7 +91,7 @@ def _kernel_call(name, plan, g, x, dx, mean, inv_std, gamma, gp, coeff, parts):
     """Runs the backward kernel ``name`` of ``plan`` (recomputing ``xn`` from ``x``)."""
     stats = np.stack([mean, inv_std])
     if plan.rows:
-        kernel = backward_rows_kernel(plan.kind, _MODES[name])
+        kernel = backward_rows_kernel(plan.kind, True, _MODES[name])
         kernel(g, x, dx, plan.dims, True, False, False, gamma, stats, coeff, parts)
     else:
         kernel = backward_kernel(plan.layout, _MODES[name])

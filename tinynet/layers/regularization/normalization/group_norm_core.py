@@ -165,7 +165,8 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     parts = scratch((2, plan.ntasks, c), np.float64)  # the kernels start every row
     if plan.rows:  # the kernel merges its chunk partials into (grad_beta, grad_gamma)
         sums = np.empty((2, c), dtype=np.float32)
-        kernel = backward_rows_kernel(plan.kind, mode != SERIAL)
+        kernel = backward_rows_kernel(plan.kind, recompute and not affine_only,
+                                      mode != SERIAL)
         kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), plan.dims, recompute,
                bool(affine_only), stream, gamma, stats, sums, parts)
         return dx, sums[1], sums[0]

@@ -268,15 +268,16 @@ def _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, 
         sfence()
 
 
-def _bwd_rows_fn(kind: int):
-    """The compiled backward row loop of ``kind``. The layers always recompute ``xn`` and
-    never ask for ``affine_only``: that case is a constant of its own copy; other calls of
-    the core take a copy with both flags tested at run time."""
+def _bwd_rows_fn(kind: int, layers: bool):
+    """The compiled backward row loop of ``kind``: with ``layers``, for the calls the
+    layers make (``xn`` recomputed, no ``affine_only``: constants of the loop); else with
+    both flags tested at run time, for the other calls of the core, compiled only when
+    one comes."""
 
-    @njit(cache=True, variant=kind, error_model="numpy")
+    @njit(cache=True, variant=f"{kind}_{layers:d}", error_model="numpy")
     def bwd_rows(g, s, dx, recompute, affine_only, stream, r0, r1, channels, spc, stats,
                  gamma, parts):
-        if recompute and not affine_only:
+        if layers:
             _bwd_rows(kind, True, False, g, s, dx, stream, r0, r1, channels, spc, stats,
                       gamma, parts)
         else:
@@ -286,57 +287,71 @@ def _bwd_rows_fn(kind: int):
     return bwd_rows
 
 
+_KINDS = (ROWS64, ROWS32, VECTORS, PAIRS, SINGLE)
 _bwd_rows64, _bwd_rows32, _bwd_rows_vectors, _bwd_rows_pairs, _bwd_rows_single = (
-    _bwd_rows_fn(kind) for kind in (ROWS64, ROWS32, VECTORS, PAIRS, SINGLE))
+    _bwd_rows_fn(kind, True) for kind in _KINDS)
+(_bwd_rows64_any, _bwd_rows32_any, _bwd_rows_vectors_any, _bwd_rows_pairs_any,
+ _bwd_rows_single_any) = (_bwd_rows_fn(kind, False) for kind in _KINDS)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _bwd_chunk(kind, g, s, dx, recompute, affine_only, stream, d, j, stats, gamma, parts):
-    """Chunk ``j`` (``spc`` rows) by the row loop of ``kind`` (a constant of the caller)."""
+def _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, d, j, stats, gamma,
+               parts):
+    """Chunk ``j`` (``spc`` rows) by the row loop of ``kind`` (``kind`` and ``layers``
+    constants of the caller: one call remains)."""
     r0 = j * d.spc
     r1 = min(r0 + d.spc, d.batch)
-    c = d.channels
-    if kind == ROWS64:
-        _bwd_rows64(g, s, dx, recompute, affine_only, stream, r0, r1, c, d.spc, stats, gamma,
-                    parts)
+    args = (g, s, dx, recompute, affine_only, stream, r0, r1, d.channels, d.spc, stats,
+            gamma, parts)
+    if layers:
+        if kind == ROWS64:
+            _bwd_rows64(*args)
+        elif kind == ROWS32:
+            _bwd_rows32(*args)
+        elif kind == VECTORS:
+            _bwd_rows_vectors(*args)
+        elif kind == PAIRS:
+            _bwd_rows_pairs(*args)
+        else:
+            _bwd_rows_single(*args)
+    elif kind == ROWS64:
+        _bwd_rows64_any(*args)
     elif kind == ROWS32:
-        _bwd_rows32(g, s, dx, recompute, affine_only, stream, r0, r1, c, d.spc, stats, gamma,
-                    parts)
+        _bwd_rows32_any(*args)
     elif kind == VECTORS:
-        _bwd_rows_vectors(g, s, dx, recompute, affine_only, stream, r0, r1, c, d.spc, stats,
-                          gamma, parts)
+        _bwd_rows_vectors_any(*args)
     elif kind == PAIRS:
-        _bwd_rows_pairs(g, s, dx, recompute, affine_only, stream, r0, r1, c, d.spc, stats,
-                        gamma, parts)
+        _bwd_rows_pairs_any(*args)
     else:
-        _bwd_rows_single(g, s, dx, recompute, affine_only, stream, r0, r1, c, d.spc, stats,
-                         gamma, parts)
+        _bwd_rows_single_any(*args)
 
 
 @functools.cache
-def backward_rows_kernel(kind: int, parallel: bool):
+def backward_rows_kernel(kind: int, layers: bool, parallel: bool):
     """``kernel(g, s, dx, d, recompute, affine_only, stream, gamma, stats, sums, parts)``
     for rows of one kind: ``stats[2, rows]`` mean and inv_std, ``parts[2, ntasks, C]``
     float64 chunk partials; the kernel merges them (as :func:`folds.merge_rows_serial`,
     the same bits) into ``sums[2, C]`` = (grad_beta, grad_gamma), saving a second
-    dispatch."""
+    dispatch. ``layers``: the call recomputes ``xn`` without ``affine_only`` (as the layers
+    do), the one case whose flags are constants of the loops."""
+    name = f"{kind}_{layers:d}"
     if not parallel:
-        @njit(cache=True, variant=kind, error_model="numpy")
+        @njit(cache=True, variant=name, error_model="numpy")
         def rows_backward_serial(g, s, dx, d, recompute, affine_only, stream, gamma, stats,
                                  sums, parts):
             for j in range((d.batch + d.spc - 1) // d.spc):
-                _bwd_chunk(kind, g, s, dx, recompute, affine_only, stream, d, j, stats, gamma,
-                           parts)
+                _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, d, j, stats,
+                           gamma, parts)
             merge_rows_to(parts, sums[0], sums[1])
 
         return rows_backward_serial
 
-    @njit(cache=True, variant=kind, parallel=True, error_model="numpy")
+    @njit(cache=True, variant=name, parallel=True, error_model="numpy")
     def rows_backward_parallel(g, s, dx, d, recompute, affine_only, stream, gamma, stats, sums,
                                parts):
         for j in prange((d.batch + d.spc - 1) // d.spc):
-            _bwd_chunk(kind, g, s, dx, recompute, affine_only, stream, d, j, stats, gamma,
-                       parts)
+            _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, d, j, stats,
+                       gamma, parts)
         merge_rows_to_parallel(parts, sums[0], sums[1])
 
     return rows_backward_parallel
