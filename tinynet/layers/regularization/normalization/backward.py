@@ -24,11 +24,11 @@ from numba import prange
 from tinynet.kernels._jit import njit
 from tinynet.layers.regularization.normalization.folds import LANES, segment_dot2_fn
 from tinynet.layers.regularization.normalization.formulas import dx_group, normalized
-from tinynet.layers.regularization.normalization.forward import CHUNKS, SERIAL
 from tinynet.layers.regularization.normalization.lanes import (DX, GRAD_RECOMPUTE, GRAD_XN,
                                                                half_sums, map_rows, quad_sums)
-from tinynet.layers.regularization.normalization.layout import (HALF_ROWS, QUAD_ROWS, SPANS,
-                                                                TWO_QUADS, copies_needed, expand,
+from tinynet.layers.regularization.normalization.layout import (CHUNKS, HALF_ROWS, QUAD_ROWS,
+                                                                SERIAL, SPANS, TWO_QUADS,
+                                                                copies_needed, expand,
                                                                 fold_copies, lane_copies, repeat,
                                                                 reversed_task, span, span_count,
                                                                 span_reps, wide_rows, zero)

@@ -36,7 +36,8 @@ from tinynet.layers.regularization.normalization.folds import (LANES, segment_su
 from tinynet.layers.regularization.normalization.formulas import affine_group, normalized
 from tinynet.layers.regularization.normalization.lanes import (STATS, SWEEP, half_sums,
                                                                map_rows, quad_sums)
-from tinynet.layers.regularization.normalization.layout import (HALF_ROWS, QUAD_ROWS, SPANS,
+from tinynet.layers.regularization.normalization.layout import (BLOCKS, CHUNKS, HALF_ROWS,
+                                                                QUAD_ROWS, SERIAL, SPANS,
                                                                 TWO_QUADS, copies_needed, expand,
                                                                 fold_copies, lane_copies, repeat,
                                                                 reversed_task, span, span_count,
@@ -44,9 +45,6 @@ from tinynet.layers.regularization.normalization.layout import (HALF_ROWS, QUAD_
 
 __all__ = ["SERIAL", "CHUNKS", "BLOCKS", "forward_kernel", "set_stats"]
 
-# How a driver spreads its work: all on the calling thread; chunks of ``spc`` samples
-# over threads; or each sample's position blocks over threads (few large samples).
-SERIAL, CHUNKS, BLOCKS = 0, 1, 2
 
 
 @njit(cache=True, inline="always", error_model="numpy")

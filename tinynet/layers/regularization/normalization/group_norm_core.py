@@ -30,7 +30,8 @@ from tinynet.kernels.streaming import empty_aligned
 from tinynet.layers.regularization.normalization.backward import backward_kernel
 from tinynet.layers.regularization.normalization.folds import (merge_rows_parallel,
                                                                merge_rows_serial)
-from tinynet.layers.regularization.normalization.forward import SERIAL, forward_kernel
+from tinynet.layers.regularization.normalization.forward import forward_kernel
+from tinynet.layers.regularization.normalization.layout import SERIAL
 from tinynet.layers.regularization.normalization.plan import Plan, plan_of, scratch
 from tinynet.layers.regularization.normalization.rows import (backward_rows_kernel,
                                                               forward_rows_kernel)

@@ -35,14 +35,23 @@ from __future__ import annotations
 import numpy as np
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.simd import LANES as SIMD_LANES
+from tinynet.layers.regularization.normalization.folds import LANES
 
 __all__ = ["SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
-           "layout_of", "STREAM_LAYOUTS"]
+           "SERIAL", "CHUNKS", "BLOCKS", "ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE",
+           "layout_of", "row_kind", "can_stream", "STREAM_LAYOUTS"]
 
 SPAN_ELEMS = 512
 WIDE = 64
 HALF = 32
 SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS = 0, 1, 2, 3
+# How a driver spreads its work: all on the calling thread; chunks of ``spc`` samples
+# over threads; or each sample's position blocks over threads (few large samples).
+SERIAL, CHUNKS, BLOCKS = 0, 1, 2
+# Layer norm's row kinds (:mod:`.rows`): registers for 64 and 32 features, ``f32x16``
+# vectors for other multiples of 16, row pairs for multiples of 8, else one row at a time.
+ROWS64, ROWS32, VECTORS, PAIRS, SINGLE = 0, 1, 2, 3, 4
 # Layouts whose wide rows consist of whole 16-float vectors: the outputs they can stream.
 STREAM_LAYOUTS = frozenset((QUAD_ROWS, TWO_QUADS))
 _STREAM_HALF_CHANNELS = (16, 32)
@@ -57,6 +66,19 @@ def layout_of(channels: int) -> int:
     if WIDE % channels == 0:
         return HALF_ROWS
     return SPANS
+
+
+def row_kind(channels: int) -> int:
+    """The row kind of ``C`` features (see :data:`ROWS64`)."""
+    if channels == 64:
+        return ROWS64
+    if channels == 32:
+        return ROWS32
+    if channels % SIMD_LANES == 0:
+        return VECTORS
+    if channels % LANES == 0:  # the 8-lane folds of two rows run as one
+        return PAIRS
+    return SINGLE
 
 
 def can_stream(channels: int) -> bool:

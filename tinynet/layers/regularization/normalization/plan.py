@@ -18,9 +18,8 @@ import numpy as np
 from tinynet import tuning
 from tinynet.kernels.streaming import streams
 from tinynet.layers.regularization.normalization.folds import rows_per_block
-from tinynet.layers.regularization.normalization.forward import BLOCKS, CHUNKS, SERIAL
-from tinynet.layers.regularization.normalization.layout import WIDE, can_stream, layout_of
-from tinynet.layers.regularization.normalization.rows import row_kind
+from tinynet.layers.regularization.normalization.layout import (BLOCKS, CHUNKS, SERIAL, WIDE,
+                                                                can_stream, layout_of, row_kind)
 
 __all__ = ["Dims", "Plan", "plan_of", "scratch"]
 

@@ -6,7 +6,7 @@ parameter partials fold each chunk of ``spc`` rows in float32 lanes, in row orde
 position block), instead of one float64 row per sample. The path is chosen by shape
 alone, so gates and threads never change bits.
 
-The row *kind*, fixed by ``C`` and chosen in Python (:func:`row_kind`), decides the
+The row *kind*, fixed by ``C`` and chosen in Python (:func:`layout.row_kind`), decides the
 loops: 64 and 32 features run register kernels (:mod:`.rows_registers`); other
 multiples of 16 take whole ``f32x16`` vectors; multiples of 8 take rows in pairs whose
 two 8-lane folds run as one (:func:`folds.shifted_sums_pair`,
@@ -25,7 +25,7 @@ from numba import prange
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.simd import sfence, vload, vsplat, vstore
-from tinynet.layers.regularization.normalization.folds import (LANES, merge_rows_to,
+from tinynet.layers.regularization.normalization.folds import (merge_rows_to,
                                                                merge_rows_to_parallel,
                                                                segment_dot2_pair,
                                                                shifted_segment_sums,
@@ -33,27 +33,12 @@ from tinynet.layers.regularization.normalization.folds import (LANES, merge_rows
 from tinynet.layers.regularization.normalization.formulas import affine_row, dx_row, normalized
 from tinynet.layers.regularization.normalization.forward import set_stats
 from tinynet.layers.regularization.normalization.lanes import put
+from tinynet.layers.regularization.normalization.layout import (PAIRS, ROWS32, ROWS64, SINGLE,
+                                                                VECTORS)
 from tinynet.layers.regularization.normalization.rows_registers import (coefficients, flush,
                                                                         one_row, rows32, rows64)
 
-__all__ = ["ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE", "row_kind",
-           "forward_rows_kernel", "backward_rows_kernel"]
-
-ROWS64, ROWS32, VECTORS, PAIRS, SINGLE = 0, 1, 2, 3, 4
-
-
-def row_kind(channels: int) -> int:
-    """The row kind of ``C`` features (see the module docstring)."""
-    if channels == 64:
-        return ROWS64
-    if channels == 32:
-        return ROWS32
-    if channels % SIMD_LANES == 0:
-        return VECTORS
-    if channels % LANES == 0:
-        return PAIRS
-    return SINGLE
-
+__all__ = ["forward_rows_kernel", "backward_rows_kernel"]
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _sweep_row(kind, want_xn, x, out, xn, stream, r, channels, gamma, beta, stats):
