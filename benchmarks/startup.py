@@ -51,15 +51,16 @@ def record(path: str) -> None:
 
     class Recorder(event.Listener):
         def on_start(self, ev):
-            stack.append([_name(ev.data["dispatcher"]), time.perf_counter(), 0.0])
+            stack.append([_name(ev.data["dispatcher"]), time.perf_counter(), 0.0, time.time()])
 
         def on_end(self, ev):
-            name, start, children = stack.pop()
+            name, start, children, wall = stack.pop()
             total = time.perf_counter() - start
             if stack:
                 stack[-1][2] += total
             rows.append({"kernel": name, "total": total, "self": total - children,
-                         "depth": len(stack), "args": str(ev.data.get("args"))[:120]})
+                         "depth": len(stack), "args": str(ev.data.get("args"))[:120],
+                         "pid": os.getpid(), "start": wall})
 
     event.register("numba:compile", Recorder())
 
@@ -124,6 +125,25 @@ def _table(events: list[dict], top: int) -> list[str]:
     return lines
 
 
+def _processes(events: list[dict]) -> list[str]:
+    """Per process (the example and its compile-ahead helper, or the warmup's workers):
+    its compiles, their seconds, and when the first started and the last ended, in
+    seconds from the first compile of any of them."""
+    top = [e for e in events if e["depth"] == 0 and "pid" in e]
+    if not top:
+        return []
+    origin = min(e["start"] for e in top)
+    lines = ["| process | compiles | compile s | first starts at s | last ends at s |",
+             "|---|---:|---:|---:|---:|"]
+    for pid in sorted({e["pid"] for e in top}, key=lambda p: min(e["start"] for e in top
+                                                                 if e["pid"] == p)):
+        mine = [e for e in top if e["pid"] == pid]
+        lines.append(f"| {pid} | {len(mine)} | {sum(e['total'] for e in mine):.1f} | "
+                     f"{min(e['start'] for e in mine) - origin:.1f} | "
+                     f"{max(e['start'] + e['total'] for e in mine) - origin:.1f} |")
+    return lines
+
+
 def _slowest(events: list[dict]) -> tuple[str, float]:
     """The slowest single compile of a kernel (one signature, helpers included)."""
     if not events:
@@ -176,12 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"Compile events in the example's cold run: {len(ex_events)} compiles, "
           f"{compile_s:.1f} s in all; compiles in its warm run: {len(recompiled)}")
+    print("\n".join(_processes(ex_events)))
     print("\n".join(_table(ex_events, args.top)))
     if warmup_events:
         total = sum(e["total"] for e in warmup_events if e["depth"] == 0)
         print()
         print(f"Compile events in the warmup (all processes): {len(warmup_events)} "
               f"compiles, {total:.1f} s of compile time in all")
+        print("\n".join(_processes(warmup_events)))
         print("\n".join(_table(warmup_events, args.top)))
     print()
     print(f"slowest kernel compile: {secs:.1f} s ({name})")

@@ -3,9 +3,14 @@
 The suite runs in two pytest-xdist worker processes on a 2-core machine, each with a
 2-thread OpenMP pool: more threads than cores, where spinning workers stall each other
 (tinynet's bounded spin costs 1.5x there, libgomp's default 5-10x). Waiting passively
-suits that; a wait policy changes no result (docs/tuning.md).
+suits that; a wait policy changes no result (docs/tuning.md). For the same reason a fit
+here starts no compile-ahead helper process (tests/core/test_compile_ahead.py checks it).
 """
 
 import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from tinynet import compile_ahead  # noqa: E402 - after the environment is set
+
+compile_ahead.set_enabled(False)

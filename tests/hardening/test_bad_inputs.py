@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import tinynet as tn
-from tinynet import callbacks, datasets, losses, metrics, optimizers, saving, tuning
+from tinynet import (callbacks, compile_ahead, datasets, losses, metrics, optimizers, saving,
+                     tuning)
 from tinynet.warmup import warmup
 from tinynet.layers import (ELU, Activation, AveragePooling2D, BatchNormalization, Conv2D,
                             Dense, Dropout, Flatten, GlobalAveragePooling2D,
@@ -887,6 +888,12 @@ case("warmup-workers-float", "warmup(workers=2.0)", lambda: warmup(workers=2.0),
      WARM, "got 2.0")
 case("warmup-workers-bool", "warmup(workers=True)", lambda: warmup(workers=True), TypeError,
      WARM, "got True")
+
+AHEAD = "compile_ahead.set_enabled: enabled must be a bool"
+case("compile-ahead-enabled-int", "compile_ahead.set_enabled(1)",
+     lambda: compile_ahead.set_enabled(1), TypeError, AHEAD, "got 1")
+case("compile-ahead-enabled-none", "compile_ahead.set_enabled(None)",
+     lambda: compile_ahead.set_enabled(None), TypeError, AHEAD, "got None")
 
 DATA = "Tensor: data must be a real-valued numeric array (bool, int or float)"
 case("tensor-str", "Tensor('abc')", lambda: tn.Tensor("abc"), TypeError, DATA,

@@ -25,10 +25,17 @@ any file that defines or inlines kernel code recompiles every kernel (about 15 m
 on a 2-core machine) instead of leaving stale ones. They apply to tinynet's files only,
 and only where Numba picks its locators itself (not under
 ``NUMBA_CACHE_LOCATOR_CLASSES``).
+
+Processes that share a cache compile each kernel once: a compile holds a lock file for
+its kernel and signature (:func:`lock_path`), and a second process that needs the same
+kernel meanwhile waits, then loads the first one's result from the cache. This is what
+lets the warmup's workers, the test workers and a fit's compile-ahead helper
+(:mod:`tinynet.compile_ahead`) split the work instead of repeating it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -37,13 +44,19 @@ import sys
 from typing import Any, Callable
 
 import numba
-from numba.core import caching, config, event, inline_closurecall
+from numba.core import caching, config, event, inline_closurecall, sigutils
 from numba.core import ir as numba_ir
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 
-__all__ = ["njit", "SLP", "LINEAR_INLINING", "kernel_sources_digest", "sources_digest",
-           "silence_compile_notice"]
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+
+__all__ = ["njit", "SLP", "LINEAR_INLINING", "COMPILE_HOOKS", "WAIT_FOR_BUSY_KERNELS",
+           "KernelBusy", "lock_path", "SHAPES_ONLY", "shapes_only", "kernel_sources_digest",
+           "sources_digest", "silence_compile_notice"]
 
 # The environment has the last word: NUMBA_SLP_VECTORIZE=0 keeps the vectorizer off.
 SLP: int = 0 if os.environ.get("NUMBA_SLP_VECTORIZE", "1").strip() in ("0", "") else 1
@@ -102,11 +115,68 @@ LINEAR_INLINING: bool = (_INLINE_IR is not None and _DERIVE is not None
                          and getattr(inline_closurecall, "copy", None) is copy)
 
 
+# ------------------------------------------------- one compile across processes
+_HELD: set = set()  # the lock files this process holds (compiles nest)
+#: Whether a compile whose kernel another process is compiling waits for it (True) or
+#: raises :class:`KernelBusy` (the compile-ahead helper, which then does other work).
+WAIT_FOR_BUSY_KERNELS: bool = True
+
+
+class KernelBusy(RuntimeError):
+    """Another process is compiling this kernel (raised only where waiting is off)."""
+
+
+def lock_path(dispatcher: Dispatcher, sig: Any) -> str | None:
+    """The lock file of one kernel signature (``None`` where the kernel has no cache)."""
+    folder = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
+    if not folder:
+        return None
+    fn = dispatcher.py_func
+    key = hashlib.sha256(f"{fn.__module__}.{fn.__qualname__}{sig}".encode()).hexdigest()[:32]
+    return os.path.join(folder, "locks", key)
+
+
+@contextlib.contextmanager
+def _compile_lock(dispatcher: Dispatcher, sig: Any):
+    """Holds a lock file for one kernel signature in the kernel's cache folder while it
+    compiles, so processes sharing a cache (the warmup's workers, test workers, a fit
+    and its compile-ahead helper) compile each kernel once: a process that finds the lock
+    taken waits, then loads the other's result from the cache (``Dispatcher.compile``
+    looks there first). Taken under Numba's compiler lock, so in one process a single
+    thread holds these locks, and nested compiles take them along the call graph (callers
+    before callees, never a cycle): no deadlock across processes. Without a cache folder
+    or ``fcntl`` (Windows), nothing is locked."""
+    path = lock_path(dispatcher, sig)
+    if fcntl is None or path is None or path in _HELD:
+        yield
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fh = open(path, "a+b")
+    except OSError:  # a read-only cache: compile unlocked, as Numba would
+        yield
+        return
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | (0 if WAIT_FOR_BUSY_KERNELS else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise KernelBusy(f"{dispatcher.py_func.__qualname__} is being compiled by another "
+                             f"process") from None
+        _HELD.add(path)
+        try:
+            yield
+        finally:
+            _HELD.discard(path)
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def _with_slp(dispatcher: Dispatcher) -> Dispatcher:
     compile_plain = dispatcher.compile
 
     def compile_with_slp(sig: Any) -> Any:
-        with global_compiler_lock:
+        if tuple(sigutils.normalize_signature(sig)[0]) in dispatcher.overloads:
+            return compile_plain(sig)  # compiled or loaded already: nothing to lock
+        with global_compiler_lock, _compile_lock(dispatcher, sig):
             saved = config.SLP_VECTORIZE
             config.SLP_VECTORIZE = SLP
             inline_ir, derive = _WORKER.inline_ir, _WORKER.run_untyped_passes
@@ -148,9 +218,32 @@ def njit(*args: Any, variant: Any = None, **kwargs: Any) -> Any:
     return decorate
 
 
+# ------------------------------------------------------- backward-first runs
+#: While true, the normalization and convolution forwards return uninitialized outputs
+#: of the right shapes without running a kernel (their backwards need only the input and
+#: those shapes): the compile-ahead helper (:mod:`tinynet.compile_ahead`) runs a layer's
+#: backward this way, to compile its backward kernels while the fit compiles the forward
+#: ones. Set only through :func:`shapes_only`.
+SHAPES_ONLY: bool = False
+
+
+@contextlib.contextmanager
+def shapes_only():
+    """Within it, :data:`SHAPES_ONLY` holds (this process, every thread)."""
+    global SHAPES_ONLY
+    saved, SHAPES_ONLY = SHAPES_ONLY, True
+    try:
+        yield
+    finally:
+        SHAPES_ONLY = saved
+
+
 # ------------------------------------------------------------ first-use notice
 _NOTICE = "tinynet: compiling kernels for first use (cached in {where}; later runs skip this)"
 _noticed = False
+#: Called (no arguments) as each tinynet kernel starts compiling, before it compiles: the
+#: compile-ahead helper of a fit starts from here (:mod:`tinynet.compile_ahead`).
+COMPILE_HOOKS: list[Callable[[], None]] = []
 
 
 def _cache_dir(dispatcher: Any) -> str:
@@ -161,13 +254,18 @@ def _cache_dir(dispatcher: Any) -> str:
 class _FirstCompileNotice(event.Listener):
     """Says once per process, before the first tinynet kernel compiles, that kernels are
     being compiled and where they are cached: a first run otherwise sits silent (a
-    progress bar frozen at 0) for as long as compiling takes."""
+    progress bar frozen at 0) for as long as compiling takes. Runs the
+    :data:`COMPILE_HOOKS` before each tinynet kernel compiles."""
 
     def on_start(self, ev: Any) -> None:
         global _noticed
         dispatcher = ev.data.get("dispatcher")
         module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
-        if _noticed or not module.startswith("tinynet."):
+        if not module.startswith("tinynet."):
+            return
+        for hook in COMPILE_HOOKS:
+            hook()
+        if _noticed:
             return
         _noticed = True
         from tqdm import tqdm  # writes above any progress bar on the screen

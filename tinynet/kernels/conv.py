@@ -178,8 +178,9 @@ def _forward_slot(x, w2, bias, add_bias, z, tasks, s, slots, per, step, pt, pl, 
 def conv_forward_serial(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh, kw, sh, sw, dh,
                         dw, oh, ow, xps, colss):
     """``z = im2col(x) @ w2 (+ bias)``, tile by tile (see :mod:`tinynet.math.conv2d`)."""
-    _forward_slot(x, w2, bias, add_bias, z, tasks, 0, 1, per, step, pt, pl, kh, kw, sh, sw, dh,
-                  dw, oh, ow, xps[0], colss[0])
+    for s in range(xps.shape[0]):  # one slot; a loop, so no literal slot numbers
+        _forward_slot(x, w2, bias, add_bias, z, tasks, s, xps.shape[0], per, step, pt, pl, kh,
+                      kw, sh, sw, dh, dw, oh, ow, xps[s], colss[s])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -188,8 +189,8 @@ def conv_forward_parallel(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh
     """:func:`conv_forward_serial` with the tasks spread over ``len(xps)`` slots (same bits)."""
     slots = xps.shape[0]
     for s in prange(slots):
-        _forward_slot(x, w2, bias, add_bias, z, tasks, s, slots, per, step, pt, pl, kh, kw, sh,
-                      sw, dh, dw, oh, ow, xps[s], colss[s])
+        _forward_slot(x, w2, bias, add_bias, z, tasks, np.int64(s), slots, per, step, pt, pl,
+                      kh, kw, sh, sw, dh, dw, oh, ow, xps[s], colss[s])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -229,8 +230,10 @@ def conv_backward_serial(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db
                          step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss):
     """``dx = col2im(dz @ w2^T)`` and per-task kernel and bias gradients ``parts[t]``,
     ``bparts[t]``, tile by tile."""
-    _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, 0, 1, per,
-                   step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps[0], dxps[0], colss[0])
+    for s in range(xps.shape[0]):  # one slot; a loop, so no literal slot numbers
+        _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, s,
+                       xps.shape[0], per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps[s],
+                       dxps[s], colss[s])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -239,6 +242,6 @@ def conv_backward_parallel(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_
     """:func:`conv_backward_serial` with the tasks spread over ``len(xps)`` slots (same bits)."""
     slots = xps.shape[0]
     for s in prange(slots):
-        _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, s,
-                       slots, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps[s],
-                       dxps[s], colss[s])
+        _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks,
+                       np.int64(s), slots, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
+                       xps[s], dxps[s], colss[s])

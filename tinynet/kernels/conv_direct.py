@@ -392,64 +392,100 @@ def _grad_sample_narrow(xp, gf, roff, row0, oh, ow, sh, sw, part):
 # ------------------------------------------------------------- whole passes
 # Forward: sample b runs on slot b % slots. Backward: ``tasks[t] = (b0, b1)``, a group of
 # whole samples with its own kernel-gradient partial ``parts[t]`` and bias partial
-# ``bparts[t]``, runs on slot t % slots. Each slot has its own padded buffers. The slot
-# bodies are inlined into each driver, where ``narrow`` is a constant: a driver compiles
-# only its own blocks, and no call passes the literal slot numbers of the serial driver
-# (a literal argument compiles another specialization of the function it is passed to).
+# ``bparts[t]``, runs on slot t % slots. Each slot has its own padded buffers. A slot's
+# work is one compiled function per ``narrow`` (a constant there, so it compiles only its
+# own blocks), called by both the serial and the parallel driver: the body compiles once,
+# and each driver is a loop over slots (a parallel one with a large inlined body costs
+# Numba's parfor passes seconds to compile). Slot numbers are passed as int64 variables:
+# a literal or a prange index (uint64) would compile another specialization.
+def _slot_fns(narrow: bool):
+    """``(forward_slot, backward_slot)`` for the blocks ``narrow`` chooses."""
+
+    @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
+    def forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xp,
+                     offs):
+        zf = z.reshape(-1)
+        for b in range(s, x.shape[0], slots):
+            pad_sample(x, b, pt, pl, xp)
+            if narrow:
+                _out_sample_narrow(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh,
+                                   sw, offs)
+            else:
+                _out_sample_wide(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh,
+                                 sw, offs)
+
+    @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
+    def backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
+                      tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs):
+        nf = dz4.shape[3]
+        per = oh * ow
+        gf = dz4.reshape(-1)
+        dxf = dx.reshape(-1)
+        height, width = dx.shape[1], dx.shape[2]
+        no_bias = np.zeros(dx.shape[3], dtype=np.float32)
+        add_none = want_dx and not want_dx  # False, but no literal: the forward's compile
+        one = slots // slots  # 1, likewise
+        for t in range(s, tasks.shape[0], slots):
+            part = parts[t if want_dw else 0].reshape(-1)  # one dummy partial without dw
+            db = bparts[t]
+            if want_dw:
+                for i in range(part.size):
+                    part[i] = np.float32(0.0)
+            if want_db:
+                for f in range(nf):
+                    db[f] = np.float32(0.0)
+            for b in range(tasks[t, 0], tasks[t, 1]):
+                if want_dw:
+                    pad_sample(x, b, pt, pl, xp)
+                    if narrow:
+                        _grad_sample_narrow(xp, gf, roff, b * per, oh, ow, sh, sw, part)
+                    else:
+                        _grad_sample_wide(xp, gf, roff, b * per, oh, ow, sh, sw, part)
+                if want_db:  # the sample's dz rows added in order
+                    for q in range(b * per, (b + 1) * per):
+                        g = gf[q * nf:(q + 1) * nf]
+                        for f in range(nf):
+                            db[f] += g[f]
+                if want_dx:  # stride 1: the padded dz correlated with the flipped kernel
+                    pad_sample(dz4, b, ptd, pld, dzp)
+                    if narrow:
+                        _out_sample_narrow(dzp, wt, roff_t, no_bias, add_none, dxf,
+                                           b * height * width, height, width, one, one, offs)
+                    else:
+                        _out_sample_wide(dzp, wt, roff_t, no_bias, add_none, dxf,
+                                         b * height * width, height, width, one, one, offs)
+
+    return forward_slot, backward_slot
+
+
+# Module globals (a closure must not capture a dispatcher: Numba's cache keys a kernel by
+# its closure's contents); each driver names its own, ``narrow`` being its constant.
+_forward_slot_wide, _backward_slot_wide = _slot_fns(False)
+_forward_slot_narrow, _backward_slot_narrow = _slot_fns(True)
+
+
 @njit(cache=True, inline="always", error_model="numpy")
 def _forward_slot(narrow, x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw,
                   xp, offs):
-    zf = z.reshape(-1)
-    for b in range(s, x.shape[0], slots):
-        pad_sample(x, b, pt, pl, xp)
-        if narrow:
-            _out_sample_narrow(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh, sw,
-                               offs)
-        else:
-            _out_sample_wide(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh, sw,
-                             offs)
+    if narrow:
+        _forward_slot_narrow(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw,
+                             xp, offs)
+    else:
+        _forward_slot_wide(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw,
+                           xp, offs)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _backward_slot(narrow, x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
                    want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs):
-    nf = dz4.shape[3]
-    per = oh * ow
-    gf = dz4.reshape(-1)
-    dxf = dx.reshape(-1)
-    height, width = dx.shape[1], dx.shape[2]
-    no_bias = np.zeros(dx.shape[3], dtype=np.float32)
-    add_none = want_dx and not want_dx  # False, but no literal: the forward's compile
-    one = slots // slots  # 1, likewise
-    for t in range(s, tasks.shape[0], slots):
-        part = parts[t if want_dw else 0].reshape(-1)  # one dummy partial without dw
-        db = bparts[t]
-        if want_dw:
-            for i in range(part.size):
-                part[i] = np.float32(0.0)
-        if want_db:
-            for f in range(nf):
-                db[f] = np.float32(0.0)
-        for b in range(tasks[t, 0], tasks[t, 1]):
-            if want_dw:
-                pad_sample(x, b, pt, pl, xp)
-                if narrow:
-                    _grad_sample_narrow(xp, gf, roff, b * per, oh, ow, sh, sw, part)
-                else:
-                    _grad_sample_wide(xp, gf, roff, b * per, oh, ow, sh, sw, part)
-            if want_db:  # the sample's dz rows added in order
-                for q in range(b * per, (b + 1) * per):
-                    g = gf[q * nf:(q + 1) * nf]
-                    for f in range(nf):
-                        db[f] += g[f]
-            if want_dx:  # stride 1: the padded dz correlated with the flipped kernel
-                pad_sample(dz4, b, ptd, pld, dzp)
-                if narrow:
-                    _out_sample_narrow(dzp, wt, roff_t, no_bias, add_none, dxf,
-                                       b * height * width, height, width, one, one, offs)
-                else:
-                    _out_sample_wide(dzp, wt, roff_t, no_bias, add_none, dxf,
-                                     b * height * width, height, width, one, one, offs)
+    if narrow:
+        _backward_slot_narrow(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
+                              want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp,
+                              dzp, offs)
+    else:
+        _backward_slot_wide(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
+                            want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp,
+                            dzp, offs)
 
 
 @functools.cache
@@ -465,8 +501,8 @@ def forward_kernel(narrow: bool, parallel: bool):
                                   offs):
             slots = xps.shape[0]
             for s in range(slots):
-                _forward_slot(narrow, x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh,
-                              ow, sh, sw, xps[s], offs[s])
+                _forward_slot(narrow, x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow,
+                              sh, sw, xps[s], offs[s])
 
         return direct_forward_serial
 
@@ -475,8 +511,8 @@ def forward_kernel(narrow: bool, parallel: bool):
                                 offs):
         slots = xps.shape[0]
         for s in prange(slots):
-            _forward_slot(narrow, x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow,
-                          sh, sw, xps[s], offs[s])
+            _forward_slot(narrow, x, wf, roff, bias, add_bias, z, np.int64(s), slots, pt, pl,
+                          oh, ow, sh, sw, xps[s], offs[s])
 
     return direct_forward_parallel
 
@@ -507,7 +543,7 @@ def backward_kernel(narrow: bool, parallel: bool):
         slots = xps.shape[0]
         for s in prange(slots):
             _backward_slot(narrow, x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx,
-                           want_dw, want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld,
-                           xps[s], dzps[s], offs[s])
+                           want_dw, want_db, tasks, np.int64(s), slots, pt, pl, oh, ow, sh, sw,
+                           ptd, pld, xps[s], dzps[s], offs[s])
 
     return direct_backward_parallel

@@ -119,10 +119,12 @@ def _max_fwd_serial(x, out, arg, hlo, hhi, wlo, whi):
         _max_fwd_row(x, out, arg, r, hlo, hhi, wlo, whi)
 
 
+# A prange index is typed uint64: the parallel drivers pass it on as int64, so the serial
+# and parallel drivers share one compiled row function instead of one each.
 @njit(cache=True, parallel=True, error_model="numpy")
 def _max_fwd_parallel(x, out, arg, hlo, hhi, wlo, whi):
     for r in prange(out.shape[0] * out.shape[1]):
-        _max_fwd_row(x, out, arg, r, hlo, hhi, wlo, whi)
+        _max_fwd_row(x, out, arg, np.int64(r), hlo, hhi, wlo, whi)
 
 
 @njit(cache=True, error_model="numpy")
@@ -151,7 +153,7 @@ def _max_bwd_serial(g, arg, gx, ofirst, ostop, wlo, whi):
 @njit(cache=True, parallel=True, error_model="numpy")
 def _max_bwd_parallel(g, arg, gx, ofirst, ostop, wlo, whi):
     for r in prange(gx.shape[0] * gx.shape[1]):
-        _max_bwd_row(g, arg, gx, r, ofirst, ostop, wlo, whi)
+        _max_bwd_row(g, arg, gx, np.int64(r), ofirst, ostop, wlo, whi)
 
 
 def _geometry(shape: tuple, pool_size: tuple[int, int], strides: tuple[int, int], padding: str):
@@ -225,7 +227,7 @@ def _avg_fwd_serial(x, out, hlo, hhi, wlo, whi):
 @njit(cache=True, parallel=True, error_model="numpy")
 def _avg_fwd_parallel(x, out, hlo, hhi, wlo, whi):
     for r in prange(out.shape[0] * out.shape[1]):
-        _avg_fwd_row(x, out, r, hlo, hhi, wlo, whi)
+        _avg_fwd_row(x, out, np.int64(r), hlo, hhi, wlo, whi)
 
 
 @njit(cache=True, error_model="numpy")
@@ -258,7 +260,7 @@ def _avg_bwd_serial(g, gx, ofirst, ostop, hlo, hhi, wlo, whi):
 @njit(cache=True, parallel=True, error_model="numpy")
 def _avg_bwd_parallel(g, gx, ofirst, ostop, hlo, hhi, wlo, whi):
     for r in prange(gx.shape[0] * gx.shape[1]):
-        _avg_bwd_row(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi)
+        _avg_bwd_row(g, gx, np.int64(r), ofirst, ostop, hlo, hhi, wlo, whi)
 
 
 def avg_pool2d_forward(x, pool_size: tuple[int, int], strides: tuple[int, int],
@@ -330,7 +332,7 @@ def _gap_fwd_parallel(x, out, block):
     N, P, C = x.shape
     parts = np.empty((N, (P + block - 1) // block, C), dtype=np.float64)
     for k in prange(N * parts.shape[1]):
-        _gap_block(x, parts, k, block)
+        _gap_block(x, parts, np.int64(k), block)
     _gap_merge(parts, out, P)
 
 
@@ -353,7 +355,7 @@ def _broadcast_serial(share, gx):
 @njit(cache=True, parallel=True, error_model="numpy")
 def _broadcast_parallel(share, gx):
     for r in prange(gx.shape[0] * gx.shape[1]):
-        _broadcast_row(share, gx, r)
+        _broadcast_row(share, gx, np.int64(r))
 
 
 @njit(cache=True, error_model="numpy")
@@ -415,7 +417,7 @@ def _gmp_fwd_parallel(x, out, arg, block):
     vals = np.empty((N, nblocks, C), dtype=np.float32)
     args = np.empty((N, nblocks, C), dtype=np.int32)
     for k in prange(N * nblocks):
-        _gmp_block(x, vals, args, k, block)
+        _gmp_block(x, vals, args, np.int64(k), block)
     _gmp_merge(vals, args, out, arg)
 
 

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tinynet import compile_ahead
 from tinynet.callbacks import CallbackList, History, check_callbacks
 from tinynet.layers.input import Input
 from tinynet.layers.layer import Layer, Parameter, normalize_shape, snake_case
@@ -488,60 +489,62 @@ class Sequential:
         self.stop_training = False
         self.history = history
         epoch_logs: dict[str, float] = {}
-        cbs.call("on_train_begin", None)
-        for epoch in range(epochs):
-            cbs.call("on_epoch_begin", epoch, None)
-            order = self.shuffle_rng.permutation(n) if shuffle else None
-            sums = [0.0] * len(keys)
-            seen = 0
-            started = time.perf_counter()
-            bar = self._bar(steps, f"Epoch {epoch + 1}/{epochs}") if verbose == 1 else None
-            try:
-                for step in range(steps):
-                    start = step * batch_size
-                    end = min(start + batch_size, n)
-                    k = end - start
-                    if order is None:
-                        xb, yb = x[start:end], y[start:end]
-                    else:
-                        idx = order[start:end]
-                        xb = np.take(x, idx, axis=0, out=x_buf[:k], mode="clip")
-                        yb = np.take(y, idx, axis=0, out=y_buf[:k], mode="clip")
-                    if batch_begin:
-                        cbs.call("on_train_batch_begin", step, None)
-                    loss_value, values = self._train_step(
-                        xb, yb, params, guard,
-                        lambda: f"{owner}: epoch {epoch + 1}, batch {step + 1}")
-                    seen += k
-                    sums[0] += loss_value * k
-                    for j, v in enumerate(values, 1):
-                        sums[j] += v * k
-                    if batch_end or bar is not None:
-                        running = {key: s / seen for key, s in zip(keys, sums)}
-                        if batch_end:
-                            cbs.call("on_train_batch_end", step, running)
-                        if bar is not None:
-                            bar.set_postfix_str(_format_logs(running), refresh=False)
-                            bar.update(1)
-                    if self.stop_training:
-                        break
-                epoch_logs = {key: s / seen for key, s in zip(keys, sums)}
-                if val is not None:
-                    val_logs = self._test_arrays(val[0], val[1], batch_size)
-                    epoch_logs.update({f"val_{key}": v for key, v in val_logs.items()})
-                if bar is not None:
-                    bar.set_postfix_str(_format_logs(epoch_logs), refresh=False)
-            finally:
-                if bar is not None:
-                    bar.close()
-            cbs.call("on_epoch_end", epoch, epoch_logs)
-            if verbose == 2:
-                elapsed = time.perf_counter() - started
-                print(f"Epoch {epoch + 1}/{epochs} - {steps}/{steps} - {elapsed:.0f}s - "
-                      f"{1000 * elapsed / steps:.0f}ms/step - {_format_logs(epoch_logs)}",
-                      file=sys.stdout, flush=True)
-            if self.stop_training:
-                break
+        # an empty kernel cache: a helper compiles the step's end meanwhile (same bits)
+        with compile_ahead.ahead_of_fit(self, x, y, batch_size, val):
+            cbs.call("on_train_begin", None)
+            for epoch in range(epochs):
+                cbs.call("on_epoch_begin", epoch, None)
+                order = self.shuffle_rng.permutation(n) if shuffle else None
+                sums = [0.0] * len(keys)
+                seen = 0
+                started = time.perf_counter()
+                bar = self._bar(steps, f"Epoch {epoch + 1}/{epochs}") if verbose == 1 else None
+                try:
+                    for step in range(steps):
+                        start = step * batch_size
+                        end = min(start + batch_size, n)
+                        k = end - start
+                        if order is None:
+                            xb, yb = x[start:end], y[start:end]
+                        else:
+                            idx = order[start:end]
+                            xb = np.take(x, idx, axis=0, out=x_buf[:k], mode="clip")
+                            yb = np.take(y, idx, axis=0, out=y_buf[:k], mode="clip")
+                        if batch_begin:
+                            cbs.call("on_train_batch_begin", step, None)
+                        loss_value, values = self._train_step(
+                            xb, yb, params, guard,
+                            lambda: f"{owner}: epoch {epoch + 1}, batch {step + 1}")
+                        seen += k
+                        sums[0] += loss_value * k
+                        for j, v in enumerate(values, 1):
+                            sums[j] += v * k
+                        if batch_end or bar is not None:
+                            running = {key: s / seen for key, s in zip(keys, sums)}
+                            if batch_end:
+                                cbs.call("on_train_batch_end", step, running)
+                            if bar is not None:
+                                bar.set_postfix_str(_format_logs(running), refresh=False)
+                                bar.update(1)
+                        if self.stop_training:
+                            break
+                    epoch_logs = {key: s / seen for key, s in zip(keys, sums)}
+                    if val is not None:
+                        val_logs = self._test_arrays(val[0], val[1], batch_size)
+                        epoch_logs.update({f"val_{key}": v for key, v in val_logs.items()})
+                    if bar is not None:
+                        bar.set_postfix_str(_format_logs(epoch_logs), refresh=False)
+                finally:
+                    if bar is not None:
+                        bar.close()
+                cbs.call("on_epoch_end", epoch, epoch_logs)
+                if verbose == 2:
+                    elapsed = time.perf_counter() - started
+                    print(f"Epoch {epoch + 1}/{epochs} - {steps}/{steps} - {elapsed:.0f}s - "
+                          f"{1000 * elapsed / steps:.0f}ms/step - {_format_logs(epoch_logs)}",
+                          file=sys.stdout, flush=True)
+                if self.stop_training:
+                    break
         cbs.call("on_train_end", epoch_logs)
         return history
 

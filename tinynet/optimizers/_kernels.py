@@ -5,7 +5,9 @@ parameter in a single pass: gradient scaling/clipping, decoupled weight decay, t
 updates and the parameter update. The serial variant runs the helper over the whole
 range; the parallel variant runs it over fixed blocks of ``UPDATE_BLOCK`` elements under
 ``prange``. Every element is computed by the same float32 expression in both, so the
-results are bitwise identical for any gate value and thread count.
+results are bitwise identical for any gate value and thread count. The serial variant
+passes its start as ``np.int64(0)``, not the literal ``0``: Numba compiles a function
+once more for each literal argument, and the parallel variant's starts are run-time ints.
 
 The plain-Python wrappers at the bottom pick the variant with
 ``tuning.use_parallel("optimizer_parallel_min_elems", n)``; kernels never read tuning.
@@ -78,7 +80,7 @@ def _sgd_block(w, g, m, start, stop, lr, momentum, use_momentum, nesterov,
 @njit(cache=True, error_model="numpy")
 def _sgd_serial(w, g, m, lr, momentum, use_momentum, nesterov,
                 gscale, do_clip, clipvalue, do_decay, wd):
-    _sgd_block(w, g, m, 0, w.size, lr, momentum, use_momentum, nesterov,
+    _sgd_block(w, g, m, np.int64(0), w.size, lr, momentum, use_momentum, nesterov,
                gscale, do_clip, clipvalue, do_decay, wd)
 
 
@@ -130,7 +132,7 @@ def _adam_block(w, g, m, v, vhat, start, stop, alpha, one_minus_b1, one_minus_b2
 @njit(cache=True, error_model="numpy")
 def _adam_serial(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
                  gscale, do_clip, clipvalue, do_decay, wd):
-    _adam_block(w, g, m, v, vhat, 0, w.size, alpha, one_minus_b1, one_minus_b2, eps,
+    _adam_block(w, g, m, v, vhat, np.int64(0), w.size, alpha, one_minus_b1, one_minus_b2, eps,
                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
 
 
@@ -178,7 +180,7 @@ def _rmsprop_block(w, g, vel, mom, avg, start, stop, lr, rho, one_minus_rho, mom
 @njit(cache=True, error_model="numpy")
 def _rmsprop_serial(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
                     centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
-    _rmsprop_block(w, g, vel, mom, avg, 0, w.size, lr, rho, one_minus_rho, momentum,
+    _rmsprop_block(w, g, vel, mom, avg, np.int64(0), w.size, lr, rho, one_minus_rho, momentum,
                    use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd)
 
 
@@ -209,7 +211,8 @@ def _adagrad_block(w, g, acc, start, stop, lr, eps, gscale, do_clip, clipvalue, 
 
 @njit(cache=True, error_model="numpy")
 def _adagrad_serial(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
-    _adagrad_block(w, g, acc, 0, w.size, lr, eps, gscale, do_clip, clipvalue, do_decay, wd)
+    _adagrad_block(w, g, acc, np.int64(0), w.size, lr, eps, gscale, do_clip, clipvalue,
+                   do_decay, wd)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from tinynet import tuning
+from tinynet.kernels import _jit
 from tinynet.kernels.streaming import empty_aligned
 from tinynet.layers.regularization.normalization.backward import backward_kernel
 from tinynet.layers.regularization.normalization.folds import (merge_rows_parallel,
@@ -38,6 +39,7 @@ from tinynet.layers.regularization.normalization.rows import (backward_rows_kern
 
 __all__ = ["group_norm_forward_core", "group_norm_backward_core", "gn_forward",
            "gn_backward", "Plan"]
+
 
 
 def _f32(a) -> np.ndarray:
@@ -104,7 +106,7 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
     if stats is not None:
         moments[0] = _check_stat(stats[0], plan, "mean", who)
         moments[2] = _check_stat(stats[1], plan, "inv_std", who)
-    if x.size:
+    if x.size and not _jit.SHAPES_ONLY:  # (the compile-ahead helper's backward-first runs)
         mode = plan.mode(gate, x.size)
         given = stats is not None
         if plan.rows:

@@ -1,0 +1,129 @@
+"""The first fit on an empty cache compiles with a helper process, and changes no bit;
+processes sharing a cache compile each kernel once (tinynet.kernels._jit's locks)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tinynet import compile_ahead
+from tinynet.compile_ahead import _batch_sizes
+
+FIT = """
+import hashlib, sys
+import numpy as np
+import tinynet as tn
+from tinynet import compile_ahead
+from tinynet.layers import Dense, Input
+compile_ahead.set_enabled(sys.argv[1] == "on")
+tn.set_seed(0)
+x = np.random.default_rng(0).standard_normal((37, 6)).astype(np.float32)
+y = (x[:, 0] > 0).astype(np.int64)
+model = tn.Sequential([Input((6,)), Dense(8, activation="relu"), Dense(2)])
+model.compile(optimizer=tn.optimizers.Adam(1e-2),
+              loss=tn.losses.SparseCategoricalCrossentropy(from_logits=True))
+model.fit(x, y, batch_size=16, epochs=2, verbose=0, validation_data=(x[:9], y[:9]))
+digest = hashlib.sha256(b"".join(w.tobytes() for w in model.get_weights())).hexdigest()
+print(digest, compile_ahead._started, compile_ahead._helper is None)
+"""
+
+
+def _fit(cache, mode: str) -> list[str]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    env.pop("NUMBA_DISABLE_JIT", None)
+    out = subprocess.run([sys.executable, "-c", FIT, mode], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_a_cold_fit_starts_one_helper_ends_it_and_gives_the_same_bits(tmp_path):
+    with_helper = _fit(tmp_path / "a", "on")
+    without = _fit(tmp_path / "b", "off")
+    warm = _fit(tmp_path / "a", "on")
+    assert with_helper == [without[0], "True", "True"]  # started, and gone after the fit
+    assert without[1:] == ["False", "True"]
+    assert warm == [without[0], "False", "True"]  # a warm cache starts no helper
+
+
+def test_batch_sizes_are_those_a_pass_sees():
+    assert _batch_sizes(37, 16) == [16, 5]
+    assert _batch_sizes(32, 16) == [16]
+    assert _batch_sizes(5, 16) == [5]
+    assert _batch_sizes(0, 16) == []
+
+
+def test_set_enabled_takes_a_bool():
+    assert compile_ahead.is_enabled() is False  # tests/conftest.py turns it off
+    with pytest.raises(TypeError, match=r"^compile_ahead.set_enabled: enabled must be a "
+                                        r"bool, got 'yes'$"):
+        compile_ahead.set_enabled("yes")
+
+
+LOCKED = """
+import fcntl, os, sys
+import numpy as np
+from numba.core import event
+from tinynet.kernels import _jit
+from tinynet.kernels.pooling import _max_fwd_serial as kernel
+compiles = []
+class Count(event.Listener):
+    def on_start(self, ev):
+        compiles.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Count())
+x = np.zeros((1, 2, 2, 1), np.float32)
+out = np.zeros((1, 1, 1, 1), np.float32)
+arg = np.zeros((1, 1, 1, 1), np.int32)
+b = np.zeros(1, np.int64)
+args = (x, out, arg, b, b + 2, b, b + 2)
+if sys.argv[1] == "busy":  # another process holds the kernel's lock
+    sig = tuple(kernel.typeof_pyval(a) for a in args)
+    path = _jit.lock_path(kernel, sig)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    other = os.fork()
+    if other == 0:
+        with open(path, "a+b") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            os.write(1, b"")
+            import time; time.sleep(30)
+        os._exit(0)
+    import time; time.sleep(1.0)
+    _jit.WAIT_FOR_BUSY_KERNELS = False
+    try:
+        kernel(*args)
+        print("compiled")
+    except _jit.KernelBusy as exc:
+        print("busy:", exc)
+    finally:
+        os.kill(other, 9)
+else:
+    kernel(*args)
+    print(sum(name == "_max_fwd_serial" for name in compiles))
+"""
+
+
+def _locked(cache, mode: str) -> subprocess.Popen:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    env.pop("NUMBA_DISABLE_JIT", None)
+    return subprocess.Popen([sys.executable, "-c", LOCKED, mode], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="compile locks need fcntl")
+def test_two_processes_sharing_a_cache_compile_a_kernel_once(tmp_path):
+    runs = [_locked(tmp_path, "run") for _ in range(2)]
+    counts = []
+    for run in runs:
+        out, err = run.communicate(timeout=600)
+        assert run.returncode == 0, err
+        counts.append(int(out))
+    assert sorted(counts) == [0, 1]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="compile locks need fcntl")
+def test_a_busy_kernel_raises_where_waiting_is_off(tmp_path):
+    out, err = _locked(tmp_path, "busy").communicate(timeout=600)
+    assert out.strip() == "busy: _max_fwd_serial is being compiled by another process", err

@@ -1,0 +1,225 @@
+"""Compile ahead: the first ``fit`` on an empty kernel cache compiles on two cores.
+
+Numba compiles a kernel in the process that first calls it, one kernel at a time, so a
+first training step would compile everything its model needs one kernel after another
+on one core. When a kernel starts compiling during a ``fit``, tinynet starts one helper
+process (where the process may run on two cores or more). The helper rebuilds the model
+from a pickle and pushes batches of the fit's shapes through the optimizer, the loss and
+then the layers from the last to the first, so it compiles the end of a step while the
+fit compiles its beginning. Both compile into the same cache, and each kernel is
+compiled by one of them only: the other waits for it and loads it from the cache (the
+compile locks of :mod:`tinynet.kernels._jit`).
+
+The helper only fills the cache: it computes nothing the fit reads, so no result changes.
+It ends with the fit (or earlier, when it is done). A process starts one helper at most
+(for the first fit that compiles); a warm cache never starts it, and neither does a
+model that cannot be pickled (layers defined in the script itself). :func:`set_enabled`
+turns it off (the test suite does, to keep to its two worker processes).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import functools
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+__all__ = ["set_enabled", "is_enabled", "ahead_of_fit", "run", "main"]
+
+_enabled = True
+_pending: dict | None = None  # the running fit's spec, until its helper starts
+_helper: subprocess.Popen | None = None
+_started = False  # one helper per process: the first fit that compiles gets it
+
+
+def set_enabled(enabled: bool) -> None:
+    """Whether a fit on an empty cache starts a compile-ahead helper (default: yes)."""
+    global _enabled
+    if not isinstance(enabled, (bool, np.bool_)):
+        raise TypeError(f"compile_ahead.set_enabled: enabled must be a bool, got {enabled!r}")
+    _enabled = bool(enabled)
+
+
+def is_enabled() -> bool:
+    """Whether a fit on an empty cache starts a compile-ahead helper."""
+    return _enabled
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _batch_sizes(n: int, batch_size: int) -> list[int]:
+    """The batch sizes a pass over ``n`` samples in batches of ``batch_size`` sees."""
+    sizes = [min(batch_size, n)] if n else []
+    if n > batch_size and n % batch_size:
+        sizes.append(n % batch_size)
+    return sizes
+
+
+@contextlib.contextmanager
+def ahead_of_fit(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int,
+                 val: tuple | None) -> Iterator[None]:
+    """Within it, the first kernel compile starts the helper for this fit; on leaving,
+    the helper stops. ``val`` is the validation ``(x, y)`` or ``None``."""
+    global _pending
+    if not _enabled or _started or _pending is not None or _cores() < 2:
+        yield
+        return
+    from tinynet import tuning
+    from tinynet.kernels import _jit
+
+    _pending = {"model": model, "x": (x.shape[1:], x.dtype.str), "y": (y.shape[1:], y.dtype.str),
+                "train": _batch_sizes(x.shape[0], batch_size),
+                "test": _batch_sizes(val[0].shape[0], batch_size) if val is not None else [],
+                "gates": tuning.gates(), "threads": tuning.get_num_threads()}
+    _jit.COMPILE_HOOKS.append(_start)
+    try:
+        yield
+    finally:
+        _jit.COMPILE_HOOKS.remove(_start)
+        _pending = None
+        _stop()
+
+
+def _start() -> None:
+    """Starts the pending fit's helper (called as a kernel starts compiling)."""
+    global _pending, _helper, _started
+    spec, _pending = _pending, None
+    if spec is None:
+        return
+    _started = True
+    fd, path = tempfile.mkstemp(prefix="tinynet-ahead-", suffix=".pkl")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(spec, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # e.g. layers defined in the user's script: no helper
+        os.unlink(path)
+        return
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    _helper = subprocess.Popen([sys.executable, "-m", "tinynet.compile_ahead", path], env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+
+
+def _stop() -> None:
+    global _helper
+    helper, _helper = _helper, None
+    if helper is not None and helper.poll() is None:
+        helper.terminate()  # cache files are written whole (a rename), never half
+        helper.wait()
+
+
+def _random(shape: tuple, dtype: str, rng: np.random.Generator) -> np.ndarray:
+    if np.dtype(dtype).kind in "iub":
+        return np.zeros(shape, dtype=dtype)  # class 0: a valid label for any loss
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _tasks(spec: dict) -> list:
+    """The helper's work as small tasks, the end of a step first: the optimizer, then
+    per batch size the loss and metrics and each layer's forward and backward, last layer
+    first; then the inference passes of the validation sizes."""
+    from tinynet.kernels._jit import shapes_only
+
+    model, rng = spec["model"], np.random.default_rng(0)
+    layers = model.layers
+
+    def optimizer() -> None:
+        params = model.trainable_parameters()
+        for p in params:
+            p.grad = _random(p.value.shape, p.value.dtype.str, rng)
+        model.optimizer.apply(params)
+
+    def loss(size: int, out_shape: tuple, training: bool) -> None:
+        y_pred = _random(out_shape, "<f4", rng)
+        y_true = _random((size, *spec["y"][0]), spec["y"][1], rng)
+        model.loss.value_and_grad(y_true, y_pred) if training else model.loss(y_true, y_pred)
+        for metric in model.metrics:
+            metric(y_true, y_pred)
+
+    def layer(i: int, shape: tuple, training: bool, backward_first: bool) -> None:
+        x = _random(shape, spec["x"][1] if i == 0 else "<f4", rng)
+        with shapes_only() if backward_first else contextlib.nullcontext():
+            out = np.asarray(layers[i].forward(x, training=training))
+        if training:  # as the fit: no dx for the first layer
+            grad = _random(out.shape, "<f4", rng)
+            (layers[i].backward if i else layers[i].backward_params)(grad)
+
+    tasks = [optimizer]
+    for training, sizes in ((True, spec["train"]), (False, spec["test"])):
+        for size in sizes:
+            shapes = [(size, *spec["x"][0])]
+            for lay in layers:
+                shapes.append(tuple(lay.compute_output_shape(shapes[-1])))
+            tasks.append(functools.partial(loss, size, shapes[-1], training))
+            # backwards first (normalization and convolution layers skip their forward
+            # kernels for it: kernels._jit.shapes_only), then the forwards, both from the
+            # last layer
+            for first in ((True, False) if training else (False,)):
+                tasks += [functools.partial(layer, i, shapes[i], training, first)
+                          for i in reversed(range(len(layers)))]
+    return tasks
+
+
+def run(spec: dict) -> None:
+    """The helper's work (:func:`_tasks`). A task that meets a kernel the fit is compiling
+    goes to the back of the queue instead of waiting, so the helper keeps compiling what
+    the fit needs later; a task that fails again with no kernel busy is dropped."""
+    from tinynet import tuning
+    from tinynet.kernels import _jit
+
+    _jit.silence_compile_notice()
+    _jit.WAIT_FOR_BUSY_KERNELS = False
+    tuning.set(**spec["gates"])
+    tuning.set_num_threads(spec["threads"])
+    queue = collections.deque(_tasks(spec))
+    stalled = 0  # tasks in a row that met a busy kernel
+    while queue:
+        task = queue.popleft()
+        try:
+            task()
+            stalled = 0
+        except Exception as exc:  # noqa: BLE001 - the fit itself reports real errors
+            if "being compiled by another process" not in str(exc):
+                continue
+            queue.append(task)
+            stalled += 1
+            if stalled >= len(queue):  # every task left waits on the fit: let it finish one
+                time.sleep(0.1)
+                stalled = 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tinynet.compile_ahead SPEC``: runs (and deletes) a pickled spec."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m tinynet.compile_ahead SPEC (started by Sequential.fit)",
+              file=sys.stderr)
+        return 2
+    try:
+        with open(argv[0], "rb") as fh:
+            spec = pickle.load(fh)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(argv[0])
+    run(spec)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
