@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
-from tinynet.math.matmul import matmul, pin_blas_threads, plan
+from tinynet.math.matmul import _blas, matmul, plan, single_threaded_blas
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +114,21 @@ def test_errors():
 
 
 def test_blas_thread_control_found():
-    assert isinstance(pin_blas_threads(), bool)
+    assert _blas(), "threadpoolctl found no BLAS under NumPy"
+
+
+def test_blas_is_single_threaded_inside_and_as_found_after():
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    with threadpool_limits(2, user_api="blas"):
+        with single_threaded_blas():
+            with single_threaded_blas():  # nested: still one thread, restored once
+                assert blas_threads() == [1] * len(blas_threads())
+            assert blas_threads() == [1] * len(blas_threads())
+        assert blas_threads() == [2] * len(blas_threads())
 
 
 @pytest.mark.parametrize("m,n,k", [(1024, 512, 512), (512, 512, 1024), (256, 128, 1600),

@@ -6,9 +6,9 @@ needs SciPy; instead this module finds the CBLAS ``sgemm`` of the BLAS NumPy alr
 loaded (OpenBLAS from the NumPy wheel: ``scipy_cblas_sgemm64_``) and registers its
 address with LLVM under the fixed symbol ``tinynet_cblas_sgemm``, which the kernels
 declare as an external function. The address is resolved when a kernel is compiled or
-loaded from Numba's cache, so caching works. BLAS runs single-threaded (tinynet pins it,
-:func:`tinynet.math.matmul.pin_blas_threads`); each call computes one tile on the calling
-thread.
+loaded from Numba's cache, so caching works. BLAS runs single-threaded while these
+kernels run (:func:`tinynet.math.matmul.single_threaded_blas`); each call computes one
+tile on the calling thread.
 
 If NumPy's BLAS has 32-bit integers (``cblas_sgemm``, e.g. MKL), a small compiled
 adapter takes the symbol; if no CBLAS ``sgemm`` is found at all, a plain compiled loop

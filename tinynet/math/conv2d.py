@@ -47,7 +47,7 @@ from tinynet import tuning
 from tinynet.kernels import _jit
 from tinynet.kernels import conv as ck
 from tinynet.kernels import conv_direct as cd
-from tinynet.math.matmul import pin_blas_threads
+from tinynet.math.matmul import single_threaded_blas
 
 __all__ = ["TILE_ELEMS", "MIN_TASKS", "tile_rows", "conv2d_forward", "conv2d_backward"]
 
@@ -163,9 +163,9 @@ def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
         kernel(x, w2.reshape(-1), plan.row_offsets(plan.ch, plan.wp), bias, add_bias, z, pt,
                pl, oh, ow, sh, sw, plan.scratch(slots), plan.offsets(slots))
         return z
-    pin_blas_threads()  # the tiles' GEMMs are single-threaded BLAS calls
     kernel = ck.conv_forward_parallel if plan.parallel else ck.conv_forward_serial
-    kernel(x, w2, bias, add_bias, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
+    with single_threaded_blas():  # the tiles' GEMMs are single-threaded BLAS calls
+        kernel(x, w2, bias, add_bias, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
     return z
 
 
@@ -214,11 +214,12 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     tiled_dx = want_dx and pads is None
     tiled_dw = want_dw and not direct_dw
     if tiled_dx or tiled_dw or want_db:
-        pin_blas_threads()
         parts = np.empty((ntasks if tiled_dw else 1, plan.width, plan.filters), dtype=np.float32)
         kernel = ck.conv_backward_parallel if plan.parallel else ck.conv_backward_serial
-        kernel(x, w2, dz, dx if tiled_dx else x, parts, bparts, tiled_dx, tiled_dw, want_db,
-               plan.tasks, *plan.args, plan.scratch(), plan.scratch(), plan.tiles())
+        with single_threaded_blas():
+            kernel(x, w2, dz, dx if tiled_dx else x, parts, bparts, tiled_dx, tiled_dw,
+                   want_db, plan.tasks, *plan.args, plan.scratch(), plan.scratch(),
+                   plan.tiles())
         if tiled_dw:
             dw2 = _merge(parts)
         if want_db:

@@ -2,7 +2,8 @@
 
 OpenBLAS splits a multi-threaded GEMM by its own thread count, and the bits change with
 it (an sgemm of 1000x1000x1000 differs between 1 and 2 threads). tinynet therefore runs
-NumPy's BLAS single-threaded (:func:`pin_blas_threads`) and does the splitting itself:
+NumPy's BLAS single-threaded while its own GEMM kernels run (:func:`single_threaded_blas`,
+which puts the user's thread count back afterwards) and does the splitting itself:
 
 * the output is tiled into row blocks (and column blocks when the rows run out), or, for
   reduction-heavy products such as weight gradients ``X^T @ dY`` (a long inner dimension
@@ -23,18 +24,18 @@ value of the ``matmul_parallel_min_flops`` gate.
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
 import functools
 import threading
 import warnings
-from typing import Callable
+from collections.abc import Iterator
 
 import numpy as np
 
 from tinynet import tuning
-from tinynet.kernels.blas import blas_library_paths, gemm_tiles_parallel, gemm_tiles_serial
+from tinynet.kernels.blas import gemm_tiles_parallel, gemm_tiles_serial
 
-__all__ = ["matmul", "plan", "pin_blas_threads"]
+__all__ = ["matmul", "plan", "single_threaded_blas"]
 
 _MIN_TASK_WORK = 1 << 20   # multiply-adds per tile, at least (keeps call overhead small)
 _MAX_TASKS = 8             # most tiles per product (each re-packs its operands)
@@ -46,67 +47,58 @@ _K_SPLIT_MAX_ELEMS = 1 << 22  # most partial-product elements kept for an inner 
 
 # -- BLAS threads ---------------------------------------------------------------------
 
-_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-            "openblas_set_num_threads64_", "openblas_set_num_threads",
-            "MKL_Set_Num_Threads")
-_GETTERS = {"scipy_openblas_set_num_threads64_": "scipy_openblas_get_num_threads64_",
-            "scipy_openblas_set_num_threads": "scipy_openblas_get_num_threads",
-            "openblas_set_num_threads64_": "openblas_get_num_threads64_",
-            "openblas_set_num_threads": "openblas_get_num_threads",
-            "MKL_Set_Num_Threads": "MKL_Get_Max_Threads"}
 _blas_lock = threading.Lock()
-_blas_controls: list[tuple[Callable, Callable | None]] | None = None
+_blas_libs: list | None = None  # threadpoolctl's controllers of the BLAS NumPy loaded
+_blas_depth = 0                  # open single_threaded_blas() scopes, all threads
+_blas_saved: list = []           # (library, the thread count to put back)
 
 
-def _find_blas_controls() -> list[tuple[Callable, Callable | None]]:
-    controls = []
-    for path in blas_library_paths():
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name in _SETTERS:
-            setter = getattr(lib, name, None)
-            if setter is None:
-                continue
-            setter.restype = None
-            setter.argtypes = [ctypes.c_int]
-            getter = getattr(lib, _GETTERS[name], None)
-            if getter is not None:
-                getter.restype = ctypes.c_int
-                getter.argtypes = []
-            controls.append((setter, getter))
-            break
-    return controls
-
-
-def pin_blas_threads() -> bool:
-    """Makes NumPy's BLAS single-threaded (tinynet's GEMM does its own threading).
-
-    Called by :func:`matmul` on every product (cheap after the first call): if anything
-    else raised the BLAS thread count meanwhile, it is set back to one.
-
-    Returns:
-        ``True`` if a BLAS thread control was found (OpenBLAS or MKL).
-    """
-    global _blas_controls
-    if _blas_controls is None:
+def _blas() -> list:
+    global _blas_libs
+    if _blas_libs is None:
         with _blas_lock:
-            if _blas_controls is None:
+            if _blas_libs is None:
                 np.dot(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))  # load BLAS
-                controls = _find_blas_controls()
-                if not controls:
+                from threadpoolctl import ThreadpoolController
+
+                libs = ThreadpoolController().select(user_api="blas").lib_controllers
+                if not libs:
                     warnings.warn(
                         "tinynet.math.matmul: could not find NumPy's BLAS thread control; "
                         "GEMM results may depend on the BLAS thread count", RuntimeWarning,
-                        stacklevel=2)
-                for setter, _ in controls:
-                    setter(1)
-                _blas_controls = controls
-    for setter, getter in _blas_controls:
-        if getter is not None and getter() != 1:
-            setter(1)
-    return bool(_blas_controls)
+                        stacklevel=3)
+                _blas_libs = libs
+    return _blas_libs
+
+
+@contextlib.contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """NumPy's BLAS runs single-threaded inside (tinynet's GEMM kernels split the work
+    themselves, in a fixed way); the thread count the user had is put back when the last
+    open scope of any thread closes, so the process is left as it was found.
+
+    Scopes nest and are cheap inside another (no BLAS call): :func:`matmul` and the
+    convolutions open one per call, the training loop one per step.
+    """
+    global _blas_depth
+    libs = _blas()
+    with _blas_lock:
+        if _blas_depth == 0:
+            for lib in libs:
+                n = lib.get_num_threads()
+                if n != 1:
+                    lib.set_num_threads(1)
+                    _blas_saved.append((lib, n))
+        _blas_depth += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_depth -= 1
+            if _blas_depth == 0:
+                for lib, n in _blas_saved:
+                    lib.set_num_threads(n)
+                _blas_saved.clear()
 
 
 # -- tiling ---------------------------------------------------------------------------
@@ -209,16 +201,17 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
     if k == 0:
         out.fill(0.0)
         return out
-    pin_blas_threads()
     tiles, nchunks = _tile_table(m, n, k)
     kernel = (gemm_tiles_parallel if tuning.use_parallel("matmul_parallel_min_flops", m * n * k)
               else gemm_tiles_serial)
     if nchunks == 1:
-        kernel(a, b, out[None], trans_a, trans_b, tiles)
+        with single_threaded_blas():
+            kernel(a, b, out[None], trans_a, trans_b, tiles)
         return out
     # inner dimension in fixed chunks: partial products added in chunk order
     parts = np.empty((nchunks, m, n), dtype=np.float32)
-    kernel(a, b, parts, trans_a, trans_b, tiles)
+    with single_threaded_blas():
+        kernel(a, b, parts, trans_a, trans_b, tiles)
     np.copyto(out, parts[0])
     for j in range(1, nchunks):
         np.add(out, parts[j], out=out)

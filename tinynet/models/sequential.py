@@ -23,6 +23,7 @@ from tinynet import compile_ahead
 from tinynet.callbacks import CallbackList, History, check_callbacks
 from tinynet.layers.input import Input
 from tinynet.layers.layer import Layer, Parameter, normalize_shape, snake_case
+from tinynet.math.matmul import single_threaded_blas
 from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
 
@@ -376,8 +377,9 @@ class Sequential:
     # -- the steps -------------------------------------------------------------------------------
     def _forward(self, x: np.ndarray, training: bool) -> np.ndarray:
         out = x
-        for layer in self._layers:
-            out = layer.forward(out, training=training)
+        with single_threaded_blas():  # one BLAS setting per pass, not per product
+            for layer in self._layers:
+                out = layer.forward(out, training=training)
         return as_array(out)
 
     def _step_state(self) -> tuple[list[Parameter], list[tuple[Parameter, np.ndarray]]]:
@@ -390,6 +392,12 @@ class Sequential:
     def _train_step(self, x: np.ndarray, y: np.ndarray, params: list[Parameter],
                     guard: list[tuple[Parameter, np.ndarray]],
                     where: Callable[[], str]) -> tuple[float, list[float]]:
+        with single_threaded_blas():  # one BLAS setting per step (nested scopes are free)
+            return self._step(x, y, params, guard, where)
+
+    def _step(self, x: np.ndarray, y: np.ndarray, params: list[Parameter],
+              guard: list[tuple[Parameter, np.ndarray]],
+              where: Callable[[], str]) -> tuple[float, list[float]]:
         for p, backup in guard:
             np.copyto(backup, p.value)
         y_pred = self._forward(x, True)
