@@ -11,6 +11,6 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from tinynet import compile_ahead  # noqa: E402 - after the environment is set
+from tinynet.tools import compile_ahead  # noqa: E402 - after the environment is set
 
 compile_ahead.set_enabled(False)

@@ -11,7 +11,7 @@ import tinynet as tn
 from tinynet import saving
 from tinynet.callbacks import Callback
 from tinynet.layers import Dense, Input
-from tinynet.model_checkpoint import ModelCheckpoint
+from tinynet.callbacks import ModelCheckpoint
 
 
 def _model(metrics=None):

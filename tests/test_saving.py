@@ -493,8 +493,10 @@ class Scale(Layer):
 @pytest.fixture
 def registry(monkeypatch):
     """A private copy of the layer registry, dropped after the test."""
-    monkeypatch.setattr(saving, "_REGISTRY", dict(saving._registry()))
-    return saving._REGISTRY
+    from tinynet.layers import registry as layer_registry
+
+    monkeypatch.setattr(layer_registry, "_LAYERS", dict(layer_registry._layers()))
+    return layer_registry._LAYERS
 
 
 def test_custom_layer_needs_registration(tmp_path, registry):

@@ -33,9 +33,12 @@ import secrets
 import stat
 import types
 import warnings
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable
 
 import numpy as np
+
+from tinynet.layers import registry
+from tinynet.layers.registry import register_layer, registered_layers
 
 __all__ = ["save_model", "save_weights", "load_weights", "load_model", "register_layer",
            "registered_layers",
@@ -52,92 +55,10 @@ WEIGHT_SLACK = 1 << 20
 _DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "I64": 8, "U64": 8, "I32": 4, "U32": 4,
                 "I16": 2, "U16": 2, "I8": 1, "U8": 1, "BOOL": 1, "C64": 8}
 
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT_RE = re.compile(r"-?[0-9]{1,64}\Z")
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
 _RNG_ARRAY_DTYPES = ("uint32", "uint64")
 _MISSING = object()
-
-T = TypeVar("T", bound=type)
-
-# -- layer registry -----------------------------------------------------------------------------
-_REGISTRY: dict[str, type] = {}
-_BUILTINS_LOADED = False
-
-
-def _registry() -> dict[str, type]:
-    """The registry, filled with every built-in layer class on first use."""
-    global _BUILTINS_LOADED
-    if not _BUILTINS_LOADED:
-        import tinynet.layers as layers_module
-        from tinynet.layers.layer import Layer
-
-        for name in layers_module.__all__:
-            cls = getattr(layers_module, name)
-            if isinstance(cls, type) and issubclass(cls, Layer) and cls is not Layer:
-                _REGISTRY.setdefault(name, cls)
-        _BUILTINS_LOADED = True
-    return _REGISTRY
-
-
-def registered_layers() -> dict[str, type]:
-    """A copy of the layer registry: class name -> class (built-ins and registered)."""
-    return dict(_registry())
-
-
-def register_layer(cls: T | str | None = None, *, name: str | None = None) -> Any:
-    """Registers a custom layer class so that :func:`load_model` can rebuild it.
-
-    Use as ``@register_layer``, ``@register_layer("MyName")`` or
-    ``@register_layer(name="MyName")``; the default name is the class name. The class
-    must subclass :class:`tinynet.layers.Layer` and round-trip through
-    ``get_config``/``from_config``. Registering the same class again is allowed.
-
-    Raises:
-        TypeError: not a ``Layer`` subclass, or the name is not a str.
-        ValueError: the name is not a plain identifier, or already names another class.
-    """
-    if isinstance(cls, str):
-        if name is not None:
-            raise TypeError("register_layer: give the name once, positionally or as name=")
-        name, cls = cls, None
-
-    def decorate(layer_cls: T) -> T:
-        from tinynet.layers.layer import Layer
-
-        if not (isinstance(layer_cls, type) and issubclass(layer_cls, Layer)):
-            raise TypeError(f"register_layer: expected a subclass of tinynet.layers.Layer, "
-                            f"got {layer_cls!r}")
-        key = layer_cls.__name__ if name is None else name
-        if not isinstance(key, str):
-            raise TypeError(f"register_layer: name must be a str, got {key!r}")
-        if not _NAME_RE.match(key):
-            raise ValueError(f"register_layer: name must be a plain identifier (letters, "
-                             f"digits, underscores; no dots), got {key!r}")
-        registry = _registry()
-        existing = registry.get(key)
-        redefined = (existing is not None and existing.__module__ == layer_cls.__module__
-                     and existing.__qualname__ == layer_cls.__qualname__)
-        if existing is not None and existing is not layer_cls and not redefined:
-            raise ValueError(f"register_layer: the name {key!r} is already registered for "
-                             f"{existing.__module__}.{existing.__qualname__}")
-        registry[key] = layer_cls
-        return layer_cls
-
-    return decorate if cls is None else decorate(cls)
-
-
-def _registered_name(cls: type) -> str:
-    registry = _registry()
-    if registry.get(cls.__name__) is cls:
-        return cls.__name__
-    for key, value in registry.items():
-        if value is cls:
-            return key
-    raise ValueError(f"save: layer class {cls.__module__}.{cls.__qualname__} is not registered; "
-                     f"decorate it with @tinynet.saving.register_layer so load_model can "
-                     f"rebuild it")
-
 
 # -- helpers ------------------------------------------------------------------------------------
 def _fspath(path: Any, owner: str) -> str:
@@ -147,9 +68,7 @@ def _fspath(path: Any, owner: str) -> str:
 
 
 def _check_model(model: Any, owner: str) -> None:
-    from tinynet.models.sequential import Sequential
-
-    if not isinstance(model, Sequential):
+    if not isinstance(model, registry.model_classes()):
         raise TypeError(f"{owner}: expected a tinynet Sequential model, got "
                         f"{type(model).__name__}")
 
@@ -257,8 +176,8 @@ def _model_config(model: Any) -> dict:
     for i, entry in enumerate(entries):
         cls = type(layers[i - offset]) if i >= offset else None
         if cls is not None:
-            entry["class_name"] = _registered_name(cls)
-        elif entry["class_name"] not in _registry():
+            entry["class_name"] = registry.registered_name(cls)
+        elif entry["class_name"] not in registry.registered_layers():
             raise ValueError(f"save: unknown layer class {entry['class_name']!r}")
     return config
 
@@ -533,14 +452,14 @@ def _check_model_config(config: Any, where: str) -> dict:
     layers = config.get("layers")
     if not isinstance(layers, list):
         raise ValueError(f"{bad} 'layers' must be a list")
-    registry = _registry()
+    known = registry.registered_layers()
     for i, entry in enumerate(layers):
         if not isinstance(entry, dict):
             raise ValueError(f"{bad} layer {i} must be a JSON object")
         class_name = entry.get("class_name")
         if not isinstance(class_name, str):
             raise ValueError(f"{bad} layer {i} has no string 'class_name'")
-        if not _NAME_RE.match(class_name) or class_name not in registry:
+        if not registry.plain_name(class_name) or class_name not in known:
             raise ValueError(f"{where}: unknown layer class {class_name!r} (layer {i}); "
                              f"register custom layers with @tinynet.saving.register_layer")
         if not isinstance(entry.get("config"), dict):
@@ -557,7 +476,7 @@ def _check_model_config(config: Any, where: str) -> dict:
 def _build_model(config: dict, where: str, limit: int) -> Any:
     """Rebuilds the model; its layers may create at most ``limit`` weight scalars in all,
     checked before each weight is allocated (a lying config cannot exhaust memory)."""
-    from tinynet.models.sequential import Sequential
+    sequential = registry.model_class("Sequential")
 
     sizes: dict[tuple[int, str], int] = {}
     made: list = []
@@ -584,8 +503,9 @@ def _build_model(config: dict, where: str, limit: int) -> Any:
         return types.SimpleNamespace(from_config=from_config)
 
     try:
-        return Sequential.from_config(
-            config, custom_objects={name: limited(cls) for name, cls in _registry().items()})
+        return sequential.from_config(
+            config, custom_objects={name: limited(cls)
+                                    for name, cls in registry.registered_layers().items()})
     except (TypeError, ValueError, KeyError, IndexError, MemoryError, OverflowError) as exc:
         raise ValueError(f"{where}: cannot rebuild the model from its config: "
                          f"{type(exc).__name__}: {exc}") from None

@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from tinynet import compile_ahead
-from tinynet.compile_ahead import _batch_sizes
+from tinynet.tools import compile_ahead
+from tinynet.tools.compile_ahead import _batch_sizes
 
 FIT = """
 import hashlib, sys
 import numpy as np
 import tinynet as tn
-from tinynet import compile_ahead
+from tinynet.tools import compile_ahead
 from tinynet.layers import Dense, Input
 compile_ahead.set_enabled(sys.argv[1] == "on")
 tn.set_seed(0)

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import tinynet as tn
-from tinynet import (callbacks, compile_ahead, datasets, losses, metrics, optimizers, saving,
-                     tuning)
+from tinynet import callbacks, datasets, losses, metrics, optimizers, saving, tuning
+from tinynet.tools import compile_ahead
 from tinynet.warmup import warmup
 from tinynet.layers import (ELU, Activation, AveragePooling2D, BatchNormalization, Conv2D,
                             Dense, Dropout, Flatten, GlobalAveragePooling2D,

@@ -30,7 +30,7 @@ Processes that share a cache compile each kernel once: a compile holds a lock fi
 its kernel and signature (:func:`lock_path`), and a second process that needs the same
 kernel meanwhile waits, then loads the first one's result from the cache. This is what
 lets the warmup's workers, the test workers and a fit's compile-ahead helper
-(:mod:`tinynet.compile_ahead`) split the work instead of repeating it.
+(:mod:`tinynet.tools.compile_ahead`) split the work instead of repeating it.
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def njit(*args: Any, variant: Any = None, **kwargs: Any) -> Any:
 # ------------------------------------------------------- backward-first runs
 #: While true, the normalization and convolution forwards return uninitialized outputs
 #: of the right shapes without running a kernel (their backwards need only the input and
-#: those shapes): the compile-ahead helper (:mod:`tinynet.compile_ahead`) runs a layer's
+#: those shapes): the compile-ahead helper (:mod:`tinynet.tools.compile_ahead`) runs a layer's
 #: backward this way, to compile its backward kernels while the fit compiles the forward
 #: ones. Set only through :func:`shapes_only`.
 SHAPES_ONLY: bool = False
@@ -242,7 +242,7 @@ def shapes_only():
 _NOTICE = "tinynet: compiling kernels for first use (cached in {where}; later runs skip this)"
 _noticed = False
 #: Called (no arguments) as each tinynet kernel starts compiling, before it compiles: the
-#: compile-ahead helper of a fit starts from here (:mod:`tinynet.compile_ahead`).
+#: compile-ahead helper of a fit starts from here (:mod:`tinynet.tools.compile_ahead`).
 COMPILE_HOOKS: list[Callable[[], None]] = []
 
 

@@ -19,10 +19,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tinynet import compile_ahead
-from tinynet.callbacks import CallbackList, History, check_callbacks
+from tinynet.tools import compile_ahead
+from tinynet.callbacks.base import CallbackList, check_callbacks
+from tinynet.callbacks.history import History
 from tinynet.layers.input import Input
+from tinynet import saving
 from tinynet.layers.layer import Layer, Parameter, normalize_shape, snake_case
+from tinynet.layers.registry import register_model, registered_layers
 from tinynet.math.matmul import single_threaded_blas
 from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
@@ -658,22 +661,16 @@ class Sequential:
     def save(self, path: str) -> None:
         """Saves architecture, weights, compile settings, optimizer and random states
         to one ``.safetensors`` file (atomically)."""
-        from tinynet.saving import save_model
-
-        save_model(self, path)
+        saving.save_model(self, path)
 
     def save_weights(self, path: str) -> None:
         """Saves the weights alone to one ``.safetensors`` file (atomically)."""
-        from tinynet.saving import save_weights
-
-        save_weights(self, path)
+        saving.save_weights(self, path)
 
     def load_weights(self, path: str) -> None:
         """Loads weights saved by :meth:`save_weights` or :meth:`save`; names and shapes
         must match this model."""
-        from tinynet.saving import load_weights
-
-        load_weights(self, path)
+        saving.load_weights(self, path)
 
     def __getstate__(self) -> dict:  # the lock cannot be pickled or deep-copied
         return {k: v for k, v in self.__dict__.items() if k != "_lock"}
@@ -686,13 +683,14 @@ class Sequential:
         return f"<Sequential name={self.name!r} layers={len(self._layers)} built={self.built}>"
 
 
+register_model(Sequential)  # so that tinynet.saving rebuilds it without importing this module
+
+
 def _layer_class(class_name: str, custom_objects: dict | None) -> type:
     if custom_objects and class_name in custom_objects:
         return custom_objects[class_name]
-    from tinynet.saving import registered_layers
-
-    registry = registered_layers()
-    if class_name in registry:
-        return registry[class_name]
+    known = registered_layers()
+    if class_name in known:
+        return known[class_name]
     raise ValueError(f"Sequential.from_config: unknown layer class {class_name!r}; pass it in "
                      f"custom_objects or register it")

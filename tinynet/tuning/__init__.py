@@ -29,7 +29,7 @@ from dataclasses import dataclass
 __all__ = [
     "get", "set", "reset", "override", "gates", "defaults", "describe", "sources",
     "set_num_threads", "get_num_threads", "max_threads", "use_parallel", "load_profile",
-    "GATE_DOCS", "calibrate",
+    "GATE_DOCS",
 ]
 
 _MAX_GATE = 2**62
@@ -43,7 +43,7 @@ class _Gate:
 
 
 # Built-in defaults: serial-vs-parallel crossovers measured on the 2-core CI machine with
-# `python -m tinynet.tuning calibrate`, the median of three runs (tables in
+# the calibrate command (python -m tinynet.tools.calibrate), the median of three runs (tables in
 # docs/tuning.md). 2**62 = never parallel.
 _GATES: dict[str, _Gate] = {
     "gn_row_parallel_min_elems": _Gate(
@@ -362,10 +362,3 @@ def describe() -> str:
         if i == 0:
             lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 13)
     return "\n".join(lines)
-
-
-def calibrate(*args, **kwargs) -> dict[str, int]:
-    """Measures serial-vs-parallel crossovers (see :mod:`tinynet.tuning.calibration`)."""
-    from tinynet.tuning.calibration import calibrate as _calibrate
-
-    return _calibrate(*args, **kwargs)

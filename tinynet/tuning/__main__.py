@@ -1,4 +1,5 @@
-"""``python -m tinynet.tuning`` prints the gate table; ``... calibrate`` measures the gates."""
+"""``python -m tinynet.tuning`` prints the gate table (``python -m tinynet.tools.calibrate``
+measures the gates on this machine)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from tinynet import tuning
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "calibrate":
-        from tinynet.tuning.calibration import main as calibrate_main
-
-        return calibrate_main(argv[1:])
+        print("the calibrate command is python -m tinynet.tools.calibrate [--quick] "
+              "[--gates a,b] [--write PATH]", file=sys.stderr)
+        return 2
     if argv:
-        print(f"usage: python -m tinynet.tuning [calibrate [--quick] [--write PATH]]; "
-              f"got {' '.join(argv)!r}", file=sys.stderr)
+        print(f"usage: python -m tinynet.tuning (the gate table); got {' '.join(argv)!r}",
+              file=sys.stderr)
         return 2
     print(tuning.describe())
     return 0

@@ -111,7 +111,7 @@ def _start() -> None:
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    _helper = subprocess.Popen([sys.executable, "-m", "tinynet.compile_ahead", path], env=env,
+    _helper = subprocess.Popen([sys.executable, "-m", "tinynet.tools.compile_ahead", path], env=env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
 
@@ -205,10 +205,10 @@ def run(spec: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tinynet.compile_ahead SPEC``: runs (and deletes) a pickled spec."""
+    """``python -m tinynet.tools.compile_ahead SPEC``: runs (and deletes) a pickled spec."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m tinynet.compile_ahead SPEC (started by Sequential.fit)",
+        print("usage: python -m tinynet.tools.compile_ahead SPEC (started by Sequential.fit)",
               file=sys.stderr)
         return 2
     try:

@@ -1,12 +1,12 @@
-"""``tuning.calibrate()``: measure each gate's serial-vs-parallel crossover on this machine.
+"""Measure each tuning gate's serial-vs-parallel crossover on this machine.
 
 For every gate, a probe runs the gated work over a ladder of sizes twice per repetition,
 once with the gate at 0 (parallel) and once at 2**62 (serial), interleaved, and keeps the
 medians. The crossover is the first size where parallel wins by more than 5 % with at
 most one losing size above it; a gate whose parallel variant never wins is set to 2**62.
 
-Run ``python -m tinynet.tuning calibrate [--quick] [--write PATH]``; load the written
-profile with ``TINYNET_TUNING_FILE=PATH``.
+Run ``python -m tinynet.tools.calibrate [--quick] [--gates a,b] [--write PATH]`` (or call
+:func:`calibrate`); load the written profile with ``TINYNET_TUNING_FILE=PATH``.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def calibrate(gates: list[str] | None = None, *, quick: bool = False,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tinynet.tuning calibrate")
+    parser = argparse.ArgumentParser(prog="python -m tinynet.tools.calibrate")
     parser.add_argument("--write", metavar="PATH", help="write a JSON tuning profile")
     parser.add_argument("--quick", action="store_true", help="fewer sizes and repetitions")
     parser.add_argument("--gates", help="comma-separated gate names (default: all)")
@@ -210,3 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     gates = args.gates.split(",") if args.gates else None
     calibrate(gates, quick=args.quick, write=args.write)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

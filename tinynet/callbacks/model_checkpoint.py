@@ -7,7 +7,8 @@ import numbers
 import os
 import warnings
 
-from tinynet.callbacks import Callback, _finite, _monitor_direction
+from tinynet.callbacks.base import Callback
+from tinynet.callbacks.monitor import finite, monitor_direction
 
 __all__ = ["ModelCheckpoint"]
 
@@ -18,9 +19,8 @@ class ModelCheckpoint(Callback):
     Keras 3 semantics: ``filepath`` is formatted with ``epoch`` (1-based), ``batch``
     (1-based, when saving on batches) and the logs, e.g.
     ``"ckpt_{epoch:02d}_{val_loss:.3f}.safetensors"``; missing folders are created.
-    Files are written atomically with :func:`tinynet.saving.save_model` (or
-    :func:`~tinynet.saving.save_weights`), so an interrupted run never leaves a
-    half-written checkpoint.
+    Files are written atomically with ``model.save`` (or ``model.save_weights``), so an
+    interrupted run never leaves a half-written checkpoint.
 
     Args:
         filepath: Path template ending in ``.safetensors``.
@@ -73,7 +73,7 @@ class ModelCheckpoint(Callback):
                 or not isinstance(initial_value_threshold, numbers.Real)):
             raise TypeError(f"{owner}: initial_value_threshold must be None or a float, got "
                             f"{initial_value_threshold!r}")
-        if initial_value_threshold is not None and not _finite(initial_value_threshold):
+        if initial_value_threshold is not None and not finite(initial_value_threshold):
             raise ValueError(f"{owner}: initial_value_threshold must be None or a finite "
                              f"float, got {initial_value_threshold!r}")
         self.filepath = filepath
@@ -93,7 +93,7 @@ class ModelCheckpoint(Callback):
 
     # -- direction ----------------------------------------------------------------------------
     def _resolve_mode(self) -> None:
-        direction = _monitor_direction(self.model, self.monitor, self.mode)
+        direction = monitor_direction(self.model, self.monitor, self.mode)
         if direction is None:  # Keras's guess from the name
             direction = "up" if ("acc" in self.monitor
                                  or self.monitor.startswith("fmeasure")) else "down"
@@ -145,8 +145,6 @@ class ModelCheckpoint(Callback):
                            f"Reason: {exc}") from None
 
     def _save_model(self, epoch: int, batch: int | None, logs: dict | None) -> None:
-        from tinynet import saving
-
         if self._lower_is_better is None:
             self._resolve_mode()
         logs = dict(logs or {})
@@ -176,7 +174,7 @@ class ModelCheckpoint(Callback):
         folder = os.path.dirname(filepath)
         if folder:
             os.makedirs(folder, exist_ok=True)
-        if self.save_weights_only:
-            saving.save_weights(self.model, filepath)
+        if self.save_weights_only:  # as Keras: through the model's own methods
+            self.model.save_weights(filepath)
         else:
-            saving.save_model(self.model, filepath)
+            self.model.save(filepath)

@@ -1,0 +1,215 @@
+"""Compile (or load from the cache) every Numba kernel once: ``python -m tinynet.warmup``.
+
+Numba compiles a kernel on its first call and caches it on disk (``cache=True``). Run this
+once after installing, so a user's first real run starts fast: it pushes small batches
+through every layer, loss and optimizer, in both serial and parallel variants, and every
+layout the normalization kernels have (each layout compiles kernels of its own).
+
+Numba compiles under a lock per process, so the work is split into tasks (a family of
+kernels in its serial or its parallel variants) run by one worker process per core, all
+compiling into the same cache; a progress bar counts the tasks done.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["warmup", "main", "TASKS"]
+
+_SERIAL, _PARALLEL = 2**62, 0  # every gate set to this: serial, or parallel, variants
+
+
+def _x(shape: tuple, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _train_and_infer(layer, x: np.ndarray) -> None:
+    y = np.asarray(layer(x, training=True))
+    layer.backward(np.ones_like(y))
+    layer(x, training=False)
+
+
+def _conv() -> None:
+    from tinynet import layers as L
+
+    x = _x((2, 8, 8, 4))
+    for layer in (L.Conv2D(4, 3, padding="same", activation="relu"), L.Conv2D(4, 1),
+                  L.Conv2D(4, 3, strides=2)):
+        _train_and_infer(layer, x)
+    _train_and_infer(L.Conv2D(16, 3, padding="same"), np.repeat(x, 4, axis=3))  # direct
+
+
+def _pooling() -> None:
+    from tinynet import layers as L
+
+    x = _x((2, 8, 8, 4))
+    for layer in (L.MaxPooling2D(2), L.AveragePooling2D(2, padding="same"),
+                  L.GlobalAveragePooling2D(), L.GlobalMaxPooling2D()):
+        _train_and_infer(layer, x)
+
+
+# One channel count per layout of the group kernels (layout.layout_of): half rows,
+# quads, two quads and spans; batch 1 of a large sample runs the blocks-parallel driver,
+# batch 2 of small samples the chunks.
+_NORM_CHANNELS = (4, 64, 128, 48)
+
+
+def _normalization(c: int) -> None:
+    from tinynet import layers as L
+
+    for shape in ((2, 4, 4, c), (1, 48, 48, c)):
+        x = _x(shape)
+        for layer in (L.BatchNormalization(), L.GroupNormalization(2),
+                      L.InstanceNormalization()):
+            _train_and_infer(layer, x)
+
+
+# One feature count per row kind of layer norm's rows (rows.row_kind).
+_ROW_FEATURES = (64, 32, 48, 24, 6)
+
+
+def _layer_norm() -> None:
+    from tinynet import layers as L
+    from tinynet.layers.regularization.normalization import (group_norm_backward_core,
+                                                             group_norm_forward_core)
+
+    for f in _ROW_FEATURES:
+        _train_and_infer(L.LayerNormalization(), _x((5, f)))
+    _train_and_infer(L.LayerNormalization(axis=(1, 2, 3)), _x((2, 4, 4, 4)))
+    x = _x((2, 8, 8, 4))
+    out, xn, inv = group_norm_forward_core(x, 2, np.ones(4), np.zeros(4), 1e-3)
+    group_norm_backward_core(out, xn, inv, 2, np.ones(4))
+
+
+def _elementwise() -> None:
+    from tinynet import layers as L
+
+    x = _x((2, 8, 8, 4))
+    for layer in (*[L.Activation(a) for a in ("relu", "sigmoid", "tanh", "softmax", "elu",
+                                              "leaky_relu", "gelu", "silu")],
+                  L.ReLU(max_value=6.0), L.LeakyReLU(), L.ELU(), L.Softmax(),
+                  L.Dropout(0.5), L.SpatialDropout2D(0.5), L.Flatten(), L.Reshape((-1,))):
+        _train_and_infer(layer, x)
+
+
+def _dense() -> None:
+    from tinynet.layers import Dense
+    from tinynet.math.matmul import matmul
+    from tinynet.math.reduction import det_reduce
+
+    x = _x((2, 8, 8, 4))
+    dense = Dense(3, activation="relu")
+    y = np.asarray(dense(x.reshape(2, -1)))
+    dense.backward(np.ones_like(y))
+    dense.backward_params(np.ones_like(y))
+    matmul(x.reshape(32, 16), x.reshape(16, 32))
+    det_reduce(x)
+
+
+def _losses_and_optimizers() -> None:
+    from tinynet import losses, optimizers
+    from tinynet.layers.layer import Parameter
+
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((4, 3)).astype(np.float32)
+    for loss in (losses.SparseCategoricalCrossentropy(from_logits=True),
+                 losses.CategoricalCrossentropy(), losses.BinaryCrossentropy(),
+                 losses.MeanSquaredError(), losses.MeanAbsoluteError()):
+        target = (np.array([0, 1, 2, 0]) if "Sparse" in type(loss).__name__
+                  else np.eye(3, dtype=np.float32)[[0, 1, 2, 0]])
+        loss.value_and_grad(target, 1.0 / (1.0 + np.exp(-logits)))
+    for opt in (optimizers.SGD(momentum=0.9), optimizers.Adam(), optimizers.AdamW(),
+                optimizers.RMSprop(momentum=0.9), optimizers.Adagrad(),
+                optimizers.SGD(clipnorm=1.0), optimizers.Adam(global_clipnorm=1.0)):
+        p = Parameter(rng.standard_normal(64).astype(np.float32), "kernel")
+        p.grad = np.ones(64, dtype=np.float32)
+        opt.apply([p])
+
+
+#: The kernel families (the normalization one per layout), each run once with serial and
+#: once with parallel gates; the largest first, so the workers finish together.
+TASKS: dict[str, Callable[[], None]] = {
+    **{f"normalization {c} channels": functools.partial(_normalization, c)
+       for c in _NORM_CHANNELS},
+    "layer norm": _layer_norm, "conv": _conv, "pooling": _pooling,
+    "elementwise": _elementwise, "dense": _dense, "losses, optimizers": _losses_and_optimizers,
+}
+
+
+def run_task(name: str, gate: int) -> float:
+    """Runs task ``name`` with every gate set to ``gate``; returns its seconds."""
+    from tinynet import tuning
+    from tinynet.kernels._jit import silence_compile_notice
+
+    silence_compile_notice()  # the warmup's progress bar says it
+    start = time.perf_counter()
+    with tuning.override(**{g: gate for g in tuning.defaults()}):
+        TASKS[name]()
+    return time.perf_counter() - start
+
+
+def _cores() -> int:
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def warmup(verbose: bool = True, workers: int | None = None) -> float:
+    """Runs every kernel family once in its serial and parallel variants.
+
+    Args:
+        verbose: Show a progress bar and the total time.
+        workers: Worker processes compiling at once (default: one per core the process
+            may run on); ``1`` runs every task in this process.
+
+    Returns:
+        The seconds it took (compile time with an empty cache, load time with a warm one).
+    """
+    from tqdm import tqdm
+
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int):
+            raise TypeError(f"warmup: workers must be a positive int, got {workers!r}")
+        if workers < 1:
+            raise ValueError(f"warmup: workers must be a positive int, got {workers!r}")
+    start = time.perf_counter()
+    jobs = [(name, gate) for gate in (_SERIAL, _PARALLEL) for name in TASKS]
+    workers = min(workers or _cores(), len(jobs))
+    bar = tqdm(total=len(jobs), desc="tinynet: compiling kernels", unit="task",
+               disable=not verbose, file=sys.stderr)
+    with bar:
+        if workers == 1:
+            for job in jobs:
+                run_task(*job)
+                bar.update()
+        else:
+            with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+                for done in as_completed([pool.submit(run_task, *job) for job in jobs]):
+                    done.result()
+                    bar.update()
+    seconds = time.perf_counter() - start
+    if verbose:
+        print(f"tinynet kernels ready in {seconds:.1f} s")
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:
+        print("usage: python -m tinynet.warmup", file=sys.stderr)
+        return 2
+    warmup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
