@@ -270,9 +270,9 @@ def test_failed_save_leaves_previous_file_byte_identical(tmp_path, monkeypatch, 
         def partial(file, payload):
             file.write(payload[:100])
             raise OSError("disk full")
-        monkeypatch.setattr(saving, "_write", partial)
+        monkeypatch.setattr(saving.files, "_write", partial)
     else:
-        monkeypatch.setattr(saving.os, target, boom)
+        monkeypatch.setattr(saving.files.os, target, boom)
     with pytest.raises(OSError, match="disk full"):
         saving.save_model(model, path)
     monkeypatch.undo()

@@ -136,3 +136,9 @@ def test_kernels_read_neither_tuning_nor_the_environment():
             body = ast.unparse(fn)
             for word in ("tuning.", "os.environ", "getenv"):
                 assert word not in body, f"{path}:{fn.lineno} {fn.name} reads {word}"
+
+
+def test_no_module_over_600_lines():
+    long = {name: n for name, path in _modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 600}
+    assert long == {}

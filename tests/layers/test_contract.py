@@ -1,0 +1,107 @@
+"""The layer contract, run on every public layer class (``tinynet.layers.__all__``).
+
+Each class needs an entry in ``EXAMPLES`` (how to make one and what to feed it) or a
+reason in ``NOT_COMPUTING``: a new layer without one fails ``test_every_layer_has_an_example``.
+For each example: the config round trip, ``output_shape`` against the real output,
+``check_gradients`` (input and parameters), save and load (bitwise the same
+predictions), and the layer's row in the model summary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinynet as tn
+from tinynet import layers as L
+from tinynet.testing import check_gradients
+
+EXAMPLES = {
+    "Activation": (lambda: L.Activation("tanh"), (2, 3, 4)),
+    "AveragePooling2D": (lambda: L.AveragePooling2D(2), (2, 4, 4, 3)),
+    "BatchNormalization": (lambda: L.BatchNormalization(), (4, 3, 3, 2)),
+    "Conv2D": (lambda: L.Conv2D(4, 3, padding="same"), (2, 5, 5, 3)),
+    "Dense": (lambda: L.Dense(3), (2, 4)),
+    "Dropout": (lambda: L.Dropout(0.5), (2, 4)),
+    "ELU": (lambda: L.ELU(), (2, 5)),
+    "Flatten": (lambda: L.Flatten(), (2, 3, 2, 2)),
+    "GlobalAveragePooling2D": (lambda: L.GlobalAveragePooling2D(), (2, 3, 3, 2)),
+    "GlobalMaxPooling2D": (lambda: L.GlobalMaxPooling2D(), (2, 3, 3, 2)),
+    "GroupNormalization": (lambda: L.GroupNormalization(2), (2, 3, 3, 4)),
+    "InstanceNormalization": (lambda: L.InstanceNormalization(), (2, 3, 3, 2)),
+    "LayerNormalization": (lambda: L.LayerNormalization(), (3, 5)),
+    "LeakyReLU": (lambda: L.LeakyReLU(), (2, 5)),
+    "MaxPooling2D": (lambda: L.MaxPooling2D(2), (2, 4, 4, 3)),
+    "ReLU": (lambda: L.ReLU(), (2, 5)),
+    "Reshape": (lambda: L.Reshape((6,)), (2, 3, 2)),
+    "Sigmoid": (lambda: L.Sigmoid(), (2, 5)),
+    "Softmax": (lambda: L.Softmax(), (2, 5)),
+    "SpatialDropout2D": (lambda: L.SpatialDropout2D(0.5), (2, 3, 3, 2)),
+    "Tanh": (lambda: L.Tanh(), (2, 5)),
+}
+NOT_COMPUTING = {
+    "Layer": "the base class",
+    "Parameter": "a weight, not a layer",
+    "Input": "declares the input shape of a model (no weights, no summary row)",
+}
+
+
+def _input(shape: tuple, seed: int = 0) -> np.ndarray:
+    """Values at least 0.05 away from 0 (ReLU's kink) and from each other's ties."""
+    x = np.random.default_rng(seed).standard_normal(shape)
+    return (np.sign(x) * (0.05 + np.abs(x))).astype(np.float32)
+
+
+def check_contract(layer: L.Layer, input_shape: tuple, tmp_path) -> None:
+    """Raises ``AssertionError`` (or the check's own error) where ``layer`` breaks it."""
+    cls = type(layer)
+    x = _input(input_shape)
+    y = np.asarray(layer(x))
+    assert tuple(layer.output_shape(input_shape)) == y.shape, (
+        f"{cls.__name__}.output_shape{input_shape} = {layer.output_shape(input_shape)}, "
+        f"but forward returns {y.shape}")
+    config = layer.get_config()
+    assert cls.from_config(config).get_config() == config
+    check_gradients(layer, x=x, seed=1)
+    model = tn.Sequential([L.Input(input_shape[1:]), layer])
+    before = model.predict(x, verbose=0)
+    path = tmp_path / f"{cls.__name__}.safetensors"
+    model.save_weights(path) if not model.parameters() else model.save(path)
+    if model.parameters():
+        again = tn.load_model(path).predict(x, verbose=0)
+        assert np.array_equal(again, before)
+    rows: list[str] = []
+    model.summary(print_fn=rows.append)
+    row = [line for line in rows[0].splitlines() if layer.name in line]  # Keras wraps long
+    assert row and f"({cls.__name__})" in rows[0], rows[0]                 # names in two lines
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_layer_contract(name, tmp_path):
+    make, shape = EXAMPLES[name]
+    check_contract(make(), shape, tmp_path)
+
+
+def test_every_layer_has_an_example():
+    missing = set(L.__all__) - set(EXAMPLES) - set(NOT_COMPUTING)
+    assert missing == set(), f"layers without a contract example: {sorted(missing)}"
+    assert set(EXAMPLES) | set(NOT_COMPUTING) <= set(L.__all__)
+
+
+class _WrongShape(L.Layer):
+    """Doubles the last axis but claims to keep the shape."""
+
+    def forward(self, x, training=False):
+        x = np.asarray(x)
+        return tn.Tensor(np.concatenate([x, x], axis=-1))
+
+    def backward(self, grad_output):
+        g = np.asarray(grad_output)
+        half = g.shape[-1] // 2
+        return tn.Tensor(g[..., :half] + g[..., half:])
+
+
+def test_the_contract_catches_a_wrong_output_shape(tmp_path):
+    with pytest.raises(AssertionError, match=r"_WrongShape.output_shape\(2, 3\) = \(2, 3\), "
+                                             r"but forward returns \(2, 6\)"):
+        check_contract(_WrongShape(), (2, 3), tmp_path)

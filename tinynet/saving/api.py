@@ -1,0 +1,154 @@
+"""``save_model``, ``save_weights``, ``load_weights`` and ``load_model``."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import numpy as np
+
+from tinynet.layers import registry
+from tinynet.saving.config import (build_model, check_model_config, compile_config,
+                                   compile_model, model_config)
+from tinynet.saving.files import (FORMAT, FORMAT_VERSION, OPTIMIZER_PREFIX, WEIGHT_SLACK,
+                                  atomic_write, check_tensor, fspath, loads, read_file)
+from tinynet.saving.state import restore_training_state, training_state
+
+
+def _check_model(model: Any, owner: str) -> None:
+    if not isinstance(model, registry.model_classes()):
+        raise TypeError(f"{owner}: expected a tinynet Sequential model, got "
+                        f"{type(model).__name__}")
+
+def _weight_names(model: Any, owner: str) -> list[tuple[str, Any]]:
+    """``[(tensor name, Parameter), ...]`` in model order; names must be unique."""
+    out, seen = [], set()
+    for layer in model.layers:
+        for p in layer.parameters():
+            key = f"{layer.name}/{p.name}"
+            if key in seen:
+                raise ValueError(f"{owner}: two weights share the name {key!r}")
+            seen.add(key)
+            out.append((key, p))
+    return out
+
+def _save(model: Any, path: Any, weights_only: bool, owner: str) -> None:
+    from safetensors.numpy import save
+
+    _check_model(model, owner)
+    path = fspath(path, owner)
+    tensors = {key: np.ascontiguousarray(p.value, dtype=np.float32)
+               for key, p in _weight_names(model, owner)}
+    metadata = {"format": FORMAT, "format_version": str(FORMAT_VERSION),
+                "kind": "weights" if weights_only else "model"}
+    if not weights_only:
+        metadata["model_config"] = json.dumps(model_config(model))
+        metadata["compile_config"] = json.dumps(compile_config(model))
+        metadata["training_state"] = json.dumps(training_state(model, tensors))
+    atomic_write(path, save(tensors, metadata=metadata))
+
+def save_model(model: Any, path: str | os.PathLike) -> None:
+    """Saves the whole model: architecture, weights, compile settings and training state.
+
+    ``load_model(path)`` returns a model that predicts bitwise the same and, when it was
+    compiled, continues ``fit`` bitwise as the original would have.
+
+    Args:
+        model: A :class:`tinynet.Sequential`.
+        path: The file to write (``.safetensors`` by convention); replaced atomically.
+
+    Raises:
+        TypeError: ``model`` is not a ``Sequential`` or ``path`` not a path.
+        ValueError: a layer class is not registered, or weight names collide.
+        OSError: the file cannot be written (any previous file is left unchanged).
+    """
+    _save(model, path, False, "save_model")
+
+def save_weights(model: Any, path: str | os.PathLike) -> None:
+    """Saves only the weights (``<layer_name>/<param_name>`` tensors); see :func:`load_weights`."""
+    _save(model, path, True, "save_weights")
+
+def _match_weights(model: Any, tensors: dict[str, np.ndarray], where: str,
+                   allow_optimizer: bool) -> list[tuple[Any, np.ndarray]]:
+    """Pairs each parameter with its tensor, checking names, shapes and dtypes."""
+    pairs = []
+    names = _weight_names(model, where)
+    for key, p in names:
+        pairs.append((p, check_tensor(tensors, key, p.value.shape, np.float32, where)))
+    known = {key for key, _ in names}
+    extra = sorted(k for k in tensors if k not in known
+                   and not (allow_optimizer and k.startswith(OPTIMIZER_PREFIX)))
+    if extra:
+        raise ValueError(f"{where}: the file has tensors the model does not: {extra[:10]}"
+                         f"{' ...' if len(extra) > 10 else ''}")
+    return pairs
+
+def load_weights(model: Any, path: str | os.PathLike) -> None:
+    """Loads weights saved by :func:`save_weights` (or :func:`save_model`) into ``model``.
+
+    Tensors are matched by name (``<layer_name>/<param_name>``); the model must be
+    built. Everything is checked before any weight changes; optimizer state in a full
+    model file is ignored.
+
+    Raises:
+        ValueError: the file is corrupt or foreign, a tensor is missing or extra, or a
+            shape or dtype differs (the message names the tensor).
+    """
+    owner = "load_weights"
+    _check_model(model, owner)
+    where = f"{owner}: {os.fspath(path)!r}" if isinstance(path, (str, os.PathLike)) else owner
+    if not model.built or not all(layer.built for layer in model.layers):
+        raise ValueError(f"{where}: model {model.name!r} is not built; build it (or call it on "
+                         f"data) before loading weights")
+    _, tensors = read_file(path, owner)
+    for p, arr in _match_weights(model, tensors, where, allow_optimizer=True):
+        p.value[...] = arr
+
+def load_model(path: str | os.PathLike, *, compile: bool = True) -> Any:
+    """Loads a model saved by :func:`save_model` (``tn.load_model``).
+
+    The model is rebuilt from its config (layer classes from the registry only),
+    its weights are set bitwise, and, with ``compile=True`` and a compiled original, it
+    is compiled with the saved optimizer, loss and metrics and gets back the optimizer
+    state (slots and iterations) and the random generator states, so ``fit`` continues
+    exactly where the original stopped.
+
+    Args:
+        path: A file written by :func:`save_model`.
+        compile: ``False`` skips the compile settings and training state.
+
+    Raises:
+        ValueError: the file is empty, truncated, corrupt, not safetensors, not a tinynet
+            model file (e.g. weights-only), of a newer format version, names an unknown
+            layer class, or its tensors do not match the model (missing, extra, shape or
+            dtype); the message says which.
+    """
+    owner = "load_model"
+    if not isinstance(compile, bool):
+        raise TypeError(f"{owner}: compile must be a bool, got {compile!r}")
+    metadata, tensors = read_file(path, owner)
+    where = f"{owner}: {os.fspath(path)!r}"
+    if metadata["kind"] != "model":
+        raise ValueError(f"{where} holds weights only (written by save_weights); build the "
+                         f"model and call load_weights instead")
+    for key in ("model_config", "compile_config", "training_state"):
+        if not isinstance(metadata.get(key), str):
+            raise ValueError(f"{where}: metadata entry {key!r} is missing")
+    config = check_model_config(loads(metadata["model_config"], "model_config", where), where)
+    compile_config = loads(metadata["compile_config"], "compile_config", where)
+    state = loads(metadata["training_state"], "training_state", where)
+    model = build_model(config, where,
+                         sum(arr.size for arr in tensors.values()) + WEIGHT_SLACK)
+    pairs = _match_weights(model, tensors, where, allow_optimizer=True)
+    if compile and compile_config is not None:
+        compile_model(model, compile_config, where)
+    apply_state = None
+    if compile:
+        weights = {key for key, _ in _weight_names(model, where)}
+        apply_state = restore_training_state(model, state, tensors, weights, where)
+    for p, arr in pairs:
+        p.value[...] = arr
+    if apply_state is not None:
+        apply_state()
+    return model

@@ -1,0 +1,186 @@
+"""The file itself: safetensors reading with every check a hostile file needs, and
+atomic writes (a temporary file in the target folder, fsynced, then renamed)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import secrets
+import stat
+from typing import Any
+
+import numpy as np
+
+
+FORMAT = "tinynet"
+FORMAT_VERSION = 1
+MAX_HEADER_BYTES = 100 * 1024 * 1024
+MAX_JSON_DEPTH = 64
+OPTIMIZER_PREFIX = "optimizer/"
+# a config may ask for at most this many weight scalars beyond those the file holds (so a
+# small file cannot make load_model allocate much more memory than its own size)
+WEIGHT_SLACK = 1 << 20
+_DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "I64": 8, "U64": 8, "I32": 4, "U32": 4,
+                "I16": 2, "U16": 2, "I8": 1, "U8": 1, "BOOL": 1, "C64": 8}
+
+
+
+def fspath(path: Any, owner: str) -> str:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{owner}: path must be a str or os.PathLike, got {type(path).__name__}")
+    return os.fspath(path)
+
+def _json_depth_ok(value: Any) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                return False
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return True
+
+def loads(text: str | bytes, what: str, where: str) -> Any:
+    """``json.loads`` that turns any failure, and nesting beyond MAX_JSON_DEPTH, into ValueError."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where}: {what} is nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{where}: {what} is not valid JSON ({exc})") from None
+    if not _json_depth_ok(value):
+        raise ValueError(f"{where}: {what} is nested more than {MAX_JSON_DEPTH} levels deep")
+    return value
+
+def _write(file: Any, payload: bytes) -> None:
+    file.write(payload)
+
+def atomic_write(path: str, payload: bytes) -> None:
+    """Writes ``payload`` to a temporary file beside ``path``, fsyncs it, renames it over."""
+    folder = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(path)
+    while True:
+        tmp = os.path.join(folder, f".{base}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                         0o666)  # the umask applies, as for any new file
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as file:
+            _write(file, payload)
+            file.flush()
+            os.fsync(file.fileno())
+        try:
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))  # keep the old file's mode
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if hasattr(os, "O_DIRECTORY"):  # make the rename durable (POSIX)
+        try:
+            dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return
+        try:
+            os.fsync(dir_fd)
+        except OSError:
+            pass
+        finally:
+            os.close(dir_fd)
+
+def read_file(path: Any, owner: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
+    """Reads and validates a tinynet safetensors file: (metadata, tensors)."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load
+
+    path = fspath(path, owner)
+    where = f"{owner}: {path!r}"
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if size == 0:
+            raise ValueError(f"{where} is empty (0 bytes); not a safetensors file")
+        if size < 8:
+            raise ValueError(f"{where} is truncated or not a safetensors file: {size} bytes, "
+                             f"shorter than the 8-byte header length")
+        n = int.from_bytes(file.read(8), "little")
+        if n > MAX_HEADER_BYTES:
+            raise ValueError(f"{where} is not a safetensors file or is corrupt: its header "
+                             f"claims {n} bytes, more than the {MAX_HEADER_BYTES}-byte limit")
+        if n > size - 8:
+            raise ValueError(f"{where} is truncated or not a safetensors file: its header "
+                             f"claims {n} bytes but only {size - 8} follow")
+        header_bytes = file.read(n)
+        header = loads(header_bytes, "the safetensors header", where)
+        if not isinstance(header, dict):
+            raise ValueError(f"{where} is not a safetensors file: its header is not a JSON "
+                             f"object")
+        data_len = 0
+        for key, info in header.items():
+            if key == "__metadata__":
+                continue
+            offsets = info.get("data_offsets") if isinstance(info, dict) else None
+            if (not isinstance(offsets, list) or len(offsets) != 2
+                    or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)):
+                raise ValueError(f"{where} is corrupt: tensor {key!r} has no valid data_offsets")
+            dtype, shape = info.get("dtype"), info.get("shape")
+            if dtype not in _DTYPE_SIZES:
+                raise ValueError(f"{where} is not a valid safetensors file for tinynet: tensor "
+                                 f"{key!r} has dtype {dtype!r:.40}, which NumPy cannot read")
+            if (not isinstance(shape, list) or not all(
+                    isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
+                    or not 0 <= offsets[0] <= offsets[1]
+                    or math.prod(shape) * _DTYPE_SIZES[dtype] != offsets[1] - offsets[0]):
+                raise ValueError(f"{where} is not a valid safetensors file: tensor {key!r} "
+                                 f"({dtype}, shape {shape!r:.80}) does not fit its data_offsets "
+                                 f"{offsets}")
+            data_len = max(data_len, offsets[1])
+        if 8 + n + data_len != size:
+            raise ValueError(f"{where} is truncated or corrupt: the header describes "
+                             f"{data_len} bytes of tensor data but the file holds "
+                             f"{size - 8 - n}")
+        file.seek(0)
+        blob = file.read(size)
+    if len(blob) != size:
+        raise ValueError(f"{where} changed while being read")
+    try:
+        tensors = load(blob)
+    except (SafetensorError, ValueError, TypeError, KeyError, OverflowError, MemoryError) as exc:
+        raise ValueError(f"{where} is not a valid safetensors file: {exc}") from None
+    metadata = header.get("__metadata__")
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise ValueError(f"{where} is a safetensors file but not a tinynet file (no "
+                         f"'format': 'tinynet' entry in its metadata)")
+    version = metadata.get("format_version")
+    if not isinstance(version, str) or not re.fullmatch(r"[0-9]{1,9}", version) \
+            or int(version) < 1:
+        raise ValueError(f"{where}: invalid format_version {version!r}, expected a positive "
+                         f"integer")
+    if int(version) > FORMAT_VERSION:
+        raise ValueError(f"{where} has format_version {int(version)}, newer than this tinynet "
+                         f"reads ({FORMAT_VERSION}); upgrade tinynet to load it")
+    if metadata.get("kind") not in ("model", "weights"):
+        raise ValueError(f"{where}: metadata 'kind' must be 'model' or 'weights', got "
+                         f"{metadata.get('kind')!r}")
+    return metadata, tensors
+
+def check_tensor(tensors: dict, key: str, shape: tuple, dtype: Any, where: str) -> np.ndarray:
+    arr = tensors.get(key)
+    if arr is None:
+        raise ValueError(f"{where}: tensor {key!r} is missing from the file")
+    if arr.dtype != dtype:
+        raise ValueError(f"{where}: tensor {key!r} has dtype {arr.dtype}, expected "
+                         f"{np.dtype(dtype)}")
+    if arr.shape != tuple(shape):
+        raise ValueError(f"{where}: tensor {key!r} has shape {arr.shape}, expected "
+                         f"{tuple(shape)}")
+    return arr
