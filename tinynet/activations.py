@@ -19,6 +19,7 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import elementwise as ek
+from tinynet.math.reduction import col_sum
 
 __all__ = ["ActivationFn", "get", "names", "relu", "elu", "bias_act_forward",
            "bias_act_backward", "bias_grad"]
@@ -218,7 +219,5 @@ def bias_grad(dz: np.ndarray) -> np.ndarray:
     if dz.size == 0:
         return np.zeros(cols, dtype=np.float32)
     # the shared column fold: blocks of rows_per_block(cols) rows, float64 merge in order
-    from tinynet.layers.regularization.normalization.folds import col_sum
-
     return col_sum(dz, cols,
                    parallel=tuning.use_parallel("elementwise_parallel_min_elems", dz.size))

@@ -66,7 +66,7 @@ import fcntl, os, sys
 import numpy as np
 from numba.core import event
 from tinynet.kernels import _jit
-from tinynet.kernels.pooling import _max_fwd_serial as kernel
+from tinynet.kernels.pooling import max_fwd_serial as kernel
 compiles = []
 class Count(event.Listener):
     def on_start(self, ev):
@@ -101,7 +101,7 @@ if sys.argv[1] == "busy":  # another process holds the kernel's lock
         os.kill(other, 9)
 else:
     kernel(*args)
-    print(sum(name == "_max_fwd_serial" for name in compiles))
+    print(sum(name == "max_fwd_serial" for name in compiles))
 """
 
 
@@ -126,4 +126,4 @@ def test_two_processes_sharing_a_cache_compile_a_kernel_once(tmp_path):
 @pytest.mark.skipif(sys.platform == "win32", reason="compile locks need fcntl")
 def test_a_busy_kernel_raises_where_waiting_is_off(tmp_path):
     out, err = _locked(tmp_path, "busy").communicate(timeout=600)
-    assert out.strip() == "busy: _max_fwd_serial is being compiled by another process", err
+    assert out.strip() == "busy: max_fwd_serial is being compiled by another process", err

@@ -177,9 +177,9 @@ case("conv-dilation-negative", "Conv2D(2, 3, dilation_rate=-1)",
      "Conv2D: dilation_rate", PAIR, "got -1")
 case("conv-padding-unknown", "Conv2D(2, 3, padding='full')",
      lambda: Conv2D(2, 3, padding="full"), ValueError,
-     'Conv2D: padding must be "valid" or "same", got \'full\'')
+     "Conv2D: padding must be 'valid' or 'same', got 'full'")
 case("conv-padding-int", "Conv2D(2, 3, padding=1)", lambda: Conv2D(2, 3, padding=1),
-     TypeError, 'Conv2D: padding must be "valid" or "same", got 1')
+     TypeError, "Conv2D: padding must be 'valid' or 'same', got 1")
 case("conv-strides-with-dilation", "Conv2D(2, 3, strides=2, dilation_rate=2)",
      lambda: Conv2D(2, 3, strides=2, dilation_rate=2), ValueError,
      "Conv2D: strides > 1 is not supported with dilation_rate > 1",
@@ -297,7 +297,7 @@ case("dropout-rate-str", "Dropout('0.5')", lambda: Dropout("0.5"), TypeError,
 case("dropout-rate-huge-int", "Dropout(10**400)", lambda: Dropout(10**400), ValueError,
      "Dropout: " + RATE, "got 1000")
 case("dropout-seed-negative", "Dropout(0.5, seed=-2)", lambda: Dropout(0.5, seed=-2),
-     ValueError, "Dropout: seed must be a non-negative int or None, got -2")
+     ValueError, "Dropout: seed must be None or a non-negative int, got -2")
 case("dropout-noise-shape-int", "Dropout(0.5, noise_shape=5)",
      lambda: Dropout(0.5, noise_shape=5), TypeError,
      "Dropout: noise_shape must be a tuple of positive ints or None entries", "got 5")

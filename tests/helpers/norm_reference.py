@@ -1,6 +1,7 @@
 """Plain float64 NumPy references for the normalization layers (tests only).
 
-Written from DESIGN.md §3.4 alone, independent of the Numba kernels: two-pass statistics in
+Written from the normalization layers' documented semantics (docs/normalization.md)
+alone, independent of the Numba kernels: two-pass statistics in
 float64, biased variance, channels-last inputs. Every function takes array-likes, works in
 float64 and returns float64 arrays.
 

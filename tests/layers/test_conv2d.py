@@ -408,9 +408,9 @@ def test_backward_before_forward():
     (lambda: Conv2D(2, 3, dilation_rate=(1, 0)), ValueError,
      "Conv2D: dilation_rate must be a positive int or a tuple of 2 positive ints, got (1, 0)"),
     (lambda: Conv2D(2, 3, padding="full"), ValueError,
-     "Conv2D: padding must be \"valid\" or \"same\", got 'full'"),
+     "Conv2D: padding must be 'valid' or 'same', got 'full'"),
     (lambda: Conv2D(2, 3, padding=None), TypeError,
-     "Conv2D: padding must be \"valid\" or \"same\", got None"),
+     "Conv2D: padding must be 'valid' or 'same', got None"),
     (lambda: Conv2D(2, 3, strides=2, dilation_rate=2), ValueError,
      "Conv2D: strides > 1 is not supported with dilation_rate > 1 (as in Keras), "
      "got strides=(2, 2) and dilation_rate=(2, 2)"),

@@ -213,7 +213,7 @@ def test_bad_rate(cls, rate, exc):
                                       (True, TypeError)])
 def test_bad_seed(cls, seed, exc):
     with pytest.raises(exc, match=re.escape(
-            f"{cls.__name__}: seed must be a non-negative int or None, got {seed!r}")):
+            f"{cls.__name__}: seed must be None or a non-negative int, got {seed!r}")):
         cls(0.5, seed=seed)
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from tinynet import tuning
 from tinynet.kernels import pooling as kernels
+from tinynet.math import pooling as pooling_ops
 from tinynet.layers import (AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D,
                             MaxPooling2D)
 from tinynet.testing import check_gradients
@@ -310,7 +311,7 @@ def test_global_pools_match_float64_reference(seed):
 
 def test_global_pools_several_blocks_match_reference():
     # C = 2048 -> 8 positions per block; 9 positions -> 2 blocks per sample
-    assert kernels.rows_per_block(2048) == 8
+    assert pooling_ops.rows_per_block(2048) == 8
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 3, 3, 2048)).astype(np.float32)
     np.testing.assert_allclose(GlobalAveragePooling2D()(x).numpy(),
@@ -449,10 +450,10 @@ def test_serial_vs_parallel_bitwise(big_input):
     with tuning.override(**{GATE: 0}):
         parallel = _run_all(big_input)
     _assert_bitwise(serial, parallel)
-    for kernel in (kernels._max_fwd_parallel, kernels._max_bwd_parallel,
-                   kernels._avg_fwd_parallel, kernels._avg_bwd_parallel,
-                   kernels._gap_fwd_parallel, kernels._broadcast_parallel,
-                   kernels._gmp_fwd_parallel):
+    for kernel in (kernels.max_fwd_parallel, kernels.max_bwd_parallel,
+                   kernels.avg_fwd_parallel, kernels.avg_bwd_parallel,
+                   kernels.gap_fwd_parallel, kernels.broadcast_parallel,
+                   kernels.gmp_fwd_parallel):
         assert kernel.signatures, f"{kernel.__name__} never ran"
 
 

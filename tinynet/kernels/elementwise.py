@@ -4,8 +4,8 @@ Arrays are seen as rows of length ``C`` (the last axis; a ``bias`` has ``C`` ent
 none). Work is cut into blocks of whole rows, about ``ELEM_BLOCK`` elements each; the
 parallel variants spread blocks with ``prange``. Activations are pure per-element (or,
 for softmax, per-row) functions, so serial and parallel variants give the same bits.
-(The bias gradient is the shared column fold, ``folds.col_sum``, called from
-:func:`tinynet.activations.bias_grad`.)
+(The bias gradient is the shared column fold, ``tinynet.math.reduction.col_sum``, called
+from :func:`tinynet.activations.bias_grad`.)
 
 Activation kinds (the ``kind`` argument):
 ``LINEAR`` (bias add only), ``RELU`` (max(x, 0)), ``LEAKY_RELU`` (``p0`` = slope),
@@ -22,7 +22,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
-from tinynet.math.reduction import DET_REDUCE_BLOCK
+from tinynet.kernels.reduction import DET_REDUCE_BLOCK
 
 __all__ = ["LINEAR", "RELU", "LEAKY_RELU", "RELU_GENERAL", "SIGMOID", "TANH", "ELU", "GELU",
            "SILU", "SOFTMAX", "ELEM_BLOCK", "act_forward_serial",

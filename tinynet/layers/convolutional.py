@@ -7,32 +7,14 @@ from typing import Any
 import numpy as np
 
 from tinynet import activations
-from tinynet.layers.dense import check_initializer, check_seed
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
+from tinynet.layers.validation import (check_initializer, check_padding, check_pair,
+                                       check_seed)
 from tinynet.math.conv2d import conv2d_backward, conv2d_forward
 from tinynet.math.matmul import matmul
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Conv2D", "conv_geometry"]
-
-
-def _pair(value: Any, arg: str, owner: str) -> tuple[int, int]:
-    """An int or a pair of positive ints, as a 2-tuple."""
-    what = f"{owner}: {arg} must be a positive int or a tuple of 2 positive ints"
-    if isinstance(value, (list, tuple)):
-        if len(value) != 2:
-            raise ValueError(f"{what}, got {tuple(value)!r}")
-        for v in value:
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"{what}, got {tuple(value)!r}")
-            if v <= 0:
-                raise ValueError(f"{what}, got {tuple(value)!r}")
-        return int(value[0]), int(value[1])
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{what}, got {value!r}")
-    if value <= 0:
-        raise ValueError(f"{what}, got {value!r}")
-    return int(value), int(value)
 
 
 def _out_size(size: int | None, k: int, s: int, d: int, same: bool) -> int | None:
@@ -66,10 +48,12 @@ def conv_geometry(h: int, w: int, kernel: tuple, strides: tuple, dilation: tuple
 class Conv2D(Layer):
     """2-D convolution (cross-correlation) over ``[batch, height, width, channels]``.
 
-    Implemented as im2col (Numba, contiguous channel spans) + GEMM, tile by tile so the
-    patches stay in cache (:mod:`tinynet.math.conv2d`), with the bias add fused into the
-    activation; backward computes ``dW = cols^T @ dY`` and ``dX = col2im(dY @ W^T)`` on
-    the same tiles (the patches are rebuilt there rather than kept).
+    :mod:`tinynet.math.conv2d` picks the kernels: for output channels in multiples of 16,
+    direct kernels that keep blocks of outputs in vector registers and need no patch
+    matrix (:mod:`tinynet.kernels.conv_direct`); otherwise im2col + GEMM tile by tile, so
+    the patches stay in cache (:mod:`tinynet.kernels.conv`), the backward computing
+    ``dW = cols^T @ dY`` and ``dX = col2im(dY @ W^T)`` on the same tiles. A 1x1
+    convolution is one GEMM. The bias add is fused into the activation pass.
 
     Args:
         filters: Number of output channels (positive int).
@@ -101,14 +85,10 @@ class Conv2D(Layer):
                  trainable: bool = True) -> None:
         super().__init__(name=name, trainable=trainable, input_shape=input_shape)
         self.filters = check_positive_int(filters, "filters", "Conv2D")
-        self.kernel_size = _pair(kernel_size, "kernel_size", "Conv2D")
-        self.strides = _pair(strides, "strides", "Conv2D")
-        self.dilation_rate = _pair(dilation_rate, "dilation_rate", "Conv2D")
-        if not isinstance(padding, str):
-            raise TypeError(f'Conv2D: padding must be "valid" or "same", got {padding!r}')
-        if padding.lower() not in ("valid", "same"):
-            raise ValueError(f'Conv2D: padding must be "valid" or "same", got {padding!r}')
-        self.padding = padding.lower()
+        self.kernel_size = check_pair(kernel_size, "kernel_size", "Conv2D")
+        self.strides = check_pair(strides, "strides", "Conv2D")
+        self.dilation_rate = check_pair(dilation_rate, "dilation_rate", "Conv2D")
+        self.padding = check_padding(padding, "Conv2D")
         if max(self.strides) > 1 and max(self.dilation_rate) > 1:
             raise ValueError(
                 f"Conv2D: strides > 1 is not supported with dilation_rate > 1 (as in Keras), "

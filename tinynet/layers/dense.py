@@ -7,35 +7,12 @@ from typing import Any
 import numpy as np
 
 from tinynet import activations
-from tinynet import initializers
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
+from tinynet.layers.validation import check_initializer, check_seed
 from tinynet.math.matmul import matmul
 from tinynet.tensor import Tensor, as_array
 
-__all__ = ["Dense", "check_initializer", "check_seed"]
-
-
-def check_initializer(value: Any, owner: str) -> str:
-    """Validates an initializer name (Keras string), naming ``owner`` in errors."""
-    if not isinstance(value, str):
-        raise TypeError(f"{owner}: kernel_initializer must be an initializer name (str), "
-                        f"got {value!r}")
-    try:
-        initializers.get(value)
-    except ValueError as exc:
-        raise ValueError(f"{owner}: kernel_initializer: {exc}") from None
-    return value
-
-
-def check_seed(value: Any, owner: str) -> int | None:
-    """Validates a layer seed: ``None`` or a non-negative int."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{owner}: seed must be None or a non-negative int, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{owner}: seed must be None or a non-negative int, got {value}")
-    return int(value)
+__all__ = ["Dense"]
 
 
 class Dense(Layer):

@@ -1,70 +1,20 @@
-"""Deterministic blocked reductions.
-
-``det_reduce`` sums a flat array in fixed blocks of ``DET_REDUCE_BLOCK`` elements. Each
-block is folded with 8 independent lanes (so the loop vectorises without fastmath), the
-lanes are combined in lane order, and the block partials are merged in block order. The
-grouping depends only on the length, so the serial and parallel variants give the same
-bits at any thread count.
-"""
+"""Deterministic blocked reductions: :func:`det_reduce`, the operation over the kernels of
+:mod:`tinynet.kernels.reduction` (fixed blocks of ``DET_REDUCE_BLOCK`` elements, 8 lanes
+each, merged in block order: the same bits serial or parallel, at any thread count), and
+the column folds :func:`col_sum` / :func:`col_dot` (bias gradients, the normalization
+layers' parameter gradients)."""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from tinynet import tuning
-from tinynet.kernels._jit import njit
+from tinynet.kernels.reduction import (DET_REDUCE_BLOCK, block_partials_parallel,
+                                       block_partials_serial, col_fold_parallel,
+                                       col_fold_serial, lane_sum, merge_partials,
+                                       rows_per_block)
 
-__all__ = ["DET_REDUCE_BLOCK", "det_reduce", "lane_sum"]
-
-DET_REDUCE_BLOCK = 16384
-_LANES = 8
-
-
-@njit(cache=True, error_model="numpy")
-def lane_sum(x, start, stop, squares=False):
-    """float64 sum of ``x[start:stop]`` (or of its squares) over 8 lanes, in lane order."""
-    acc = np.zeros(_LANES, dtype=np.float64)
-    n = stop - start
-    full = start + (n // _LANES) * _LANES
-    for i in range(start, full, _LANES):
-        for k in range(_LANES):
-            v = np.float64(x[i + k])
-            acc[k] += v * v if squares else v
-    for i in range(full, stop):
-        v = np.float64(x[i])
-        acc[i - full] += v * v if squares else v
-    total = np.float64(0.0)
-    for k in range(_LANES):
-        total += acc[k]
-    return total
-
-
-@njit(cache=True, error_model="numpy")
-def _block_partials_serial(x, block, squares):
-    nblocks = (x.size + block - 1) // block
-    parts = np.empty(nblocks, dtype=np.float64)
-    for b in range(nblocks):
-        parts[b] = lane_sum(x, b * block, min((b + 1) * block, x.size), squares)
-    return parts
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def _block_partials_parallel(x, block, squares):
-    nblocks = (x.size + block - 1) // block
-    parts = np.empty(nblocks, dtype=np.float64)
-    for b in prange(nblocks):
-        parts[b] = lane_sum(x, b * block, min((b + 1) * block, x.size), squares)
-    return parts
-
-
-@njit(cache=True, error_model="numpy")
-def _merge(parts):
-    total = np.float64(0.0)
-    for b in range(parts.size):
-        total += parts[b]
-    return total
-
+__all__ = ["DET_REDUCE_BLOCK", "det_reduce", "lane_sum", "col_sum", "col_dot"]
 
 def det_reduce(x, *, squares: bool = False,
                gate: str = "reduce_parallel_min_elems") -> float:
@@ -82,7 +32,35 @@ def det_reduce(x, *, squares: bool = False,
     if flat.size == 0:
         return 0.0
     if tuning.use_parallel(gate, flat.size):
-        parts = _block_partials_parallel(flat, DET_REDUCE_BLOCK, squares)
+        parts = block_partials_parallel(flat, DET_REDUCE_BLOCK, squares)
     else:
-        parts = _block_partials_serial(flat, DET_REDUCE_BLOCK, squares)
-    return float(_merge(parts))
+        parts = block_partials_serial(flat, DET_REDUCE_BLOCK, squares)
+    return float(merge_partials(parts))
+
+
+def _flat(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float32).reshape(-1)
+
+
+def col_sum(x, channels: int, parallel: bool = False, scale: float = 1.0) -> np.ndarray:
+    """Per-channel sums of the ``[M, channels]`` view of ``x``, times ``scale``.
+
+    Args:
+        x: Channels-last data, any shape whose size is a multiple of ``channels``.
+        channels: The trailing axis length ``C``.
+        parallel: Run the block folds on Numba's thread pool (same bits either way).
+        scale: Multiplies the float64 total before it is rounded to float32.
+
+    Returns:
+        float32 ``[channels]``.
+    """
+    flat = _flat(x)
+    fold = col_fold_parallel if parallel else col_fold_serial
+    return fold(flat, flat, False, channels, rows_per_block(channels), scale)
+
+
+def col_dot(x, y, channels: int, parallel: bool = False, scale: float = 1.0) -> np.ndarray:
+    """Per-channel dot products of the ``[M, channels]`` views of ``x`` and ``y``."""
+    fx, fy = _flat(x), _flat(y)
+    fold = col_fold_parallel if parallel else col_fold_serial
+    return fold(fx, fy, True, channels, rows_per_block(channels), scale)

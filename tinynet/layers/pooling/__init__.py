@@ -2,7 +2,8 @@
 
 ``MaxPooling2D`` and ``AveragePooling2D`` slide a window over ``[batch, H, W, C]``;
 ``GlobalAveragePooling2D`` and ``GlobalMaxPooling2D`` reduce every position. The
-numerical cores are the Numba kernels in :mod:`tinynet.kernels.pooling`.
+operations are in :mod:`tinynet.math.pooling`, over the Numba kernels of
+:mod:`tinynet.kernels.pooling`.
 """
 
 from tinynet.layers.pooling.average_pooling2d import AveragePooling2D

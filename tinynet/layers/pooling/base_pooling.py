@@ -6,51 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.kernels.pooling import pooled_size
+from tinynet.math.pooling import pooled_size
 from tinynet.layers.layer import Layer
+from tinynet.layers.validation import check_padding, check_pair
 from tinynet.tensor import as_array
 
-__all__ = ["PoolingLayer", "BasePooling2D", "normalize_pair", "normalize_padding"]
-
-_PADDINGS = ("valid", "same")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
-def normalize_pair(value: Any, arg: str, owner: str) -> tuple[int, int]:
-    """Returns ``value`` (an int or a pair of ints, all positive) as a 2-tuple.
-
-    Raises:
-        TypeError: ``value`` is neither an int nor a tuple/list of ints.
-        ValueError: A wrong length or a value below 1.
-    """
-    expected = f"{owner}: {arg} must be a positive int or a tuple of 2 positive ints, got {value!r}"
-    if _is_int(value):
-        pair: tuple = (value, value)
-    elif isinstance(value, (tuple, list)):
-        if len(value) != 2:
-            raise ValueError(expected)
-        pair = tuple(value)
-    else:
-        raise TypeError(expected)
-    if not all(_is_int(v) for v in pair):
-        raise TypeError(expected)
-    if any(v <= 0 for v in pair):
-        raise ValueError(expected)
-    return int(pair[0]), int(pair[1])
-
-
-def normalize_padding(padding: Any, owner: str) -> str:
-    """Returns ``padding`` lower-cased; it must be ``"valid"`` or ``"same"`` (any case)."""
-    if not isinstance(padding, str):
-        raise TypeError(f"{owner}: padding must be 'valid' or 'same', got {padding!r}")
-    value = padding.lower()
-    if value not in _PADDINGS:
-        raise ValueError(f"{owner}: padding must be 'valid' or 'same', got {padding!r}")
-    return value
-
+__all__ = ["PoolingLayer", "BasePooling2D"]
 
 class PoolingLayer(Layer):
     """Shared by the window and global pooling bases: rank-4 inputs, validated by
@@ -87,9 +48,9 @@ class BasePooling2D(PoolingLayer):
                  input_shape: tuple | None = None) -> None:
         super().__init__(name=name, trainable=trainable, input_shape=input_shape)
         owner = type(self).__name__
-        self.pool_size = normalize_pair(pool_size, "pool_size", owner)
-        self.strides = self.pool_size if strides is None else normalize_pair(strides, "strides", owner)
-        self.padding = normalize_padding(padding, owner)
+        self.pool_size = check_pair(pool_size, "pool_size", owner)
+        self.strides = self.pool_size if strides is None else check_pair(strides, "strides", owner)
+        self.padding = check_padding(padding, owner)
 
     def output_shape(self, input_shape: tuple) -> tuple:
         """``(batch, out_rows, out_cols, channels)``; unknown (``None``) sizes stay unknown."""

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers.layer import Layer
+from tinynet.layers.validation import check_seed
 from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
 
@@ -28,17 +29,6 @@ def _check_rate(rate: Any, owner: str) -> float:
     if not 0.0 <= rate < 1.0:  # also rejects NaN
         raise ValueError(expected)
     return float(rate)
-
-
-def _check_seed(seed: Any, owner: str) -> int | None:
-    if seed is None:
-        return None
-    expected = f"{owner}: seed must be a non-negative int or None, got {seed!r}"
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(expected)
-    if seed < 0:
-        raise ValueError(expected)
-    return int(seed)
 
 
 def _check_noise_shape(noise_shape: Any, owner: str) -> tuple | None:
@@ -87,7 +77,7 @@ class Dropout(Layer):
         super().__init__(name=name, trainable=trainable, input_shape=input_shape)
         owner = type(self).__name__
         self.rate = _check_rate(rate, owner)
-        self.seed = _check_seed(seed, owner)
+        self.seed = check_seed(seed, owner)
         self.noise_shape = _check_noise_shape(noise_shape, owner)
         self._rng: np.random.Generator | None = None
 

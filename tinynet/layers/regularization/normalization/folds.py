@@ -17,7 +17,8 @@ from numba import prange
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import vfold8x4, vload8x2, vsplat, vsplat8x2
-from tinynet.math.reduction import DET_REDUCE_BLOCK
+from tinynet.kernels.reduction import rows_per_block
+from tinynet.math.reduction import col_dot, col_sum
 
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
            "shifted_sums_pair", "segment_dot2_pair", "col_sum", "col_dot",
@@ -27,11 +28,6 @@ __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shif
            "LANES"]
 
 LANES = 8
-
-
-def rows_per_block(channels: int) -> int:
-    """Rows per fold block: about ``DET_REDUCE_BLOCK`` elements, at least one row."""
-    return max(DET_REDUCE_BLOCK // max(int(channels), 1), 1)
 
 
 # What each lane adds per element (a compile-time constant at every call site, so the
@@ -209,84 +205,6 @@ def segment_dot2_pair(w, a, ra, rb, b, qa, qb, n):
         t = t + wv * vload8x2(b, qa + j, qb + j)
     da, db, ea, eb = vfold8x4(s, t)
     return da, ea, db, eb
-
-
-@njit(cache=True, error_model="numpy")
-def _col_block(x, y, use_y, channels, r0, r1, out):
-    """Column sums (or dots with ``y``) of rows ``r0..r1`` into ``out[:channels]`` (float32)."""
-    for c in range(channels):
-        out[c] = np.float32(0.0)
-    for r in range(r0, r1):
-        base = r * channels
-        xr = x[base:base + channels]
-        if use_y:
-            yr = y[base:base + channels]
-            for c in range(channels):
-                out[c] += xr[c] * yr[c]
-        else:
-            for c in range(channels):
-                out[c] += xr[c]
-
-
-@njit(cache=True, error_model="numpy")
-def _merge_cols(parts, scale):
-    nblocks, channels = parts.shape
-    acc = np.zeros(channels, dtype=np.float64)
-    for b in range(nblocks):
-        for c in range(channels):
-            acc[c] += parts[b, c]
-    out = np.empty(channels, dtype=np.float32)
-    for c in range(channels):
-        out[c] = np.float32(acc[c] * scale)
-    return out
-
-
-@njit(cache=True, error_model="numpy")
-def _col_fold_serial(x, y, use_y, channels, block, scale):
-    rows = x.size // channels
-    nblocks = (rows + block - 1) // block
-    parts = np.empty((nblocks, channels), dtype=np.float32)
-    for b in range(nblocks):
-        _col_block(x, y, use_y, channels, b * block, min((b + 1) * block, rows), parts[b])
-    return _merge_cols(parts, scale)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def _col_fold_parallel(x, y, use_y, channels, block, scale):
-    rows = x.size // channels
-    nblocks = (rows + block - 1) // block
-    parts = np.empty((nblocks, channels), dtype=np.float32)
-    for b in prange(nblocks):
-        _col_block(x, y, use_y, channels, b * block, min((b + 1) * block, rows), parts[b])
-    return _merge_cols(parts, scale)
-
-
-def _flat(a) -> np.ndarray:
-    return np.ascontiguousarray(a, dtype=np.float32).reshape(-1)
-
-
-def col_sum(x, channels: int, parallel: bool = False, scale: float = 1.0) -> np.ndarray:
-    """Per-channel sums of the ``[M, channels]`` view of ``x``, times ``scale``.
-
-    Args:
-        x: Channels-last data, any shape whose size is a multiple of ``channels``.
-        channels: The trailing axis length ``C``.
-        parallel: Run the block folds on Numba's thread pool (same bits either way).
-        scale: Multiplies the float64 total before it is rounded to float32.
-
-    Returns:
-        float32 ``[channels]``.
-    """
-    flat = _flat(x)
-    fold = _col_fold_parallel if parallel else _col_fold_serial
-    return fold(flat, flat, False, channels, rows_per_block(channels), scale)
-
-
-def col_dot(x, y, channels: int, parallel: bool = False, scale: float = 1.0) -> np.ndarray:
-    """Per-channel dot products of the ``[M, channels]`` views of ``x`` and ``y``."""
-    fx, fy = _flat(x), _flat(y)
-    fold = _col_fold_parallel if parallel else _col_fold_serial
-    return fold(fx, fy, True, channels, rows_per_block(channels), scale)
 
 
 _MERGE_COLS = 64

@@ -1,7 +1,8 @@
 """The group-normalization core shared by group, instance, batch and layer normalization.
 
-Ported from the seed (``rustyml``'s normalization module). Everything works on the
-channels-last buffer ``[batch, positions, channels]``; a group is a contiguous run of
+Ported from the Rust module tinynet's normalization grew from (``rustyml``'s
+normalization module). Everything works on the channels-last buffer
+``[batch, positions, channels]``; a group is a contiguous run of
 ``cpg = channels // num_groups`` channels of each position's channel vector. Batch norm
 runs on the ``[1, batch * positions, C]`` view with one group per channel, layer norm on
 ``[rows, 1, features]`` with one group, instance norm with one group per channel.
@@ -185,7 +186,7 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
 
 
 def group_norm_forward_core(x, num_groups: int, gamma, beta, epsilon: float):
-    """Group-normalization forward core (the seed's signature).
+    """Group-normalization forward core (the Rust original's signature).
 
     Args:
         x: float32 ``[batch, *spatial, C]``.
@@ -206,7 +207,7 @@ def group_norm_forward_core(x, num_groups: int, gamma, beta, epsilon: float):
 
 
 def group_norm_backward_core(grad_output, x_normalized, inv_std, num_groups: int, gamma):
-    """Group-normalization backward core (the seed's signature).
+    """Group-normalization backward core (the Rust original's signature).
 
     ``dx = inv_std * (g * gamma - (sum_g + x_norm * sum_g_xnorm) / group_size)`` with the
     sums per (sample, group) of ``g * gamma`` and ``g * gamma * x_norm``; ``grad_beta`` and
