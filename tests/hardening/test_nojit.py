@@ -23,7 +23,7 @@ pytestmark = pytest.mark.nojit
 
 NOJIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KERNEL_FILES = ("reduction.py", "_kernels.py", "folds.py", "forward.py", "backward.py", "rows.py",
+KERNEL_FILES = ("reduction.py", "folds.py", "forward.py", "backward.py", "rows.py",
                 "rows_registers.py", "lanes.py", "layout.py", "formulas.py")
 
 

@@ -18,7 +18,7 @@ turns it off for tinynet too.
 The cache of compiled kernels (``cache=True``) is checked against all of tinynet's kernel
 sources, not only the kernel's own file. Numba stamps a cached kernel with a hash of the
 file that defines it, but a kernel also carries the code it inlines from other files
-(``simd``'s vector intrinsics, the seed's folds): after an edit to ``simd.py`` alone,
+(``simd``'s vector intrinsics, the normalization folds): after an edit to ``simd.py`` alone,
 Numba would keep loading the normalization kernels compiled with the old intrinsics.
 tinynet's cache locators add :func:`kernel_sources_digest` to the stamp, so an edit to
 any file that defines or inlines kernel code recompiles every kernel (about 15 minutes

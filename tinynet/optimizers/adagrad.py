@@ -6,7 +6,7 @@ from typing import Callable
 
 import numpy as np
 
-from tinynet.optimizers import _kernels
+from tinynet.optimizers import updates
 from tinynet.optimizers.optimizer import Optimizer, check_float
 
 __all__ = ["Adagrad"]
@@ -46,7 +46,7 @@ class Adagrad(Optimizer):
         return [("accumulator", self.initial_accumulator_value)]
 
     def _update(self, w, g, slots, lr, common) -> None:
-        _kernels.adagrad_update(w, g, slots["accumulator"].reshape(-1), lr,
+        updates.adagrad_update(w, g, slots["accumulator"].reshape(-1), lr,
                                 np.float32(self.epsilon), common)
 
     def get_config(self) -> dict:

@@ -8,7 +8,7 @@ from typing import Callable
 import numpy as np
 
 from tinynet.layers.layer import check_bool
-from tinynet.optimizers import _kernels
+from tinynet.optimizers import updates
 from tinynet.optimizers.optimizer import Optimizer, check_float
 
 __all__ = ["Adam"]
@@ -66,7 +66,7 @@ class Adam(Optimizer):
         self._alpha = np.float32(lr * math.sqrt(1.0 - self.beta_2 ** t) / (1.0 - self.beta_1 ** t))
 
     def _update(self, w, g, slots, lr, common) -> None:
-        _kernels.adam_update(w, g, slots["momentum"].reshape(-1), slots["velocity"].reshape(-1),
+        updates.adam_update(w, g, slots["momentum"].reshape(-1), slots["velocity"].reshape(-1),
                              self._flat(slots, "velocity_hat"), self._alpha,
                              np.float32(1.0 - self.beta_1), np.float32(1.0 - self.beta_2),
                              np.float32(self.epsilon), self.amsgrad, lr, common)

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from tinynet.layers.layer import Parameter
-from tinynet.optimizers import _kernels
+from tinynet.optimizers import updates
 
 __all__ = ["Optimizer"]
 
@@ -262,12 +262,12 @@ class Optimizer:
         """Per-parameter gradient multipliers for clipnorm / global_clipnorm (else 1)."""
         if self.clipnorm is not None:
             c = self.clipnorm
-            return [c / max(math.sqrt(_kernels.sum_squares(g)), c) for g in grads]
+            return [c / max(math.sqrt(updates.sum_squares(g)), c) for g in grads]
         if self.global_clipnorm is not None:
             c = self.global_clipnorm
             total = 0.0
             for g in grads:  # fixed parameter order
-                total += _kernels.sum_squares(g)
+                total += updates.sum_squares(g)
             norm = math.sqrt(total)
             if not math.isfinite(norm):
                 scale = math.nan  # as Keras: a non-finite global norm poisons the step

@@ -7,7 +7,7 @@ from typing import Callable
 import numpy as np
 
 from tinynet.layers.layer import check_bool
-from tinynet.optimizers import _kernels
+from tinynet.optimizers import updates
 from tinynet.optimizers.optimizer import Optimizer, check_float
 
 __all__ = ["RMSprop"]
@@ -60,7 +60,7 @@ class RMSprop(Optimizer):
         return specs
 
     def _update(self, w, g, slots, lr, common) -> None:
-        _kernels.rmsprop_update(
+        updates.rmsprop_update(
             w, g, slots["velocity"].reshape(-1), self._flat(slots, "momentum"),
             self._flat(slots, "average_gradient"), lr, np.float32(self.rho),
             np.float32(1.0 - self.rho), np.float32(self.momentum), "momentum" in slots,

@@ -7,7 +7,7 @@ from typing import Callable
 import numpy as np
 
 from tinynet.layers.layer import check_bool
-from tinynet.optimizers import _kernels
+from tinynet.optimizers import updates
 from tinynet.optimizers.optimizer import Optimizer, check_float
 
 __all__ = ["SGD"]
@@ -47,7 +47,7 @@ class SGD(Optimizer):
 
     def _update(self, w, g, slots, lr, common) -> None:
         use_momentum = "momentum" in slots
-        _kernels.sgd_update(w, g, self._flat(slots, "momentum"), lr, np.float32(self.momentum),
+        updates.sgd_update(w, g, self._flat(slots, "momentum"), lr, np.float32(self.momentum),
                             use_momentum, self.nesterov, common)
 
     def get_config(self) -> dict:

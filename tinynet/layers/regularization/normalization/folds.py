@@ -6,7 +6,7 @@ block partials are merged in block order. The serial and parallel variants call 
 block helper, so they give the same bits whatever the thread count; a tuning gate only
 decides which variant runs.
 
-Accumulators: float32 inside a block (as the seed; it keeps the per-channel loops at
+Accumulators: float32 inside a block (as the Rust original; it keeps the per-channel loops at
 full SIMD width), float64 for the merge of block partials.
 """
 

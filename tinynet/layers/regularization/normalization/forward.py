@@ -9,7 +9,7 @@ from ``K`` keeps both sums on the scale of the spread, so a mean that dwarfs the
 **Fold order**, fixed by the shape alone. Positions are folded in blocks of
 ``block = rows_per_block(C)`` positions; inside a block per-channel float32 lanes
 accumulate over positions in the layout's order (:mod:`.layout`), the lanes reduce to
-groups in channel order (the seed's 8-lane segment sums) and block partials merge in
+groups in channel order (the Rust original's 8-lane segment sums) and block partials merge in
 block order in float64. The serial and parallel drivers share these helpers, so a gate
 or the thread count decides where work runs, never the bits.
 

@@ -1,16 +1,14 @@
-"""Fused Numba update kernels for the optimizers (Keras 3 update rules, float32).
+"""Fused optimizer update kernels (Keras 3 update rules, float32).
 
-Each optimizer has one ``@njit`` block helper that updates ``[start, stop)`` of a flat
-parameter in a single pass: gradient scaling/clipping, decoupled weight decay, the slot
-updates and the parameter update. The serial variant runs the helper over the whole
-range; the parallel variant runs it over fixed blocks of ``UPDATE_BLOCK`` elements under
-``prange``. Every element is computed by the same float32 expression in both, so the
-results are bitwise identical for any gate value and thread count. The serial variant
-passes its start as ``np.int64(0)``, not the literal ``0``: Numba compiles a function
-once more for each literal argument, and the parallel variant's starts are run-time ints.
-
-The plain-Python wrappers at the bottom pick the variant with
-``tuning.use_parallel("optimizer_parallel_min_elems", n)``; kernels never read tuning.
+Each optimizer has one block helper that updates ``[start, stop)`` of a flat parameter in
+a single pass: gradient scaling/clipping, decoupled weight decay, the slot updates and the
+parameter update. The serial variant runs the helper over the whole range; the parallel
+variant runs it over fixed blocks of ``UPDATE_BLOCK`` elements under ``prange``. Every
+element is computed by the same float32 expression in both, so the results are bitwise
+identical for any gate value and thread count. The serial variant passes its start as
+``np.int64(0)``, not the literal ``0``: Numba compiles a function once more for each
+literal argument, and the parallel variant's starts are run-time ints. The operations
+that pick a variant are in :mod:`tinynet.optimizers.updates`.
 
 Common arguments (all float32 scalars unless noted):
     gscale: gradient scale from clipnorm/global_clipnorm (exactly 1 when not clipping).
@@ -23,15 +21,12 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from tinynet import tuning
 from tinynet.kernels._jit import njit
-from tinynet.math.reduction import det_reduce
 
-__all__ = ["UPDATE_BLOCK", "sum_squares", "sgd_update", "adam_update", "rmsprop_update",
-           "adagrad_update"]
+__all__ = ["UPDATE_BLOCK", "sgd_serial", "sgd_parallel", "adam_serial", "adam_parallel",
+           "rmsprop_serial", "rmsprop_parallel", "adagrad_serial", "adagrad_parallel"]
 
 UPDATE_BLOCK = 16384
-_GATE = "optimizer_parallel_min_elems"
 
 
 # -- shared element helpers ------------------------------------------------------------
@@ -78,14 +73,14 @@ def _sgd_block(w, g, m, start, stop, lr, momentum, use_momentum, nesterov,
 
 
 @njit(cache=True, error_model="numpy")
-def _sgd_serial(w, g, m, lr, momentum, use_momentum, nesterov,
+def sgd_serial(w, g, m, lr, momentum, use_momentum, nesterov,
                 gscale, do_clip, clipvalue, do_decay, wd):
     _sgd_block(w, g, m, np.int64(0), w.size, lr, momentum, use_momentum, nesterov,
                gscale, do_clip, clipvalue, do_decay, wd)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _sgd_parallel(w, g, m, lr, momentum, use_momentum, nesterov,
+def sgd_parallel(w, g, m, lr, momentum, use_momentum, nesterov,
                   gscale, do_clip, clipvalue, do_decay, wd):
     nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
     for b in prange(nblocks):
@@ -130,14 +125,14 @@ def _adam_block(w, g, m, v, vhat, start, stop, alpha, one_minus_b1, one_minus_b2
 
 
 @njit(cache=True, error_model="numpy")
-def _adam_serial(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
+def adam_serial(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
                  gscale, do_clip, clipvalue, do_decay, wd):
     _adam_block(w, g, m, v, vhat, np.int64(0), w.size, alpha, one_minus_b1, one_minus_b2, eps,
                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _adam_parallel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
+def adam_parallel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
                    gscale, do_clip, clipvalue, do_decay, wd):
     nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
     for b in prange(nblocks):
@@ -178,14 +173,14 @@ def _rmsprop_block(w, g, vel, mom, avg, start, stop, lr, rho, one_minus_rho, mom
 
 
 @njit(cache=True, error_model="numpy")
-def _rmsprop_serial(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
+def rmsprop_serial(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
                     centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
     _rmsprop_block(w, g, vel, mom, avg, np.int64(0), w.size, lr, rho, one_minus_rho, momentum,
                    use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _rmsprop_parallel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
+def rmsprop_parallel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
                       centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
     nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
     for b in prange(nblocks):
@@ -210,13 +205,13 @@ def _adagrad_block(w, g, acc, start, stop, lr, eps, gscale, do_clip, clipvalue, 
 
 
 @njit(cache=True, error_model="numpy")
-def _adagrad_serial(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
+def adagrad_serial(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
     _adagrad_block(w, g, acc, np.int64(0), w.size, lr, eps, gscale, do_clip, clipvalue,
                    do_decay, wd)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _adagrad_parallel(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
+def adagrad_parallel(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
     nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
     for b in prange(nblocks):
         _adagrad_block(w, g, acc, b * UPDATE_BLOCK, min((b + 1) * UPDATE_BLOCK, w.size), lr,
@@ -224,37 +219,3 @@ def _adagrad_parallel(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, 
 
 
 # -- Python wrappers (the only place the gate is read) -------------------------------------
-def _parallel(n: int) -> bool:
-    return tuning.use_parallel(_GATE, n)
-
-
-def sum_squares(x: np.ndarray) -> float:
-    """Deterministic float64 sum of squares of a flat float32 array (fixed blocks)."""
-    return det_reduce(x, squares=True, gate=_GATE)
-
-
-def sgd_update(w, g, m, lr, momentum, use_momentum, nesterov, common) -> None:
-    """In-place SGD step on flat float32 arrays (``m`` may be empty without momentum)."""
-    kernel = _sgd_parallel if _parallel(w.size) else _sgd_serial
-    kernel(w, g, m, lr, momentum, use_momentum, nesterov, *common)
-
-
-def adam_update(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
-                common) -> None:
-    """In-place Adam step (``vhat`` may be empty without amsgrad)."""
-    kernel = _adam_parallel if _parallel(w.size) else _adam_serial
-    kernel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr, *common)
-
-
-def rmsprop_update(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
-                   centered, eps, common) -> None:
-    """In-place RMSprop step (``mom``/``avg`` may be empty when unused)."""
-    kernel = _rmsprop_parallel if _parallel(w.size) else _rmsprop_serial
-    kernel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum, centered, eps,
-           *common)
-
-
-def adagrad_update(w, g, acc, lr, eps, common) -> None:
-    """In-place Adagrad step."""
-    kernel = _adagrad_parallel if _parallel(w.size) else _adagrad_serial
-    kernel(w, g, acc, lr, eps, *common)

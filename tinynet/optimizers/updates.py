@@ -1,0 +1,51 @@
+"""The optimizer update operations: each picks the serial or parallel kernel of
+:mod:`tinynet.kernels.optimizers` with the ``optimizer_parallel_min_elems`` gate (kernels
+never read tuning); both give the same bits."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinynet import tuning
+from tinynet.kernels import optimizers as ok
+from tinynet.math.reduction import det_reduce
+
+__all__ = ["sum_squares", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update"]
+
+_GATE = "optimizer_parallel_min_elems"
+
+
+def _parallel(n: int) -> bool:
+    return tuning.use_parallel(_GATE, n)
+
+
+def sum_squares(x: np.ndarray) -> float:
+    """Deterministic float64 sum of squares of a flat float32 array (fixed blocks)."""
+    return det_reduce(x, squares=True, gate=_GATE)
+
+
+def sgd_update(w, g, m, lr, momentum, use_momentum, nesterov, common) -> None:
+    """In-place SGD step on flat float32 arrays (``m`` may be empty without momentum)."""
+    kernel = ok.sgd_parallel if _parallel(w.size) else ok.sgd_serial
+    kernel(w, g, m, lr, momentum, use_momentum, nesterov, *common)
+
+
+def adam_update(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
+                common) -> None:
+    """In-place Adam step (``vhat`` may be empty without amsgrad)."""
+    kernel = ok.adam_parallel if _parallel(w.size) else ok.adam_serial
+    kernel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr, *common)
+
+
+def rmsprop_update(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
+                   centered, eps, common) -> None:
+    """In-place RMSprop step (``mom``/``avg`` may be empty when unused)."""
+    kernel = ok.rmsprop_parallel if _parallel(w.size) else ok.rmsprop_serial
+    kernel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum, centered, eps,
+           *common)
+
+
+def adagrad_update(w, g, acc, lr, eps, common) -> None:
+    """In-place Adagrad step."""
+    kernel = ok.adagrad_parallel if _parallel(w.size) else ok.adagrad_serial
+    kernel(w, g, acc, lr, eps, *common)
