@@ -108,11 +108,13 @@ def _start() -> None:
     except Exception:  # e.g. layers defined in the user's script: no helper
         os.unlink(path)
         return
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    import tinynet  # the folder holding this tinynet goes first on the helper's path
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tinynet.__file__)))
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    _helper = subprocess.Popen([sys.executable, "-m", "tinynet.tools.compile_ahead", path], env=env,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    _helper = subprocess.Popen([sys.executable, "-m", "tinynet.tools.compile_ahead", path],
+                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
 
 
