@@ -7,22 +7,9 @@ Submodules load lazily (``tn.optimizers.Adam`` imports the optimizers on first u
 from __future__ import annotations
 
 import importlib
-import os
 
-# How long an idle OpenMP worker spins before it sleeps, set before Numba starts its
-# OpenMP pool unless the user chose a wait policy or spin count (docs/tuning.md). Waking a
-# sleeping worker costs a parallel region 64-230 us on this project's VMs, against 3-10 us
-# for a spinning one, and a training step runs hundreds of regions: sleeping at once
-# (OMP_WAIT_POLICY=PASSIVE) made a digits epoch 1.3-1.5x as long. libgomp's default spin
-# (300,000 rounds) is as fast alone but 5-10x slower with two such processes on two cores;
-# 10,000 rounds keeps most of the speed alone and costs 1.5x there. It goes into the
-# environment, so it reaches child processes and an OpenMP runtime loaded later (a
-# PyTorch imported after tinynet), not one loaded already; only libgomp reads it.
-SPIN_COUNT = 10_000
-if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-    os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
-
-from tinynet import tuning
+from tinynet import tuning  # first: it sets OpenMP's spin count before Numba loads
+from tinynet.tuning import SPIN_COUNT
 from tinynet.random import set_seed
 from tinynet.tensor import Tensor
 

@@ -159,3 +159,28 @@ def test_import_compiles_nothing():
     out = _run(code)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "0"
+
+
+def test_every_environment_read_goes_through_tuning():
+    """No module but tinynet.tuning reads os.environ (a child process's environment is
+    built from it, which is not a read)."""
+    import re
+    from pathlib import Path
+
+    root = Path(tuning.__file__).resolve().parents[1]
+    readers = []
+    for path in root.rglob("*.py"):
+        if "tuning" in path.parts or "__pycache__" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"os\.environ(\.get|\[)|os\.getenv|environ\.get\(", text):
+            readers.append(str(path.relative_to(root)))
+    assert readers == []
+
+
+def test_env_names_only_the_variables_it_documents():
+    import pytest
+
+    assert tuning.env("COLUMNS") is None or isinstance(tuning.env("COLUMNS"), str)
+    with pytest.raises(KeyError, match="tinynet reads no environment variable 'HOME'"):
+        tuning.env("HOME")

@@ -7,6 +7,7 @@ import platform
 import numpy as np
 import pytest
 
+from tinynet import tuning
 from tinynet.kernels import streaming
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import (LANES, STREAM_ALIGN, load4, sfence, store4, vload, vsplat,
@@ -224,8 +225,10 @@ def test_threshold_is_the_private_caches_or_a_quarter_of_the_last_level_cache():
     assert streaming.stream_threshold(8 * mib, 4 * mib) == 2 * mib  # a small L3: its quarter
     assert streaming.stream_threshold(32 * mib, 0) == 8 * mib  # L2 unknown: the quarter
     assert streaming.LAST_LEVEL_CACHE_BYTES > 0
-    assert streaming.STREAM_MIN_BYTES == streaming._threshold_from_env(streaming.stream_threshold(
-        streaming.LAST_LEVEL_CACHE_BYTES, streaming.PRIVATE_CACHE_BYTES))
+    override = tuning.env_bytes("TINYNET_STREAM_MIN_BYTES")
+    assert streaming.STREAM_MIN_BYTES == (streaming.stream_threshold(
+        streaming.LAST_LEVEL_CACHE_BYTES, streaming.PRIVATE_CACHE_BYTES)
+        if override is None else override)
 
 
 def _fake_sysfs(root, cpus):
@@ -279,14 +282,15 @@ def test_unreadable_cache_entries_are_skipped(tmp_path):
                                             ("0", 0), ("", 12345)])
 def test_threshold_can_be_set_in_the_environment(monkeypatch, text, expected):
     monkeypatch.setenv("TINYNET_STREAM_MIN_BYTES", text)
-    assert streaming._threshold_from_env(12345) == expected
+    override = tuning.env_bytes("TINYNET_STREAM_MIN_BYTES")  # read through tuning
+    assert (12345 if override is None else override) == expected
 
 
 @pytest.mark.parametrize("text", ["lots", "-1", "1.5"])
 def test_a_bad_threshold_in_the_environment_is_named(monkeypatch, text):
     monkeypatch.setenv("TINYNET_STREAM_MIN_BYTES", text)
     with pytest.raises(ValueError) as err:
-        streaming._threshold_from_env(12345)
+        tuning.env_bytes("TINYNET_STREAM_MIN_BYTES")
     assert str(err.value) == (f"environment variable TINYNET_STREAM_MIN_BYTES={text!r}: "
                               "expected a non-negative integer (bytes)")
 

@@ -49,6 +49,8 @@ from numba.core import ir as numba_ir
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 
+from tinynet import tuning
+
 try:
     import fcntl
 except ImportError:  # Windows
@@ -59,7 +61,7 @@ __all__ = ["njit", "SLP", "LINEAR_INLINING", "COMPILE_HOOKS", "WAIT_FOR_BUSY_KER
            "sources_digest", "silence_compile_notice"]
 
 # The environment has the last word: NUMBA_SLP_VECTORIZE=0 keeps the vectorizer off.
-SLP: int = 0 if os.environ.get("NUMBA_SLP_VECTORIZE", "1").strip() in ("0", "") else 1
+SLP: int = 0 if (tuning.env("NUMBA_SLP_VECTORIZE") or "1").strip() in ("0", "") else 1
 
 
 # ---------------------------------------------------- inlining in linear time

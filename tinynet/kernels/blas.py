@@ -26,6 +26,7 @@ import os
 import llvmlite.binding as ll
 import numpy as np
 from numba import cfunc, prange, types
+from numba.core import config as numba_config
 from numba.extending import overload
 
 from tinynet.kernels._jit import njit
@@ -34,7 +35,7 @@ __all__ = ["gemm", "gemm_tiles_serial", "gemm_tiles_parallel", "blas_library_pat
 
 SYMBOL = "tinynet_cblas_sgemm"
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
-_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() in ("", "0")
+_JIT = not numba_config.DISABLE_JIT
 
 _i32, _i64, _f32 = types.int32, types.int64, types.float32
 # cblas_sgemm(order, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

@@ -52,6 +52,7 @@ import threading
 
 import numpy as np
 
+from tinynet import tuning
 from tinynet.kernels.simd import LANES, STREAM_ALIGN
 
 __all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "PRIVATE_CACHE_BYTES", "POOL_SIZE",
@@ -136,21 +137,6 @@ def stream_threshold(llc_bytes: int, private_bytes: int) -> int:
     return min(quarter, private_bytes) if private_bytes > 0 else quarter
 
 
-def _threshold_from_env(default: int) -> int:
-    """``TINYNET_STREAM_MIN_BYTES`` when set (a non-negative integer), else ``default``."""
-    text = os.environ.get("TINYNET_STREAM_MIN_BYTES")
-    if text is None or not text.strip():
-        return default
-    try:
-        value = int(text.strip().replace("_", ""))
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ValueError(f"environment variable TINYNET_STREAM_MIN_BYTES={text!r}: expected a "
-                         "non-negative integer (bytes)")
-    return value
-
-
 _CPUS = _allowed_cpus()
 
 #: Size of the largest cache (L3 on this machine).
@@ -162,8 +148,9 @@ PRIVATE_CACHE_BYTES: int = _private_cache_bytes(cpus=_CPUS, cap=LAST_LEVEL_CACHE
 
 #: Outputs of at least this many bytes are written with streaming stores (see above);
 #: ``TINYNET_STREAM_MIN_BYTES`` in the environment overrides the rule.
-STREAM_MIN_BYTES: int = _threshold_from_env(
-    stream_threshold(LAST_LEVEL_CACHE_BYTES, PRIVATE_CACHE_BYTES))
+_OVERRIDE = tuning.env_bytes("TINYNET_STREAM_MIN_BYTES")
+STREAM_MIN_BYTES: int = (stream_threshold(LAST_LEVEL_CACHE_BYTES, PRIVATE_CACHE_BYTES)
+                         if _OVERRIDE is None else _OVERRIDE)
 
 
 def streams(nbytes: int, row_floats: int) -> bool:

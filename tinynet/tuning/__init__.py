@@ -29,7 +29,7 @@ from dataclasses import dataclass
 __all__ = [
     "get", "set", "reset", "override", "gates", "defaults", "describe", "sources",
     "set_num_threads", "get_num_threads", "max_threads", "use_parallel", "load_profile",
-    "GATE_DOCS",
+    "GATE_DOCS", "ENVIRONMENT", "env", "env_bytes", "SPIN_COUNT",
 ]
 
 _MAX_GATE = 2**62
@@ -115,6 +115,70 @@ def _parse_env_int(var: str, text: str) -> int:
             f"environment variable {var}={text!r}: expected a non-negative integer") from None
 
 
+# -- the environment -----------------------------------------------------------------------
+#: Every environment variable tinynet reads, all of them through this module, and what
+#: each does (docs/tuning.md lists them).
+ENVIRONMENT: dict[str, str] = {
+    "TINYNET_TUNING_FILE": "a JSON profile of gate values and the thread count",
+    "TINYNET_<GATE>": "one gate's value, e.g. TINYNET_GN_ROW_PARALLEL_MIN_ELEMS=0",
+    "TINYNET_NUM_THREADS": "the thread count of tinynet's parallel kernels",
+    "TINYNET_STREAM_MIN_BYTES": "outputs of at least this many bytes are written with "
+                                "streaming stores (default: from the cache sizes)",
+    "NUMBA_SLP_VECTORIZE": "0 keeps LLVM's SLP vectorizer off for tinynet's kernels too "
+                           "(tinynet turns it on for them otherwise)",
+    "OMP_WAIT_POLICY": "set: tinynet leaves OpenMP's wait policy alone (else it sets "
+                       "GOMP_SPINCOUNT)",
+    "GOMP_SPINCOUNT": "set: tinynet keeps it (else it sets 10,000 before Numba starts "
+                      "its OpenMP pool)",
+    "COLUMNS": "the width of model summaries, as Keras reads it",
+}
+
+
+def env(name: str) -> str | None:
+    """The environment's value of ``name`` (one of :data:`ENVIRONMENT`'s), or ``None``.
+
+    Raises:
+        KeyError: ``name`` is not a variable tinynet reads.
+    """
+    if name not in ENVIRONMENT:
+        raise KeyError(f"tinynet reads no environment variable {name!r}; it reads "
+                       f"{', '.join(sorted(ENVIRONMENT))}")
+    return os.environ.get(name)
+
+
+def env_bytes(name: str) -> int | None:
+    """:func:`env` as a non-negative integer (``None`` when unset or blank).
+
+    Raises:
+        ValueError: set to anything but a non-negative integer.
+    """
+    text = env(name)
+    if text is None or not text.strip():
+        return None
+    try:
+        value = int(text.strip().replace("_", ""))
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"environment variable {name}={text!r}: expected a non-negative "
+                         "integer (bytes)")
+    return value
+
+
+# How long an idle OpenMP worker spins before it sleeps, set before Numba starts its
+# OpenMP pool unless the user chose a wait policy or spin count (docs/tuning.md). Waking a
+# sleeping worker costs a parallel region 64-230 us on this project's VMs, against 3-10 us
+# for a spinning one, and a training step runs hundreds of regions: sleeping at once
+# (OMP_WAIT_POLICY=PASSIVE) made a digits epoch 1.3-1.5x as long. libgomp's default spin
+# (300,000 rounds) is as fast alone but 5-10x slower with two such processes on two cores;
+# 10,000 rounds keeps most of the speed alone and costs 1.5x there. It goes into the
+# environment, so it reaches child processes and an OpenMP runtime loaded later (a
+# PyTorch imported after tinynet), not one loaded already; only libgomp reads it.
+SPIN_COUNT = 10_000
+if env("OMP_WAIT_POLICY") is None and env("GOMP_SPINCOUNT") is None:
+    os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
+
+
 def load_profile(path: str | os.PathLike) -> dict[str, int]:
     """Reads a JSON tuning profile: ``{"gates": {name: value}, "num_threads": n}``.
 
@@ -157,7 +221,7 @@ def _ensure_loaded() -> None:
             return
         values = {name: gate.default for name, gate in _GATES.items()}
         sources = {name: "default" for name in _GATES}
-        profile = os.environ.get("TINYNET_TUNING_FILE")
+        profile = env("TINYNET_TUNING_FILE")
         if profile:
             for name, value in load_profile(profile).items():
                 values[name], sources[name] = value, "profile"
@@ -171,8 +235,8 @@ def _ensure_loaded() -> None:
                 value = _parse_env_int(var, os.environ[var])
                 values[name] = _check_value(name, value, f"environment {var}")
                 sources[name] = "env"
-        if os.environ.get("TINYNET_NUM_THREADS"):
-            n = _parse_env_int("TINYNET_NUM_THREADS", os.environ["TINYNET_NUM_THREADS"])
+        if env("TINYNET_NUM_THREADS"):
+            n = _parse_env_int("TINYNET_NUM_THREADS", env("TINYNET_NUM_THREADS"))
             _threads, _threads_source = _check_threads(n, "environment TINYNET_NUM_THREADS"), "env"
         _values.update(values)
         _sources.update(sources)

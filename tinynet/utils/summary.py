@@ -29,6 +29,8 @@ import sys
 import unicodedata
 from typing import Any, Callable, Sequence
 
+from tinynet import tuning
+
 __all__ = ["print_summary", "summary_text", "readable_memory_size", "format_shape",
            "column_widths"]
 
@@ -263,7 +265,7 @@ def _render_table(rows: list[Sequence[str]], line_length: int, box: tuple) -> li
 # -- console facts ------------------------------------------------------------------------
 def _console_width() -> int:
     """The width rich's console would use: ``COLUMNS``, else a terminal, else 80."""
-    columns = os.environ.get("COLUMNS")
+    columns = tuning.env("COLUMNS")
     if columns is not None and columns.isdigit():
         return int(columns) or 80
     for fd in (0, 1, 2):
