@@ -57,8 +57,8 @@ except ImportError:  # Windows
     fcntl = None
 
 __all__ = ["njit", "SLP", "LINEAR_INLINING", "COMPILE_HOOKS", "WAIT_FOR_BUSY_KERNELS",
-           "KernelBusy", "lock_path", "SHAPES_ONLY", "shapes_only", "kernel_sources_digest",
-           "sources_digest", "silence_compile_notice"]
+           "KernelBusy", "BUSY", "lock_path", "SHAPES_ONLY", "shapes_only",
+           "kernel_sources_digest", "sources_digest", "silence_compile_notice"]
 
 # The environment has the last word: NUMBA_SLP_VECTORIZE=0 keeps the vectorizer off.
 SLP: int = 0 if (tuning.env("NUMBA_SLP_VECTORIZE") or "1").strip() in ("0", "") else 1
@@ -125,7 +125,12 @@ WAIT_FOR_BUSY_KERNELS: bool = True
 
 
 class KernelBusy(RuntimeError):
-    """Another process is compiling this kernel (raised only where waiting is off)."""
+    """Another process is compiling this kernel (raised only where waiting is off). Numba
+    may wrap it in its own error when a caller's compile meets it: its message keeps
+    :data:`BUSY`."""
+
+
+BUSY = "is being compiled by another process"
 
 
 def lock_path(dispatcher: Dispatcher, sig: Any) -> str | None:
@@ -162,8 +167,7 @@ def _compile_lock(dispatcher: Dispatcher, sig: Any):
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | (0 if WAIT_FOR_BUSY_KERNELS else fcntl.LOCK_NB))
         except BlockingIOError:
-            raise KernelBusy(f"{dispatcher.py_func.__qualname__} is being compiled by another "
-                             f"process") from None
+            raise KernelBusy(f"{dispatcher.py_func.__qualname__} {BUSY}") from None
         _HELD.add(path)
         try:
             yield

@@ -204,14 +204,12 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
     tiles, nchunks = _tile_table(m, n, k)
     kernel = (gemm_tiles_parallel if tuning.use_parallel("matmul_parallel_min_flops", m * n * k)
               else gemm_tiles_serial)
-    if nchunks == 1:
-        with single_threaded_blas():
-            kernel(a, b, out[None], trans_a, trans_b, tiles)
-        return out
-    # inner dimension in fixed chunks: partial products added in chunk order
-    parts = np.empty((nchunks, m, n), dtype=np.float32)
+    # one inner chunk writes ``out``; more write partial products, added in chunk order
+    parts = out[None] if nchunks == 1 else np.empty((nchunks, m, n), dtype=np.float32)
     with single_threaded_blas():
         kernel(a, b, parts, trans_a, trans_b, tiles)
+    if nchunks == 1:
+        return out
     np.copyto(out, parts[0])
     for j in range(1, nchunks):
         np.add(out, parts[j], out=out)

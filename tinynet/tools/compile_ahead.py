@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from tinynet.tools import usable_cores
+
 __all__ = ["set_enabled", "is_enabled", "ahead_of_fit", "run", "main"]
 
 _enabled = True
@@ -54,12 +56,6 @@ def is_enabled() -> bool:
     return _enabled
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
 
 def _batch_sizes(n: int, batch_size: int) -> list[int]:
     """The batch sizes a pass over ``n`` samples in batches of ``batch_size`` sees."""
@@ -75,7 +71,7 @@ def ahead_of_fit(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int,
     """Within it, the first kernel compile starts the helper for this fit; on leaving,
     the helper stops. ``val`` is the validation ``(x, y)`` or ``None``."""
     global _pending
-    if not _enabled or _started or _pending is not None or _cores() < 2:
+    if not _enabled or _started or _pending is not None or usable_cores() < 2:
         yield
         return
     from tinynet import tuning
@@ -196,8 +192,8 @@ def run(spec: dict) -> None:
         try:
             task()
             stalled = 0
-        except Exception as exc:  # noqa: BLE001 - the fit itself reports real errors
-            if "being compiled by another process" not in str(exc):
+        except Exception as exc:  # noqa: BLE001
+            if _jit.BUSY not in str(exc):  # a real error: the fit reports it
                 continue
             queue.append(task)
             stalled += 1

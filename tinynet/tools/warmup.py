@@ -13,7 +13,6 @@ compiling into the same cache; a progress bar counts the tasks done.
 from __future__ import annotations
 
 import functools
-import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -21,6 +20,8 @@ from multiprocessing import get_context
 from typing import Callable
 
 import numpy as np
+
+from tinynet.tools import usable_cores
 
 __all__ = ["warmup", "main", "TASKS"]
 
@@ -156,12 +157,6 @@ def run_task(name: str, gate: int) -> float:
     return time.perf_counter() - start
 
 
-def _cores() -> int:
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
 
 def warmup(verbose: bool = True, workers: int | None = None) -> float:
     """Runs every kernel family once in its serial and parallel variants.
@@ -183,7 +178,7 @@ def warmup(verbose: bool = True, workers: int | None = None) -> float:
             raise ValueError(f"warmup: workers must be a positive int, got {workers!r}")
     start = time.perf_counter()
     jobs = [(name, gate) for gate in (_SERIAL, _PARALLEL) for name in TASKS]
-    workers = min(workers or _cores(), len(jobs))
+    workers = min(workers or usable_cores(), len(jobs))
     bar = tqdm(total=len(jobs), desc="tinynet: compiling kernels", unit="task",
                disable=not verbose, file=sys.stderr)
     with bar:

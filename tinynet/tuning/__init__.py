@@ -43,8 +43,8 @@ class _Gate:
 
 
 # Built-in defaults: serial-vs-parallel crossovers measured on the 2-core CI machine with
-# the calibrate command (python -m tinynet.tools.calibrate), the median of three runs (tables in
-# docs/tuning.md). 2**62 = never parallel.
+# the calibrate command (python -m tinynet.tools.calibrate), the median of three runs
+# (tables in docs/tuning.md). 2**62 = never parallel.
 _GATES: dict[str, _Gate] = {
     "gn_row_parallel_min_elems": _Gate(
         262_144, "elements",
@@ -107,12 +107,14 @@ def _check_value(name: str, value: object, origin: str) -> int:
     return int(value)
 
 
-def _parse_env_int(var: str, text: str) -> int:
+def _parse_env_int(var: str, text: str, unit: str = "") -> int:
+    """``text`` as an int (``_`` separators allowed); a gate's own check rejects negative
+    values with its name, :func:`env_bytes` with this message."""
     try:
         return int(text.strip().replace("_", ""))
     except ValueError:
-        raise ValueError(
-            f"environment variable {var}={text!r}: expected a non-negative integer") from None
+        raise ValueError(f"environment variable {var}={text!r}: expected a non-negative "
+                         f"integer{unit}") from None
 
 
 # -- the environment -----------------------------------------------------------------------
@@ -155,10 +157,7 @@ def env_bytes(name: str) -> int | None:
     text = env(name)
     if text is None or not text.strip():
         return None
-    try:
-        value = int(text.strip().replace("_", ""))
-    except ValueError:
-        value = -1
+    value = _parse_env_int(name, text, " (bytes)")
     if value < 0:
         raise ValueError(f"environment variable {name}={text!r}: expected a non-negative "
                          "integer (bytes)")
