@@ -40,7 +40,8 @@ def test_load_digits_is_deterministic_per_seed():
                                      "positive int, got 1.5"),
     ({"test_size": "half"}, TypeError, "load_digits: test_size must be a float in (0, 1)"),
     ({"test_size": 0}, ValueError, "load_digits: test_size must be a float in (0, 1)"),
-    ({"seed": -1}, ValueError, "load_digits: seed must be a non-negative int or None, got -1"),
+    ({"seed": -1}, ValueError, "load_digits: seed must be None or a non-negative int, got -1"),
+    ({"seed": "1"}, TypeError, "load_digits: seed must be None or a non-negative int, got '1'"),
 ])
 def test_load_digits_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=re.escape(message)):

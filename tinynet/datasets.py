@@ -19,6 +19,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from tinynet.random import check_seed
+
 __all__ = ["load_digits", "load_idx"]
 
 _IDX_IMAGES = 0x00000803  # uint8, 3 dimensions
@@ -58,9 +60,7 @@ def load_digits(test_size: float = 0.25, seed: int | None = 0
     elif not 0.0 < float(test_size) < 1.0:
         raise ValueError(f"load_digits: test_size must be a float in (0, 1) or a positive int, "
                          f"got {test_size!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
-                             or seed < 0):
-        raise ValueError(f"load_digits: seed must be a non-negative int or None, got {seed!r}")
+    seed = check_seed(seed, "load_digits")
     try:
         from sklearn.datasets import load_digits as sk_load_digits
         from sklearn.model_selection import train_test_split
@@ -71,7 +71,7 @@ def load_digits(test_size: float = 0.25, seed: int | None = 0
     x = np.ascontiguousarray(digits.images[..., None] / 16.0, dtype=np.float32)
     y = np.asarray(digits.target, dtype=np.int64)
     x_train, x_test, y_train, y_test = train_test_split(
-        x, y, test_size=test_size, stratify=y, random_state=None if seed is None else int(seed))
+        x, y, test_size=test_size, stratify=y, random_state=seed)
     return ((np.ascontiguousarray(x_train), np.ascontiguousarray(y_train)),
             (np.ascontiguousarray(x_test), np.ascontiguousarray(y_test)))
 

@@ -10,22 +10,34 @@ are independent of one another and of the thread count.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 
-__all__ = ["set_seed", "get_seed", "make_rng"]
+__all__ = ["set_seed", "get_seed", "make_rng", "check_seed"]
 
 _lock = threading.Lock()
 _seed: int | None = None
 _counter = 0
 
 
-def _check_seed(seed: object, arg: str = "seed") -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"{arg} must be a non-negative int, got {seed!r} of type {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"{arg} must be a non-negative int, got {seed}")
-    return int(seed)
+def check_seed(value: Any, owner: str, allow_none: bool = True) -> int | None:
+    """The one seed check (layers, ``set_seed``, ``make_rng``, ``load_digits``): a
+    non-negative int, or ``None`` where ``allow_none``.
+
+    Raises:
+        TypeError: not an int (``bool`` included) and not an allowed ``None``.
+        ValueError: a negative int.
+    """
+    if value is None and allow_none:
+        return None
+    expect = "None or a non-negative int" if allow_none else "a non-negative int"
+    what = f"{owner}: seed must be {expect}, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(what)
+    if value < 0:
+        raise ValueError(what)
+    return int(value)
 
 
 def set_seed(seed: int) -> None:
@@ -39,7 +51,7 @@ def set_seed(seed: int) -> None:
         ValueError: ``seed`` is negative.
     """
     global _seed, _counter
-    seed = _check_seed(seed)
+    seed = check_seed(seed, "set_seed", allow_none=False)
     with _lock:
         _seed, _counter = seed, 0
 
@@ -56,7 +68,7 @@ def make_rng(seed: int | None = None) -> np.random.Generator:
     """
     global _counter
     if seed is not None:
-        return np.random.default_rng(_check_seed(seed))
+        return np.random.default_rng(check_seed(seed, "make_rng"))
     with _lock:
         if _seed is None:
             return np.random.default_rng()

@@ -138,6 +138,25 @@ def test_kernels_read_neither_tuning_nor_the_environment():
                 assert word not in body, f"{path}:{fn.lineno} {fn.name} reads {word}"
 
 
+# The one tinynet import a kernel module may make beyond its sibling kernels: the JIT's own
+# settings (``_jit`` reads NUMBA_SLP_VECTORIZE through tuning's environment reader).
+_KERNEL_IMPORT_EXCEPTIONS = {("tinynet.kernels._jit", "tinynet.tuning")}
+
+
+def test_kernel_modules_import_only_sibling_kernels():
+    """Kernels import NumPy, Numba and other kernels, never an operation, a layer or
+    tuning: each kernel module's tinynet imports are kernel modules themselves."""
+    graph = _graph()
+    modules = _modules()
+    kernel_names = {name for name, path in modules.items() if path in set(_kernel_files())}
+    kernel_names |= {n for n in modules if n.startswith("tinynet.kernels.")}
+    for name in sorted(kernel_names):
+        for target in sorted(graph[name]):
+            if target in kernel_names or target in ("tinynet", "tinynet.kernels"):
+                continue
+            assert (name, target) in _KERNEL_IMPORT_EXCEPTIONS, f"kernel module {name} imports {target}"
+
+
 def test_no_module_over_600_lines():
     long = {name: n for name, path in _modules().items()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > 600}

@@ -833,13 +833,16 @@ case("tuning-threads-str", "tuning.set_num_threads('2')",
      lambda: tuning.set_num_threads("2"), TypeError,
      "num_threads (set_num_threads): expected an int, got '2'")
 case("set-seed-negative", "tn.set_seed(-1)", lambda: tn.set_seed(-1), ValueError,
-     "seed must be a non-negative int, got -1")
+     "set_seed: seed must be a non-negative int, got -1")
 case("set-seed-float", "tn.set_seed(1.5)", lambda: tn.set_seed(1.5), TypeError,
-     "seed must be a non-negative int, got 1.5 of type float")
+     "set_seed: seed must be a non-negative int, got 1.5")
 case("set-seed-str", "tn.set_seed('1')", lambda: tn.set_seed("1"), TypeError,
-     "seed must be a non-negative int, got '1' of type str")
+     "set_seed: seed must be a non-negative int, got '1'")
 case("set-seed-none", "tn.set_seed(None)", lambda: tn.set_seed(None), TypeError,
-     "seed must be a non-negative int, got None of type NoneType")
+     "set_seed: seed must be a non-negative int, got None")
+case("make-rng-negative", "tinynet.random.make_rng(-3)",
+     lambda: tn.random.make_rng(-3), ValueError,
+     "make_rng: seed must be None or a non-negative int, got -3")
 
 TEST_SIZE = "load_digits: test_size must be a float in (0, 1) or a positive int"
 case("digits-test-size-zero", "load_digits(test_size=0.0)",
@@ -853,7 +856,7 @@ case("digits-test-size-nan", "load_digits(test_size=nan)",
 case("digits-test-size-str", "load_digits(test_size='0.2')",
      lambda: datasets.load_digits(test_size="0.2"), TypeError, TEST_SIZE, "got '0.2'")
 case("digits-seed-negative", "load_digits(seed=-1)", lambda: datasets.load_digits(seed=-1),
-     ValueError, "load_digits: seed must be a non-negative int or None, got -1")
+     ValueError, "load_digits: seed must be None or a non-negative int, got -1")
 case("idx-images-path-int", "load_idx(5, 'labels')", lambda: datasets.load_idx(5, "labels"),
      TypeError, "load_idx: images path must be a str or os.PathLike, got int")
 case("idx-labels-path-none", "load_idx('images', None)",

@@ -92,7 +92,7 @@ def _normalization(out):
                 ("ln_stream32", lambda: LayerNormalization(), (7, 32)),
                 ("ln_stream48", lambda: LayerNormalization(), (5, 48)),
                 ("ln_stream64", lambda: LayerNormalization(), (3, 64))]
-    from tinynet.kernels import streaming
+    from tinynet.math import streaming
 
     threshold = streaming.STREAM_MIN_BYTES
     for key, make, shape in cases + streamed:
@@ -125,14 +125,15 @@ def _gn_cores(out):
 
 def _folds(out):
     from tinynet.layers.regularization.normalization import folds
+    from tinynet.math import reduction
     from tinynet.math.reduction import det_reduce, lane_sum
 
     rng = _rng()
     x, y = _f32(rng, 3000, 5), _f32(rng, 3000, 5)
     flat = x.reshape(-1)
     for parallel in (False, True):
-        out[f"col_sum/{parallel}"] = folds.col_sum(x, 5, parallel=parallel, scale=0.5)
-        out[f"col_dot/{parallel}"] = folds.col_dot(x, y, 5, parallel=parallel)
+        out[f"col_sum/{parallel}"] = reduction.col_sum(x, 5, parallel=parallel, scale=0.5)
+        out[f"col_dot/{parallel}"] = reduction.col_dot(x, y, 5, parallel=parallel)
     parts = rng.standard_normal((2, 7, 130))
     out["merge_rows/serial"] = folds.merge_rows_serial(parts)
     out["merge_rows/parallel"] = folds.merge_rows_parallel(parts)

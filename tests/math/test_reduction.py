@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
+from tinynet.math import reduction
 from tinynet.math.reduction import DET_REDUCE_BLOCK, det_reduce
 from tinynet.layers.regularization.normalization import folds
 
@@ -68,11 +69,11 @@ def test_col_folds_match_float64(rows, channels):
     rng = np.random.default_rng(rows)
     a = rng.standard_normal((rows, channels)).astype(np.float32)
     b = rng.standard_normal((rows, channels)).astype(np.float32)
-    np.testing.assert_allclose(folds.col_sum(a, channels), a.astype(np.float64).sum(0),
+    np.testing.assert_allclose(reduction.col_sum(a, channels), a.astype(np.float64).sum(0),
                                rtol=1e-5, atol=1e-4)
-    np.testing.assert_allclose(folds.col_dot(a, b, channels, scale=0.5),
+    np.testing.assert_allclose(reduction.col_dot(a, b, channels, scale=0.5),
                                0.5 * (a.astype(np.float64) * b).sum(0), rtol=1e-5, atol=1e-4)
-    for fn, args in ((folds.col_sum, (a,)), (folds.col_dot, (a, b))):
+    for fn, args in ((reduction.col_sum, (a,)), (reduction.col_dot, (a, b))):
         assert fn(*args, channels, False).tobytes() == fn(*args, channels, True).tobytes()
 
 

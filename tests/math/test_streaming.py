@@ -1,4 +1,4 @@
-"""Streaming stores (``tinynet.kernels.streaming``, ``simd.vstream``): the policy, the
+"""Streaming stores (``tinynet.math.streaming``, ``simd.vstream``): the policy, the
 aligned allocation, and that a streamed vector holds the values of an ordinary store."""
 
 import os
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
-from tinynet.kernels import streaming
+from tinynet.math import streaming
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import (LANES, STREAM_ALIGN, load4, sfence, store4, vload, vsplat,
                                   vstore, vstream)

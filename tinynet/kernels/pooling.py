@@ -24,6 +24,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.reduction import merge_block_rows
 
 __all__ = [
     "avg_bwd_parallel",
@@ -209,13 +210,13 @@ def _gap_block(x, parts, k, block):
 
 @njit(cache=True, error_model="numpy")
 def _gap_merge(parts, out, P):
-    N, nblocks, C = parts.shape
+    N, C = parts.shape[0], parts.shape[2]
+    acc = np.empty(C, dtype=np.float64)
     for n in range(N):
+        acc[:] = 0.0
+        merge_block_rows(parts[n], acc, 0, C)
         for c in range(C):
-            acc = np.float64(0.0)
-            for b in range(nblocks):
-                acc += parts[n, b, c]
-            out[n, c] = np.float32(acc / P)
+            out[n, c] = np.float32(acc[c] / P)
 
 
 @njit(cache=True, error_model="numpy")

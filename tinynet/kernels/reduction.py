@@ -4,6 +4,9 @@ Each block of ``DET_REDUCE_BLOCK`` elements is folded with 8 independent lanes (
 loop vectorises without fastmath), the lanes are combined in lane order, and the block
 partials are merged in block order (:func:`merge_partials`). The grouping depends only on
 the length, so the serial and parallel variants give the same bits at any thread count.
+:func:`merge_block_rows` is the one ordered float64 merge of block partials the other
+folds use (the column folds here, the global average pooling, the tiled convolution's
+weight gradient, the normalization's parameter gradients).
 ``DET_REDUCE_BLOCK`` also sizes the fixed blocks of the other kernels' folds
 (:func:`rows_per_block`).
 """
@@ -16,7 +19,7 @@ from numba import prange
 from tinynet.kernels._jit import njit
 
 __all__ = ["DET_REDUCE_BLOCK", "rows_per_block", "lane_sum", "block_partials_serial",
-           "block_partials_parallel", "merge_partials", "col_fold_serial", "col_fold_parallel"]
+           "block_partials_parallel", "merge_partials", "merge_block_rows", "merge_cols", "col_fold_serial", "col_fold_parallel"]
 
 DET_REDUCE_BLOCK = 16384
 _LANES = 8
@@ -87,12 +90,22 @@ def col_block(x, y, use_y, channels, r0, r1, out):
 
 
 @njit(cache=True, error_model="numpy")
-def merge_cols(parts, scale):
-    nblocks, channels = parts.shape
-    acc = np.zeros(channels, dtype=np.float64)
-    for b in range(nblocks):
-        for c in range(channels):
+def merge_block_rows(parts, acc, c0, c1):
+    """``acc[c] += parts[b, c]`` for columns ``c0..c1``, the blocks ``b`` in order: the
+    ordered float64 merge of block partials (``acc`` float64, zeroed by the caller; the
+    order of additions per column depends only on the number of blocks)."""
+    for b in range(parts.shape[0]):
+        for c in range(c0, c1):
             acc[c] += parts[b, c]
+
+
+@njit(cache=True, error_model="numpy")
+def merge_cols(parts, scale):
+    """float32 ``[C]``: the blocks of ``parts[nblocks, C]`` merged in order in float64
+    (:func:`merge_block_rows`), times ``scale``, rounded once."""
+    channels = parts.shape[1]
+    acc = np.zeros(channels, dtype=np.float64)
+    merge_block_rows(parts, acc, 0, channels)
     out = np.empty(channels, dtype=np.float32)
     for c in range(channels):
         out[c] = np.float32(acc[c] * scale)

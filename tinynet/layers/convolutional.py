@@ -12,37 +12,22 @@ from tinynet.layers.validation import (check_initializer, check_padding, check_p
                                        check_seed)
 from tinynet.math.conv2d import conv2d_backward, conv2d_forward
 from tinynet.math.matmul import matmul
+from tinynet.math.windows import window_axis
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Conv2D", "conv_geometry"]
 
 
-def _out_size(size: int | None, k: int, s: int, d: int, same: bool) -> int | None:
-    if size is None:
-        return None
-    if same:
-        return -(-size // s)
-    return (size - (k - 1) * d - 1) // s + 1
-
-
 def conv_geometry(h: int, w: int, kernel: tuple, strides: tuple, dilation: tuple,
                   same: bool) -> tuple[int, int, int, int]:
-    """Output size and leading pads ``(oh, ow, pad_top, pad_left)`` of a 2-D convolution.
-
-    Unknown sizes (``None``) give ``None`` outputs (and a 0 pad).
-
-    TF/Keras "same": ``pad_total = max((out - 1) * stride + (k - 1) * dilation + 1 - in, 0)``,
-    ``pad_before = pad_total // 2`` (the odd cell goes at the end).
-    """
-    oh = _out_size(h, kernel[0], strides[0], dilation[0], same)
-    ow = _out_size(w, kernel[1], strides[1], dilation[1], same)
-    if not same:
-        return oh, ow, 0, 0
-    pads = []
-    for size, out, k, s, d in ((h, oh, kernel[0], strides[0], dilation[0]),
-                               (w, ow, kernel[1], strides[1], dilation[1])):
-        pads.append(0 if size is None else max((out - 1) * s + (k - 1) * d + 1 - size, 0) // 2)
-    return oh, ow, pads[0], pads[1]
+    """Output size and leading pads ``(oh, ow, pad_top, pad_left)`` of a 2-D convolution:
+    :func:`tinynet.math.windows.window_axis` per axis, the window being the dilated
+    kernel ``(k - 1) * dilation + 1``. Unknown sizes (``None``) give ``None`` outputs
+    (and a 0 pad)."""
+    padding = "same" if same else "valid"
+    oh, pad_top = window_axis(h, (kernel[0] - 1) * dilation[0] + 1, strides[0], padding)
+    ow, pad_left = window_axis(w, (kernel[1] - 1) * dilation[1] + 1, strides[1], padding)
+    return oh, ow, pad_top, pad_left
 
 
 class Conv2D(Layer):

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 
 from tinynet import initializers
+from tinynet.random import check_seed
 
 __all__ = ["check_pair", "check_padding", "check_seed", "check_initializer"]
+# check_seed is tinynet.random's (the seed's one check), listed here with the others.
 
 _PADDINGS = ("valid", "same")
 
@@ -47,18 +49,6 @@ def check_padding(padding: Any, owner: str) -> str:
     if value not in _PADDINGS:
         raise ValueError(what)
     return value
-
-
-def check_seed(value: Any, owner: str) -> int | None:
-    """A layer seed: ``None`` or a non-negative int."""
-    if value is None:
-        return None
-    what = f"{owner}: seed must be None or a non-negative int, got {value!r}"
-    if not _is_int(value):
-        raise TypeError(what)
-    if value < 0:
-        raise ValueError(what)
-    return int(value)
 
 
 def check_initializer(value: Any, owner: str) -> str:

@@ -47,6 +47,7 @@ from tinynet import tuning
 from tinynet.kernels import _jit
 from tinynet.kernels import conv as ck
 from tinynet.kernels import conv_direct as cd
+from tinynet.kernels.reduction import merge_cols
 from tinynet.math.matmul import single_threaded_blas
 
 __all__ = ["TILE_ELEMS", "MIN_TASKS", "tile_rows", "conv2d_forward", "conv2d_backward"]
@@ -255,8 +256,7 @@ def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
 
 
 def _merge(parts: np.ndarray) -> np.ndarray:
-    """Sum of the task partials, added in task order in float64, as float32."""
-    acc = np.zeros(parts.shape[1:], dtype=np.float64)
-    for part in parts:
-        acc += part
-    return acc.astype(np.float32)
+    """Sum of the task partials ``parts[task, ...]``, added in task order in float64
+    (the shared ordered merge of :mod:`tinynet.kernels.reduction`), as float32."""
+    flat = parts.reshape(parts.shape[0], -1)
+    return merge_cols(flat, 1.0).reshape(parts.shape[1:])

@@ -16,9 +16,10 @@ import numpy as np
 from tinynet import tuning
 from tinynet.kernels import pooling as pk
 from tinynet.kernels.reduction import rows_per_block
+from tinynet.math.windows import window_axis
 
 __all__ = [
-    "GATE", "pooled_size", "window_bounds", "rows_per_block",
+    "GATE", "window_bounds", "rows_per_block",
     "max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward", "avg_pool2d_backward",
     "global_avg_pool2d_forward", "global_avg_pool2d_backward",
     "global_max_pool2d_forward", "global_max_pool2d_backward",
@@ -27,26 +28,9 @@ __all__ = [
 GATE = "pool_parallel_min_elems"
 
 
-def pooled_size(size: int, pool: int, stride: int, padding: str) -> tuple[int, int]:
-    """Output length and leading pad of one spatial axis (TF/Keras rules).
-
-    "valid": ``out = (size - pool) // stride + 1``, no padding. "same":
-    ``out = ceil(size / stride)``, ``pad_total = max((out - 1) * stride + pool - size, 0)``
-    and ``pad_before = pad_total // 2`` (the odd cell goes at the end).
-
-    Returns:
-        ``(out, pad_before)``; ``out`` may be < 1 for "valid" when the window does not fit.
-    """
-    if padding == "valid":
-        return (size - pool) // stride + 1, 0
-    out = -(-size // stride)
-    pad_total = max((out - 1) * stride + pool - size, 0)
-    return out, pad_total // 2
-
-
 def window_bounds(size: int, pool: int, stride: int, padding: str) -> tuple[np.ndarray, np.ndarray]:
     """In-bounds ``[lo, hi)`` input range of every output position along one axis (int64)."""
-    out, pad = pooled_size(size, pool, stride, padding)
+    out, pad = window_axis(size, pool, stride, padding)
     starts = np.arange(out, dtype=np.int64) * stride - pad
     return np.maximum(starts, 0), np.minimum(starts + pool, size)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.math.pooling import pooled_size
+from tinynet.math.windows import window_axis
 from tinynet.layers.layer import Layer
 from tinynet.layers.validation import check_padding, check_pair
 from tinynet.tensor import as_array
@@ -65,7 +65,7 @@ class BasePooling2D(PoolingLayer):
             if size is None:
                 spatial.append(None)
                 continue
-            out, _ = pooled_size(size, self.pool_size[axis], self.strides[axis], self.padding)
+            out, _ = window_axis(size, self.pool_size[axis], self.strides[axis], self.padding)
             if out < 1:
                 raise ValueError(
                     f"{type(self).__name__} {self.name!r}: pool_size {self.pool_size} does not "

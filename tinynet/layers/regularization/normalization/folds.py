@@ -17,11 +17,10 @@ from numba import prange
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import vfold8x4, vload8x2, vsplat, vsplat8x2
-from tinynet.kernels.reduction import rows_per_block
-from tinynet.math.reduction import col_dot, col_sum
+from tinynet.kernels.reduction import merge_block_rows, rows_per_block
 
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
-           "shifted_sums_pair", "segment_dot2_pair", "col_sum", "col_dot",
+           "shifted_sums_pair", "segment_dot2_pair",
            "merge_rows_serial", "merge_rows_parallel", "merge_rows_into", "merge_rows_chunks",
            "merge_rows_to", "merge_rows_to_parallel", "segment_sum_fn", "segment_dot2_fn",
            "shifted_segment_sums_fn",
@@ -218,10 +217,8 @@ def merge_rows_into(parts, acc, out0, out1, j):
     ``out1`` (k = 1). Chunks are independent, so threads may take them in any order."""
     c0 = j * _MERGE_COLS
     c1 = min(c0 + _MERGE_COLS, parts.shape[2])
-    for r in range(parts.shape[1]):
-        for c in range(c0, c1):
-            acc[0, c] += parts[0, r, c]
-            acc[1, c] += parts[1, r, c]
+    merge_block_rows(parts[0], acc[0], c0, c1)
+    merge_block_rows(parts[1], acc[1], c0, c1)
     for c in range(c0, c1):
         out0[c] = np.float32(acc[0, c])
         out1[c] = np.float32(acc[1, c])
