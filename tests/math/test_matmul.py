@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
+from tinynet.kernels import blas as blas_module
+from tinynet.math import matmul as matmul_module
 from tinynet.math.matmul import _blas, matmul, plan, single_threaded_blas
 
 
@@ -117,20 +119,42 @@ def test_blas_thread_control_found():
     assert _blas(), "threadpoolctl found no BLAS under NumPy"
 
 
-def test_blas_is_single_threaded_inside_and_as_found_after():
-    from threadpoolctl import threadpool_info, threadpool_limits
+def _numpy_blas_threads():
+    from threadpoolctl import threadpool_info
 
     ours = {lib.filepath for lib in _blas()}  # NumPy's BLAS (SciPy may load another)
+    return [lib["num_threads"] for lib in threadpool_info() if lib["filepath"] in ours]
 
-    def blas_threads():
-        return [lib["num_threads"] for lib in threadpool_info() if lib["filepath"] in ours]
 
+def test_without_a_thread_local_setting_the_blas_is_held_at_one_thread(monkeypatch):
+    """The fallback for a BLAS without OpenBLAS's thread-local setting."""
+    from threadpoolctl import threadpool_limits
+
+    monkeypatch.setattr(matmul_module, "LOCAL_THREADS", False)
     with threadpool_limits(2, user_api="blas"):
         with single_threaded_blas():
             with single_threaded_blas():  # nested: still one thread, restored once
-                assert blas_threads() == [1] * len(blas_threads())
-            assert blas_threads() == [1] * len(blas_threads())
-        assert blas_threads() == [2] * len(blas_threads())
+                assert _numpy_blas_threads() == [1] * len(_numpy_blas_threads())
+            assert _numpy_blas_threads() == [1] * len(_numpy_blas_threads())
+        assert _numpy_blas_threads() == [2] * len(_numpy_blas_threads())
+
+
+@pytest.mark.skipif(not blas_module.LOCAL_THREADS, reason="the BLAS has no thread-local setting")
+def test_each_gemm_call_sets_its_own_thread_and_puts_it_back():
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(2, user_api="blas"):
+        previous = blas_module._py_local_threads(1)  # what a GEMM call does first
+        assert previous == 2
+        assert blas_module._py_local_threads(previous) == 1  # ... and last
+        c = np.empty((64, 64), np.float32)
+        blas_module.gemm(np.ones((64, 32), np.float32), np.ones((32, 64), np.float32), c)
+        assert np.all(c == 32.0)
+        with single_threaded_blas():  # holds nothing: the calls set their own threads
+            matmul(np.ones((300, 200), np.float32), np.ones((200, 100), np.float32))
+            assert _numpy_blas_threads() == [2] * len(_numpy_blas_threads())
+        assert _numpy_blas_threads() == [2] * len(_numpy_blas_threads())
+        assert blas_module._py_local_threads(2) == 2  # the calling thread left as found
 
 
 @pytest.mark.parametrize("m,n,k", [(1024, 512, 512), (512, 512, 1024), (256, 128, 1600),

@@ -6,9 +6,13 @@ needs SciPy; instead this module finds the CBLAS ``sgemm`` of the BLAS NumPy alr
 loaded (OpenBLAS from the NumPy wheel: ``scipy_cblas_sgemm64_``) and registers its
 address with LLVM under the fixed symbol ``tinynet_cblas_sgemm``, which the kernels
 declare as an external function. The address is resolved when a kernel is compiled or
-loaded from Numba's cache, so caching works. BLAS runs single-threaded while these
-kernels run (:func:`tinynet.math.matmul.single_threaded_blas`); each call computes one
-tile on the calling thread.
+loaded from Numba's cache, so caching works. Each call computes one tile on the calling
+thread, single-threaded: where the BLAS has OpenBLAS's thread-local setting
+(``openblas_set_num_threads_local``, registered as ``tinynet_blas_local_threads``), each
+call sets its own thread to one BLAS thread and puts the previous value back, which costs
+a thread-local write and leaves every thread as it was; elsewhere
+(:data:`LOCAL_THREADS` false) :func:`tinynet.math.matmul.single_threaded_blas` holds the
+whole BLAS at one thread around tinynet's products.
 
 If NumPy's BLAS has 32-bit integers (``cblas_sgemm``, e.g. MKL), a small compiled
 adapter takes the symbol; if no CBLAS ``sgemm`` is found at all, a plain compiled loop
@@ -22,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
+from typing import Callable
 
 import llvmlite.binding as ll
 import numpy as np
@@ -31,9 +36,11 @@ from numba.extending import overload
 
 from tinynet.kernels._jit import njit
 
-__all__ = ["gemm", "gemm_tiles_serial", "gemm_tiles_parallel", "blas_library_paths", "BLAS"]
+__all__ = ["gemm", "gemm_tiles_serial", "gemm_tiles_parallel", "blas_library_paths", "BLAS",
+           "LOCAL_THREADS"]
 
 SYMBOL = "tinynet_cblas_sgemm"
+LOCAL_SYMBOL = "tinynet_blas_local_threads"
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _JIT = not numba_config.DISABLE_JIT
 
@@ -51,6 +58,9 @@ _CANDIDATES = (("scipy_cblas_sgemm64_", 64), ("cblas_sgemm64_", 64),
                ("scipy_cblas_sgemm", 32), ("cblas_sgemm", 32))
 
 _sgemm = types.ExternalFunction(SYMBOL, _SIG64)
+_LOCAL_SIG = types.int32(types.int32)  # int openblas_set_num_threads_local(int)
+_local_threads = types.ExternalFunction(LOCAL_SYMBOL, _LOCAL_SIG)
+_LOCAL_NAME = "openblas_set_num_threads_local"
 
 
 def blas_library_paths() -> list[str]:
@@ -73,8 +83,8 @@ def blas_library_paths() -> list[str]:
     return paths
 
 
-def _find_cblas() -> tuple[int, int, str] | None:
-    """``(address, int bits, description)`` of NumPy's CBLAS sgemm, or ``None``."""
+def _find_cblas() -> tuple[int, int, str, ctypes.CDLL] | None:
+    """``(address, int bits, description, library)`` of NumPy's CBLAS sgemm, or ``None``."""
     np.dot(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))  # BLAS is loaded
     for path in blas_library_paths():
         try:
@@ -85,8 +95,27 @@ def _find_cblas() -> tuple[int, int, str] | None:
             fn = getattr(lib, name, None)
             if fn is not None:
                 address = ctypes.cast(fn, ctypes.c_void_p).value
-                return address, bits, f"{name} ({bits}-bit ints) from {os.path.basename(path)}"
+                return (address, bits, f"{name} ({bits}-bit ints) from {os.path.basename(path)}",
+                        lib)
     return None
+
+
+def _register_local(lib: ctypes.CDLL | None) -> tuple[bool, Callable[[int], int]]:
+    """Registers :data:`LOCAL_SYMBOL`: the BLAS's thread-local thread setting where it has
+    one (``True``), else a compiled stand-in that changes nothing and returns -1."""
+    fn = getattr(lib, _LOCAL_NAME, None) if lib is not None else None
+    if fn is not None:
+        fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+        ll.add_symbol(LOCAL_SYMBOL, ctypes.cast(fn, ctypes.c_void_p).value)
+        return True, fn
+    if _JIT:
+        # compiled on demand, only where the BLAS has no thread-local setting (not cached)
+        @cfunc(_LOCAL_SIG)
+        def none(n):  # pragma: no cover
+            return np.int32(-1)
+
+        ll.add_symbol(LOCAL_SYMBOL, none.address)
+    return False, lambda n: -1
 
 
 def _lp64_adapter(address: int) -> int:
@@ -132,14 +161,13 @@ def _naive_address() -> int:
     return naive.address
 
 
-def _register() -> tuple[str, ctypes._CFuncPtr | None]:
-    found = _find_cblas()
+def _register(found: tuple | None) -> tuple[str, Callable | None]:
     if found is None:
         if not _JIT:
             return "none found: NumPy matmul (interpreted kernels)", None
         address, what = _naive_address(), "none found: tinynet's compiled loop (slow)"
     else:
-        address, bits, what = found
+        address, bits, what, _ = found
         if bits == 32:
             if not _JIT:
                 raw = ctypes.CFUNCTYPE(None, *([ctypes.c_int] * 6 + [ctypes.c_float,
@@ -159,7 +187,11 @@ def _narrowing(raw):
     return call
 
 
-BLAS, _py_sgemm = _register()
+_FOUND = _find_cblas()
+BLAS, _py_sgemm = _register(_FOUND)
+#: Whether each GEMM call sets its own thread to one BLAS thread (OpenBLAS's thread-local
+#: setting); if not, tinynet's products hold the whole BLAS at one thread instead.
+LOCAL_THREADS, _py_local_threads = _register_local(_FOUND[3] if _FOUND else None)
 
 
 def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = False,
@@ -179,9 +211,12 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = False,
         prod = (a.T if trans_a else a) @ (b.T if trans_b else b)
         c[...] = prod + c * np.float32(beta) if beta else prod
         return
+    previous = _py_local_threads(1)
     _py_sgemm(_ROW_MAJOR, _TRANS if trans_a else _NO_TRANS, _TRANS if trans_b else _NO_TRANS,
               m, n, k, 1.0, a.ctypes.data, a.strides[0] // 4, b.ctypes.data,
               b.strides[0] // 4, float(beta), c.ctypes.data, c.strides[0] // 4)
+    if previous >= 0:
+        _py_local_threads(previous)
 
 
 @overload(gemm, jit_options={"nogil": True})
@@ -189,10 +224,13 @@ def _gemm_jit(a, b, c, trans_a=False, trans_b=False, beta=0.0):
     def impl(a, b, c, trans_a=False, trans_b=False, beta=0.0):  # pragma: no cover
         m, n = c.shape
         k = a.shape[0] if trans_a else a.shape[1]
+        previous = _local_threads(np.int32(1))  # this thread: one BLAS thread
         _sgemm(np.int32(_ROW_MAJOR), np.int32(_TRANS if trans_a else _NO_TRANS),
                np.int32(_TRANS if trans_b else _NO_TRANS), m, n, k, np.float32(1.0),
                a.ctypes.data, a.strides[0] // 4, b.ctypes.data, b.strides[0] // 4,
                np.float32(beta), c.ctypes.data, c.strides[0] // 4)
+        if previous >= 0:
+            _local_threads(previous)  # ... and back as it was
     return impl
 
 

@@ -2,8 +2,10 @@
 
 OpenBLAS splits a multi-threaded GEMM by its own thread count, and the bits change with
 it (an sgemm of 1000x1000x1000 differs between 1 and 2 threads). tinynet therefore runs
-NumPy's BLAS single-threaded while its own GEMM kernels run (:func:`single_threaded_blas`,
-which puts the user's thread count back afterwards) and does the splitting itself:
+each of its BLAS calls single-threaded (each call sets its own thread to one BLAS thread
+and back, :mod:`tinynet.kernels.blas`; a BLAS without that thread-local setting is held at
+one thread around tinynet's products by :func:`single_threaded_blas`, which puts the
+user's thread count back afterwards) and does the splitting itself:
 
 * the output is tiled into row blocks (and column blocks when the rows run out), or, for
   reduction-heavy products such as weight gradients ``X^T @ dY`` (a long inner dimension
@@ -33,7 +35,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from tinynet import tuning
-from tinynet.kernels.blas import gemm_tiles_parallel, gemm_tiles_serial
+from tinynet.kernels.blas import LOCAL_THREADS, gemm_tiles_parallel, gemm_tiles_serial
 
 __all__ = ["matmul", "plan", "single_threaded_blas"]
 
@@ -75,12 +77,17 @@ def _blas() -> list:
 def single_threaded_blas() -> Iterator[None]:
     """NumPy's BLAS runs single-threaded inside (tinynet's GEMM kernels split the work
     themselves, in a fixed way); the thread count the user had is put back when the last
-    open scope of any thread closes, so the process is left as it was found.
+    open scope of any thread closes, so the process is left as it was found. Where the
+    BLAS has a thread-local setting (:data:`tinynet.kernels.blas.LOCAL_THREADS`), each GEMM
+    call sets its own thread and this holds nothing.
 
     Scopes nest and are cheap inside another (no BLAS call): :func:`matmul` and the
     convolutions open one per call, the training loop one per step.
     """
     global _blas_depth
+    if LOCAL_THREADS:  # each GEMM call sets its own thread (kernels.blas): nothing to hold
+        yield
+        return
     libs = _blas()
     with _blas_lock:
         if _blas_depth == 0:
