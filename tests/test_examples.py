@@ -39,3 +39,23 @@ def test_train_digits_cnn_reaches_097(tmp_path, examples_path):
 
     accuracy = train_digits_cnn.main(["--out", str(tmp_path), "--verbose", "0"])
     assert accuracy >= 0.97
+
+
+def test_residual_cnn_short(tmp_path, examples_path, capsys):
+    pytest.importorskip("sklearn")
+    import residual_cnn
+
+    accuracy = residual_cnn.main(["--epochs", "2", "--out", str(tmp_path), "--verbose", "0"])
+    out = capsys.readouterr().out
+    assert 'Model: "residual_cnn"' in out and "Connected to" in out
+    assert "reloaded predictions bitwise identical: True" in out
+    assert accuracy > 0.5
+
+
+@pytest.mark.slow
+def test_residual_cnn_reaches_097(tmp_path, examples_path):
+    """docs/models.md's example: the default epochs reach at least 0.97 test accuracy."""
+    pytest.importorskip("sklearn")
+    import residual_cnn
+
+    assert residual_cnn.main(["--out", str(tmp_path), "--verbose", "0"]) >= 0.97

@@ -17,6 +17,8 @@ __version__ = "0.1.0"
 
 _LAZY_ATTRS = {
     "Sequential": ("tinynet.models.sequential", "Sequential"),
+    "Model": ("tinynet.models.functional", "Model"),
+    "Input": ("tinynet.layers.input", "Input"),
     "load_model": ("tinynet.saving", "load_model"),
 }
 _LAZY_MODULES = ("layers", "optimizers", "losses", "metrics", "callbacks", "datasets",

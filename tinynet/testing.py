@@ -44,7 +44,9 @@ def check_gradients(layer: Any, input_shape: tuple | None = None, *, x: Any = No
     input and of every trainable parameter are probed (chosen with ``seed``).
 
     Args:
-        layer: A tinynet ``Layer`` (or anything with the same forward/backward contract).
+        layer: A tinynet ``Layer`` or model (anything with the same forward/backward
+            contract); one with several inputs takes lists for ``input_shape`` and ``x``,
+            and one with several outputs is probed on the weighted sum of all of them.
         input_shape: The input's shape, batch axis included (ignored when ``x`` is given).
         x: An explicit input (useful to keep away from kinks such as ReLU's 0).
         training: Passed to ``forward``.
@@ -64,28 +66,37 @@ def check_gradients(layer: Any, input_shape: tuple | None = None, *, x: Any = No
         GradientCheckError: An entry is out of tolerance (the message names it).
     """
     rng = np.random.default_rng(seed)
+    multi_in = bool(getattr(layer, "multiple_inputs", False))
     if x is None:
         if input_shape is None:
             raise ValueError("check_gradients: give input_shape or x")
-        x = rng.standard_normal(tuple(input_shape))
-    x = np.array(as_array(x), dtype=np.float32, copy=True)
+        x = ([rng.standard_normal(tuple(s)) for s in input_shape] if multi_in
+             else rng.standard_normal(tuple(input_shape)))
+    xs = [np.array(as_array(a), dtype=np.float32, copy=True) for a in (x if multi_in else [x])]
     if not layer.built:
-        layer.build((None, *x.shape[1:]))
-    y = as_array(layer.forward(x, training=training))
-    r = rng.standard_normal(y.shape).astype(np.float32)
+        shapes = [(None, *a.shape[1:]) for a in xs]
+        layer.build(shapes if multi_in else shapes[0])
+
+    def run() -> list[np.ndarray]:
+        out = layer.forward(xs if multi_in else xs[0], training=training)
+        return [as_array(o) for o in out] if isinstance(out, list) else [as_array(out)]
+
+    rs = [rng.standard_normal(y.shape).astype(np.float32) for y in run()]
 
     def loss() -> float:
-        out = as_array(layer.forward(x, training=training))
-        return float(np.sum(out.astype(np.float64) * r))
+        return float(sum(np.sum(o.astype(np.float64) * r) for o, r in zip(run(), rs)))
 
     # analytic gradients from one forward + backward at the unperturbed point
-    layer.forward(x, training=training)
-    dx = np.array(as_array(layer.backward(r)), dtype=np.float64)
+    run()
+    back = layer.backward(rs if len(rs) > 1 else rs[0])
+    dxs = [np.array(as_array(d), dtype=np.float64) for d in (back if multi_in else [back])]
     params = [p for p in layer.parameters() if p.trainable]
     pgrads = [np.array(p.grad, dtype=np.float64) for p in params]
 
     worst, where = 0.0, ""
-    targets = [("input", x, dx)] + [(p.name, p.value, g) for p, g in zip(params, pgrads)]
+    labels = [f"input {i}" if multi_in else "input" for i in range(len(xs))]
+    targets = list(zip(labels, xs, dxs)) + [(p.name, p.value, g)
+                                            for p, g in zip(params, pgrads)]
     for label, arr, analytic in targets:
         saved = arr.copy()
         n = arr.size
@@ -99,7 +110,7 @@ def check_gradients(layer: Any, input_shape: tuple | None = None, *, x: Any = No
             worst = float(ratio[k])
             where = (f"{label}[flat index {int(idx[k])}]: analytic {got[k]:.6g}, "
                      f"numeric {numeric[k]:.6g}")
-    layer.forward(x, training=training)  # leave the cache at the unperturbed point
+    run()  # leave the cache at the unperturbed point
     if raise_on_failure and worst > 1.0:
         raise GradientCheckError(
             f"check_gradients({type(layer).__name__} {getattr(layer, 'name', '')!r}): gradient "

@@ -23,12 +23,12 @@ import tinynet as tn
 from tinynet import callbacks, datasets, losses, metrics, optimizers, saving, tuning
 from tinynet.tools import compile_ahead
 from tinynet.warmup import warmup
-from tinynet.layers import (ELU, Activation, AveragePooling2D, BatchNormalization, Conv2D,
-                            Dense, Dropout, Flatten, GlobalAveragePooling2D,
-                            GlobalMaxPooling2D, GroupNormalization, Input,
-                            InstanceNormalization, LayerNormalization, LeakyReLU,
-                            MaxPooling2D, Parameter, ReLU, Reshape, Sigmoid, Softmax,
-                            SpatialDropout2D, Tanh)
+from tinynet.layers import (ELU, Activation, Add, Average, AveragePooling2D,
+                            BatchNormalization, Concatenate, Conv2D, Dense, Dropout, Flatten,
+                            GlobalAveragePooling2D, GlobalMaxPooling2D, GroupNormalization,
+                            Input, InputLayer, InstanceNormalization, LayerNormalization,
+                            LeakyReLU, Maximum, MaxPooling2D, Multiply, Parameter, ReLU,
+                            Reshape, Sigmoid, Softmax, SpatialDropout2D, Subtract, Tanh)
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 NAN, INF = float("nan"), float("inf")
@@ -428,6 +428,124 @@ case("input-shape-str", "Input('abc')", lambda: Input("abc"), TypeError,
      "Input: shape must be a tuple of ints, got 'abc'")
 case("input-shape-negative", "Input((-1,))", lambda: Input((-1,)), ValueError,
      "Input: shape must hold non-negative ints or None, got (-1,)")
+
+case("input-dtype", "Input((3,), dtype='int8')", lambda: Input((3,), dtype="int8"), ValueError,
+     "Input: dtype must be one of ('float32',), got 'int8'")
+case("input-shape-and-batch-shape", "Input((3,), batch_shape=(None, 3))",
+     lambda: Input((3,), batch_shape=(None, 3)), ValueError,
+     "Input: give exactly one of shape and batch_shape")
+case("input-batch-shape-fixed", "Input(batch_shape=(4, 3))",
+     lambda: Input(batch_shape=(4, 3)), ValueError,
+     "Input: batch_shape must start with None (any batch size), got (4, 3)")
+case("input-layer-no-shape", "InputLayer()", lambda: InputLayer(), ValueError,
+     "InputLayer: give exactly one of shape and batch_shape, got shape=None, batch_shape=None")
+
+# ============================================================================================
+# Functional models and merging layers
+# ============================================================================================
+def _two(name_a: str = "a", name_b: str = "b", b_shape: tuple = (3,)) -> tuple:
+    return Input((3,), name=name_a), Input(b_shape, name=name_b)
+
+
+case("model-output-array", "tn.Model(Input((3,)), np.ones((1, 3)))",
+     lambda: tn.Model(Input((3,)), z(1, 3)), TypeError,
+     "Model: outputs: expected symbolic tensors (from tn.Input or a layer called on one), "
+     "got ndarray at position 0")
+case("model-inputs-empty", "tn.Model([], out)",
+     lambda: tn.Model([], Dense(2)(Input((3,)))), ValueError, "Model: inputs must not be empty")
+case("model-input-not-input", "tn.Model(Dense(2)(x), out)",
+     lambda: (lambda t: tn.Model(t, Dense(1)(t)))(Dense(2)(Input((3,)))), ValueError,
+     "Model: every input must come from tn.Input, got the output of layer 'dense'")
+case("model-disconnected", "tn.Model(a, Add()([a, b]))",
+     lambda: (lambda a, b: tn.Model(a, Add()([a, b])))(*_two()), ValueError,
+     "Model: the graph is disconnected: tensor 'b' (shape (None, 3)) comes from an input "
+     "that is not among the model's inputs ['a']")
+case("model-unused-input", "tn.Model([a, b], Dense(2)(a))",
+     lambda: (lambda a, b: tn.Model([a, b], Dense(2)(a)))(*_two()), ValueError,
+     "Model: the inputs ['b'] are not used by any output")
+case("model-duplicate-names", "two layers named 'x' in one model",
+     lambda: (lambda a: tn.Model(a, Dense(2, name="x")(Dense(3, name="x")(a))))(Input((3,))),
+     ValueError, "Model: the name 'x' is used 2 times in the model")
+case("model-dict-key", "tn.Model({'x': Input(name='a')}, out)",
+     lambda: (lambda a: tn.Model({"x": a}, Dense(2)(a)))(Input((3,), name="a")), ValueError,
+     "Model: the inputs dict maps 'x' to the input named 'a'; use the input's name as its key")
+case("model-predict-count", "two-input model.predict([x, x, x])",
+     lambda: (lambda a, b: tn.Model([a, b], Add()([a, b])))(*_two()).predict([z(1, 3)] * 3),
+     ValueError, "Model.predict: model 'functional' takes 2 inputs ['a', 'b'], got a list of 3")
+case("model-predict-shape", "model.predict(x of shape (2, 4)) for input (None, 3)",
+     lambda: (lambda a: tn.Model(a, Dense(2)(a)))(Input((3,), name="a")).predict(z(2, 4)),
+     ValueError, "Model.predict: input 'a' of model 'functional' expects a non-empty batch of "
+     "shape (None, 3) (None = any), got shape (2, 4)")
+case("model-fit-targets", "two-output model.fit(x, y) with one target",
+     lambda: (lambda a: (lambda m: (m.compile("sgd", "mse"), m.fit(z(2, 3), z(2, 1))))(
+         tn.Model(a, [Dense(1, name="p")(a), Dense(1, name="q")(a)])))(Input((3,))),
+     ValueError, "Model.fit: model 'functional' has 2 outputs ['p', 'q']; pass y as a list or "
+     "dict with one target per output")
+case("model-compile-loss-count", "two-output compile(loss=['mse'])",
+     lambda: tn.Model((a := Input((3,))), [Dense(1, name="p")(a), Dense(1, name="q")(a)])
+     .compile("sgd", loss=["mse"]), ValueError,
+     "Model.compile: loss must have one entry per output (2: ['p', 'q']), got 1")
+case("model-compile-loss-key", "two-output compile(loss={'r': 'mse'})",
+     lambda: tn.Model((a := Input((3,))), [Dense(1, name="p")(a), Dense(1, name="q")(a)])
+     .compile("sgd", loss={"r": "mse"}), ValueError,
+     "Model.compile: loss has keys ['r'] that are not output names; the outputs are ['p', 'q']")
+case("model-compile-loss-weight", "compile(loss_weights='x')",
+     lambda: tn.Sequential([Input((3,)), Dense(1)]).compile("sgd", "mse", loss_weights="x"),
+     ValueError, "Sequential.compile: loss_weights must hold finite numbers, got 'x'")
+case("model-get-layer-missing", "model.get_layer('nope')",
+     lambda: tn.Sequential([Input((3,)), Dense(1)]).get_layer("nope"), ValueError,
+     "Sequential.get_layer: no layer named 'nope' in model 'sequential'")
+case("model-get-layer-both", "model.get_layer('dense', 0)",
+     lambda: tn.Sequential([Input((3,)), Dense(1)]).get_layer("dense", 0), ValueError,
+     "Sequential.get_layer: give exactly one of name and index, got name='dense', index=0")
+case("model-get-layer-index", "model.get_layer(index=5)",
+     lambda: tn.Sequential([Input((3,)), Dense(1)]).get_layer(index=5), ValueError,
+     "Sequential.get_layer: index 5 is out of range for a model of 1 layers")
+case("seq-add-merge", "Sequential().add(Add())", lambda: tn.Sequential().add(Add()), ValueError,
+     "Sequential.add: layer 'add' (Add) takes several inputs; a Sequential model passes one "
+     "tensor from layer to layer (use tn.Model for such graphs)")
+case("seq-add-itself", "model.add(model)",
+     lambda: (lambda m: m.add(m))(tn.Sequential()), ValueError,
+     "Sequential.add: model 'sequential' cannot contain itself")
+case("seq-add-symbolic", "Sequential().add(Dense(2)(Input((3,))))",
+     lambda: tn.Sequential().add(Dense(2)(Input((3,)))), TypeError,
+     "Sequential.add: a symbolic tensor may only be added as the model's input (from "
+     "tn.Input), got the output of 'dense'")
+case("merge-one-tensor", "Add()(Input((3,)))", lambda: Add()(Input((3,))), ValueError,
+     "Add 'add': expects a list of input tensors, got one tensor 'input_layer'")
+case("merge-mixed", "Add()([Input((3,)), np.ones((1, 3))])",
+     lambda: Add()([Input((3,)), z(1, 3)]), TypeError,
+     "Add 'add': expected symbolic tensors (from tn.Input or a layer called on one), got "
+     "ndarray at position 1")
+case("merge-shapes", "Add()([Input((3,)), Input((4,))])",
+     lambda: Add()(list(_two(b_shape=(4,)))), ValueError,
+     "Add 'add' cannot take 'a' (None, 3), 'b' (None, 4): Add 'add': inputs have "
+     "incompatible shapes [(None, 3), (None, 4)] (axis 1: 3 and 4)")
+case("merge-ranks", "Multiply()([Input((3,)), Input((1, 3))])",
+     lambda: Multiply()(list(_two(b_shape=(1, 3)))), ValueError,
+     "Multiply 'multiply': inputs must have one rank, got shapes [(None, 3), (None, 1, 3)]")
+case("merge-subtract-three", "Subtract()([a, a, a])",
+     lambda: (lambda a: Subtract()([a, a, a]))(Input((3,))), ValueError,
+     "Subtract 'subtract': expects exactly 2 inputs, got 3")
+case("merge-one-input", "Maximum()([a])", lambda: Maximum()([Input((3,))]), ValueError,
+     "Maximum 'maximum': expects at least 2 inputs, got 1")
+case("merge-batch-sizes", "Add()([ones(2, 3), ones(3, 3)])",
+     lambda: Add()([z(2, 3), z(3, 3)]), ValueError,
+     "Add 'add': inputs must hold one batch size, got shapes [(2, 3), (3, 3)]")
+case("merge-not-list", "Average().forward(np.ones((2, 3)))",
+     lambda: Average().forward(z(2, 3)), ValueError,
+     "Average 'average': expects a list of inputs, got ndarray")
+case("concat-axis-type", "Concatenate(axis=1.0)", lambda: Concatenate(axis=1.0), TypeError,
+     "Concatenate: axis must be an int, got 1.0")
+case("concat-axis-batch", "Concatenate(axis=0)([a, b])",
+     lambda: Concatenate(axis=0)(list(_two())), ValueError,
+     "Concatenate 'concatenate': axis 0 is not a non-batch axis of inputs of rank 2")
+case("concat-shapes", "Concatenate()([Input((2, 3)), Input((3, 3))])",
+     lambda: Concatenate()([Input((2, 3)), Input((3, 3))]), ValueError,
+     "Concatenate 'concatenate': inputs must match except along axis -1, got shapes "
+     "[(None, 2, 3), (None, 3, 3)]")
+case("concat-one", "Concatenate()([a])", lambda: Concatenate()([Input((3,))]), ValueError,
+     "Concatenate 'concatenate': expects a list of at least 2 input shapes")
 
 # ============================================================================================
 # Sequential
@@ -865,14 +983,14 @@ case("idx-labels-path-none", "load_idx('images', None)",
 
 case("save-model-not-a-model", "save_model('m', 'x.safetensors')",
      lambda: saving.save_model("m", "x.safetensors"), TypeError,
-     "save_model: expected a tinynet Sequential model, got str")
+     "save_model: expected a tinynet model (Sequential or Model), got str")
 case("save-model-path-int", "save_model(model, 5)", lambda: saving.save_model(mlp(), 5),
      TypeError, "save_model: path must be a str or os.PathLike, got int")
 case("save-weights-path-none", "save_weights(model, None)",
      lambda: saving.save_weights(mlp(), None), TypeError,
      "save_weights: path must be a str or os.PathLike, got NoneType")
 case("load-weights-not-a-model", "load_weights(5, 'x')", lambda: saving.load_weights(5, "x"),
-     TypeError, "load_weights: expected a tinynet Sequential model, got int")
+     TypeError, "load_weights: expected a tinynet model (Sequential or Model), got int")
 case("load-weights-path-int", "load_weights(model, 5)",
      lambda: saving.load_weights(mlp(), 5), TypeError,
      "load_weights: path must be a str or os.PathLike, got int")

@@ -167,8 +167,13 @@ HOSTILE_MODEL = {
             {"class_name": name, "config": {"units": 3}}]))),
         "unknown layer class")
        for name in ("os.system", "tinynet.layers.Dense", "__import__", "builtins.eval",
-                    "antigravity.fly", "subprocess.Popen", "Layer", "Sequential",
-                    "Dense.__init__", "", "dense")},
+                    "antigravity.fly", "subprocess.Popen", "Layer", "Dense.__init__", "",
+                    "dense")},
+    # a model is a layer: its config is checked like the outer one
+    "nested_model_without_name": (_safetensors(_weights(), _meta(_config(layers=[
+        {"class_name": "Input", "config": {"shape": [4]}},
+        {"class_name": "Sequential", "config": {"units": 3}}]))),
+        "'name' must be a non-empty string"),
     "nested_model_config": (_safetensors(_weights(), _meta(model_config=_DEEP)), "nested"),
     "nested_compile_config": (_safetensors(_weights(), {**_meta(), "compile_config": _DEEP}),
                               "nested"),

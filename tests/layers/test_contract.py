@@ -2,7 +2,8 @@
 
 Each class needs an entry in ``EXAMPLES`` (how to make one and what to feed it) or a
 reason in ``NOT_COMPUTING``: a new layer without one fails ``test_every_layer_has_an_example``.
-For each example: the config round trip, ``output_shape`` against the real output,
+For each example (a list of input shapes for a layer with several inputs, checked in a
+functional model): the config round trip, ``output_shape`` against the real output,
 ``check_gradients`` (input and parameters), save and load (bitwise the same
 predictions), and the layer's row in the model summary.
 """
@@ -18,6 +19,13 @@ from tinynet.testing import check_gradients
 
 EXAMPLES = {
     "Activation": (lambda: L.Activation("tanh"), (2, 3, 4)),
+    "Add": (lambda: L.Add(), [(2, 3, 4), (2, 3, 4)]),
+    "Average": (lambda: L.Average(), [(2, 3, 4), (2, 1, 4), (2, 3, 4)]),
+    "Concatenate": (lambda: L.Concatenate(axis=1), [(2, 3, 4), (2, 2, 4)]),
+    "Maximum": (lambda: L.Maximum(), [(2, 5), (2, 5)]),
+    "Minimum": (lambda: L.Minimum(), [(2, 5), (2, 5)]),
+    "Multiply": (lambda: L.Multiply(), [(2, 5), (2, 5), (2, 5)]),
+    "Subtract": (lambda: L.Subtract(), [(2, 3, 4), (2, 3, 4)]),
     "AveragePooling2D": (lambda: L.AveragePooling2D(2), (2, 4, 4, 3)),
     "BatchNormalization": (lambda: L.BatchNormalization(), (4, 3, 3, 2)),
     "Conv2D": (lambda: L.Conv2D(4, 3, padding="same"), (2, 5, 5, 3)),
@@ -42,7 +50,8 @@ EXAMPLES = {
 NOT_COMPUTING = {
     "Layer": "the base class",
     "Parameter": "a weight, not a layer",
-    "Input": "declares the input shape of a model (no weights, no summary row)",
+    "Input": "a function (it returns a symbolic tensor), not a layer class",
+    "InputLayer": "declares a model's input (no weights, the identity; tests/models)",
 }
 
 
@@ -55,7 +64,8 @@ def _input(shape: tuple, seed: int = 0) -> np.ndarray:
 def check_contract(layer: L.Layer, input_shape: tuple, tmp_path) -> None:
     """Raises ``AssertionError`` (or the check's own error) where ``layer`` breaks it."""
     cls = type(layer)
-    x = _input(input_shape)
+    multi = isinstance(input_shape, list)  # a layer with several inputs
+    x = [_input(s, seed=i) for i, s in enumerate(input_shape)] if multi else _input(input_shape)
     y = np.asarray(layer(x))
     assert tuple(layer.output_shape(input_shape)) == y.shape, (
         f"{cls.__name__}.output_shape{input_shape} = {layer.output_shape(input_shape)}, "
@@ -63,7 +73,11 @@ def check_contract(layer: L.Layer, input_shape: tuple, tmp_path) -> None:
     config = layer.get_config()
     assert cls.from_config(config).get_config() == config
     check_gradients(layer, x=x, seed=1)
-    model = tn.Sequential([L.Input(input_shape[1:]), layer])
+    if multi:
+        inputs = [L.Input(s[1:]) for s in input_shape]
+        model = tn.Model(inputs, layer(inputs))
+    else:
+        model = tn.Sequential([L.Input(input_shape[1:]), layer])
     before = model.predict(x, verbose=0)
     path = tmp_path / f"{cls.__name__}.safetensors"
     model.save_weights(path) if not model.parameters() else model.save(path)

@@ -206,7 +206,7 @@ def test_config_roundtrip():
     json.dumps(config)
     assert config["name"] == "net"
     assert [e["class_name"] for e in config["layers"]] == [
-        "Input", "Conv2D", "MaxPooling2D", "Flatten", "Dropout", "Dense"]
+        "InputLayer", "Conv2D", "MaxPooling2D", "Flatten", "Dropout", "Dense"]
     assert config["build_input_shape"] == [None, 6, 6, 1]
     clone = Sequential.from_config(json.loads(json.dumps(config)))
     assert clone.name == "net"

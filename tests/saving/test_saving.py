@@ -102,8 +102,9 @@ def test_file_layout_is_plain_safetensors(tmp_path):
     assert metadata["format_version"] == "1"
     assert metadata["kind"] == "model"
     config = json.loads(metadata["model_config"])
-    assert [e["class_name"] for e in config["layers"]] == [
-        "Input", "Conv2D", "BatchNormalization", "SpatialDropout2D", "Flatten", "Dropout",
+    assert config["class_name"] == "Sequential"
+    assert [e["class_name"] for e in config["config"]["layers"]] == [
+        "InputLayer", "Conv2D", "BatchNormalization", "SpatialDropout2D", "Flatten", "Dropout",
         "Dense"]
     compile_config = json.loads(metadata["compile_config"])
     assert compile_config["optimizer"]["class_name"] == "Adam"
@@ -370,7 +371,7 @@ def test_future_format_version(tmp_path):
 def _edit_config(path, out, edit):
     def change(meta):
         config = json.loads(meta["model_config"])
-        edit(config)
+        edit(config["config"])  # the model's own config inside {"class_name", "config"}
         return {**meta, "model_config": json.dumps(config)}
     return _rewrite(path, out, metadata=change)
 
@@ -536,7 +537,7 @@ def test_register_layer_names_and_errors(registry):
 
 
 def test_bad_arguments(tmp_path):
-    with pytest.raises(TypeError, match="expected a tinynet Sequential model, got str"):
+    with pytest.raises(TypeError, match="expected a tinynet model \\(Sequential or Model\\), got str"):
         saving.save_model("model", tmp_path / "x.safetensors")
     with pytest.raises(TypeError, match="path must be a str or os.PathLike, got int"):
         saving.save_model(tn.Sequential(), 3)

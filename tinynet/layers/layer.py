@@ -7,11 +7,13 @@ itself with a JSON-able config. Shapes carry the batch axis as ``None``.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any, Callable
 
 import numpy as np
 
+from tinynet.layers.node import Node, SymbolicTensor, is_symbolic, symbolic_list
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Layer", "Parameter", "snake_case", "normalize_shape", "check_positive_int",
@@ -55,6 +57,19 @@ def check_bool(value: Any, arg: str, owner: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{owner}: {arg} must be a bool, got {value!r}")
     return bool(value)
+
+
+def _shapes(shape: Any) -> list[tuple]:
+    """One shape or several (a list, or a tuple of tuples) as a list of shapes."""
+    if isinstance(shape, list) or (isinstance(shape, tuple) and shape
+                                   and isinstance(shape[0], (tuple, list))):
+        return [tuple(s) for s in shape]
+    return [tuple(shape)]
+
+
+# Layers are numbered as they are created: a model gives automatic names (``dense``,
+# ``dense_1``) in creation order, as Keras's global counter does in a fresh process.
+_CREATED = itertools.count()
 
 
 class Parameter:
@@ -110,7 +125,12 @@ class Layer:
 
     Subclasses implement ``build`` (create parameters with :meth:`add_weight`),
     ``forward`` (cache what backward needs), ``backward`` (fill ``Parameter.grad``,
-    return dL/dx), ``output_shape`` and ``get_config``.
+    return dL/dx), ``output_shape`` and ``get_config``. A layer with several inputs
+    (``multiple_inputs = True``) takes a list in ``build``, ``output_shape`` and
+    ``forward``, and its ``backward`` returns a list of input gradients in that order.
+
+    Called on a symbolic tensor (from ``tn.Input``), a layer builds itself for its shape
+    and returns the symbolic output, recording the call as a node of a functional model.
 
     Args:
         name: Layer name; defaults to the snake_case class name (made unique by the model).
@@ -135,11 +155,22 @@ class Layer:
         self.built_input_shape: tuple | None = None
         self._params: list[Parameter] = []
         self._cache: Any = None
+        self.inbound_nodes: list[Node] = []
+        self._created = next(_CREATED)
+
+    #: Whether the layer takes a list of inputs (the merging layers).
+    multiple_inputs = False
 
     # -- naming ----------------------------------------------------------------
     @property
     def name(self) -> str:
-        return self._name if self._name is not None else snake_case(type(self).__name__)
+        return self._name if self._name is not None else self.default_name()
+
+    @classmethod
+    def default_name(cls) -> str:
+        """The automatic name: Keras's snake_case of the class name (``Conv2D`` ->
+        ``conv2d``); a model makes it unique (``conv2d_1``, ...)."""
+        return snake_case(cls.__name__)
 
     @name.setter
     def name(self, value: str) -> None:
@@ -228,12 +259,79 @@ class Layer:
         """
         self.backward(grad_output)
 
-    def __call__(self, x: Any, training: bool = False) -> Tensor:
+    def __call__(self, x: Any, training: bool = False) -> Any:
+        """On data: builds from ``x``'s shape if needed, then :meth:`forward`. On a
+        symbolic tensor (or a list of them): the symbolic output (see the class doc)."""
+        if is_symbolic(x):
+            return self._call_symbolic(x)
         if not self.built:
-            arr = as_array(x)
-            self.build((None, *arr.shape[1:]))
-            x = arr
+            if self.multiple_inputs:
+                arrays = [as_array(a, f"{self.name}: input {i}") for i, a in enumerate(x)]
+                self.build([(None, *a.shape[1:]) for a in arrays])
+                x = arrays
+            else:
+                arr = as_array(x)
+                self.build((None, *arr.shape[1:]))
+                x = arr
+            self.built = True
         return self.forward(x, training=training)
+
+    def build_for(self, input_shape: Any) -> None:
+        """Builds the layer for ``input_shape`` (a list of shapes for several inputs)
+        unless built; a built layer must have been built for the same shape.
+
+        Raises:
+            ValueError: the layer was built for another shape (the message names both).
+        """
+        if not self.built:
+            self.build(input_shape)
+            if getattr(self, "built_input_shape", None) is None:
+                self.built_input_shape = (list(map(tuple, input_shape))
+                                          if isinstance(input_shape, list) else tuple(input_shape))
+            self.built = True
+            return
+        built = self.built_input_shape
+        if built is None:
+            return
+        a, b = _shapes(built), _shapes(input_shape)
+        if len(a) != len(b) or any(tuple(x[1:]) != tuple(y[1:]) for x, y in zip(a, b)):
+            raise ValueError(f"it was already built for input shape {built}")
+
+    def _call_symbolic(self, x: Any) -> Any:
+        owner = f"{type(self).__name__} {self.name!r}"
+        listed = isinstance(x, (list, tuple))
+        tensors = symbolic_list(x, owner)
+        if self.multiple_inputs and not listed:
+            raise ValueError(f"{owner}: expects a list of input tensors, got one tensor "
+                             f"{tensors[0].name!r}")
+        if listed and not self.multiple_inputs:
+            if len(tensors) != 1:
+                raise ValueError(f"{owner}: takes one input tensor, got a list of "
+                                 f"{len(tensors)}")
+            listed = False
+        shape = [t.shape for t in tensors] if listed else tensors[0].shape
+        try:
+            self.build_for(shape)
+            out = self.compute_output_shape(shape)
+        except ValueError as exc:
+            names = ", ".join(f"{t.name!r} {t.shape}" for t in tensors)
+            raise ValueError(f"{owner} cannot take {names}: {exc}") from exc
+        node = Node(self, tensors, listed)
+        self.inbound_nodes.append(node)
+        index = len(self.inbound_nodes) - 1
+        shapes = out if isinstance(out, list) else [out]
+        node.outputs = [SymbolicTensor(s, "float32", self, index, k) for k, s in enumerate(shapes)]
+        return node.outputs if isinstance(out, list) else node.outputs[0]
+
+    def forward_state(self) -> Any:
+        """What ``backward`` needs from the last ``forward``: a model running this layer
+        at two places (a shared layer) keeps each call's state and puts it back before
+        that call's ``backward``."""
+        return self._cache
+
+    def restore_forward_state(self, state: Any) -> None:
+        """Puts back a state from :meth:`forward_state`."""
+        self._cache = state
 
     def _require_cache(self) -> Any:
         """Returns the forward cache, or raises ``RuntimeError`` if forward never ran."""

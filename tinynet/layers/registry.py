@@ -7,19 +7,25 @@ class names up here and never imports or runs anything a file names.
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 from typing import Any, TypeVar
 
 from tinynet.layers.layer import Layer
 
-__all__ = ["register_layer", "registered_layers", "registered_name", "plain_name",
-           "register_model", "model_class", "model_classes"]
+__all__ = ["register_layer", "registered_layers", "registered_name", "registered_name_or_class",
+           "plain_name", "register_model", "model_class", "model_classes"]
 
 T = TypeVar("T", bound=type)
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _LAYERS: dict[str, type] = {}
 _MODELS: dict[str, type] = {}
+# The built-in model classes register themselves when their modules load; a lookup loads
+# them first (by name, as tinynet.layers loads its modules), so a file can be read in a
+# process that has not imported them yet.
+_MODEL_MODULES = ("tinynet.models.sequential", "tinynet.models.functional")
 
 
 _builtins_added = False
@@ -36,13 +42,23 @@ def _layers() -> dict[str, type]:
             cls = getattr(layers_module, name)
             if isinstance(cls, type) and issubclass(cls, Layer) and cls is not Layer:
                 _LAYERS.setdefault(name, cls)
+        # files written before InputLayer name their input entry "Input"
+        _LAYERS.setdefault("Input", layers_module.InputLayer)
         _builtins_added = True
     return _LAYERS
 
 
+def _models() -> dict[str, type]:
+    for module in _MODEL_MODULES:
+        if module not in sys.modules:
+            importlib.import_module(module)
+    return _MODELS
+
+
 def registered_layers() -> dict[str, type]:
-    """A copy of the layer registry: class name -> class (built-ins and registered)."""
-    return dict(_layers())
+    """A copy of the layer registry: class name -> class (built-ins, registered custom
+    layers, and the model classes, which are layers too)."""
+    return {**_layers(), **_models()}
 
 
 def register_layer(cls: T | str | None = None, *, name: str | None = None) -> Any:
@@ -87,15 +103,24 @@ def register_layer(cls: T | str | None = None, *, name: str | None = None) -> An
 
 def registered_name(cls: type) -> str:
     """The name ``cls`` is registered under (its class name when that is free)."""
-    layers = _layers()
+    layers = registered_layers()
     if layers.get(cls.__name__) is cls:
         return cls.__name__
     for key, value in layers.items():
-        if value is cls:
+        if value is cls and key != "Input":
             return key
     raise ValueError(f"save: layer class {cls.__module__}.{cls.__qualname__} is not registered; "
                      f"decorate it with @tinynet.saving.register_layer so load_model can "
                      f"rebuild it")
+
+
+def registered_name_or_class(cls: type) -> str:
+    """:func:`registered_name`, or the class name of a class not registered (a config
+    for ``from_config`` with ``custom_objects``; saving checks registration itself)."""
+    try:
+        return registered_name(cls)
+    except ValueError:
+        return cls.__name__
 
 
 def plain_name(name: str) -> bool:
@@ -104,16 +129,16 @@ def plain_name(name: str) -> bool:
 
 
 def register_model(cls: T) -> T:
-    """Enters a model class (``Sequential``) under its class name."""
+    """Enters a model class (``Sequential``, ``Model``) under its class name."""
     _MODELS[cls.__name__] = cls
     return cls
 
 
 def model_class(name: str) -> type:
     """The model class registered as ``name``."""
-    return _MODELS[name]
+    return _models()[name]
 
 
 def model_classes() -> tuple[type, ...]:
     """Every registered model class."""
-    return tuple(_MODELS.values())
+    return tuple(_models().values())

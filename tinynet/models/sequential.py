@@ -1,33 +1,36 @@
 """``Sequential``: a linear stack of layers (the container); ``compile``/``fit`` and the
-rest of the training surface come from :class:`~tinynet.models.training.Trainer`."""
+rest of the training surface come from :class:`~tinynet.models.training.Trainer`, the
+weights, the layer protocol (a model inside a model) and saving from
+:class:`~tinynet.models.base.BaseModel`."""
 
 from __future__ import annotations
 
-import threading
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from tinynet import saving
-from tinynet.callbacks.history import History
-from tinynet.layers.input import Input
-from tinynet.layers.layer import Layer, Parameter, normalize_shape, snake_case
+from tinynet.layers.input import InputLayer
+from tinynet.layers.layer import Layer, normalize_shape
+from tinynet.layers.node import SymbolicTensor
 from tinynet.layers.registry import register_model, registered_layers
-from tinynet.models.training import Trainer, locked
-from tinynet.tensor import Tensor
+from tinynet.math.matmul import single_threaded_blas
+from tinynet.models.base import BaseModel
+from tinynet.models.training import targets
+from tinynet.tensor import as_array
 
-__all__ = ["Sequential"]
+__all__ = ["Sequential", "layer_class"]
 
 
-class Sequential(Trainer):
+class Sequential(BaseModel):
     """A linear stack of layers (Keras 3 ``keras.Sequential``).
 
     Args:
-        layers: Optional list of layers to ``add`` in order (an ``Input`` may come first).
-        name: The model name (shown by ``summary``).
+        layers: Optional list of layers to ``add`` in order (``tn.Input(shape)`` may come
+            first); a model may be one of them.
+        name: The model name (shown by ``summary``); default ``sequential``.
 
     Attributes:
-        layers: The layers, in order (an ``Input`` is not listed, as in Keras).
+        layers: The layers, in order (the input is not listed, as in Keras).
         optimizer, loss, metrics: Set by :meth:`compile` (objects, not identifiers).
         metrics_names: ``["loss", *metric keys]``; keys are the strings passed to compile.
         shuffle_rng: The ``numpy`` generator ``fit`` shuffles with (created by ``compile``).
@@ -38,24 +41,16 @@ class Sequential(Trainer):
         Input: ``[batch, *input_shape[1:]]``; output: ``[batch, *output_shape[1:]]``.
     """
 
+    takes_custom_objects = True  # from_config passes them on to nested models
+    _compiles_ahead = True
+
     def __init__(self, layers: list | None = None, *, name: str = "sequential") -> None:
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"Sequential: name must be a non-empty str, got {name!r}")
-        self.name = name
+        # the default name is an automatic one: unique within a model it is nested in
+        self._init_model(None if name == "sequential" else name)
         self._layers: list[Layer] = []
-        self._input: Input | None = None
+        self._input: InputLayer | None = None
         self._input_shape: tuple | None = None
         self._output_shapes: list[tuple] = []
-        self.built = False
-        self.compiled = False
-        self.optimizer: Any = None
-        self.loss: Any = None
-        self.metrics: list = []
-        self.metrics_names: list[str] = ["loss"]
-        self.shuffle_rng: np.random.Generator | None = None
-        self.stop_training = False
-        self.history: History | None = None
-        self._lock = threading.RLock()
         if layers is not None:
             if not isinstance(layers, (list, tuple)):
                 raise TypeError(f"Sequential: layers must be a list of layers, got "
@@ -69,17 +64,24 @@ class Sequential(Trainer):
         return list(self._layers)
 
     def add(self, layer: Layer) -> None:
-        """Appends ``layer`` (an ``Input`` first declares the input shape).
+        """Appends ``layer`` (``tn.Input(shape)`` first declares the input shape; a model
+        may be added like a layer).
 
         The layer gets a name unique in the model (``dense``, ``dense_1``, ... for
         automatic names) and, when the input shape is known, is built at once.
 
         Raises:
-            TypeError: ``layer`` is not a tinynet ``Layer``.
+            TypeError: ``layer`` is not a tinynet ``Layer`` (or a ``tn.Input`` tensor).
             ValueError: duplicate name, misplaced ``Input``, or the layer cannot take the
                 previous layer's output (the message names both layers and the shape).
         """
-        if isinstance(layer, Input):
+        if isinstance(layer, SymbolicTensor):
+            if not isinstance(layer.layer, InputLayer):
+                raise TypeError(f"Sequential.add: a symbolic tensor may only be added as the "
+                                f"model's input (from tn.Input), got the output of "
+                                f"{layer.layer.name!r}")
+            layer = layer.layer
+        if isinstance(layer, InputLayer):
             if self._layers or self._input is not None or self._input_shape is not None:
                 raise ValueError(f"Sequential: an Input must be the first element and appear "
                                  f"once; got {layer!r} after the input shape was set")
@@ -90,11 +92,17 @@ class Sequential(Trainer):
         if not isinstance(layer, Layer):
             raise TypeError(f"Sequential.add: expected a tinynet Layer, got "
                             f"{type(layer).__name__}: {layer!r}")
+        if layer is self:
+            raise ValueError(f"Sequential.add: model {self.name!r} cannot contain itself")
+        if layer.multiple_inputs:
+            raise ValueError(f"Sequential.add: layer {layer.name!r} ({type(layer).__name__}) "
+                             f"takes several inputs; a Sequential model passes one tensor "
+                             f"from layer to layer (use tn.Model for such graphs)")
         if any(layer is other for other in self._layers):
             raise ValueError(f"Sequential.add: layer {layer.name!r} is already in the model")
         taken = {other.name for other in self._layers}
         if getattr(layer, "_auto_name", False):
-            base = snake_case(type(layer).__name__)
+            base = layer.default_name()
             name, k = base, 0
             while name in taken:
                 k += 1
@@ -104,8 +112,11 @@ class Sequential(Trainer):
             raise ValueError(f"Sequential.add: all layers must have unique names; "
                              f"{layer.name!r} is already the name of a layer in this model")
         previous = self._input_shape
-        if not self._layers and previous is None and layer.input_shape_arg is not None:
-            self._input_shape = tuple(layer.input_shape_arg)
+        declared = layer.input_shape_arg
+        if declared is None and isinstance(layer, BaseModel):  # a model knows its input
+            declared = layer.built_input_shape
+        if not self._layers and previous is None and declared is not None:
+            self._input_shape = tuple(declared)
         self._layers.append(layer)
         if self._input_shape is not None:
             try:
@@ -161,16 +172,12 @@ class Sequential(Trainer):
         for i in range(start, len(self._layers)):
             layer = self._layers[i]
             try:
-                if not layer.built:
-                    layer.build(shape)
-                    if getattr(layer, "built_input_shape", None) is None:
-                        layer.built_input_shape = tuple(shape)
-                    layer.built = True
-                elif (layer.built_input_shape is not None
-                      and tuple(layer.built_input_shape[1:]) != tuple(shape[1:])):
-                    raise ValueError(f"it was already built for input shape "
-                                     f"{tuple(layer.built_input_shape)}")
-                out = tuple(layer.output_shape(shape))
+                layer.build_for(shape)
+                out = layer.compute_output_shape(shape)
+                if isinstance(out, list):
+                    raise ValueError(f"it has {len(out)} outputs; a Sequential model passes "
+                                     f"one tensor from layer to layer")
+                out = tuple(out)
             except ValueError as exc:
                 if i == 0:
                     source = "the model input"
@@ -182,6 +189,24 @@ class Sequential(Trainer):
             self._output_shapes.append(out)
             shape = out
         self.built = True
+
+    def compute_output_shape(self, input_shape: tuple) -> tuple:
+        """The output shape for ``input_shape`` (batch axis included); builds the model
+        for it when it has no input shape yet."""
+        if self._input_shape is None:
+            self.build(input_shape)
+        elif tuple(input_shape[1:]) != tuple(self._input_shape[1:]):
+            raise ValueError(f"model {self.name!r} expects input shape {self._input_shape}, "
+                             f"got {tuple(input_shape)}")
+        return self.output_shape
+
+    @property
+    def built_input_shape(self) -> tuple | None:
+        return self._input_shape
+
+    @built_input_shape.setter
+    def built_input_shape(self, value: Any) -> None:
+        pass  # the input shape is the model's own (build sets it)
 
     @property
     def input_shape(self) -> tuple:
@@ -198,49 +223,16 @@ class Sequential(Trainer):
                                  f"no output shape.")
         return self._output_shapes[-1] if self._output_shapes else self._input_shape
 
-    # -- weights -------------------------------------------------------------------------------
-    def parameters(self) -> list[Parameter]:
-        """Every parameter of every layer, in layer order (non-trainable included)."""
-        return [p for layer in self._layers for p in layer.parameters()]
-
-    def trainable_parameters(self) -> list[Parameter]:
-        """The parameters the optimizer updates (those of trainable layers)."""
-        return [p for p in self.parameters() if p.trainable]
-
-    def count_params(self) -> int:
-        """Total number of weight scalars, trainable or not."""
-        if not self.built or not all(layer.built for layer in self._layers):
-            raise ValueError(f"Sequential model {self.name!r} is not built yet: call "
-                             f"build(input_shape), or fit/predict on data, first")
-        return sum(layer.count_params() for layer in self._layers)
-
-    def get_weights(self) -> list[np.ndarray]:
-        """Copies of every weight array, in layer and parameter order."""
-        return [p.value.copy() for p in self.parameters()]
-
-    def set_weights(self, weights: list) -> None:
-        """Sets every weight from a list like :meth:`get_weights`'s (checked before any
-        change, so a mismatch leaves the model untouched)."""
-        params = self.parameters()
-        if len(weights) != len(params):
-            raise ValueError(f"Sequential.set_weights: expected {len(params)} arrays, got "
-                             f"{len(weights)}")
-        arrays = [np.asarray(w, dtype=np.float32) for w in weights]
-        for p, a in zip(params, arrays):
-            if a.shape != p.value.shape:
-                raise ValueError(f"Sequential.set_weights: {p.path} expects shape "
-                                 f"{p.value.shape}, got {a.shape}")
-        for p, a in zip(params, arrays):
-            p.value[...] = a
-
     # -- config ----------------------------------------------------------------------------------
     def get_config(self) -> dict:
-        """``{"name", "layers": [{"class_name", "config"}, ...], "build_input_shape"}``
-        (JSON-able; an ``Input`` appears first in ``layers`` when one was added)."""
+        """``{"name", "trainable", "layers": [{"class_name", "config"}, ...],
+        "build_input_shape"}`` (JSON-able; the ``InputLayer`` comes first in ``layers``
+        when the model has one; a nested model appears with its own config)."""
         layers = [self._input, *self._layers] if self._input is not None else self._layers
         return {
             "name": self.name,
-            "layers": [{"class_name": type(l).__name__, "config": l.get_config()} for l in layers],
+            "trainable": self.trainable,
+            "layers": [self._layer_entry(l) for l in layers],
             "build_input_shape": list(self._input_shape) if self._input_shape is not None else None,
         }
 
@@ -248,55 +240,61 @@ class Sequential(Trainer):
     def from_config(cls, config: dict, custom_objects: dict | None = None) -> "Sequential":
         """Rebuilds a model from :meth:`get_config`'s dict (fresh weights).
 
-        Layer classes are looked up in ``custom_objects`` first, then in ``tinynet.layers``.
+        Layer classes are looked up in ``custom_objects`` first, then in the registry
+        (``tinynet.layers`` and the model classes).
         """
-        model = cls(name=config.get("name", "sequential"))
+        model = cls(name=config.get("name"))
         for entry in config.get("layers", []):
-            layer_cls = _layer_class(entry["class_name"], custom_objects)
-            model.add(layer_cls.from_config(dict(entry.get("config", {}))))
+            model.add(build_layer(entry, custom_objects, "Sequential.from_config"))
         shape = config.get("build_input_shape")
         if shape is not None and model._input_shape is None:
             model.build(tuple(shape))
+        if config.get("trainable") is False:
+            model.trainable = False
         return model
-    @locked
-    def __call__(self, x: Any, training: bool = False) -> Tensor:
-        """Forward pass on ``x`` (builds the model from ``x``'s shape if needed)."""
-        return Tensor(self._forward(self._inputs(x, "Sequential.__call__"), training))
 
-    # -- summary -----------------------------------------------------------------------------------
-    def summary(self, line_length: int | None = None,
-                print_fn: Callable[[str], Any] | None = None) -> None:
-        """Prints Keras 3's summary table (byte for byte); see :mod:`tinynet.utils.summary`.
+    # -- the graph (Trainer and BaseModel run it) --------------------------------------------
+    def _input_arrays(self, x: Any, owner: str) -> list[np.ndarray]:
+        """``[x]`` as C-contiguous float32, checked against (or defining) the input shape."""
+        x = as_array(x, f"{owner}: x")
+        if x.ndim < 2 or x.shape[0] == 0:
+            raise ValueError(f"{owner}: x must be a non-empty batch with at least one feature "
+                             f"axis, got x with shape {x.shape}")
+        if self._input_shape is None:
+            self.build((None, *x.shape[1:]))
+        elif not self.built or len(self._output_shapes) != len(self._layers):
+            self._build_from(0)
+        want = self._input_shape
+        if len(want) != x.ndim or any(w is not None and w != d for w, d in zip(want[1:], x.shape[1:])):
+            raise ValueError(f"{owner}: model {self.name!r} expects input shape {want} "
+                             f"(None = any), got x with shape {x.shape}")
+        return [x]
 
-        Args:
-            line_length: Total width; default ``min(88, terminal columns - 4)``.
-            print_fn: Receives the whole text in one call (as Keras 3); default stdout.
-        """
-        from tinynet.utils.summary import print_summary
+    def _target_arrays(self, y: Any, owner: str) -> list[np.ndarray]:
+        return [targets(y, owner)]
 
-        print_summary(self, line_length=line_length, print_fn=print_fn)
+    @property
+    def output_names(self) -> list[str]:
+        """The name of the output (the last layer's, as Keras)."""
+        return [self._layers[-1].name if self._layers else self.name]
 
-    # -- persistence (tinynet.saving) --------------------------------------------------------
-    def save(self, path: str) -> None:
-        """Saves architecture, weights, compile settings, optimizer and random states
-        to one ``.safetensors`` file (atomically)."""
-        saving.save_model(self, path)
+    def _run_forward(self, xs: list[np.ndarray], training: bool) -> list[np.ndarray]:
+        out = xs[0]
+        with single_threaded_blas():  # one BLAS setting per pass, not per product
+            for layer in self._layers:
+                out = layer.forward(out, training=training)
+        return [as_array(out)]
 
-    def save_weights(self, path: str) -> None:
-        """Saves the weights alone to one ``.safetensors`` file (atomically)."""
-        saving.save_weights(self, path)
-
-    def load_weights(self, path: str) -> None:
-        """Loads weights saved by :meth:`save_weights` or :meth:`save`; names and shapes
-        must match this model."""
-        saving.load_weights(self, path)
-
-    def __getstate__(self) -> dict:  # the lock cannot be pickled or deep-copied
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.RLock()
+    def _run_backward(self, grads: list, input_grads: bool) -> list[np.ndarray] | None:
+        grad = grads[0]
+        with single_threaded_blas():
+            for i in range(len(self._layers) - 1, -1, -1):
+                layer = self._layers[i]
+                if i == 0 and not input_grads:  # nothing consumes dL/dx of the first layer
+                    layer.backward_params(grad)
+                    return None
+                grad = layer.backward(grad)
+        return [as_array(grad)] if input_grads else None
 
     def __repr__(self) -> str:
         return f"<Sequential name={self.name!r} layers={len(self._layers)} built={self.built}>"
@@ -305,11 +303,22 @@ class Sequential(Trainer):
 register_model(Sequential)  # so that tinynet.saving rebuilds it without importing this module
 
 
-def _layer_class(class_name: str, custom_objects: dict | None) -> type:
+def layer_class(class_name: str, custom_objects: dict | None, owner: str) -> type:
+    """The class a config names: ``custom_objects`` first, then the registry."""
     if custom_objects and class_name in custom_objects:
         return custom_objects[class_name]
     known = registered_layers()
     if class_name in known:
         return known[class_name]
-    raise ValueError(f"Sequential.from_config: unknown layer class {class_name!r}; pass it in "
+    raise ValueError(f"{owner}: unknown layer class {class_name!r}; pass it in "
                      f"custom_objects or register it")
+
+
+def build_layer(entry: dict, custom_objects: dict | None, owner: str) -> Layer:
+    """The layer (or model) a ``{"class_name", "config"}`` entry describes; a model gets
+    the same ``custom_objects`` for its own layers."""
+    cls = layer_class(entry["class_name"], custom_objects, owner)
+    config = dict(entry.get("config", {}))
+    if getattr(cls, "takes_custom_objects", False):
+        return cls.from_config(config, custom_objects=custom_objects)
+    return cls.from_config(config)

@@ -1,17 +1,19 @@
 """The training loop every model shares (Keras 3's ``compile``/``fit`` surface).
 
-:class:`Trainer` is mixed into a model class that provides the layer container:
-``layers`` in order, ``build``, ``_input_shape``, ``trainable_parameters`` and
-``parameters``. The training step is explicit: forward through the layers
-(``training=True``), the loss and its gradient, backward through the layers in reverse
-order, then one ``optimizer.apply`` over the trainable parameters. Per step, ``fit`` does
-no validation and no conversion (the data are converted once per call; batches are views,
-or gathered into reused buffers when shuffling), so small models are not dominated by
-Python.
+:class:`Trainer` is mixed into a model class that provides the graph over lists of
+arrays, one per model input or output: ``_input_arrays`` and ``_target_arrays`` (convert
+and check), ``_run_forward`` and ``_run_backward``, ``output_names``, ``layers`` and
+``trainable_parameters``. The training step is explicit: the forward pass
+(``training=True``), each output's loss and its gradient (times its loss weight), the
+backward pass, then one ``optimizer.apply`` over the trainable parameters. Per step,
+``fit`` does no validation and no conversion (the data are converted once per call;
+batches are views, or gathered into reused buffers when shuffling), so small models are
+not dominated by Python.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import numbers
@@ -29,7 +31,7 @@ from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
 from tinynet.tools import compile_ahead
 
-__all__ = ["Trainer", "locked"]
+__all__ = ["Trainer", "locked", "targets"]
 
 
 def _format_value(value: float) -> str:
@@ -68,7 +70,7 @@ def locked(method: Callable) -> Callable:
     return wrapper
 
 
-def _targets(y: Any, owner: str) -> np.ndarray:
+def targets(y: Any, owner: str) -> np.ndarray:
     """``y`` as a C-contiguous array: floats and bools as float32, integer labels kept."""
     try:
         arr = y.data if isinstance(y, Tensor) else np.asarray(y)
@@ -79,33 +81,98 @@ def _targets(y: Any, owner: str) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
+def _per_output(value: Any, names: list[str], arg: str, owner: str) -> list:
+    """One entry per output from a single value, a list (in output order) or a dict
+    keyed by output name (outputs not in the dict get ``None``)."""
+    if isinstance(value, dict):
+        unknown = [k for k in value if k not in names]
+        if unknown:
+            raise ValueError(f"{owner}: {arg} has keys {unknown} that are not output names; "
+                             f"the outputs are {names}")
+        return [value.get(name) for name in names]
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(names):
+            raise ValueError(f"{owner}: {arg} must have one entry per output ({len(names)}: "
+                             f"{names}), got {len(value)}")
+        return list(value)
+    return [value] * len(names)
+
+
+def _loss_weight(value: Any, owner: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{owner}: loss_weights must hold finite numbers, got {value!r}")
+    return float(value)
+
+
 class Trainer:
     """``compile``, ``fit``, ``evaluate``, ``predict`` and ``train_on_batch`` over a
-    model's layer container (see the module docstring)."""
+    model's graph (see the module docstring)."""
 
+    #: Whether a cold ``fit`` may start the compile-ahead helper (one input, one output,
+    #: rebuilt in the helper from the model's pickle).
+    _compiles_ahead = False
 
     # -- compile ---------------------------------------------------------------------------------
-    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: list | None = None) -> None:
+    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Any = None,
+                loss_weights: Any = None) -> None:
         """Sets the optimizer, loss and metrics (identifiers or objects, as in Keras).
+
+        With several outputs, ``loss`` is one loss for every output, a list in output
+        order or a dict keyed by output name; ``loss_weights`` likewise (the loss is the
+        weighted sum); ``metrics`` a list with one entry (a metric or a list) per output,
+        or a dict. History keys follow Keras: ``loss``, ``<output>_loss``,
+        ``<output>_<metric>``.
 
         Also creates the model's shuffling generator, ``shuffle_rng``, from the global seed.
         """
         from tinynet import losses, metrics as metrics_module, optimizers
 
+        owner = f"{type(self).__name__}.compile"
+        names = list(self.output_names)
+        multi = len(names) > 1
         opt = optimizers.get(optimizer)
-        loss_obj = losses.get(loss) if loss is not None else None
+        if isinstance(loss, (list, tuple, dict)):
+            loss_objs = [losses.get(l) if l is not None else None
+                         for l in _per_output(loss, names, "loss", owner)]
+        else:
+            loss_objs = [losses.get(loss) if loss is not None else None] * len(names)
+        weights = [_loss_weight(w, owner) for w in _per_output(loss_weights, names,
+                                                               "loss_weights", owner)]
         if metrics is None:
             metrics = []
-        if not isinstance(metrics, (list, tuple)):
-            raise TypeError(f"Sequential.compile: metrics must be a list, got "
+        if not isinstance(metrics, (list, tuple, dict)):
+            raise TypeError(f"{owner}: metrics must be a list, got "
                             f"{type(metrics).__name__}: {metrics!r}")
-        metric_objs = [metrics_module.get(m, loss=loss_obj) for m in metrics]
-        keys = [m if isinstance(m, str) else obj.name for m, obj in zip(metrics, metric_objs)]
-        if len(set(keys)) != len(keys) or "loss" in keys:
-            raise ValueError(f"Sequential.compile: metric names must be unique and not 'loss', "
-                             f"got {keys}")
-        self.optimizer, self.loss, self.metrics = opt, loss_obj, metric_objs
-        self.metrics_names = ["loss", *keys]
+        if not metrics:
+            per_output = [[] for _ in names]
+        elif not multi and not isinstance(metrics, dict):
+            per_output = [list(metrics)]
+        else:
+            per_output = [[] if m is None else list(m) if isinstance(m, (list, tuple)) else [m]
+                          for m in _per_output(metrics, names, "metrics", owner)]
+        slots, keys, base_keys = [], [], []
+        for i, (name, entries) in enumerate(zip(names, per_output)):
+            for m in entries:
+                obj = metrics_module.get(m, loss=loss_objs[i])
+                key = m if isinstance(m, str) else obj.name
+                keys.append(f"{name}_{key}" if multi else key)
+                base_keys.append(key)
+                slots.append((i, obj))
+        loss_slots = [(i, l, w) for i, (l, w) in enumerate(zip(loss_objs, weights))
+                      if l is not None]
+        loss_keys = [f"{names[i]}_loss" for i, _, _ in loss_slots] if len(loss_slots) > 1 else []
+        all_keys = [*loss_keys, *keys]
+        if len(set(all_keys)) != len(all_keys) or "loss" in all_keys:
+            raise ValueError(f"{owner}: metric names must be unique and not 'loss', got {keys}")
+        self.optimizer = opt
+        self.loss = loss_objs[0] if not multi else loss_objs
+        self.loss_weights = weights[0] if not multi else weights
+        self.metrics = [obj for _, obj in slots]
+        self.metrics_names = ["loss", *all_keys]
+        self._loss_slots, self._metric_slots = loss_slots, slots
+        self._metric_keys = base_keys  # as given to compile (saving rebuilds them)
         self.shuffle_rng = make_rng()
         self.compiled = True
 
@@ -113,92 +180,102 @@ class Trainer:
         if not self.compiled:
             raise RuntimeError(f"{owner}: model {self.name!r} is not compiled; call compile() "
                                f"first, e.g. model.compile(optimizer='adam', loss='mse')")
-        if self.loss is None:
+        if not self._loss_slots:
             raise ValueError(f"{owner}: no loss to compute; pass loss= to compile()")
 
     # -- data ----------------------------------------------------------------------------------
-    def _inputs(self, x: Any, owner: str) -> np.ndarray:
-        """``x`` as C-contiguous float32, checked against (or defining) the input shape."""
-        x = as_array(x, f"{owner}: x")
-        if x.ndim < 2 or x.shape[0] == 0:
-            raise ValueError(f"{owner}: x must be a non-empty batch with at least one feature "
-                             f"axis, got x with shape {x.shape}")
-        if self._input_shape is None:
-            self.build((None, *x.shape[1:]))
-        elif not self.built or len(self._output_shapes) != len(self._layers):
-            self._build_from(0)
-        want = self._input_shape
-        if len(want) != x.ndim or any(w is not None and w != d for w, d in zip(want[1:], x.shape[1:])):
-            raise ValueError(f"{owner}: model {self.name!r} expects input shape {want} "
-                             f"(None = any), got x with shape {x.shape}")
-        return x
+    def _data(self, x: Any, y: Any, owner: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        xs = self._input_arrays(x, owner)
+        ys = self._target_arrays(y, owner)
+        n = xs[0].shape[0]
+        if any(a.ndim == 0 or a.shape[0] != n for a in [*xs, *ys]):
+            if len(xs) == 1 and len(ys) == 1:
+                raise ValueError(f"{owner}: x and y must hold the same number of samples, got x "
+                                 f"with shape {xs[0].shape} and y with shape {ys[0].shape}")
+            raise ValueError(f"{owner}: every input and target must hold the same number of "
+                             f"samples, got x shapes {[a.shape for a in xs]} and y shapes "
+                             f"{[a.shape for a in ys]}")
+        return xs, ys
 
-    def _data(self, x: Any, y: Any, owner: str) -> tuple[np.ndarray, np.ndarray]:
-        x = self._inputs(x, owner)
-        y = _targets(y, owner)
-        if y.ndim == 0 or y.shape[0] != x.shape[0]:
-            raise ValueError(f"{owner}: x and y must hold the same number of samples, got x "
-                             f"with shape {x.shape} and y with shape {y.shape}")
-        return x, y
+    def _pack_outputs(self, outputs: list[np.ndarray]) -> Any:
+        """``predict``'s result: one array, or the outputs as the model declares them."""
+        return outputs[0] if len(outputs) == 1 else outputs
 
     # -- the steps -------------------------------------------------------------------------------
-    def _forward(self, x: np.ndarray, training: bool) -> np.ndarray:
-        out = x
-        with single_threaded_blas():  # one BLAS setting per pass, not per product
-            for layer in self._layers:
-                out = layer.forward(out, training=training)
-        return as_array(out)
-
     def _step_state(self) -> tuple[list[Parameter], list[tuple[Parameter, np.ndarray]]]:
         """The trainable parameters, and backups for the statistics a training forward
         pass updates (non-trainable parameters of trainable layers, e.g. BN moving stats)."""
-        guarded = [p for layer in self._layers if layer.trainable
+        guarded = [p for layer in self.layers if layer.trainable
                    for p in layer.parameters() if not p.trainable]
         return self.trainable_parameters(), [(p, np.empty_like(p.value)) for p in guarded]
 
-    def _train_step(self, x: np.ndarray, y: np.ndarray, params: list[Parameter],
+    def _losses(self, ys: list[np.ndarray], preds: list[np.ndarray],
+                with_grads: bool) -> tuple[float, list[float], list]:
+        """The total loss, the per-output losses (when there are several) and each
+        output's gradient (``None`` for an output without a loss)."""
+        grads: list = [None] * len(preds)
+        values = []
+        for i, loss, weight in self._loss_slots:
+            if with_grads:
+                value, grad = loss.value_and_grad(ys[i], preds[i])
+            else:
+                value, grad = loss(ys[i], preds[i]), None
+            value = float(value)
+            if weight is not None:
+                value *= weight
+                if grad is not None:
+                    grad = grad * np.float32(weight)
+            grads[i] = grad
+            values.append(value)
+        total = values[0]
+        for value in values[1:]:
+            total += value
+        return total, values if len(values) > 1 else [], grads
+
+    def _train_step(self, xs: list[np.ndarray], ys: list[np.ndarray], params: list[Parameter],
                     guard: list[tuple[Parameter, np.ndarray]],
                     where: Callable[[], str]) -> tuple[float, list[float]]:
         with single_threaded_blas():  # one BLAS setting per step (nested scopes are free)
-            return self._step(x, y, params, guard, where)
-
-    def _step(self, x: np.ndarray, y: np.ndarray, params: list[Parameter],
-              guard: list[tuple[Parameter, np.ndarray]],
-              where: Callable[[], str]) -> tuple[float, list[float]]:
-        for p, backup in guard:
-            np.copyto(backup, p.value)
-        y_pred = self._forward(x, True)
-        loss_value, grad = self.loss.value_and_grad(y, y_pred)
-        loss_value = float(loss_value)
-        if not math.isfinite(loss_value):
             for p, backup in guard:
-                np.copyto(p.value, backup)
-            raise FloatingPointError(f"{where()}: the loss is {loss_value}; training stopped "
-                                     f"before this step's update (weights are those after the "
-                                     f"last finite step)")
-        values = [float(m(y, y_pred)) for m in self.metrics]
-        for layer in self._layers[:0:-1]:
-            grad = layer.backward(grad)
-        if self._layers:  # nothing consumes dL/dx of the first layer
-            self._layers[0].backward_params(grad)
-        self.optimizer.apply(params)
-        return loss_value, values
+                np.copyto(backup, p.value)
+            preds = self._run_forward(xs, True)
+            total, values, grads = self._losses(ys, preds, True)
+            if not math.isfinite(total):
+                for p, backup in guard:
+                    np.copyto(p.value, backup)
+                raise FloatingPointError(f"{where()}: the loss is {total}; training stopped "
+                                         f"before this step's update (weights are those after "
+                                         f"the last finite step)")
+            values += [float(m(ys[i], preds[i])) for i, m in self._metric_slots]
+            self._run_backward(grads, False)
+            self.optimizer.apply(params)
+        return total, values
 
-    def _test_arrays(self, x: np.ndarray, y: np.ndarray, batch_size: int,
+    def _test_arrays(self, xs: list[np.ndarray], ys: list[np.ndarray], batch_size: int,
                      bar: Any = None) -> dict[str, float]:
         """Sample-weighted means of the batch loss and metrics (inference mode)."""
-        n = x.shape[0]
+        n = xs[0].shape[0]
         sums = [0.0] * len(self.metrics_names)
         for start in range(0, n, batch_size):
-            xb, yb = x[start:start + batch_size], y[start:start + batch_size]
-            k = xb.shape[0]
-            y_pred = self._forward(xb, False)
-            sums[0] += float(self.loss(yb, y_pred)) * k
-            for j, metric in enumerate(self.metrics, 1):
-                sums[j] += float(metric(yb, y_pred)) * k
+            xb = [a[start:start + batch_size] for a in xs]
+            yb = [a[start:start + batch_size] for a in ys]
+            k = xb[0].shape[0]
+            preds = self._run_forward(xb, False)
+            total, values, _ = self._losses(yb, preds, False)
+            values += [float(m(yb[i], preds[i])) for i, m in self._metric_slots]
+            sums[0] += total * k
+            for j, v in enumerate(values, 1):
+                sums[j] += v * k
             if bar is not None:
                 bar.update(1)
         return {key: s / n for key, s in zip(self.metrics_names, sums)}
+
+    def _ahead(self, xs: list[np.ndarray], ys: list[np.ndarray], batch_size: int,
+               val: tuple | None) -> Any:
+        if not self._compiles_ahead or len(xs) != 1 or len(ys) != 1:
+            return contextlib.nullcontext()
+        return compile_ahead.ahead_of_fit(self, xs[0], ys[0], batch_size,
+                                          None if val is None else (val[0][0], val[1][0]))
 
     # -- public training API -----------------------------------------------------------------
     def fit(self, x: Any, y: Any, batch_size: int = 32, epochs: int = 1, verbose: int = 1,
@@ -220,7 +297,7 @@ class Trainer:
             FloatingPointError: a batch loss is not finite (epoch and batch named, 1-based;
                 raised before that step's update).
         """
-        owner = "Sequential.fit"
+        owner = f"{type(self).__name__}.fit"
         self._require_compiled(owner)
         batch_size = _check_int(batch_size, "batch_size", owner, 1)
         epochs = _check_int(epochs, "epochs", owner, 0)
@@ -232,7 +309,7 @@ class Trainer:
                 or not 0.0 <= validation_split < 1.0:
             raise ValueError(f"{owner}: validation_split must be a float in [0, 1), got "
                              f"{validation_split!r}")
-        x, y = self._data(x, y, owner)
+        xs, ys = self._data(x, y, owner)
         val = None
         if validation_data is not None:
             if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
@@ -240,16 +317,16 @@ class Trainer:
                                  f"{type(validation_data).__name__}")
             val = self._data(validation_data[0], validation_data[1], owner + " (validation_data)")
         elif validation_split:
-            n_all = x.shape[0]
+            n_all = xs[0].shape[0]
             split_at = int(math.floor(n_all * (1.0 - validation_split)))
             if split_at == 0 or split_at == n_all:
                 raise ValueError(f"{owner}: {n_all} samples are not enough to split into a "
                                  f"training and a validation set with validation_split="
                                  f"{validation_split}")
-            val = (x[split_at:], y[split_at:])
-            x, y = x[:split_at], y[:split_at]
+            val = ([a[split_at:] for a in xs], [a[split_at:] for a in ys])
+            xs, ys = [a[:split_at] for a in xs], [a[:split_at] for a in ys]
 
-        n = x.shape[0]
+        n = xs[0].shape[0]
         steps = -(-n // batch_size)
         params, guard = self._step_state()
         history = History()
@@ -258,14 +335,14 @@ class Trainer:
         batch_begin, batch_end = cbs.wants("on_train_batch_begin"), cbs.wants("on_train_batch_end")
         if shuffle:
             rows = min(batch_size, n)
-            x_buf = np.empty((rows, *x.shape[1:]), dtype=x.dtype)
-            y_buf = np.empty((rows, *y.shape[1:]), dtype=y.dtype)
+            bufs = [np.empty((rows, *a.shape[1:]), dtype=a.dtype) for a in [*xs, *ys]]
         keys = self.metrics_names
         self.stop_training = False
         self.history = history
         epoch_logs: dict[str, float] = {}
         # an empty kernel cache: a helper compiles the step's end meanwhile (same bits)
-        with compile_ahead.ahead_of_fit(self, x, y, batch_size, val):
+        arrays, n_x = [*xs, *ys], len(xs)
+        with self._ahead(xs, ys, batch_size, val):
             cbs.call("on_train_begin", None)
             for epoch in range(epochs):
                 cbs.call("on_epoch_begin", epoch, None)
@@ -280,15 +357,15 @@ class Trainer:
                         end = min(start + batch_size, n)
                         k = end - start
                         if order is None:
-                            xb, yb = x[start:end], y[start:end]
+                            batch = [a[start:end] for a in arrays]
                         else:
                             idx = order[start:end]
-                            xb = np.take(x, idx, axis=0, out=x_buf[:k], mode="clip")
-                            yb = np.take(y, idx, axis=0, out=y_buf[:k], mode="clip")
+                            batch = [np.take(a, idx, axis=0, out=buf[:k], mode="clip")
+                                     for a, buf in zip(arrays, bufs)]
                         if batch_begin:
                             cbs.call("on_train_batch_begin", step, None)
                         loss_value, values = self._train_step(
-                            xb, yb, params, guard,
+                            batch[:n_x], batch[n_x:], params, guard,
                             lambda: f"{owner}: epoch {epoch + 1}, batch {step + 1}")
                         seen += k
                         sums[0] += loss_value * k
@@ -328,14 +405,14 @@ class Trainer:
 
         Returns:
             The batch loss from the forward pass before the update, or
-            ``[loss, *metrics]`` when metrics are compiled (Keras 3).
+            ``[loss, *per-output losses, *metrics]`` when there are more (Keras 3).
         """
-        owner = "Sequential.train_on_batch"
+        owner = f"{type(self).__name__}.train_on_batch"
         self._require_compiled(owner)
-        x, y = self._data(x, y, owner)
+        xs, ys = self._data(x, y, owner)
         params, guard = self._step_state()
-        loss_value, values = self._train_step(x, y, params, guard, lambda: owner)
-        return [loss_value, *values] if self.metrics else loss_value
+        loss_value, values = self._train_step(xs, ys, params, guard, lambda: owner)
+        return [loss_value, *values] if values else loss_value
 
     @locked
     def evaluate(self, x: Any, y: Any, batch_size: int = 32, verbose: int = 1,
@@ -346,16 +423,16 @@ class Trainer:
             The loss alone without metrics, else ``[loss, *metrics]``, or a dict
             ``{"loss": ..., "<metric>": ...}`` with ``return_dict=True``.
         """
-        owner = "Sequential.evaluate"
+        owner = f"{type(self).__name__}.evaluate"
         self._require_compiled(owner)
         batch_size = _check_int(batch_size, "batch_size", owner, 1)
         verbose = _check_verbose(verbose, owner)
-        x, y = self._data(x, y, owner)
-        steps = -(-x.shape[0] // batch_size)
+        xs, ys = self._data(x, y, owner)
+        steps = -(-xs[0].shape[0] // batch_size)
         bar = self._bar(steps, "Evaluate") if verbose == 1 else None
         started = time.perf_counter()
         try:
-            logs = self._test_arrays(x, y, batch_size, bar)
+            logs = self._test_arrays(xs, ys, batch_size, bar)
             if bar is not None:
                 bar.set_postfix_str(_format_logs(logs), refresh=False)
         finally:
@@ -368,34 +445,39 @@ class Trainer:
         if return_dict:
             return logs
         values = list(logs.values())
-        return values if self.metrics else values[0]
+        return values if len(values) > 1 else values[0]
 
     @locked
-    def predict(self, x: Any, batch_size: int = 32, verbose: int = 1) -> np.ndarray:
-        """The model's outputs for ``x`` (inference mode), as one float32 NumPy array.
+    def predict(self, x: Any, batch_size: int = 32, verbose: int = 1) -> Any:
+        """The model's outputs for ``x`` (inference mode): one float32 NumPy array, or
+        one per output (a list, or a dict when the model's outputs were given as one).
 
         Needs no ``compile``; an unbuilt model is built from ``x``'s shape.
         """
-        owner = "Sequential.predict"
+        owner = f"{type(self).__name__}.predict"
         batch_size = _check_int(batch_size, "batch_size", owner, 1)
         verbose = _check_verbose(verbose, owner)
-        x = self._inputs(x, owner)
-        n = x.shape[0]
+        xs = self._input_arrays(x, owner)
+        n = xs[0].shape[0]
+        if any(a.shape[0] != n for a in xs):
+            raise ValueError(f"{owner}: every input must hold the same number of samples, "
+                             f"got shapes {[a.shape for a in xs]}")
         steps = -(-n // batch_size)
         bar = self._bar(steps, "Predict") if verbose == 1 else None
-        result: np.ndarray | None = None
+        results: list[np.ndarray] | None = None
         try:
             for start in range(0, n, batch_size):
-                out = self._forward(x[start:start + batch_size], False)
-                if result is None:
-                    result = np.empty((n, *out.shape[1:]), dtype=out.dtype)
-                result[start:start + out.shape[0]] = out
+                outs = self._run_forward([a[start:start + batch_size] for a in xs], False)
+                if results is None:
+                    results = [np.empty((n, *o.shape[1:]), dtype=o.dtype) for o in outs]
+                for result, out in zip(results, outs):
+                    result[start:start + out.shape[0]] = out
                 if bar is not None:
                     bar.update(1)
         finally:
             if bar is not None:
                 bar.close()
-        return result
+        return self._pack_outputs(results)
 
     @staticmethod
     def _bar(total: int, desc: str) -> Any:

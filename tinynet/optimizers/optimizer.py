@@ -308,7 +308,9 @@ class Optimizer:
     def set_state(self, state: dict[str, Any], params: Iterable[Parameter]) -> None:
         """Restores :meth:`get_state` output bitwise for ``params`` (their ``path`` keys).
 
-        A state with ``iterations == 0`` and no slot keys restores an unbuilt optimizer.
+        A state with ``iterations == 0`` and no slot keys restores an unbuilt optimizer. A
+        parameter with none of its slots in the state (a layer frozen while the optimizer
+        trained) gets fresh slots at its first update, as it would have without saving.
         Everything is validated before anything changes.
 
         Raises:
@@ -331,6 +333,8 @@ class Optimizer:
         used: set[str] = set()
         if not fresh:
             for p in params:
+                if not any(f"{p.path}/{name}" in state for name in specs):
+                    continue  # never trained here (e.g. frozen then): its slots start fresh
                 slots = {}
                 for name in specs:
                     key = f"{p.path}/{name}"

@@ -18,19 +18,17 @@ from tinynet.saving.state import restore_training_state, training_state
 
 def _check_model(model: Any, owner: str) -> None:
     if not isinstance(model, registry.model_classes()):
-        raise TypeError(f"{owner}: expected a tinynet Sequential model, got "
+        raise TypeError(f"{owner}: expected a tinynet model (Sequential or Model), got "
                         f"{type(model).__name__}")
 
 def _weight_names(model: Any, owner: str) -> list[tuple[str, Any]]:
     """``[(tensor name, Parameter), ...]`` in model order; names must be unique."""
     out, seen = [], set()
-    for layer in model.layers:
-        for p in layer.parameters():
-            key = f"{layer.name}/{p.name}"
-            if key in seen:
-                raise ValueError(f"{owner}: two weights share the name {key!r}")
-            seen.add(key)
-            out.append((key, p))
+    for key, p in model.named_parameters():
+        if key in seen:
+            raise ValueError(f"{owner}: two weights share the name {key!r}")
+        seen.add(key)
+        out.append((key, p))
     return out
 
 def _save(model: Any, path: Any, weights_only: bool, owner: str) -> None:

@@ -80,10 +80,10 @@ def training_state(model: Any, tensors: dict[str, np.ndarray]) -> dict:
             tensors[name] = np.ascontiguousarray(arr, dtype=np.float32)
         if model.shuffle_rng is not None:
             state["shuffle_rng"] = _rng_to_json(model.shuffle_rng)
-    for layer in model.layers:
+    for path, layer in model.named_layers():
         rng = _layer_rng(layer)
         if rng is not None:
-            state["layer_rngs"][layer.name] = _rng_to_json(rng)
+            state["layer_rngs"][path] = _rng_to_json(rng)
     return state
 
 def restore_training_state(model: Any, state: Any, tensors: dict, weights: set[str],
@@ -92,7 +92,7 @@ def restore_training_state(model: Any, state: Any, tensors: dict, weights: set[s
     bad = f"{where}: invalid training_state:"
     if not isinstance(state, dict) or not isinstance(state.get("layer_rngs"), dict):
         raise ValueError(f"{bad} expected an object with 'layer_rngs'")
-    layers = {layer.name: layer for layer in model.layers}
+    layers = dict(model.named_layers())
     layer_rngs = {}
     for name, data in state["layer_rngs"].items():
         layer = layers.get(name)

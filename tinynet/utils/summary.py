@@ -38,6 +38,11 @@ POSITIONS = (0.45, 0.80, 1.0)
 HEADER = ("Layer (type)", "Output Shape", "Param #")
 ALIGNMENT = ("left", "left", "right")
 DEFAULT_LINE_LENGTH = 88
+# a functional model that is not a plain chain: Keras adds the "Connected to" column
+GRAPH_POSITIONS = (0.3, 0.56, 0.74, 1.0)
+GRAPH_HEADER = (*HEADER, "Connected to")
+GRAPH_ALIGNMENT = (*ALIGNMENT, "left")
+GRAPH_LINE_LENGTH = 108
 
 # rich's box drawings: rows are top, head, head_row, mid, row, foot_row, foot, bottom;
 # columns are left, horizontal (or blank), divider, right.
@@ -230,8 +235,10 @@ def _table_widths(line_length: int, widths: list[int]) -> list[int]:
     return cells
 
 
-def _render_table(rows: list[Sequence[str]], line_length: int, box: tuple) -> list[str]:
-    widths = _table_widths(line_length, column_widths(line_length))
+def _render_table(rows: list[Sequence[str]], line_length: int, box: tuple,
+                  positions: Sequence[float] = POSITIONS, header: Sequence[str] = HEADER,
+                  alignment: Sequence[str] = ALIGNMENT) -> list[str]:
+    widths = _table_widths(line_length, column_widths(line_length, positions))
 
     def hline(level: int) -> str:
         left, horizontal, divider, right = box[level]
@@ -239,7 +246,7 @@ def _render_table(rows: list[Sequence[str]], line_length: int, box: tuple) -> li
 
     def render_row(cells: Sequence[str], level: int, header: bool) -> list[str]:
         blocks = []
-        for text, width, justify in zip(cells, widths, ALIGNMENT):
+        for text, width, justify in zip(cells, widths, alignment):
             inner = max(width - 2, 0)
             block = [" " + line + " " for line in _wrap(text, inner, justify, "ellipsis")]
             blocks.append([_set_cell_size(line, width) for line in block])
@@ -251,7 +258,7 @@ def _render_table(rows: list[Sequence[str]], line_length: int, box: tuple) -> li
         return [left + divider.join(b[i] for b in blocks) + right for i in range(height)]
 
     lines = [hline(_TOP)]
-    lines += render_row(HEADER, _HEAD, header=True)
+    lines += render_row(header, _HEAD, header=True)
     lines.append(hline(_HEAD_ROW))
     for i, row in enumerate(rows):
         last = i == len(rows) - 1
@@ -282,39 +289,92 @@ def _ascii_only() -> bool:
 
 
 # -- the model's rows -----------------------------------------------------------------------
-def _layer_fields(layer: Any) -> tuple[str, str, str]:
-    name = f"{layer.name} ({type(layer).__name__})"
-    built = getattr(layer, "built", None)
+def _shapes_text(shapes: list) -> str:
+    """One shape as ``(None, 8)``; several as Keras prints a list: ``[(None, 3), (None, 2)]``."""
+    texts = [format_shape(s) for s in shapes]
+    return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+
+
+def _output_shape_text(layer: Any) -> str:
+    """Keras's rule: the outputs of the layer's last call on symbolic tensors, else the
+    output for the shape it was built for, else ``?``."""
+    nodes = getattr(layer, "inbound_nodes", None)
+    if nodes:
+        return _shapes_text([t.shape for t in nodes[-1].outputs])
     shape_in = getattr(layer, "built_input_shape", None)
-    shape = format_shape(layer.output_shape(shape_in)) if built and shape_in is not None else "?"
+    if not getattr(layer, "built", False) or shape_in is None:
+        return "?"
+    out = layer.compute_output_shape(shape_in)
+    return _shapes_text(out if isinstance(out, list) else [out])
+
+
+def _connections(layer: Any, graph_nodes: set) -> str:
+    """Keras's ``Connected to`` cell: ``name[node][tensor]`` of each input of each of the
+    layer's calls in this model, comma-separated; ``-`` for an input layer."""
+    refs = [f"{t.layer.name}[{t.node_index}][{t.tensor_index}]"
+            for node in layer.inbound_nodes if id(node) in graph_nodes for t in node.inputs]
+    return ", ".join(refs) if refs else "-"
+
+
+def _layer_fields(layer: Any, graph_nodes: set | None) -> list[str]:
+    # a functional model's class is "Functional" in Keras (keras.Model returns one)
+    name = f"{layer.name} ({getattr(layer, 'keras_class_name', type(layer).__name__)})"
+    built = getattr(layer, "built", None)
     if built is None:
         params = "0"
     elif not built:
         params = "0 (unbuilt)"
     else:
         params = f"{layer.count_params():,}"
-    return name, shape, params
+    fields = [name, _output_shape_text(layer), params]
+    if graph_nodes is not None:
+        fields.append(_connections(layer, graph_nodes))
+    return fields
+
+
+def _graph_nodes(model: Any) -> set | None:
+    """The ids of the model's nodes when its summary needs the ``Connected to`` column
+    (a functional model that is not a plain chain, as Keras decides), else ``None``."""
+    graph = getattr(model, "_graph", None)
+    if graph is None:
+        return None
+    in_model: list = []
+    for nodes in graph.nodes_by_depth.values():
+        if len(nodes) > 1 or (len(nodes) == 1 and len(nodes[0].inputs) > 1):
+            return graph.node_set
+        in_model += nodes
+    ids = {id(n) for n in in_model}
+    for layer in model.layers:
+        if sum(id(n) in ids for n in layer.inbound_nodes) > 1:  # a shared layer
+            return graph.node_set
+    return None
 
 
 def summary_text(model: Any, line_length: int | None = None) -> str:
     """The summary of ``model`` as Keras 3 prints it (lines joined, ending with ``\\n``).
 
     Args:
-        model: A ``Sequential`` (anything with ``name``, ``layers`` and, optionally, a
-            compiled ``optimizer`` with ``count_params()``).
-        line_length: Total width; default ``min(88, terminal columns - 4)``.
+        model: A ``Sequential`` or ``Model`` (anything with ``name``, ``layers`` and,
+            optionally, a compiled ``optimizer`` with ``count_params()``).
+        line_length: Total width; default ``min(88, terminal columns - 4)``, or 108
+            instead of 88 for a functional model with the ``Connected to`` column.
 
     Raises:
         ValueError: the width leaves a column narrower than 4 characters.
     """
+    graph_nodes = _graph_nodes(model)
+    default = DEFAULT_LINE_LENGTH if graph_nodes is None else GRAPH_LINE_LENGTH
     if line_length is None:
-        line_length = min(DEFAULT_LINE_LENGTH, shutil.get_terminal_size().columns - 4)
+        line_length = min(default, shutil.get_terminal_size().columns - 4)
     elif isinstance(line_length, bool) or not isinstance(line_length, int):
         raise TypeError(f"summary: line_length must be an int, got {line_length!r}")
     layers = list(model.layers)
-    rows = [_layer_fields(layer) for layer in layers]
+    rows = [_layer_fields(layer, graph_nodes) for layer in layers]
+    layout = ((POSITIONS, HEADER, ALIGNMENT) if graph_nodes is None
+              else (GRAPH_POSITIONS, GRAPH_HEADER, GRAPH_ALIGNMENT))
     try:
-        table = _render_table(rows, line_length, _ASCII if _ascii_only() else _HEAVY_HEAD)
+        table = _render_table(rows, line_length, _ASCII if _ascii_only() else _HEAVY_HEAD,
+                              *layout)
     except ValueError as exc:
         raise ValueError(f"summary: line_length must leave every column at least 4 characters "
                          f"wide, got {line_length}: {exc}") from None

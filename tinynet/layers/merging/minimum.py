@@ -1,0 +1,23 @@
+"""``Minimum``: the element-wise minimum of a list of tensors (``keras.layers.Minimum``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinynet.layers.merging.extremum import Extremum
+
+__all__ = ["Minimum"]
+
+
+class Minimum(Extremum):
+    """The element-wise minimum of its inputs (ties split the gradient in halves).
+
+    Args:
+        name: Optional layer name.
+
+    Shape:
+        Inputs: a list of at least two arrays of one rank (size-1 axes broadcast);
+        output: their broadcast shape.
+    """
+
+    _op = staticmethod(np.minimum)

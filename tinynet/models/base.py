@@ -1,0 +1,222 @@
+"""``BaseModel``: what ``Sequential`` and the functional ``Model`` share.
+
+A model is a :class:`~tinynet.layers.Layer` (so it can sit inside another model, as in
+Keras) and a :class:`~tinynet.models.training.Trainer` (``compile``/``fit``/...). The
+container classes provide the graph: ``_input_arrays``, ``_target_arrays``,
+``_run_forward`` and ``_run_backward`` over lists of arrays (one per model input or
+output); this class turns them into the layer protocol and the weight surface.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from tinynet import saving
+from tinynet.callbacks.history import History
+from tinynet.layers.layer import Layer, Parameter, check_bool
+from tinynet.layers.node import is_symbolic
+from tinynet.layers.registry import registered_name_or_class
+from tinynet.models.training import Trainer, locked
+from tinynet.tensor import Tensor, as_array
+
+__all__ = ["BaseModel"]
+
+
+class BaseModel(Trainer, Layer):
+    """The shared surface of tinynet's models (see the module docstring)."""
+
+    def _init_model(self, name: str | None) -> None:
+        Layer.__init__(self, name=name)
+        self.compiled = False
+        self.optimizer: Any = None
+        self.loss: Any = None
+        self.metrics: list = []
+        self.metrics_names: list[str] = ["loss"]
+        self.shuffle_rng: np.random.Generator | None = None
+        self.stop_training = False
+        self.history: History | None = None
+        self._lock = threading.RLock()
+
+    # -- structure ---------------------------------------------------------------------------
+    @property
+    def layers(self) -> list[Layer]:  # pragma: no cover - each container defines it
+        raise NotImplementedError
+
+    def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
+        """The layer called ``name`` (or at position ``index`` of :attr:`layers`).
+
+        Raises:
+            ValueError: no such layer, or neither or both of ``name`` and ``index`` given.
+        """
+        owner = f"{type(self).__name__}.get_layer"
+        if (name is None) == (index is None):
+            raise ValueError(f"{owner}: give exactly one of name and index, got name={name!r}, "
+                             f"index={index!r}")
+        layers = self.layers
+        if index is not None:
+            if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+                raise TypeError(f"{owner}: index must be an int, got {index!r}")
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(f"{owner}: index {index} is out of range for a model of "
+                                 f"{len(layers)} layers")
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"{owner}: no layer named {name!r} in model {self.name!r}; its "
+                         f"layers are {[layer.name for layer in layers]}")
+
+    def named_layers(self) -> list[tuple[str, Layer]]:
+        """Every layer that is not a model, with its path (``block/conv2d`` inside a
+        nested model named ``block``), in layer order."""
+        out = []
+        for layer in self.layers:
+            if isinstance(layer, BaseModel):
+                out += [(f"{layer.name}/{path}", inner) for path, inner in layer.named_layers()]
+            else:
+                out.append((layer.name, layer))
+        return out
+
+    def named_parameters(self) -> list[tuple[str, Parameter]]:
+        """``(path/weight name, Parameter)`` for every weight, in :meth:`parameters` order
+        (``dense/kernel``; ``block/conv2d/kernel`` inside a nested model); each
+        parameter's ``path`` is set to it."""
+        out = [(f"{path}/{p.name}", p) for path, layer in self.named_layers()
+               for p in layer.parameters()]
+        for key, p in out:  # the path the optimizer's state and error messages use
+            p.path = key
+        return out
+
+    # -- weights -------------------------------------------------------------------------------
+    def parameters(self) -> list[Parameter]:
+        """Every parameter of every layer, in layer order (non-trainable included)."""
+        return [p for _, p in self.named_parameters()]
+
+    def trainable_parameters(self) -> list[Parameter]:
+        """The parameters the optimizer updates (those of trainable layers)."""
+        return [p for p in self.parameters() if p.trainable]
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        """Sets ``trainable`` on every layer inside (as Keras): ``False`` freezes all of
+        the model's weights, ``True`` unfreezes them."""
+        self._trainable = check_bool(value, "trainable", self.name)
+        for layer in self.layers:
+            layer.trainable = self._trainable
+
+    def _check_built(self) -> None:
+        if not self.built or not all(layer.built for layer in self.layers):
+            raise ValueError(f"{type(self).__name__} model {self.name!r} is not built yet: "
+                             f"call build(input_shape), or fit/predict on data, first")
+
+    def count_params(self) -> int:
+        """Total number of weight scalars, trainable or not."""
+        self._check_built()
+        return sum(layer.count_params() for layer in self.layers)
+
+    def get_weights(self) -> list[np.ndarray]:
+        """Copies of every weight array, in layer and parameter order."""
+        return [p.value.copy() for p in self.parameters()]
+
+    def set_weights(self, weights: list) -> None:
+        """Sets every weight from a list like :meth:`get_weights`'s (checked before any
+        change, so a mismatch leaves the model untouched)."""
+        owner = f"{type(self).__name__}.set_weights"
+        params = self.named_parameters()
+        if len(weights) != len(params):
+            raise ValueError(f"{owner}: expected {len(params)} arrays, got {len(weights)}")
+        arrays = [np.asarray(w, dtype=np.float32) for w in weights]
+        for (path, p), a in zip(params, arrays):
+            if a.shape != p.value.shape:
+                raise ValueError(f"{owner}: {path} expects shape {p.value.shape}, got {a.shape}")
+        for (_, p), a in zip(params, arrays):
+            p.value[...] = a
+
+    # -- the layer protocol (a model inside a model) ----------------------------------------
+    def forward(self, x: Any, training: bool = False) -> Any:
+        """The outputs for ``x`` (a list of arrays for several inputs); a ``Tensor``, or a
+        list of them for several outputs."""
+        xs = list(x) if self.multiple_inputs else [x]
+        outs = self._run_forward([as_array(a, f"{self.name}: input") for a in xs], training)
+        return [Tensor(o) for o in outs] if self._multiple_outputs() else Tensor(outs[0])
+
+    def backward(self, grad_output: Any) -> Any:
+        """dL/d(input) (a list for several inputs), filling every parameter's gradient."""
+        grads = self._output_grads(grad_output)
+        dxs = self._run_backward(grads, True)
+        return [Tensor(d) for d in dxs] if self.multiple_inputs else Tensor(dxs[0])
+
+    def backward_params(self, grad_output: Any) -> None:
+        self._run_backward(self._output_grads(grad_output), False)
+
+    def _output_grads(self, grad_output: Any) -> list[np.ndarray]:
+        grads = list(grad_output) if self._multiple_outputs() else [grad_output]
+        return [None if g is None else as_array(g, f"{self.name}: grad_output") for g in grads]
+
+    def _multiple_outputs(self) -> bool:
+        return False
+
+    def forward_state(self) -> Any:
+        return [layer.forward_state() for layer in self.layers]
+
+    def restore_forward_state(self, state: Any) -> None:
+        for layer, s in zip(self.layers, state):
+            layer.restore_forward_state(s)
+
+    @locked
+    def __call__(self, x: Any, training: bool = False) -> Any:
+        """On data: the model's outputs (inference unless ``training``). On symbolic
+        tensors: the symbolic outputs, the model becoming one node of a larger model."""
+        if is_symbolic(x):
+            return self._call_symbolic(x)
+        xs = self._input_arrays(x, f"{type(self).__name__}.__call__")
+        outs = self._run_forward(xs, training)
+        return [Tensor(o) for o in outs] if self._multiple_outputs() else Tensor(outs[0])
+
+    # -- config ---------------------------------------------------------------------------------
+    @staticmethod
+    def _layer_entry(layer: Layer) -> dict:
+        return {"class_name": registered_name_or_class(type(layer)), "config": layer.get_config()}
+
+    # -- summary -----------------------------------------------------------------------------------
+    def summary(self, line_length: int | None = None,
+                print_fn: Callable[[str], Any] | None = None) -> None:
+        """Prints Keras 3's summary table (byte for byte); see :mod:`tinynet.utils.summary`.
+
+        Args:
+            line_length: Total width; default ``min(88, terminal columns - 4)`` (108 for a
+                functional model with the ``Connected to`` column).
+            print_fn: Receives the whole text in one call (as Keras 3); default stdout.
+        """
+        from tinynet.utils.summary import print_summary
+
+        print_summary(self, line_length=line_length, print_fn=print_fn)
+
+    # -- persistence (tinynet.saving) --------------------------------------------------------
+    def save(self, path: str) -> None:
+        """Saves architecture, weights, compile settings, optimizer and random states
+        to one ``.safetensors`` file (atomically)."""
+        saving.save_model(self, path)
+
+    def save_weights(self, path: str) -> None:
+        """Saves the weights alone to one ``.safetensors`` file (atomically)."""
+        saving.save_weights(self, path)
+
+    def load_weights(self, path: str) -> None:
+        """Loads weights saved by :meth:`save_weights` or :meth:`save`; names and shapes
+        must match this model."""
+        saving.load_weights(self, path)
+
+    def __getstate__(self) -> dict:  # the lock cannot be pickled or deep-copied
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()

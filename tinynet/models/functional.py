@@ -1,0 +1,384 @@
+"""``Model``: a functional model, a graph of layers from ``tn.Input`` tensors to outputs
+(Keras 3 ``keras.Model(inputs, outputs)``).
+
+The forward pass runs the graph's nodes in Keras's order; the backward runs them in
+reverse. A tensor used by several nodes receives the sum of their gradients, added in
+that fixed reverse order, and a layer called at several places (shared weights) gets its
+state for each call put back before that call's backward and the sum of the calls'
+weight gradients, again in a fixed order: a run gives the same bits at any thread count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tinynet.layers.input import InputLayer
+from tinynet.layers.layer import Layer
+from tinynet.layers.node import SymbolicTensor, symbolic_list
+from tinynet.layers.registry import register_model
+from tinynet.math.matmul import single_threaded_blas
+from tinynet.models.base import BaseModel
+from tinynet.models.graph import map_graph
+from tinynet.models.sequential import build_layer
+from tinynet.models.training import targets
+from tinynet.tensor import as_array
+
+__all__ = ["Model"]
+
+
+def _structure(value: Any, what: str, owner: str) -> tuple[list[SymbolicTensor], Any]:
+    """The flat tensors of ``value`` (a tensor, a list or a dict) and its structure:
+    ``None`` (one tensor), ``"list"`` or the dict's keys."""
+    if isinstance(value, dict):
+        if not value:
+            raise ValueError(f"{owner}: {what} must not be empty")
+        keys = list(value)
+        if not all(isinstance(k, str) for k in keys):
+            raise TypeError(f"{owner}: the keys of {what} must be str, got {keys}")
+        return symbolic_list([value[k] for k in keys], f"{owner}: {what}"), keys
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError(f"{owner}: {what} must not be empty")
+        return symbolic_list(value, f"{owner}: {what}"), "list"
+    return symbolic_list(value, f"{owner}: {what}"), None
+
+
+class Model(BaseModel):
+    """A functional model (see the module docstring).
+
+    Args:
+        inputs: The ``tn.Input`` tensor, or a list of them, or a dict keyed by name.
+        outputs: The output tensor, or a list of them, or a dict keyed by name.
+        name: The model name; default ``functional``.
+
+    Attributes:
+        inputs, outputs: The flat lists of symbolic tensors.
+        layers: Every layer of the graph in Keras's order, ``InputLayer`` s included.
+        output_names: The names of the layers producing the outputs.
+
+    Shape:
+        Inputs: one array per input, ``[batch, *input.shape[1:]]``; outputs likewise.
+    """
+
+    takes_custom_objects = True
+    keras_class_name = "Functional"  # what Keras's summary calls a functional model
+
+    def __init__(self, inputs: Any, outputs: Any, name: str | None = None) -> None:
+        self._init_model(name)
+        owner = "Model"
+        self.inputs, self._input_keys = _structure(inputs, "inputs", owner)
+        self.outputs, self._output_keys = _structure(outputs, "outputs", owner)
+        for t in self.inputs:
+            if not isinstance(t.layer, InputLayer):
+                raise ValueError(f"{owner}: every input must come from tn.Input, got the output "
+                                 f"of layer {t.layer.name!r}")
+        if len({id(t) for t in self.inputs}) != len(self.inputs):
+            raise ValueError(f"{owner}: an input tensor appears twice in inputs")
+        if isinstance(self._input_keys, list):
+            for key, t in zip(self._input_keys, self.inputs):
+                if key != t.name:
+                    raise ValueError(f"{owner}: the inputs dict maps {key!r} to the input "
+                                     f"named {t.name!r}; use the input's name as its key")
+        self._name_layers(self.inputs, self.outputs)
+        graph = map_graph(self.inputs, self.outputs, owner)
+        self._graph = graph
+        self._layers: list[Layer] = graph.layers
+        counts: dict[int, int] = {}
+        for node in graph.nodes:
+            counts[id(node.layer)] = counts.get(id(node.layer), 0) + 1
+        self._shared = {key for key, count in counts.items() if count > 1}
+        self._input_ids = {id(t) for t in self.inputs}
+        self._states: dict[int, Any] = {}
+        self._shapes: dict[int, tuple] = {}
+        self.built = True
+
+    @classmethod
+    def default_name(cls) -> str:
+        return "functional"
+
+    @staticmethod
+    def _name_layers(inputs: list[SymbolicTensor], outputs: list[SymbolicTensor]) -> None:
+        """Automatic names made unique within the graph in creation order (``dense``,
+        ``dense_1``, ...), as Keras names layers in a fresh process; explicit names stay."""
+        seen: dict[int, Layer] = {}
+        stack = list(outputs)
+        while stack:
+            t = stack.pop()
+            layer = t.layer
+            if id(layer) in seen:
+                continue
+            seen[id(layer)] = layer
+            if id(t) not in {id(i) for i in inputs}:
+                stack += t.node.inputs
+        layers = sorted(seen.values(), key=lambda layer: layer._created)
+        taken = {layer.name for layer in layers if not layer._auto_name}
+        for layer in layers:
+            if layer._auto_name:
+                base, k = layer.default_name(), 0
+                name = base
+                while name in taken:
+                    k += 1
+                    name = f"{base}_{k}"
+                layer.name = name
+                taken.add(name)
+
+    # -- structure ---------------------------------------------------------------------------
+    @property
+    def layers(self) -> list[Layer]:
+        return list(self._layers)
+
+    @property
+    def multiple_inputs(self) -> bool:  # type: ignore[override]
+        return len(self.inputs) > 1
+
+    def _multiple_outputs(self) -> bool:
+        return len(self.outputs) > 1
+
+    @property
+    def output_names(self) -> list[str]:
+        return [t.layer.name for t in self.outputs]
+
+    @property
+    def input_shape(self) -> Any:
+        """The input shape (batch axis ``None``), or a list of them for several inputs."""
+        shapes = [t.shape for t in self.inputs]
+        return shapes if self.multiple_inputs else shapes[0]
+
+    @property
+    def output_shape(self) -> Any:
+        """The output shape (batch axis ``None``), or a list of them for several outputs."""
+        shapes = [t.shape for t in self.outputs]
+        return shapes if self._multiple_outputs() else shapes[0]
+
+    @property
+    def built_input_shape(self) -> Any:
+        return self.input_shape
+
+    @built_input_shape.setter
+    def built_input_shape(self, value: Any) -> None:
+        pass  # fixed by the inputs
+
+    def build(self, input_shape: Any = None) -> None:
+        """A functional model is built by its construction; ``input_shape`` must match."""
+        if input_shape is not None:
+            self.compute_output_shape(input_shape)
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        shapes = input_shape if self.multiple_inputs else [input_shape]
+        if not isinstance(shapes, list) or len(shapes) != len(self.inputs) or any(
+                tuple(s[1:]) != tuple(t.shape[1:]) for s, t in zip(shapes, self.inputs)):
+            raise ValueError(f"model {self.name!r} expects input shape {self.input_shape}, "
+                             f"got {input_shape}")
+        return self.output_shape
+
+    # -- data ----------------------------------------------------------------------------------
+    def _input_arrays(self, x: Any, owner: str) -> list[np.ndarray]:
+        names = [t.name for t in self.inputs]
+        if isinstance(x, dict):
+            missing = [n for n in names if n not in x]
+            extra = [k for k in x if k not in names]
+            if missing or extra:
+                raise ValueError(f"{owner}: model {self.name!r} takes inputs {names}; the dict "
+                                 f"lacks {missing} and has unknown keys {extra}")
+            items = [x[n] for n in names]
+        elif isinstance(x, (list, tuple)) and self.multiple_inputs:
+            if len(x) != len(names):
+                raise ValueError(f"{owner}: model {self.name!r} takes {len(names)} inputs "
+                                 f"{names}, got a list of {len(x)}")
+            items = list(x)
+        elif self.multiple_inputs:
+            raise ValueError(f"{owner}: model {self.name!r} takes {len(names)} inputs {names}; "
+                             f"pass a list or a dict of arrays, got {type(x).__name__}")
+        else:
+            items = [x]
+        arrays = []
+        for t, item in zip(self.inputs, items):
+            arr = as_array(item, f"{owner}: input {t.name!r}")
+            if arr.ndim != len(t.shape) or arr.shape[0] == 0 or any(
+                    w is not None and w != d for w, d in zip(t.shape[1:], arr.shape[1:])):
+                raise ValueError(f"{owner}: input {t.name!r} of model {self.name!r} expects "
+                                 f"a non-empty batch of shape {t.shape} (None = any), got "
+                                 f"shape {arr.shape}")
+            arrays.append(arr)
+        return arrays
+
+    def _target_arrays(self, y: Any, owner: str) -> list[np.ndarray]:
+        names = self.output_names
+        if len(names) == 1 and not isinstance(y, dict):
+            return [targets(y, owner)]
+        if isinstance(y, dict):
+            keys = self._output_keys if isinstance(self._output_keys, list) else names
+            missing = [k for k in keys if k not in y]
+            if missing:
+                raise ValueError(f"{owner}: y lacks targets for the outputs {missing}; the "
+                                 f"outputs are {keys}")
+            return [targets(y[k], f"{owner}: y[{k!r}]") for k in keys]
+        if not isinstance(y, (list, tuple)) or len(y) != len(names):
+            raise ValueError(f"{owner}: model {self.name!r} has {len(names)} outputs {names}; "
+                             f"pass y as a list or dict with one target per output")
+        return [targets(item, f"{owner}: y[{i}]") for i, item in enumerate(y)]
+
+    def _pack_outputs(self, outputs: list[np.ndarray]) -> Any:
+        if isinstance(self._output_keys, list):
+            return dict(zip(self._output_keys, outputs))
+        return outputs if self._output_keys == "list" else outputs[0]
+
+    # -- running the graph ------------------------------------------------------------------
+    def _run_forward(self, xs: list[np.ndarray], training: bool) -> list[np.ndarray]:
+        values = {id(t): x for t, x in zip(self.inputs, xs)}
+        states, shapes = {}, {}
+        with single_threaded_blas():
+            for node in self._graph.nodes:
+                args = [values[id(t)] for t in node.inputs]
+                out = node.layer.forward(args if node.listed else args[0], training=training)
+                outs = out if isinstance(out, list) else [out]
+                for t, o in zip(node.outputs, outs):
+                    values[id(t)] = as_array(o)
+                    shapes[id(t)] = values[id(t)].shape
+                if id(node.layer) in self._shared:
+                    states[id(node)] = node.layer.forward_state()
+        self._states, self._shapes = states, shapes
+        return [values[id(t)] for t in self.outputs]
+
+    def _run_backward(self, grads: list, input_grads: bool) -> list[np.ndarray] | None:
+        acc: dict[int, np.ndarray] = {}
+
+        def add(t: SymbolicTensor, g: np.ndarray) -> None:
+            acc[id(t)] = g if id(t) not in acc else acc[id(t)] + g
+
+        for t, g in zip(self.outputs, grads):
+            if g is not None:
+                add(t, as_array(g))
+        shared_grads: dict[int, tuple] = {}
+        with single_threaded_blas():
+            for node in reversed(self._graph.nodes):
+                layer = node.layer
+                gs = []
+                for t in node.outputs:  # an output no loss reaches passes zeros back
+                    g = acc.pop(id(t), None)
+                    gs.append(np.zeros(self._shapes[id(t)], dtype=np.float32) if g is None else g)
+                g = gs if len(gs) > 1 else gs[0]
+                if id(layer) in self._shared:
+                    layer.restore_forward_state(self._states[id(node)])
+                if (not input_grads and not node.listed
+                        and all(id(t) in self._input_ids for t in node.inputs)):
+                    layer.backward_params(g)  # nothing consumes dL/dx of a model input
+                else:
+                    dx = layer.backward(g)
+                    dxs = dx if node.listed else [dx]
+                    for t, d in zip(node.inputs, dxs):
+                        add(t, as_array(d))
+                if id(layer) in self._shared:
+                    for p in layer.parameters():
+                        if p.grad is None:
+                            continue
+                        prev = shared_grads.get(id(p))
+                        shared_grads[id(p)] = (p, p.grad.copy() if prev is None
+                                               else prev[1] + p.grad)
+        for p, g in shared_grads.values():
+            p.grad = g
+        if not input_grads:
+            return None
+        batch = next(iter(self._shapes.values()))[0] if self._shapes else 0
+        return [acc[id(t)] if id(t) in acc
+                else np.zeros((batch, *t.shape[1:]), dtype=np.float32)  # unused by the graph
+                for t in self.inputs]
+
+    def forward_state(self) -> Any:
+        return ([layer.forward_state() for layer in self._layers], self._states, self._shapes)
+
+    def restore_forward_state(self, state: Any) -> None:
+        inner, self._states, self._shapes = state
+        for layer, s in zip(self._layers, inner):
+            layer.restore_forward_state(s)
+
+    # -- config ---------------------------------------------------------------------------------
+    def _node_refs(self) -> dict[int, int]:
+        """Each graph node's index among its layer's nodes in this model."""
+        refs: dict[int, int] = {}
+        for layer in self._layers:
+            kept = [n for n in layer.inbound_nodes if id(n) in self._graph.node_set]
+            for k, node in enumerate(kept):
+                refs[id(node)] = k
+        return refs
+
+    def get_config(self) -> dict:
+        """``{"name", "trainable", "layers": [{"class_name", "config", "name",
+        "inbound_nodes"}], "input_layers", "output_layers"}`` plus the dict keys of the
+        inputs and outputs, when given as dicts (JSON-able)."""
+        refs = self._node_refs()
+
+        def ref(t: SymbolicTensor) -> list:
+            return [t.layer.name, refs[id(t.node)], t.tensor_index]
+
+        layers = []
+        for layer in self._layers:
+            kept = [n for n in layer.inbound_nodes if id(n) in self._graph.node_set]
+            entry = self._layer_entry(layer)
+            entry["name"] = layer.name
+            entry["inbound_nodes"] = [] if isinstance(layer, InputLayer) else [
+                {"inputs": [ref(t) for t in n.inputs], "listed": n.listed} for n in kept]
+            layers.append(entry)
+        return {"name": self.name, "trainable": self.trainable, "layers": layers,
+                "input_layers": [ref(t) for t in self.inputs],
+                "output_layers": [ref(t) for t in self.outputs],
+                "input_keys": self._input_keys, "output_keys": self._output_keys}
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: dict | None = None) -> "Model":
+        """Rebuilds a model from :meth:`get_config`'s dict (fresh weights); layer classes
+        from ``custom_objects`` first, then the registry.
+
+        Raises:
+            ValueError: the config is malformed (a node refers to a missing tensor).
+        """
+        owner = "Model.from_config"
+        created: list[tuple[Layer, list]] = []
+        tensors: dict[tuple, SymbolicTensor] = {}
+        for entry in config["layers"]:
+            layer = build_layer(entry, custom_objects, owner)
+            if isinstance(layer, InputLayer):
+                tensors[(layer.name, 0, 0)] = layer.output
+            created.append((layer, list(entry.get("inbound_nodes", []))))
+        done = [0] * len(created)
+        progress = True
+        while progress:
+            progress = False
+            for i, (layer, nodes) in enumerate(created):
+                while done[i] < len(nodes):
+                    node = nodes[done[i]]
+                    keys = [tuple(r) for r in node["inputs"]]
+                    if not all(k in tensors for k in keys):
+                        break
+                    args = [tensors[k] for k in keys]
+                    out = layer(args if node.get("listed") else args[0])
+                    for k, t in enumerate(out if isinstance(out, list) else [out]):
+                        tensors[(layer.name, done[i], k)] = t
+                    done[i] += 1
+                    progress = True
+        for (layer, nodes), n in zip(created, done):
+            if n < len(nodes):
+                raise ValueError(f"{owner}: layer {layer.name!r} has a node whose inputs "
+                                 f"{nodes[n]['inputs']} no other layer produces")
+
+        def pick(refs: list, keys: Any) -> Any:
+            flat = [tensors[tuple(r)] for r in refs]
+            if isinstance(keys, list):
+                return dict(zip(keys, flat))
+            return flat if keys == "list" else flat[0]
+
+        model = cls(pick(config["input_layers"], config.get("input_keys")),
+                    pick(config["output_layers"], config.get("output_keys")),
+                    name=config.get("name"))
+        if config.get("trainable") is False:
+            model.trainable = False
+        return model
+
+    def __repr__(self) -> str:
+        return (f"<Model name={self.name!r} inputs={[t.name for t in self.inputs]} "
+                f"outputs={self.output_names} layers={len(self._layers)}>")
+
+
+register_model(Model)  # so that tinynet.saving rebuilds it without importing this module
