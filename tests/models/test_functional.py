@@ -424,3 +424,12 @@ def test_digest_of_weights_is_stable_within_a_process():
         digests.append(hashlib.sha256(b"".join(w.tobytes() for w in model.get_weights()))
                        .hexdigest())
     assert digests[0] == digests[1]
+
+
+def test_automatic_names_are_unique_in_creation_order_through_shared_layers():
+    a, b = Input((3,)), Input((3,))  # both "input_layer" until a model names them
+    shared = Dense(2)
+    model = tn.Model([a, b], Add()([shared(b), shared(a)]))
+    assert sorted(l.name for l in model.layers) == ["add", "dense", "input_layer",
+                                                    "input_layer_1"]
+    assert a.layer.name == "input_layer" and b.layer.name == "input_layer_1"

@@ -103,14 +103,14 @@ class Model(BaseModel):
         """Automatic names made unique within the graph in creation order (``dense``,
         ``dense_1``, ...), as Keras names layers in a fresh process; explicit names stay."""
         seen: dict[int, Layer] = {}
+        walked: set[int] = set()  # nodes (a shared layer has several)
+        input_ids = {id(i) for i in inputs}
         stack = list(outputs)
         while stack:
             t = stack.pop()
-            layer = t.layer
-            if id(layer) in seen:
-                continue
-            seen[id(layer)] = layer
-            if id(t) not in {id(i) for i in inputs}:
+            seen[id(t.layer)] = t.layer
+            if id(t.node) not in walked and id(t) not in input_ids:
+                walked.add(id(t.node))
                 stack += t.node.inputs
         layers = sorted(seen.values(), key=lambda layer: layer._created)
         taken = {layer.name for layer in layers if not layer._auto_name}
