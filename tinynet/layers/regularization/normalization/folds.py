@@ -17,7 +17,7 @@ from numba import prange
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import vfold8x4, vload8x2, vsplat, vsplat8x2
-from tinynet.kernels.reduction import merge_block_rows, rows_per_block
+from tinynet.kernels.reduction import lanes8_fn, merge_block_rows, rows_per_block
 
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
            "shifted_sums_pair", "segment_dot2_pair",
@@ -46,79 +46,7 @@ def _terms(p, q, r, shift, mode):
     return d, d * d
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _lanes8(xp, xq, xr, start, stop, shift, mode):
-    """The 8-lane fold behind every ``segment_*`` function: two float32 lane sets
-    accumulate :func:`_terms` of ``xp[start:stop]`` (and ``xq``, ``xr``); lane ``k`` takes
-    elements ``start + k, start + 8 + k, ...``, the tail of fewer than 8 goes to lanes
-    ``0, 1, ...``, and each set folds as ``((a0 + a1) + a2) + ... + a7``.
-
-    The lanes are scalars over views indexed from 0, which LLVM packs into SIMD registers
-    (an 8-element array would round-trip memory on every add).
-    """
-    p = xp[start:stop]
-    q = xq[start:stop]
-    r = xr[start:stop]
-    n8 = ((stop - start) // LANES) * LANES
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
-    b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = np.float32(0.0)
-    for j in range(0, n8, LANES):
-        t0, u0 = _terms(p[j], q[j], r[j], shift, mode)
-        t1, u1 = _terms(p[j + 1], q[j + 1], r[j + 1], shift, mode)
-        t2, u2 = _terms(p[j + 2], q[j + 2], r[j + 2], shift, mode)
-        t3, u3 = _terms(p[j + 3], q[j + 3], r[j + 3], shift, mode)
-        t4, u4 = _terms(p[j + 4], q[j + 4], r[j + 4], shift, mode)
-        t5, u5 = _terms(p[j + 5], q[j + 5], r[j + 5], shift, mode)
-        t6, u6 = _terms(p[j + 6], q[j + 6], r[j + 6], shift, mode)
-        t7, u7 = _terms(p[j + 7], q[j + 7], r[j + 7], shift, mode)
-        a0 += t0
-        a1 += t1
-        a2 += t2
-        a3 += t3
-        a4 += t4
-        a5 += t5
-        a6 += t6
-        a7 += t7
-        b0 += u0
-        b1 += u1
-        b2 += u2
-        b3 += u3
-        b4 += u4
-        b5 += u5
-        b6 += u6
-        b7 += u7
-    tail = (stop - start) - n8
-    if tail > 0:
-        t, u = _terms(p[n8], q[n8], r[n8], shift, mode)
-        a0 += t
-        b0 += u
-    if tail > 1:
-        t, u = _terms(p[n8 + 1], q[n8 + 1], r[n8 + 1], shift, mode)
-        a1 += t
-        b1 += u
-    if tail > 2:
-        t, u = _terms(p[n8 + 2], q[n8 + 2], r[n8 + 2], shift, mode)
-        a2 += t
-        b2 += u
-    if tail > 3:
-        t, u = _terms(p[n8 + 3], q[n8 + 3], r[n8 + 3], shift, mode)
-        a3 += t
-        b3 += u
-    if tail > 4:
-        t, u = _terms(p[n8 + 4], q[n8 + 4], r[n8 + 4], shift, mode)
-        a4 += t
-        b4 += u
-    if tail > 5:
-        t, u = _terms(p[n8 + 5], q[n8 + 5], r[n8 + 5], shift, mode)
-        a5 += t
-        b5 += u
-    if tail > 6:
-        t, u = _terms(p[n8 + 6], q[n8 + 6], r[n8 + 6], shift, mode)
-        a6 += t
-        b6 += u
-    sa = ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
-    sb = ((((((b0 + b1) + b2) + b3) + b4) + b5) + b6) + b7
-    return sa, sb
+_lanes8 = lanes8_fn(_terms, np.float32(0.0), "f32")  # float32 lanes (as the Rust original)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
