@@ -171,3 +171,113 @@ def test_a_shared_layer_lists_both_calls(monkeypatch):
     assert "a[0][0], b[0][0]" in row
     concat = [l for l in lines[0].splitlines() if l.startswith("│ concatenate")][0]
     assert "shared[0][0], shared[1][0]" in concat
+
+
+# Printed by Keras 3.15.1 (PyTorch backend, COLUMNS=200) for the same two models: the
+# residual CNN of examples/residual_cnn.py, and a graph with a shared layer, a nested
+# Sequential called twice and two outputs (built as below, with keras.layers for tinynet's).
+KERAS_RESIDUAL_CNN = """\
+Model: "residual_cnn"
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
+┃ Layer (type)                  ┃ Output Shape              ┃         Param # ┃ Connected to               ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
+│ digits (InputLayer)           │ (None, 8, 8, 1)           │               0 │ -                          │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ conv2d (Conv2D)               │ (None, 8, 8, 16)          │             160 │ digits[0][0]               │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ conv2d_1 (Conv2D)             │ (None, 8, 8, 16)          │           2,320 │ conv2d[0][0]               │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ batch_normalization           │ (None, 8, 8, 16)          │              64 │ conv2d_1[0][0]             │
+│ (BatchNormalization)          │                           │                 │                            │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ activation (Activation)       │ (None, 8, 8, 16)          │               0 │ batch_normalization[0][0]  │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ conv2d_2 (Conv2D)             │ (None, 8, 8, 16)          │           2,320 │ activation[0][0]           │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ batch_normalization_1         │ (None, 8, 8, 16)          │              64 │ conv2d_2[0][0]             │
+│ (BatchNormalization)          │                           │                 │                            │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ add (Add)                     │ (None, 8, 8, 16)          │               0 │ conv2d[0][0],              │
+│                               │                           │                 │ batch_normalization_1[0][… │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ activation_1 (Activation)     │ (None, 8, 8, 16)          │               0 │ add[0][0]                  │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ max_pooling2d (MaxPooling2D)  │ (None, 4, 4, 16)          │               0 │ activation_1[0][0]         │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ conv2d_3 (Conv2D)             │ (None, 4, 4, 16)          │           2,320 │ max_pooling2d[0][0]        │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ batch_normalization_2         │ (None, 4, 4, 16)          │              64 │ conv2d_3[0][0]             │
+│ (BatchNormalization)          │                           │                 │                            │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ activation_2 (Activation)     │ (None, 4, 4, 16)          │               0 │ batch_normalization_2[0][… │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ conv2d_4 (Conv2D)             │ (None, 4, 4, 16)          │           2,320 │ activation_2[0][0]         │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ batch_normalization_3         │ (None, 4, 4, 16)          │              64 │ conv2d_4[0][0]             │
+│ (BatchNormalization)          │                           │                 │                            │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ add_1 (Add)                   │ (None, 4, 4, 16)          │               0 │ max_pooling2d[0][0],       │
+│                               │                           │                 │ batch_normalization_3[0][… │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ activation_3 (Activation)     │ (None, 4, 4, 16)          │               0 │ add_1[0][0]                │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ group_normalization           │ (None, 4, 4, 16)          │              32 │ activation_3[0][0]         │
+│ (GroupNormalization)          │                           │                 │                            │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ global_average_pooling2d      │ (None, 16)                │               0 │ group_normalization[0][0]  │
+│ (GlobalAveragePooling2D)      │                           │                 │                            │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ dense (Dense)                 │ (None, 10)                │             170 │ global_average_pooling2d[… │
+└───────────────────────────────┴───────────────────────────┴─────────────────┴────────────────────────────┘
+ Total params: 9,898 (38.66 KB)
+ Trainable params: 9,770 (38.16 KB)
+ Non-trainable params: 128 (512.00 B)
+"""
+
+KERAS_SHARED_NESTED_TWO_OUTPUTS = """\
+Model: "multi"
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
+┃ Layer (type)                  ┃ Output Shape              ┃         Param # ┃ Connected to               ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
+│ a (InputLayer)                │ (None, 5)                 │               0 │ -                          │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ b (InputLayer)                │ (None, 5)                 │               0 │ -                          │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ shared (Dense)                │ (None, 4)                 │              24 │ a[0][0], b[0][0]           │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ block (Sequential)            │ (None, 3)                 │              15 │ shared[0][0], shared[1][0] │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ subtract (Subtract)           │ (None, 3)                 │               0 │ block[0][0], block[1][0]   │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ concatenate (Concatenate)     │ (None, 6)                 │               0 │ block[0][0], block[1][0]   │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ p (Dense)                     │ (None, 2)                 │               8 │ subtract[0][0]             │
+├───────────────────────────────┼───────────────────────────┼─────────────────┼────────────────────────────┤
+│ q (Dense)                     │ (None, 1)                 │               7 │ concatenate[0][0]          │
+└───────────────────────────────┴───────────────────────────┴─────────────────┴────────────────────────────┘
+ Total params: 54 (216.00 B)
+ Trainable params: 54 (216.00 B)
+ Non-trainable params: 0 (0.00 B)
+"""
+
+
+def test_residual_cnn_summary_matches_keras(monkeypatch, capsys):
+    import sys
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
+    import residual_cnn
+
+    residual_cnn.build_model().summary()
+    assert capsys.readouterr().out == KERAS_RESIDUAL_CNN
+    sys.modules.pop("residual_cnn", None)
+
+
+def test_shared_nested_two_outputs_summary_matches_keras(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "200")
+    a, b = tn.Input((5,), name="a"), tn.Input((5,), name="b")
+    shared = Dense(4, activation="tanh", name="shared")
+    block = tn.Sequential([tn.Input((4,)), Dense(3)], name="block")
+    u, v = block(shared(a)), block(shared(b))
+    tn.Model([a, b], [Dense(2, name="p")(tn.layers.Subtract()([u, v])),
+                      Dense(1, name="q")(Concatenate()([u, v]))], name="multi").summary()
+    assert capsys.readouterr().out == KERAS_SHARED_NESTED_TWO_OUTPUTS
