@@ -26,7 +26,12 @@ __all__ = ["BaseModel"]
 
 
 class BaseModel(Trainer, Layer):
-    """The shared surface of tinynet's models (see the module docstring)."""
+    """The shared surface of tinynet's models (see the module docstring).
+
+    Shape:
+        As its container's: one array per model input in, one per output out, each with
+        the batch axis first.
+    """
 
     def _init_model(self, name: str | None) -> None:
         Layer.__init__(self, name=name)
