@@ -501,6 +501,13 @@ case("model-get-layer-both", "model.get_layer('dense', 0)",
 case("model-get-layer-index", "model.get_layer(index=5)",
      lambda: tn.Sequential([Input((3,)), Dense(1)]).get_layer(index=5), ValueError,
      "Sequential.get_layer: index 5 is out of range for a model of 1 layers")
+case("model-layer-two-places", "one Dense in two nested Sequentials of one Model",
+     lambda: (lambda d: (lambda s1, s2, a, b: tn.Model([a, b], Concatenate()([s1(a), s2(b)])))(
+         tn.Sequential([Input((2,)), d], name="s1"), tn.Sequential([Input((2,)), d], name="s2"),
+         Input((2,)), Input((2,))))(Dense(2, name="d")), ValueError,
+     "Model: layer 'd' belongs to the model at 2 places ['s1/d', 's2/d']; a layer may be "
+     "called several times in one graph (shared weights), but not belong to two of the "
+     "models inside another (or to one and the outer graph)")
 case("seq-add-merge", "Sequential().add(Add())", lambda: tn.Sequential().add(Add()), ValueError,
      "Sequential.add: layer 'add' (Add) takes several inputs; a Sequential model passes one "
      "tensor from layer to layer (use tn.Model for such graphs)")

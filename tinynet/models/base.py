@@ -85,6 +85,22 @@ class BaseModel(Trainer, Layer):
                 out.append((layer.name, layer))
         return out
 
+    def _check_one_place(self, owner: str) -> None:
+        """Raises ``ValueError`` when one layer belongs to this model at two places (to
+        two models nested in it, or to one of them and the model itself): its weights
+        would be counted, and its gradients taken, twice. Calling one layer several times
+        in one graph is fine (shared weights)."""
+        places: dict[int, list[str]] = {}
+        for path, layer in self.named_layers():
+            places.setdefault(id(layer), []).append(path)
+        for paths in places.values():
+            if len(paths) > 1:
+                raise ValueError(
+                    f"{owner}: layer {paths[0].rsplit('/', 1)[-1]!r} belongs to the model at "
+                    f"{len(paths)} places {paths}; a layer may be called several times in one "
+                    f"graph (shared weights), but not belong to two of the models inside "
+                    f"another (or to one and the outer graph)")
+
     def named_parameters(self) -> list[tuple[str, Parameter]]:
         """``(path/weight name, Parameter)`` for every weight, in :meth:`parameters` order
         (``dense/kernel``; ``block/conv2d/kernel`` inside a nested model); each

@@ -93,6 +93,7 @@ class Model(BaseModel):
         self._states: dict[int, Any] = {}
         self._shapes: dict[int, tuple] = {}
         self.built = True
+        self._check_one_place(owner)
 
     @classmethod
     def default_name(cls) -> str:
@@ -183,7 +184,8 @@ class Model(BaseModel):
                 raise ValueError(f"{owner}: model {self.name!r} takes inputs {names}; the dict "
                                  f"lacks {missing} and has unknown keys {extra}")
             items = [x[n] for n in names]
-        elif isinstance(x, (list, tuple)) and self.multiple_inputs:
+        elif isinstance(x, (list, tuple)) and (self.multiple_inputs
+                                               or self._input_keys == "list"):
             if len(x) != len(names):
                 raise ValueError(f"{owner}: model {self.name!r} takes {len(names)} inputs "
                                  f"{names}, got a list of {len(x)}")
@@ -207,6 +209,8 @@ class Model(BaseModel):
     def _target_arrays(self, y: Any, owner: str) -> list[np.ndarray]:
         names = self.output_names
         if len(names) == 1 and not isinstance(y, dict):
+            if isinstance(y, (list, tuple)) and self._output_keys == "list" and len(y) == 1:
+                y = y[0]  # outputs given as a list of one: a list of one target too
             return [targets(y, owner)]
         if isinstance(y, dict):
             keys = self._output_keys if isinstance(self._output_keys, list) else names
@@ -221,9 +225,11 @@ class Model(BaseModel):
         return [targets(item, f"{owner}: y[{i}]") for i, item in enumerate(y)]
 
     def _pack_outputs(self, outputs: list[np.ndarray]) -> Any:
+        """A dict for dict outputs, else one array for one output (as Keras 3, even when
+        it was given as a list of one) or a list."""
         if isinstance(self._output_keys, list):
             return dict(zip(self._output_keys, outputs))
-        return outputs if self._output_keys == "list" else outputs[0]
+        return outputs if len(outputs) > 1 else outputs[0]
 
     # -- running the graph ------------------------------------------------------------------
     def _run_forward(self, xs: list[np.ndarray], training: bool) -> list[np.ndarray]:

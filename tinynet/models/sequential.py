@@ -118,6 +118,11 @@ class Sequential(BaseModel):
         if not self._layers and previous is None and declared is not None:
             self._input_shape = tuple(declared)
         self._layers.append(layer)
+        try:
+            self._check_one_place("Sequential.add")
+        except ValueError:
+            self._layers.pop()
+            raise
         if self._input_shape is not None:
             try:
                 self._build_from(len(self._output_shapes))

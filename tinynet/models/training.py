@@ -122,7 +122,7 @@ class Trainer:
         With several outputs, ``loss`` is one loss for every output, a list in output
         order or a dict keyed by output name; ``loss_weights`` likewise (the loss is the
         weighted sum); ``metrics`` a list with one entry (a metric or a list) per output,
-        or a dict. History keys follow Keras: ``loss``, ``<output>_loss``,
+        or a dict. History keys follow Keras: ``loss``, ``<output>_loss`` (unweighted),
         ``<output>_<metric>``.
 
         Also creates the model's shuffling generator, ``shuffle_rng``, from the global seed.
@@ -211,24 +211,26 @@ class Trainer:
 
     def _losses(self, ys: list[np.ndarray], preds: list[np.ndarray],
                 with_grads: bool) -> tuple[float, list[float], list]:
-        """The total loss, the per-output losses (when there are several) and each
-        output's gradient (``None`` for an output without a loss)."""
+        """The total loss (the weighted sum), each output's loss unweighted (when there
+        are several, as Keras reports ``<output>_loss``) and each output's gradient
+        (``None`` for an output without a loss)."""
         grads: list = [None] * len(preds)
-        values = []
+        values, weighted = [], []
         for i, loss, weight in self._loss_slots:
             if with_grads:
                 value, grad = loss.value_and_grad(ys[i], preds[i])
             else:
                 value, grad = loss(ys[i], preds[i]), None
             value = float(value)
+            values.append(value)
             if weight is not None:
                 value *= weight
                 if grad is not None:
                     grad = grad * np.float32(weight)
             grads[i] = grad
-            values.append(value)
-        total = values[0]
-        for value in values[1:]:
+            weighted.append(value)
+        total = weighted[0]
+        for value in weighted[1:]:
             total += value
         return total, values if len(values) > 1 else [], grads
 
