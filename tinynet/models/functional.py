@@ -22,7 +22,7 @@ from tinynet.math.matmul import single_threaded_blas
 from tinynet.models.base import BaseModel
 from tinynet.models.graph import map_graph
 from tinynet.models.sequential import build_layer
-from tinynet.models.training import targets
+from tinynet.models.training import fits, targets
 from tinynet.tensor import as_array
 
 __all__ = ["Model"]
@@ -198,8 +198,7 @@ class Model(BaseModel):
         arrays = []
         for t, item in zip(self.inputs, items):
             arr = as_array(item, f"{owner}: input {t.name!r}")
-            if arr.ndim != len(t.shape) or arr.shape[0] == 0 or any(
-                    w is not None and w != d for w, d in zip(t.shape[1:], arr.shape[1:])):
+            if arr.shape[:1] == (0,) or not fits(t.shape, arr):
                 raise ValueError(f"{owner}: input {t.name!r} of model {self.name!r} expects "
                                  f"a non-empty batch of shape {t.shape} (None = any), got "
                                  f"shape {arr.shape}")

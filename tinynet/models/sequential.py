@@ -15,7 +15,7 @@ from tinynet.layers.node import SymbolicTensor
 from tinynet.layers.registry import register_model, registered_layers
 from tinynet.math.matmul import single_threaded_blas
 from tinynet.models.base import BaseModel
-from tinynet.models.training import targets
+from tinynet.models.training import fits, targets
 from tinynet.tensor import as_array
 
 __all__ = ["Sequential", "layer_class"]
@@ -270,7 +270,7 @@ class Sequential(BaseModel):
         elif not self.built or len(self._output_shapes) != len(self._layers):
             self._build_from(0)
         want = self._input_shape
-        if len(want) != x.ndim or any(w is not None and w != d for w, d in zip(want[1:], x.shape[1:])):
+        if not fits(want, x):
             raise ValueError(f"{owner}: model {self.name!r} expects input shape {want} "
                              f"(None = any), got x with shape {x.shape}")
         return [x]

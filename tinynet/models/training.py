@@ -31,7 +31,7 @@ from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
 from tinynet.tools import compile_ahead
 
-__all__ = ["Trainer", "locked", "targets"]
+__all__ = ["Trainer", "locked", "targets", "fits"]
 
 
 def _format_value(value: float) -> str:
@@ -68,6 +68,13 @@ def locked(method: Callable) -> Callable:
         with self._lock:
             return method(self, *args, **kwargs)
     return wrapper
+
+
+def fits(shape: tuple, arr: np.ndarray) -> bool:
+    """Whether ``arr`` has the rank of ``shape`` and its sizes past the batch axis
+    (``None`` in ``shape``: any size)."""
+    return arr.ndim == len(shape) and all(w is None or w == d
+                                          for w, d in zip(shape[1:], arr.shape[1:]))
 
 
 def targets(y: Any, owner: str) -> np.ndarray:

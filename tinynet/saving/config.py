@@ -74,8 +74,8 @@ def check_model_config(config: Any, where: str) -> dict:
         raise ValueError(f"{bad} expected a JSON object, got {type(config).__name__}")
     if "class_name" in config:
         class_name, inner = config["class_name"], config.get("config")
-        if not isinstance(class_name, str) or class_name not in dict(
-                (cls.__name__, cls) for cls in registry.model_classes()):
+        if not isinstance(class_name, str) or class_name not in {
+                cls.__name__ for cls in registry.model_classes()}:
             raise ValueError(f"{bad} 'class_name' must name a model class, got {class_name!r}")
     else:
         class_name, inner = "Sequential", config
