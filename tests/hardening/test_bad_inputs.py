@@ -957,6 +957,12 @@ case("tuning-threads-too-many", "tuning.set_num_threads(1000)",
 case("tuning-threads-str", "tuning.set_num_threads('2')",
      lambda: tuning.set_num_threads("2"), TypeError,
      "num_threads (set_num_threads): expected an int, got '2'")
+case("tuning-adaptive-int", "tuning.set_adaptive_threads(1)",
+     lambda: tuning.set_adaptive_threads(1), TypeError,
+     "set_adaptive_threads(on): expected a bool, got 1")
+case("tuning-adaptive-str", "tuning.set_adaptive_threads('yes')",
+     lambda: tuning.set_adaptive_threads("yes"), TypeError,
+     "set_adaptive_threads(on): expected a bool, got 'yes'")
 case("set-seed-negative", "tn.set_seed(-1)", lambda: tn.set_seed(-1), ValueError,
      "set_seed: seed must be a non-negative int, got -1")
 case("set-seed-float", "tn.set_seed(1.5)", lambda: tn.set_seed(1.5), TypeError,

@@ -71,6 +71,15 @@ def _task_table(batch: int, per: int, step: int) -> np.ndarray:
     return np.array([(b, min(b + spt, batch)) for b in range(0, batch, spt)], dtype=np.int64)
 
 
+@functools.lru_cache(maxsize=256)
+def _row_offsets(kh: int, kw: int, dh: int, dw: int, channels: int, wp: int,
+                 multiple: int) -> np.ndarray:
+    taps = (np.arange(kh)[:, None] * dh * wp + np.arange(kw)[None, :] * dw) * channels
+    roff = (taps.reshape(-1, 1) + np.arange(channels)).reshape(-1)
+    # shared, so never written to (kept writeable: a read-only array is another Numba type)
+    return np.concatenate([roff, np.zeros(-roff.size % multiple, roff.dtype)])
+
+
 class _Plan:
     """The sizes of one convolution, its fixed tasks and its scratch buffers."""
 
@@ -116,11 +125,9 @@ class _Plan:
     def row_offsets(self, channels: int, wp: int, multiple: int = 1) -> np.ndarray:
         """``roff[r]``, kernel row ``r = (i * KW + j) * channels + c`` -> its offset from a
         pixel's corner in a padded sample ``wp`` wide; zeros appended up to a multiple of
-        ``multiple`` rows."""
+        ``multiple`` rows (shared by every call with the same sizes; never written)."""
         kh, kw, _, _, dh, dw = self.geometry[:6]
-        taps = (np.arange(kh)[:, None] * dh * wp + np.arange(kw)[None, :] * dw) * channels
-        roff = (taps.reshape(-1, 1) + np.arange(channels)).reshape(-1)
-        return np.concatenate([roff, np.zeros(-roff.size % multiple, roff.dtype)])
+        return _row_offsets(kh, kw, dh, dw, channels, wp, multiple)
 
     def offsets(self, slots: int) -> np.ndarray:
         """One block of pixel offsets per slot."""

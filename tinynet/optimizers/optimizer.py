@@ -6,7 +6,10 @@ One :meth:`Optimizer.apply` call is one Keras ``apply_gradients`` step:
    them, or ``clipvalue``; norms are deterministic float64 sums in a fixed order);
 2. decoupled weight decay ``w -= w * weight_decay * lr`` is applied to every parameter
    not excluded with :meth:`Optimizer.exclude_from_weight_decay`;
-3. the subclass's update rule runs (one fused Numba kernel per parameter);
+3. the subclass's update rule runs: one fused Numba kernel call for all parameters when
+   they share the clipping scale and the weight-decay choice (their weights and slots are
+   then views of one flat buffer each, :mod:`tinynet.optimizers.flat`), else one call per
+   parameter; the rules are elementwise, so both give the same bits;
 4. ``iterations`` increases by one.
 
 Slot arrays ("optimizer variables" in Keras) are created lazily, the first time a
@@ -25,6 +28,7 @@ import numpy as np
 
 from tinynet.layers.layer import Parameter
 from tinynet.optimizers import updates
+from tinynet.optimizers.flat import FlatGroup
 
 __all__ = ["Optimizer"]
 
@@ -111,6 +115,7 @@ class Optimizer:
         self.iterations = 0
         self.built = False
         self._slots: dict[int, tuple[Parameter, dict[str, np.ndarray]]] = {}
+        self._group: FlatGroup | None = None  # the parameters last updated in one call
         self._exclude_ids: set[int] = set()
         self._exclude_names: list[str] = []
         self._exclude_pattern: re.Pattern | None = None
@@ -225,10 +230,12 @@ class Optimizer:
             return
         pairs, missing = [], []
         for p in params:
-            if p.grad is None:
+            g = p.grad
+            if g is None:
                 missing.append(p.path)
                 continue
-            g = np.ascontiguousarray(p.grad, dtype=np.float32)
+            if not (type(g) is np.ndarray and g.dtype == _F32 and g.flags.c_contiguous):
+                g = np.ascontiguousarray(g, dtype=np.float32)
             if g.shape != p.value.shape:
                 raise ValueError(
                     f"{owner}: gradient of {p.path} has shape {g.shape}, expected "
@@ -240,23 +247,48 @@ class Optimizer:
         if missing:
             warnings.warn(f"{owner}: gradients do not exist for {missing}; they were skipped",
                           stacklevel=2)
-        for p, _ in pairs:
-            if not (p.value.flags.c_contiguous and p.value.dtype == np.float32):
-                p.value = np.ascontiguousarray(p.value, dtype=np.float32)
-            self._ensure_slots(p)
+        group = self._group
+        if group is None or not group.matches([p for p, _ in pairs]):
+            for p, _ in pairs:
+                if not (p.value.flags.c_contiguous and p.value.dtype == np.float32):
+                    p.value = np.ascontiguousarray(p.value, dtype=np.float32)
+                self._ensure_slots(p)
         self.built = True
 
         lr = self.learning_rate
         lr32 = _F32(lr)
-        scales = self._grad_scales([g for _, g in pairs])
         do_clip = self.clipvalue is not None
         clipvalue = _F32(self.clipvalue if do_clip else 0.0)
         wd = _F32(self.weight_decay if self.weight_decay is not None else 0.0)
         self._prepare_step(lr)
-        for (p, g), gscale in zip(pairs, scales):
-            common = (_F32(gscale), do_clip, clipvalue, self._use_weight_decay(p), wd)
-            self._update(p.value.reshape(-1), g, self._slots[id(p)][1], lr32, common)
+        if self.clipnorm is None and self.global_clipnorm is None and self.weight_decay is None:
+            commons = None  # one scale (1) and no decay for every parameter
+            common = (_F32(1.0), do_clip, clipvalue, False, wd)
+        else:
+            scales = self._grad_scales([g for _, g in pairs])
+            commons = [(_F32(gscale), do_clip, clipvalue, self._use_weight_decay(p), wd)
+                       for (p, _), gscale in zip(pairs, scales)]
+            common = commons[0]
+        if len(pairs) > 1 and (commons is None or all(c == common for c in commons[1:])):
+            self._update_group(pairs, lr32, common)
+        else:
+            for (p, g), c in zip(pairs, commons or [common] * len(pairs)):
+                self._update(p.value.reshape(-1), g, self._slots[id(p)][1], lr32, c)
         self.iterations += 1
+
+    def _update_group(self, pairs: list[tuple[Parameter, np.ndarray]], lr: np.float32,
+                      common: tuple) -> None:
+        """Every parameter of ``pairs`` in one :meth:`_update` call (:class:`FlatGroup`)."""
+        params = [p for p, _ in pairs]
+        group = self._group
+        if group is None or not group.matches(params):
+            slots = [self._slots[id(p)][1] for p in params]
+            if not FlatGroup.possible(params, slots):
+                for (p, g), own in zip(pairs, slots):
+                    self._update(p.value.reshape(-1), g, own, lr, common)
+                return
+            group = self._group = FlatGroup(params, slots)
+        self._update(group.w, group.gather([g for _, g in pairs]), group.slots, lr, common)
 
     def _grad_scales(self, grads: list[np.ndarray]) -> list[float]:
         """Per-parameter gradient multipliers for clipnorm / global_clipnorm (else 1)."""
@@ -352,6 +384,7 @@ class Optimizer:
         if unused:
             raise ValueError(f"{owner}: optimizer state entries match no parameter: {unused}")
         self._slots = restored
+        self._group = None  # its slot views belong to the replaced slots
         self.iterations = iterations
         self.built = not fresh
 

@@ -5,23 +5,30 @@ once with the gate at 0 (parallel) and once at 2**62 (serial), interleaved, and 
 medians. The crossover is the first size where parallel wins by more than 5 % with at
 most one losing size above it; a gate whose parallel variant never wins is set to 2**62.
 
-Run ``python -m tinynet.tools.calibrate [--quick] [--gates a,b] [--write PATH]`` (or call
-:func:`calibrate`); load the written profile with ``TINYNET_TUNING_FILE=PATH``.
+With ``loaded`` (``--loaded``) every measurement runs beside one CPU-bound background
+process, as on a machine shared with other work: a parallel region then waits whenever
+the scheduler takes a core from one of its threads, so the crossovers move up.
+
+Run ``python -m tinynet.tools.calibrate [--quick] [--loaded] [--gates a,b] [--write PATH]``
+(or call :func:`calibrate`); load the written profile with ``TINYNET_TUNING_FILE=PATH``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from tinynet import tuning
 
-__all__ = ["calibrate", "crossover", "main", "PROBES"]
+__all__ = ["busy_process", "calibrate", "crossover", "main", "PROBES"]
 
 NEVER = 2**62
 WIN = 0.95  # parallel must take less than 95 % of the serial time
@@ -156,13 +163,29 @@ def measure(gate: str, sizes: list[int], reps: int) -> list[float]:
     return ratios
 
 
-def calibrate(gates: list[str] | None = None, *, quick: bool = False,
+@contextlib.contextmanager
+def busy_process(active: bool = True) -> Iterator[None]:
+    """One CPU-bound background process (a Python busy loop) while the block runs."""
+    if not active:
+        yield
+        return
+    proc = subprocess.Popen([sys.executable, "-c", "while True:\n    pass"])
+    try:
+        time.sleep(0.2)  # let it start and take its core
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def calibrate(gates: list[str] | None = None, *, quick: bool = False, loaded: bool = False,
               write: str | None = None, verbose: bool = True) -> dict[str, int]:
     """Measures each gate's crossover on this machine.
 
     Args:
         gates: Gate names (default: every gate).
         quick: Fewer sizes and repetitions.
+        loaded: Measure beside one CPU-bound background process (:func:`busy_process`).
         write: Write a JSON profile here (load it with ``TINYNET_TUNING_FILE``).
         verbose: Print the table.
 
@@ -177,23 +200,20 @@ def calibrate(gates: list[str] | None = None, *, quick: bool = False,
     sizes = [2**k for k in range(lo, hi + 1, 2 if quick else 1)]
     reps = 5 if quick else 11
     result: dict[str, int] = {}
-    lines = [f"calibrating on {tuning.get_num_threads()} threads; sizes "
+    lines = [f"calibrating on {tuning.get_num_threads()} threads"
+             f"{', beside a busy process' if loaded else ''}; sizes "
              f"2^{lo}..2^{hi}; ratio = parallel / serial (median of {reps})"]
-    for name in names:
-        try:
-            ratios = measure(name, sizes, reps)
-        except Exception as exc:  # a probe whose layer is unavailable
-            result[name] = tuning.get(name)
-            lines.append(f"{name:34} skipped ({type(exc).__name__}: {exc})")
-            continue
-        result[name] = crossover(sizes, ratios)
-        cells = " ".join(f"{r:5.2f}" for r in ratios)
-        lines.append(f"{name:34} {result[name]:>20}   {cells}")
+    adaptive = tuning.get_adaptive_threads()
+    tuning.set_adaptive_threads(False)  # the parallel runs must use every thread
+    try:
+        _measure_all(names, sizes, reps, loaded, result, lines)
+    finally:
+        tuning.set_adaptive_threads(adaptive)
     if verbose:
         print("\n".join(lines))
     if write:
         profile = {"gates": result, "num_threads": tuning.get_num_threads(),
-                   "machine": platform.platform(), "sizes": sizes}
+                   "machine": platform.platform(), "sizes": sizes, "loaded": loaded}
         with open(write, "w", encoding="utf-8") as fh:
             json.dump(profile, fh, indent=2)
         if verbose:
@@ -201,14 +221,31 @@ def calibrate(gates: list[str] | None = None, *, quick: bool = False,
     return result
 
 
+def _measure_all(names: list[str], sizes: list[int], reps: int, loaded: bool,
+                 result: dict[str, int], lines: list[str]) -> None:
+    for name in names:
+        try:
+            with busy_process(loaded):
+                ratios = measure(name, sizes, reps)
+        except Exception as exc:  # a probe whose layer is unavailable
+            result[name] = tuning.get(name)
+            lines.append(f"{name:34} skipped ({type(exc).__name__}: {exc})")
+            continue
+        result[name] = crossover(sizes, ratios)
+        cells = " ".join(f"{r:5.2f}" for r in ratios)
+        lines.append(f"{name:34} {result[name]:>20}   {cells}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tinynet.tools.calibrate")
     parser.add_argument("--write", metavar="PATH", help="write a JSON tuning profile")
     parser.add_argument("--quick", action="store_true", help="fewer sizes and repetitions")
+    parser.add_argument("--loaded", action="store_true",
+                        help="measure beside one CPU-bound background process")
     parser.add_argument("--gates", help="comma-separated gate names (default: all)")
     args = parser.parse_args(argv)
     gates = args.gates.split(",") if args.gates else None
-    calibrate(gates, quick=args.quick, write=args.write)
+    calibrate(gates, quick=args.quick, loaded=args.loaded, write=args.write)
     return 0
 
 

@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 __all__ = [
     "get", "set", "reset", "override", "gates", "defaults", "describe", "sources",
     "set_num_threads", "get_num_threads", "max_threads", "use_parallel", "load_profile",
+    "set_adaptive_threads", "get_adaptive_threads", "ADAPT_PERIOD",
     "GATE_DOCS", "ENVIRONMENT", "env", "env_bytes", "SPIN_COUNT",
 ]
 
@@ -44,7 +46,10 @@ class _Gate:
 
 # Built-in defaults: serial-vs-parallel crossovers measured on the 2-core CI machine with
 # the calibrate command (python -m tinynet.tools.calibrate), the median of three runs
-# (tables in docs/tuning.md). 2**62 = never parallel.
+# (tables in docs/tuning.md). 2**62 = never parallel. The convolution and pooling gates sit
+# above their probes' crossovers: in a training step a region's second thread starts
+# cold after the Python between layers, and the digits CNN's convolutions and pools ran
+# faster serial (docs/tuning.md).
 _GATES: dict[str, _Gate] = {
     "gn_row_parallel_min_elems": _Gate(
         262_144, "elements",
@@ -65,10 +70,10 @@ _GATES: dict[str, _Gate] = {
     "matmul_parallel_min_flops": _Gate(
         2_097_152, "multiply-adds", "deterministic GEMM tiles on Numba's threads"),
     "conv_parallel_min_elems": _Gate(
-        32_768, "patch elements",
+        131_072, "patch elements",
         "Conv2D passes (direct register kernels, tiled im2col / GEMM / col2im)"),
     "pool_parallel_min_elems": _Gate(
-        16_384, "elements", "pooling forward and backward"),
+        65_536, "elements", "pooling forward and backward"),
     "optimizer_parallel_min_elems": _Gate(
         65_536, "elements", "fused optimizer update kernels"),
 }
@@ -88,6 +93,12 @@ _workqueue: bool | None = None  # Numba runs on its workqueue layer (known once 
 # set_num_threads call, not on every kernel launch.
 _checked = threading.local()
 _generation = 0
+_adaptive: bool | None = None  # None: from TINYNET_ADAPTIVE_THREADS (default on)
+_adaptive_source = "default"
+#: Seconds between two looks at how many cores other processes leave free.
+ADAPT_PERIOD = 0.1
+_adapt_at = 0.0  # time.monotonic() of the next look
+_adapt_free: int | None = None  # free cores at the last look (None: unknown)
 
 
 def _check_name(name: str) -> None:
@@ -124,6 +135,8 @@ ENVIRONMENT: dict[str, str] = {
     "TINYNET_TUNING_FILE": "a JSON profile of gate values and the thread count",
     "TINYNET_<GATE>": "one gate's value, e.g. TINYNET_GN_ROW_PARALLEL_MIN_ELEMS=0",
     "TINYNET_NUM_THREADS": "the thread count of tinynet's parallel kernels",
+    "TINYNET_ADAPTIVE_THREADS": "0 keeps the thread count fixed when other processes "
+                                "are busy (default 1: fewer threads then)",
     "TINYNET_STREAM_MIN_BYTES": "outputs of at least this many bytes are written with "
                                 "streaming stores (default: from the cache sizes)",
     "NUMBA_SLP_VECTORIZE": "0 keeps LLVM's SLP vectorizer off for tinynet's kernels too "
@@ -212,7 +225,7 @@ def load_profile(path: str | os.PathLike) -> dict[str, int]:
 
 
 def _ensure_loaded() -> None:
-    global _loaded, _threads, _threads_source
+    global _loaded, _threads, _threads_source, _adaptive, _adaptive_source
     if _loaded:
         return
     with _lock:
@@ -234,6 +247,12 @@ def _ensure_loaded() -> None:
                 value = _parse_env_int(var, os.environ[var])
                 values[name] = _check_value(name, value, f"environment {var}")
                 sources[name] = "env"
+        if env("TINYNET_ADAPTIVE_THREADS"):
+            text = env("TINYNET_ADAPTIVE_THREADS").strip()
+            if text not in ("0", "1"):
+                raise ValueError(f"environment variable TINYNET_ADAPTIVE_THREADS={text!r}: "
+                                 "expected 0 or 1")
+            _adaptive, _adaptive_source = text == "1", "env"
         if env("TINYNET_NUM_THREADS"):
             n = _parse_env_int("TINYNET_NUM_THREADS", env("TINYNET_NUM_THREADS"))
             _threads, _threads_source = _check_threads(n, "environment TINYNET_NUM_THREADS"), "env"
@@ -352,11 +371,53 @@ def get_num_threads() -> int:
     return _threads if _threads is not None else max_threads()
 
 
+def set_adaptive_threads(on: bool) -> None:
+    """Turns the adaptive thread count on (the default) or off.
+
+    When on, parallel kernels use no more threads than the cores other processes leave
+    free, looked up every :data:`ADAPT_PERIOD` seconds (Linux; elsewhere it has no
+    effect): with another process keeping a core busy, a parallel region waits whenever
+    the scheduler sets one of its threads aside, so on a busy 2-core machine the serial
+    kernels run instead. Results never depend on it (docs/determinism.md).
+
+    Raises:
+        TypeError: ``on`` is not a bool.
+    """
+    global _adaptive, _adaptive_source, _adapt_at
+    if not isinstance(on, bool):
+        raise TypeError(f"set_adaptive_threads(on): expected a bool, got {on!r}")
+    _ensure_loaded()
+    with _lock:
+        _adaptive, _adaptive_source, _adapt_at = on, "set", 0.0
+
+
+def get_adaptive_threads() -> bool:
+    """Whether the thread count adapts to other processes' load (default ``True``)."""
+    _ensure_loaded()
+    return _adaptive is not False
+
+
+def _threads_free(n: int) -> int:
+    """``n``, or fewer when other processes leave fewer cores free (looked at every
+    :data:`ADAPT_PERIOD` seconds)."""
+    global _adapt_at, _adapt_free
+    now = time.monotonic()
+    if now >= _adapt_at:
+        from tinynet.tuning import load
+
+        _adapt_free = load.free_cores()
+        _adapt_at = now + ADAPT_PERIOD
+    free = _adapt_free
+    return n if free is None else min(n, free)
+
+
 def use_parallel(name: str, work: int) -> bool:
     """Whether a kernel with ``work`` units under gate ``name`` should run in parallel.
 
-    Called only from Python wrappers. When it answers yes it also sets Numba's thread
-    count for the calling thread to :func:`get_num_threads` (checked once per thread and
+    Called only from Python wrappers. With the adaptive thread count on
+    (:func:`set_adaptive_threads`) it counts only the cores other processes leave free,
+    and answers no when that leaves one. When it answers yes it also sets Numba's thread
+    count for the calling thread to that many threads (checked once per thread and
     per :func:`set_num_threads` call: code that changes it with ``numba.set_num_threads``
     behind tinynet's back should call :func:`set_num_threads` again). On Numba's
     ``workqueue`` threading layer (not thread-safe) it answers yes on the main thread
@@ -366,6 +427,8 @@ def use_parallel(name: str, work: int) -> bool:
     if work < _values[name]:
         return False
     n = _threads if _threads is not None else max_threads()
+    if n > 1 and _adaptive is not False:
+        n = _threads_free(n)
     if n <= 1:
         return False
     if getattr(_checked, "key", None) != (n, _generation):

@@ -11,7 +11,7 @@ from tinynet import tuning
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "calibrate":
-        print("the calibrate command is python -m tinynet.tools.calibrate [--quick] "
+        print("the calibrate command is python -m tinynet.tools.calibrate [--quick] [--loaded] "
               "[--gates a,b] [--write PATH]", file=sys.stderr)
         return 2
     if argv:
