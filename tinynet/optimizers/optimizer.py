@@ -6,10 +6,11 @@ One :meth:`Optimizer.apply` call is one Keras ``apply_gradients`` step:
    them, or ``clipvalue``; norms are deterministic float64 sums in a fixed order);
 2. decoupled weight decay ``w -= w * weight_decay * lr`` is applied to every parameter
    not excluded with :meth:`Optimizer.exclude_from_weight_decay`;
-3. the subclass's update rule runs: one fused Numba kernel call for all parameters when
-   they share the clipping scale and the weight-decay choice (their weights and slots are
-   then views of one flat buffer each, :mod:`tinynet.optimizers.flat`), else one call per
-   parameter; the rules are elementwise, so both give the same bits;
+3. the subclass's update rule runs: one fused Numba kernel call for all small parameters
+   (up to ``GROUP_MAX_ELEMS``) when they share the clipping scale and the weight-decay
+   choice (their weights and slots are then views of one flat buffer each,
+   :mod:`tinynet.optimizers.flat`), one call for each other parameter; the rules are
+   elementwise, so both give the same bits;
 4. ``iterations`` increases by one.
 
 Slot arrays ("optimizer variables" in Keras) are created lazily, the first time a
@@ -34,6 +35,9 @@ __all__ = ["Optimizer"]
 
 _F32 = np.float32
 _EMPTY = np.empty(0, dtype=np.float32)
+# Parameters up to this size share one update call (their gradients are copied into one
+# buffer); a larger one gets its own call, where the copy would cost more than the call.
+GROUP_MAX_ELEMS = 16_384
 
 
 def _is_number(value: Any) -> bool:
@@ -269,11 +273,14 @@ class Optimizer:
             commons = [(_F32(gscale), do_clip, clipvalue, self._use_weight_decay(p), wd)
                        for (p, _), gscale in zip(pairs, scales)]
             common = commons[0]
-        if len(pairs) > 1 and (commons is None or all(c == common for c in commons[1:])):
-            self._update_group(pairs, lr32, common)
+        small = [pair for pair in pairs if pair[1].size <= GROUP_MAX_ELEMS]
+        if len(small) > 1 and (commons is None or all(c == common for c in commons[1:])):
+            self._update_group(small, lr32, common)  # the large ones one call each below
+            rest = [(pair, common) for pair in pairs if pair[1].size > GROUP_MAX_ELEMS]
         else:
-            for (p, g), c in zip(pairs, commons or [common] * len(pairs)):
-                self._update(p.value.reshape(-1), g, self._slots[id(p)][1], lr32, c)
+            rest = list(zip(pairs, commons or [common] * len(pairs)))
+        for (p, g), c in rest:
+            self._update(p.value.reshape(-1), g, self._slots[id(p)][1], lr32, c)
         self.iterations += 1
 
     def _update_group(self, pairs: list[tuple[Parameter, np.ndarray]], lr: np.float32,
