@@ -94,7 +94,6 @@ _workqueue: bool | None = None  # Numba runs on its workqueue layer (known once 
 _checked = threading.local()
 _generation = 0
 _adaptive: bool | None = None  # None: from TINYNET_ADAPTIVE_THREADS (default on)
-_adaptive_source = "default"
 #: Seconds between two looks at how many cores other processes leave free.
 ADAPT_PERIOD = 0.1
 _adapt_at = 0.0  # time.monotonic() of the next look
@@ -225,7 +224,7 @@ def load_profile(path: str | os.PathLike) -> dict[str, int]:
 
 
 def _ensure_loaded() -> None:
-    global _loaded, _threads, _threads_source, _adaptive, _adaptive_source
+    global _loaded, _threads, _threads_source, _adaptive
     if _loaded:
         return
     with _lock:
@@ -252,7 +251,7 @@ def _ensure_loaded() -> None:
             if text not in ("0", "1"):
                 raise ValueError(f"environment variable TINYNET_ADAPTIVE_THREADS={text!r}: "
                                  "expected 0 or 1")
-            _adaptive, _adaptive_source = text == "1", "env"
+            _adaptive = text == "1"
         if env("TINYNET_NUM_THREADS"):
             n = _parse_env_int("TINYNET_NUM_THREADS", env("TINYNET_NUM_THREADS"))
             _threads, _threads_source = _check_threads(n, "environment TINYNET_NUM_THREADS"), "env"
@@ -383,12 +382,12 @@ def set_adaptive_threads(on: bool) -> None:
     Raises:
         TypeError: ``on`` is not a bool.
     """
-    global _adaptive, _adaptive_source, _adapt_at
+    global _adaptive, _adapt_at
     if not isinstance(on, bool):
         raise TypeError(f"set_adaptive_threads(on): expected a bool, got {on!r}")
     _ensure_loaded()
     with _lock:
-        _adaptive, _adaptive_source, _adapt_at = on, "set", 0.0
+        _adaptive, _adapt_at = on, 0.0
 
 
 def get_adaptive_threads() -> bool:
