@@ -28,13 +28,12 @@ class FlatGroup:
         slots: The optimizer's per-parameter slot dicts (same order), updated in place.
     """
 
-    __slots__ = ("params", "views", "slot_dicts", "key", "w", "g", "slots")
+    __slots__ = ("views", "slot_dicts", "key", "w", "g", "slots")
 
     def __init__(self, params: list[Parameter], slots: list[dict[str, np.ndarray]]) -> None:
         sizes = [p.value.size for p in params]
         ends = np.cumsum([0, *sizes])
         total = int(ends[-1])
-        self.params = list(params)
         self.slot_dicts = list(slots)
         self.w = np.empty(total, dtype=np.float32)
         self.g = np.empty(total, dtype=np.float32)
@@ -51,7 +50,7 @@ class FlatGroup:
                 sview[...] = own[name]
                 own[name] = sview
                 self.views.append(sview)
-        self.key = self._key(self.params)
+        self.key = self._key(params)
 
     def _key(self, params: list[Parameter]) -> list[int]:
         # The identities of each parameter, its weight array and its slot arrays. The group
@@ -61,17 +60,9 @@ class FlatGroup:
         key += [id(a) for d in self.slot_dicts for a in d.values()]
         return key
 
-    @staticmethod
-    def possible(params: list[Parameter], slots: list[dict[str, np.ndarray]]) -> bool:
-        """Whether ``params`` can form a group (distinct, each with the same slot names)."""
-        if len({id(p) for p in params}) != len(params):
-            return False
-        names = list(slots[0]) if slots else []
-        return all(list(s) == names for s in slots)
-
     def matches(self, params: list[Parameter]) -> bool:
         """Whether ``params`` are this group's, each weight and slot still one of its views."""
-        return len(params) == len(self.params) and self._key(params) == self.key
+        return self._key(params) == self.key
 
     def gather(self, grads: list[np.ndarray]) -> np.ndarray:
         """The gradients (flat, in parameter order) copied into one buffer."""

@@ -251,11 +251,10 @@ class Optimizer:
         if missing:
             warnings.warn(f"{owner}: gradients do not exist for {missing}; they were skipped",
                           stacklevel=2)
-        group = self._group
-        if group is None or not group.matches([p for p, _ in pairs]):
-            for p, _ in pairs:
-                if not (p.value.flags.c_contiguous and p.value.dtype == np.float32):
-                    p.value = np.ascontiguousarray(p.value, dtype=np.float32)
+        for p, _ in pairs:
+            if not (p.value.flags.c_contiguous and p.value.dtype == np.float32):
+                p.value = np.ascontiguousarray(p.value, dtype=np.float32)
+            if id(p) not in self._slots:
                 self._ensure_slots(p)
         self.built = True
 
@@ -273,29 +272,27 @@ class Optimizer:
             commons = [(_F32(gscale), do_clip, clipvalue, self._use_weight_decay(p), wd)
                        for (p, _), gscale in zip(pairs, scales)]
             common = commons[0]
-        small = [pair for pair in pairs if pair[1].size <= GROUP_MAX_ELEMS]
-        if len(small) > 1 and (commons is None or all(c == common for c in commons[1:])):
-            self._update_group(small, lr32, common)  # the large ones one call each below
-            rest = [(pair, common) for pair in pairs if pair[1].size > GROUP_MAX_ELEMS]
-        else:
-            rest = list(zip(pairs, commons or [common] * len(pairs)))
-        for (p, g), c in rest:
-            self._update(p.value.reshape(-1), g, self._slots[id(p)][1], lr32, c)
+        uniform = commons is None or all(c == common for c in commons[1:])
+        small = [pair for pair in pairs if pair[1].size <= GROUP_MAX_ELEMS] if uniform else []
+        group = self._flat_group([p for p, _ in small]) if len(small) > 1 else None
+        if group is not None:
+            self._update(group.w, group.gather([g for _, g in small]), group.slots, lr32, common)
+        for i, (p, g) in enumerate(pairs):
+            if group is None or g.size > GROUP_MAX_ELEMS:
+                self._update(p.value.reshape(-1), g, self._slots[id(p)][1], lr32,
+                             common if commons is None else commons[i])
         self.iterations += 1
 
-    def _update_group(self, pairs: list[tuple[Parameter, np.ndarray]], lr: np.float32,
-                      common: tuple) -> None:
-        """Every parameter of ``pairs`` in one :meth:`_update` call (:class:`FlatGroup`)."""
-        params = [p for p, _ in pairs]
+    def _flat_group(self, params: list[Parameter]) -> FlatGroup | None:
+        """The :class:`FlatGroup` of ``params`` (the last one if it still matches, else a
+        new one); ``None`` when a parameter is listed twice (it is then updated twice,
+        one call each, as without grouping)."""
         group = self._group
         if group is None or not group.matches(params):
-            slots = [self._slots[id(p)][1] for p in params]
-            if not FlatGroup.possible(params, slots):
-                for (p, g), own in zip(pairs, slots):
-                    self._update(p.value.reshape(-1), g, own, lr, common)
-                return
-            group = self._group = FlatGroup(params, slots)
-        self._update(group.w, group.gather([g for _, g in pairs]), group.slots, lr, common)
+            if len({id(p) for p in params}) != len(params):
+                return None
+            group = self._group = FlatGroup(params, [self._slots[id(p)][1] for p in params])
+        return group
 
     def _grad_scales(self, grads: list[np.ndarray]) -> list[float]:
         """Per-parameter gradient multipliers for clipnorm / global_clipnorm (else 1)."""

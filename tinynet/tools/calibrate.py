@@ -199,14 +199,13 @@ def calibrate(gates: list[str] | None = None, *, quick: bool = False, loaded: bo
     lo, hi = (14, 22) if quick else (12, 23)
     sizes = [2**k for k in range(lo, hi + 1, 2 if quick else 1)]
     reps = 5 if quick else 11
-    result: dict[str, int] = {}
     lines = [f"calibrating on {tuning.get_num_threads()} threads"
              f"{', beside a busy process' if loaded else ''}; sizes "
              f"2^{lo}..2^{hi}; ratio = parallel / serial (median of {reps})"]
     adaptive = tuning.get_adaptive_threads()
     tuning.set_adaptive_threads(False)  # the parallel runs must use every thread
     try:
-        _measure_all(names, sizes, reps, loaded, result, lines)
+        result = _measure_all(names, sizes, reps, loaded, lines)
     finally:
         tuning.set_adaptive_threads(adaptive)
     if verbose:
@@ -222,7 +221,9 @@ def calibrate(gates: list[str] | None = None, *, quick: bool = False, loaded: bo
 
 
 def _measure_all(names: list[str], sizes: list[int], reps: int, loaded: bool,
-                 result: dict[str, int], lines: list[str]) -> None:
+                 lines: list[str]) -> dict[str, int]:
+    """Each gate's crossover; appends a table row per gate to ``lines``."""
+    result: dict[str, int] = {}
     for name in names:
         try:
             with busy_process(loaded):
@@ -234,6 +235,7 @@ def _measure_all(names: list[str], sizes: list[int], reps: int, loaded: bool,
         result[name] = crossover(sizes, ratios)
         cells = " ".join(f"{r:5.2f}" for r in ratios)
         lines.append(f"{name:34} {result[name]:>20}   {cells}")
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:

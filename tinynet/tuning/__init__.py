@@ -27,6 +27,8 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from tinynet.tuning import load
+
 __all__ = [
     "get", "set", "reset", "override", "gates", "defaults", "describe", "sources",
     "set_num_threads", "get_num_threads", "max_threads", "use_parallel", "load_profile",
@@ -93,7 +95,7 @@ _workqueue: bool | None = None  # Numba runs on its workqueue layer (known once 
 # set_num_threads call, not on every kernel launch.
 _checked = threading.local()
 _generation = 0
-_adaptive: bool | None = None  # None: from TINYNET_ADAPTIVE_THREADS (default on)
+_adaptive = True  # fewer threads while other processes keep cores busy
 #: Seconds between two looks at how many cores other processes leave free.
 ADAPT_PERIOD = 0.1
 _adapt_at = 0.0  # time.monotonic() of the next look
@@ -393,7 +395,7 @@ def set_adaptive_threads(on: bool) -> None:
 def get_adaptive_threads() -> bool:
     """Whether the thread count adapts to other processes' load (default ``True``)."""
     _ensure_loaded()
-    return _adaptive is not False
+    return _adaptive
 
 
 def _threads_free(n: int) -> int:
@@ -402,8 +404,6 @@ def _threads_free(n: int) -> int:
     global _adapt_at, _adapt_free
     now = time.monotonic()
     if now >= _adapt_at:
-        from tinynet.tuning import load
-
         _adapt_free = load.free_cores()
         _adapt_at = now + ADAPT_PERIOD
     free = _adapt_free
@@ -426,7 +426,7 @@ def use_parallel(name: str, work: int) -> bool:
     if work < _values[name]:
         return False
     n = _threads if _threads is not None else max_threads()
-    if n > 1 and _adaptive is not False:
+    if n > 1 and _adaptive:
         n = _threads_free(n)
     if n <= 1:
         return False
