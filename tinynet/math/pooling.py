@@ -11,6 +11,8 @@ same bits.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tinynet import tuning
@@ -48,10 +50,23 @@ def _f32(x) -> np.ndarray:
 
 
 def _geometry(shape: tuple, pool_size: tuple[int, int], strides: tuple[int, int], padding: str):
-    _, H, W, _ = shape
-    hlo, hhi = window_bounds(H, pool_size[0], strides[0], padding)
-    wlo, whi = window_bounds(W, pool_size[1], strides[1], padding)
+    return _bounds(int(shape[1]), int(shape[2]), *pool_size, *strides, padding)
+
+
+# Per shape, not per call (a training step pools a few small tensors; building the bound
+# arrays cost about as much as the kernel). The arrays are shared: nothing writes them.
+@functools.lru_cache(maxsize=256)
+def _bounds(height: int, width: int, ph: int, pw: int, sh: int, sw: int, padding: str):
+    hlo, hhi = window_bounds(height, ph, sh, padding)
+    wlo, whi = window_bounds(width, pw, sw, padding)
     return hlo, hhi, wlo, whi
+
+
+@functools.lru_cache(maxsize=256)
+def _covering_rows(height: int, width: int, ph: int, pw: int, sh: int, sw: int,
+                   padding: str) -> tuple[np.ndarray, np.ndarray]:
+    hlo, hhi = _bounds(height, width, ph, pw, sh, sw, padding)[:2]
+    return _covering(hlo, hhi, height)
 
 
 def max_pool2d_forward(x, pool_size: tuple[int, int], strides: tuple[int, int],
@@ -80,7 +95,8 @@ def max_pool2d_backward(grad_output, argmax: np.ndarray, input_shape: tuple,
     g = _f32(grad_output)
     arg = np.ascontiguousarray(argmax, dtype=np.int32)
     hlo, hhi, wlo, whi = _geometry(input_shape, pool_size, strides, padding)
-    ofirst, ostop = _covering(hlo, hhi, input_shape[1])
+    ofirst, ostop = _covering_rows(int(input_shape[1]), int(input_shape[2]), *pool_size,
+                                   *strides, padding)
     gx = np.empty(tuple(input_shape), dtype=np.float32)
     kernel = pk.max_bwd_parallel if tuning.use_parallel(GATE, gx.size) else pk.max_bwd_serial
     kernel(g, arg, gx, ofirst, ostop, wlo, whi)
@@ -107,7 +123,8 @@ def avg_pool2d_backward(grad_output, input_shape: tuple, pool_size: tuple[int, i
     """Spreads ``grad_output / count`` over each window; returns ``[N, H, W, C]``."""
     g = _f32(grad_output)
     hlo, hhi, wlo, whi = _geometry(input_shape, pool_size, strides, padding)
-    ofirst, ostop = _covering(hlo, hhi, input_shape[1])
+    ofirst, ostop = _covering_rows(int(input_shape[1]), int(input_shape[2]), *pool_size,
+                                   *strides, padding)
     gx = np.empty(tuple(input_shape), dtype=np.float32)
     kernel = pk.avg_bwd_parallel if tuning.use_parallel(GATE, gx.size) else pk.avg_bwd_serial
     kernel(g, gx, ofirst, ostop, hlo, hhi, wlo, whi)
