@@ -75,10 +75,9 @@ class ActivationFn:
             return out
         b = _EMPTY if bias is None else np.ascontiguousarray(bias, dtype=np.float32).reshape(-1)
         row_len = self._row_len(x, bias)
-        kernel = (ek.act_forward_parallel
-                  if tuning.use_parallel("elementwise_parallel_min_elems", x.size)
-                  else ek.act_forward_serial)
-        kernel(self.kind, x.reshape(-1), b, row_len, *self.params, out.reshape(-1))
+        kernel = ek.act_forward_kernel(
+            self.kind, tuning.use_parallel("elementwise_parallel_min_elems", x.size))
+        kernel(x.reshape(-1), b, row_len, *self.params, out.reshape(-1))
         return out
 
     def backward(self, x: Any, y: Any, grad: Any, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -97,10 +96,9 @@ class ActivationFn:
         out = np.empty_like(g) if out is None else self._check_out(out, g.shape)
         if g.size == 0:
             return out
-        kernel = (ek.act_backward_parallel
-                  if tuning.use_parallel("elementwise_parallel_min_elems", g.size)
-                  else ek.act_backward_serial)
-        kernel(self.kind, xs.reshape(-1), ys.reshape(-1), g.reshape(-1), self._row_len(g, None),
+        kernel = ek.act_backward_kernel(
+            self.kind, tuning.use_parallel("elementwise_parallel_min_elems", g.size))
+        kernel(xs.reshape(-1), ys.reshape(-1), g.reshape(-1), self._row_len(g, None),
                *self.params, out.reshape(-1))
         return out
 

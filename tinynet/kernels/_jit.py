@@ -41,6 +41,7 @@ import functools
 import hashlib
 import os
 import sys
+import types
 from typing import Any, Callable
 
 import numba
@@ -48,6 +49,7 @@ from numba.core import caching, config, event, inline_closurecall, sigutils
 from numba.core import ir as numba_ir
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
+from numba.core.registry import CPUDispatcher
 
 from tinynet import tuning
 
@@ -58,7 +60,7 @@ except ImportError:  # Windows
 
 __all__ = ["njit", "SLP", "LINEAR_INLINING", "COMPILE_HOOKS", "WAIT_FOR_BUSY_KERNELS",
            "KernelBusy", "BUSY", "lock_path", "SHAPES_ONLY", "shapes_only",
-           "kernel_sources_digest", "sources_digest", "silence_compile_notice"]
+           "kernel_sources_digest", "sources_digest", "silence_compile_notice", "CALLEE_OPTIONS"]
 
 # The environment has the last word: NUMBA_SLP_VECTORIZE=0 keeps the vectorizer off.
 SLP: int = 0 if (tuning.env("NUMBA_SLP_VECTORIZE") or "1").strip() in ("0", "") else 1
@@ -199,7 +201,35 @@ def _with_slp(dispatcher: Dispatcher) -> Dispatcher:
     return dispatcher
 
 
-def njit(*args: Any, variant: Any = None, **kwargs: Any) -> Any:
+# ------------------------------------------------------------ callee kernels
+#: Target options of a kernel helper only kernels call: no Python or C entry point.
+CALLEE_OPTIONS: dict = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
+
+class _CalleeDispatcher(CPUDispatcher):
+    """A kernel helper compiled without its Python and C entry points (``njit(callee=
+    True)``): a kernel that calls it links its code and never needs them, and making them
+    is a good part of a small function's compile time. Called from Python (a test, a
+    session at the prompt), it runs its *twin*: the same function compiled as an ordinary
+    kernel, with cache files of its own (Numba's cache does not tell the two apart)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        twin = self.__dict__.get("_tinynet_twin")
+        if twin is None:
+            fn = self.py_func
+            copied = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__,
+                                        fn.__defaults__, fn.__closure__)
+            copied.__qualname__ = f"{fn.__qualname__}_py"
+            copied.__module__ = fn.__module__
+            copied.__doc__ = fn.__doc__
+            options = {k: v for k, v in self.targetoptions.items()
+                       if k not in CALLEE_OPTIONS and k != "nopython"}
+            cache = not isinstance(self._cache, caching.NullCache)
+            twin = self.__dict__["_tinynet_twin"] = njit(cache=cache, **options)(copied)
+        return twin(*args, **kwargs)
+
+
+def njit(*args: Any, variant: Any = None, callee: bool = False, **kwargs: Any) -> Any:
     """``numba.njit`` (same arguments) whose compilations run with SLP vectorization.
 
     ``variant`` names one kernel a factory builds (a closure over constants, such as a
@@ -208,16 +238,23 @@ def njit(*args: Any, variant: Any = None, **kwargs: Any) -> Any:
     compiling two of them at once (the warmup's workers, the test workers) could leave an
     index entry pointing at the other variant's code.
 
+    ``callee``: a helper only other kernels call, compiled without Python and C entry
+    points (:class:`_CalleeDispatcher`; a Python call still works, through a twin).
+
     Under ``NUMBA_DISABLE_JIT=1`` it returns the plain Python function, as ``numba.njit``.
     """
 
     def decorate(fn: Callable) -> Any:
         if variant is not None:
             fn.__qualname__ = f"{fn.__qualname__}_{variant}"
-        compiled = numba.njit(**kwargs)(fn)
-        return _with_slp(compiled) if isinstance(compiled, Dispatcher) else compiled
+        compiled = numba.njit(**kwargs, **(CALLEE_OPTIONS if callee else {}))(fn)
+        if not isinstance(compiled, Dispatcher):
+            return compiled
+        if callee:
+            compiled.__class__ = _CalleeDispatcher
+        return _with_slp(compiled)
 
-    if len(args) == 1 and callable(args[0]) and not kwargs and variant is None:
+    if len(args) == 1 and callable(args[0]) and not kwargs and variant is None and not callee:
         return decorate(args[0])
     if args:
         raise TypeError(f"njit: expected keyword options only, got positional {args!r}")

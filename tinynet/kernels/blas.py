@@ -238,7 +238,7 @@ def _gemm_jit(a, b, c, trans_a=False, trans_b=False, beta=0.0):
 # ``tiles[t] = (r0, r1, c0, c1, k0, k1, dest)``: ``op(a)[r0:r1, k0:k1] @ op(b)[k0:k1, c0:c1]``
 # into ``dests[dest][r0:r1, c0:c1]``. Each tile is one single-threaded BLAS call and writes
 # only its own block, so the serial loop and the parallel one give the same bits.
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _gemm_tile(a, b, dests, trans_a, trans_b, tile):
     r0, r1, c0, c1, k0, k1, d = tile[0], tile[1], tile[2], tile[3], tile[4], tile[5], tile[6]
     lhs = a[k0:k1, r0:r1] if trans_a else a[r0:r1, k0:k1]

@@ -101,7 +101,7 @@ def _patch_walk(flat, wp, ch, rflat, rbase, q0, q1, kh, kw, sh, sw, dh, dw, ow, 
         ox += 1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, cols):
     """Patch rows of output pixels ``q0..q1`` of samples ``b0..b1``, sample after sample,
     into ``cols[:(b1 - b0) * (q1 - q0)]``.
@@ -119,7 +119,7 @@ def im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, c
                     kw, sh, sw, dh, dw, ow, True)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def col2im_tile(dcols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, dxp, dx):
     """Adds the patch gradients of output pixels ``q0..q1`` of samples ``b0..b1`` (laid
     out as :func:`im2col_tile` lays out patches) into the padded gradient ``dxp``, rows
@@ -153,7 +153,7 @@ def _pixel_step(b0, b1, per, step):
     return per if (b1 - b0 > 1 or per <= step) else step
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _forward_slot(x, w2, bias, add_bias, z, tasks, s, slots, per, step, pt, pl, kh, kw, sh, sw,
                   dh, dw, oh, ow, xp, cols):
     filters = z.shape[1]
@@ -193,7 +193,7 @@ def conv_forward_parallel(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh
                       kh, kw, sh, sw, dh, dw, oh, ow, xps[s], colss[s])
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, s, slots,
                    per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, dxp, cols):
     filters = dz.shape[1]

@@ -108,7 +108,7 @@ def _set2(part, p, a, b):
     vstore(part, p + 16, b)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _out_block2(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
     """Outputs ``zf[zo + i * nf + f0 : +32]`` of the 8 pixels at input offsets ``offs``."""
     o0, o1, o2, o3 = offs[0], offs[1], offs[2], offs[3]
@@ -150,7 +150,7 @@ def _out_block2(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
     _put(zf, o + 7 * nf + 16, b7, v, add_bias)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _out_block1(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
     """:func:`_out_block2` for 16 output channels (the last 16 when ``nf % 32 == 16``)."""
     o0, o1, o2, o3 = offs[0], offs[1], offs[2], offs[3]
@@ -181,7 +181,7 @@ def _out_block1(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
     _put(zf, o + 7 * nf, a7, u, add_bias)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _grad_block2(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
     """Kernel-gradient rows ``r0..r0+7``, filters ``f0..f0+31`` of one padded sample:
     the chains in ``part`` (``[Kpad * nf]``) continued over its pixels in order."""
@@ -222,7 +222,7 @@ def _grad_block2(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
     _set2(part, p + 7 * nf, a7, b7)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _grad_block1(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
     """:func:`_grad_block2` for 16 filters (the last 16 when ``nf % 32 == 16``)."""
     ro0, ro1, ro2, ro3 = roff[r0], roff[r0 + 1], roff[r0 + 2], roff[r0 + 3]
@@ -261,7 +261,7 @@ def _grad_block1(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
     vstore(part, p + 7 * nf, a7)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _out_block6(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
     """:func:`_out_block1` for the 6 pixels at ``offs[:6]`` (a narrow block)."""
     o0, o1, o2, o3, o4, o5 = offs[0], offs[1], offs[2], offs[3], offs[4], offs[5]
@@ -287,7 +287,7 @@ def _out_block6(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias):
     _put(zf, o + 5 * nf, a5, u, add_bias)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _grad_block6(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
     """:func:`_grad_block1` for the 6 kernel rows ``r0..r0+5`` (a narrow block)."""
     ro0, ro1, ro2, ro3, ro4, ro5 = (roff[r0], roff[r0 + 1], roff[r0 + 2], roff[r0 + 3],
@@ -331,7 +331,7 @@ def _pixel_offsets(q0, n, ow, sh, sw, wp, ch, offs):
         offs[i] = (oy * sh * wp + ox * sw) * ch
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _out_sample_wide(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs):
     """All outputs of one padded sample ``xp`` (``[Hp, Wp, C]``) into rows
     ``row0..row0 + oh * ow`` of ``zf`` (flat ``[rows * nf]``), in wide blocks."""
@@ -349,7 +349,7 @@ def _out_sample_wide(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, off
             _out_block1(xf, wf, roff, nf, nf - 16, offs, zf, zo, bias, add_bias)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _out_sample_narrow(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs):
     """:func:`_out_sample_wide` in narrow blocks."""
     wp, ch = xp.shape[1], xp.shape[2]
@@ -364,7 +364,7 @@ def _out_sample_narrow(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, o
             _out_block6(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _grad_sample_wide(xp, gf, roff, row0, oh, ow, sh, sw, part):
     """Continues the kernel-gradient chains in ``part`` over one padded sample ``xp`` and
     its output gradient rows ``row0..row0 + oh * ow`` of ``gf``, in wide blocks."""
@@ -378,7 +378,7 @@ def _grad_sample_wide(xp, gf, roff, row0, oh, ow, sh, sw, part):
             _grad_block1(xf, gf, roff, r0, nf, nf - 16, oh, ow, sh, sw, wp, ch, row0, part)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _grad_sample_narrow(xp, gf, roff, row0, oh, ow, sh, sw, part):
     """:func:`_grad_sample_wide` in narrow blocks."""
     wp, ch = xp.shape[1], xp.shape[2]
@@ -401,7 +401,7 @@ def _grad_sample_narrow(xp, gf, roff, row0, oh, ow, sh, sw, part):
 def _slot_fns(narrow: bool):
     """``(forward_slot, backward_slot)`` for the blocks ``narrow`` chooses."""
 
-    @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
+    @njit(callee=True, cache=True, variant=narrow, nogil=True, error_model="numpy")
     def forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xp,
                      offs):
         zf = z.reshape(-1)
@@ -414,7 +414,7 @@ def _slot_fns(narrow: bool):
                 _out_sample_wide(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh,
                                  sw, offs)
 
-    @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
+    @njit(callee=True, cache=True, variant=narrow, nogil=True, error_model="numpy")
     def backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
                       tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs):
         nf = dz4.shape[3]

@@ -7,7 +7,8 @@ for softmax, per-row) functions, so serial and parallel variants give the same b
 (The bias gradient is the shared column fold, ``tinynet.math.reduction.col_sum``, called
 from :func:`tinynet.activations.bias_grad`.)
 
-Activation kinds (the ``kind`` argument):
+Activation kinds (the ``kind`` of :func:`act_forward_kernel` and :func:`act_backward_kernel`;
+each kind compiles its own drivers, so a model compiles only the activations it uses):
 ``LINEAR`` (bias add only), ``RELU`` (max(x, 0)), ``LEAKY_RELU`` (``p0`` = slope),
 ``RELU_GENERAL`` (Keras ``relu(x, negative_slope=p0, max_value=p1, threshold=p2)``,
 ``p1 = inf`` for no maximum), ``SIGMOID``, ``TANH``, ``ELU`` (``p0`` = alpha), ``GELU``
@@ -16,7 +17,9 @@ Activation kinds (the ``kind`` argument):
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any
 
 import numpy as np
 from numba import prange
@@ -25,8 +28,7 @@ from tinynet.kernels._jit import njit
 from tinynet.kernels.reduction import DET_REDUCE_BLOCK
 
 __all__ = ["LINEAR", "RELU", "LEAKY_RELU", "RELU_GENERAL", "SIGMOID", "TANH", "ELU", "GELU",
-           "SILU", "SOFTMAX", "ELEM_BLOCK", "act_forward_serial",
-           "act_forward_parallel", "act_backward_serial", "act_backward_parallel"]
+           "SILU", "SOFTMAX", "ELEM_BLOCK", "act_forward_kernel", "act_backward_kernel"]
 
 LINEAR, RELU, LEAKY_RELU, RELU_GENERAL, SIGMOID, TANH, ELU, GELU, SILU, SOFTMAX = range(10)
 ELEM_BLOCK = DET_REDUCE_BLOCK
@@ -58,7 +60,7 @@ def _erf32(v):
     return np.float32(math.erf(np.float64(v)))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _sigmoid(v):
     if v >= np.float32(0.0):
         return np.float32(1.0) / (np.float32(1.0) + _exp32(-v))
@@ -66,7 +68,7 @@ def _sigmoid(v):
     return e / (np.float32(1.0) + e)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _act(kind, v, p0, p1, p2):
     """One element of an elementwise activation (every kind but SOFTMAX)."""
     zero = np.float32(0.0)
@@ -92,7 +94,7 @@ def _act(kind, v, p0, p1, p2):
     return v  # LINEAR
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _softmax_row(t, o):
     n = t.size
     m = t[0]
@@ -108,9 +110,11 @@ def _softmax_row(t, o):
         o[c] *= inv
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _forward_block(kind, x, bias, row_len, p0, p1, p2, out, r0, r1):
-    """Rows ``r0..r1``: ``out = act(x + bias)``; ReLU and LINEAR get vectorizable loops."""
+    """Rows ``r0..r1``: ``out = act(x + bias)``; ReLU and LINEAR get vectorizable loops.
+    Inlined into each kind's driver, where ``kind`` is a constant: the other kinds'
+    branches are pruned before typing, so a model compiles only its own activations."""
     n = x.size
     has_bias = bias.size > 0
     zero = np.float32(0.0)
@@ -151,29 +155,41 @@ def _forward_block(kind, x, bias, row_len, p0, p1, p2, out, r0, r1):
                 ot[c] = _act(kind, xs[c], p0, p1, p2)
 
 
-@njit(cache=True, error_model="numpy")
-def act_forward_serial(kind, x, bias, row_len, p0, p1, p2, out):
-    """``out = act(x + bias)`` over flat float32 ``x``/``out`` seen as rows of ``row_len``."""
-    nrows = (x.size + row_len - 1) // row_len
+@njit(cache=True, inline="always", error_model="numpy")
+def _blocks(n, row_len):
+    """``(nrows, rows per block, blocks)`` of ``n`` elements in rows of ``row_len``."""
+    nrows = (n + row_len - 1) // row_len
     rpb = max(ELEM_BLOCK // row_len, 1)
-    nblocks = (nrows + rpb - 1) // rpb
-    for b in range(nblocks):
-        _forward_block(kind, x, bias, row_len, p0, p1, p2, out, b * rpb,
-                       min((b + 1) * rpb, nrows))
+    return nrows, rpb, (nrows + rpb - 1) // rpb
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def act_forward_parallel(kind, x, bias, row_len, p0, p1, p2, out):
-    """Parallel twin of :func:`act_forward_serial` (same bits)."""
-    nrows = (x.size + row_len - 1) // row_len
-    rpb = max(ELEM_BLOCK // row_len, 1)
-    nblocks = (nrows + rpb - 1) // rpb
-    for b in prange(nblocks):
-        _forward_block(kind, x, bias, row_len, p0, p1, p2, out, b * rpb,
-                       min((b + 1) * rpb, nrows))
+@functools.cache
+def act_forward_kernel(kind: int, parallel: bool) -> Any:
+    """The compiled forward of activation ``kind``, serial or parallel (same bits), one
+    dispatcher each, compiled on first use: ``kernel(x, bias, row_len, p0, p1, p2, out)``
+    sets ``out = act(x + bias)`` over flat float32 ``x``/``out`` seen as rows of
+    ``row_len`` (``bias``: ``row_len`` floats or none)."""
+    if parallel:
+        @njit(cache=True, variant=kind, parallel=True, error_model="numpy")
+        def act_forward_parallel(x, bias, row_len, p0, p1, p2, out):
+            nrows, rpb, nblocks = _blocks(x.size, row_len)
+            for b in prange(nblocks):
+                _forward_block(kind, x, bias, row_len, p0, p1, p2, out, b * rpb,
+                               min((b + 1) * rpb, nrows))
+
+        return act_forward_parallel
+
+    @njit(cache=True, variant=kind, error_model="numpy")
+    def act_forward_serial(x, bias, row_len, p0, p1, p2, out):
+        nrows, rpb, nblocks = _blocks(x.size, row_len)
+        for b in range(nblocks):
+            _forward_block(kind, x, bias, row_len, p0, p1, p2, out, b * rpb,
+                           min((b + 1) * rpb, nrows))
+
+    return act_forward_serial
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _act_grad(kind, v, w, p0, p1, p2):
     """d act / d x at input ``v`` / output ``w`` (kinds read what they need)."""
     zero = np.float32(0.0)
@@ -195,9 +211,10 @@ def _act_grad(kind, v, w, p0, p1, p2):
     return one  # LINEAR
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, r0, r1):
-    """Rows ``r0..r1`` of ``out = g * act'(x)`` (softmax: ``y * (g - sum(g * y))``)."""
+    """Rows ``r0..r1`` of ``out = g * act'(x)`` (softmax: ``y * (g - sum(g * y))``);
+    inlined into each kind's driver as :func:`_forward_block`."""
     n = g.size
     zero = np.float32(0.0)
     one = np.float32(1.0)
@@ -229,27 +246,28 @@ def _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, r0, r1):
                 ot[c] = gs[c] * _act_grad(kind, xs[c], ys[c], p0, p1, p2)
 
 
-@njit(cache=True, error_model="numpy")
-def act_backward_serial(kind, x, y, g, row_len, p0, p1, p2, out):
-    """``out = dL/dx`` from the activation input ``x``, output ``y`` and gradient ``g``.
+@functools.cache
+def act_backward_kernel(kind: int, parallel: bool) -> Any:
+    """The compiled backward of activation ``kind`` (as :func:`act_forward_kernel`):
+    ``kernel(x, y, g, row_len, p0, p1, p2, out)`` sets ``out = dL/dx`` from the
+    activation input ``x``, output ``y`` and gradient ``g``. Kinds that do not read ``x``
+    (or ``y``) accept any array of the same size in its place (e.g. ``g``); ``out`` may
+    alias ``g``."""
+    if parallel:
+        @njit(cache=True, variant=kind, parallel=True, error_model="numpy")
+        def act_backward_parallel(x, y, g, row_len, p0, p1, p2, out):
+            nrows, rpb, nblocks = _blocks(g.size, row_len)
+            for b in prange(nblocks):
+                _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, b * rpb,
+                                min((b + 1) * rpb, nrows))
 
-    Kinds that do not read ``x`` (or ``y``) accept any array of the same size in its
-    place (e.g. ``g``). ``out`` may alias ``g``.
-    """
-    nrows = (g.size + row_len - 1) // row_len
-    rpb = max(ELEM_BLOCK // row_len, 1)
-    nblocks = (nrows + rpb - 1) // rpb
-    for b in range(nblocks):
-        _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, b * rpb,
-                        min((b + 1) * rpb, nrows))
+        return act_backward_parallel
 
+    @njit(cache=True, variant=kind, error_model="numpy")
+    def act_backward_serial(x, y, g, row_len, p0, p1, p2, out):
+        nrows, rpb, nblocks = _blocks(g.size, row_len)
+        for b in range(nblocks):
+            _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, b * rpb,
+                            min((b + 1) * rpb, nrows))
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def act_backward_parallel(kind, x, y, g, row_len, p0, p1, p2, out):
-    """Parallel twin of :func:`act_backward_serial` (same bits)."""
-    nrows = (g.size + row_len - 1) // row_len
-    rpb = max(ELEM_BLOCK // row_len, 1)
-    nblocks = (nrows + rpb - 1) // rpb
-    for b in prange(nblocks):
-        _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, b * rpb,
-                        min((b + 1) * rpb, nrows))
+    return act_backward_serial

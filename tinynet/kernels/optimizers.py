@@ -30,7 +30,7 @@ UPDATE_BLOCK = 16384
 
 
 # -- shared element helpers ------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _grad(g, i, gscale, do_clip, clipvalue):
     gi = g[i] * gscale
     if do_clip:
@@ -41,7 +41,7 @@ def _grad(g, i, gscale, do_clip, clipvalue):
     return gi
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _decayed(w, i, do_decay, wd, lr):
     wi = w[i]
     if do_decay:
@@ -50,7 +50,7 @@ def _decayed(w, i, do_decay, wd, lr):
 
 
 # -- SGD ---------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _sgd_block(w, g, m, start, stop, lr, momentum, use_momentum, nesterov,
                gscale, do_clip, clipvalue, do_decay, wd):
     # views indexed from 0: a computed flat index would block vectorization
@@ -89,7 +89,7 @@ def sgd_parallel(w, g, m, lr, momentum, use_momentum, nesterov,
 
 
 # -- Adam / AdamW ------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _adam_block(w, g, m, v, vhat, start, stop, alpha, one_minus_b1, one_minus_b2, eps,
                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd):
     # views indexed from 0: a computed flat index would block vectorization
@@ -142,7 +142,7 @@ def adam_parallel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsg
 
 
 # -- RMSprop ---------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _rmsprop_block(w, g, vel, mom, avg, start, stop, lr, rho, one_minus_rho, momentum,
                    use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
     # views indexed from 0: a computed flat index would block vectorization
@@ -190,7 +190,7 @@ def rmsprop_parallel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_
 
 
 # -- Adagrad ---------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _adagrad_block(w, g, acc, start, stop, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
     # views indexed from 0: a computed flat index would block vectorization
     w_ = w[start:stop]

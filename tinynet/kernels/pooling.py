@@ -53,7 +53,7 @@ __all__ = [
 # ---------------------------------------------------------------------------------------
 # 2D max pooling
 # ---------------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _max_fwd_row(x, out, arg, r, hlo, hhi, wlo, whi):
     OH, OW, C = out.shape[1], out.shape[2], out.shape[3]
     W = x.shape[2]
@@ -95,7 +95,7 @@ def max_fwd_parallel(x, out, arg, hlo, hhi, wlo, whi):
         _max_fwd_row(x, out, arg, np.int64(r), hlo, hhi, wlo, whi)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _max_bwd_row(g, arg, gx, r, ofirst, ostop, wlo, whi):
     H, W, C = gx.shape[1], gx.shape[2], gx.shape[3]
     n = r // H
@@ -127,7 +127,7 @@ def max_bwd_parallel(g, arg, gx, ofirst, ostop, wlo, whi):
 # ---------------------------------------------------------------------------------------
 # 2D average pooling (mean over in-bounds cells)
 # ---------------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _avg_fwd_row(x, out, r, hlo, hhi, wlo, whi):
     OH, OW, C = out.shape[1], out.shape[2], out.shape[3]
     n = r // OH
@@ -158,7 +158,7 @@ def avg_fwd_parallel(x, out, hlo, hhi, wlo, whi):
         _avg_fwd_row(x, out, np.int64(r), hlo, hhi, wlo, whi)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _avg_bwd_row(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi):
     H, W, C = gx.shape[1], gx.shape[2], gx.shape[3]
     n = r // H
@@ -195,7 +195,7 @@ def avg_bwd_parallel(g, gx, ofirst, ostop, hlo, hhi, wlo, whi):
 # global pooling: x seen as [N, P, C]; fixed blocks of positions per sample, block
 # partials merged in block order
 # ---------------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _gap_block(x, parts, k, block):
     nblocks, C = parts.shape[1], parts.shape[2]
     n = k // nblocks
@@ -208,7 +208,7 @@ def _gap_block(x, parts, k, block):
         parts[n, b, c] = acc[c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _gap_merge(parts, out, P):
     N, C = parts.shape[0], parts.shape[2]
     acc = np.empty(C, dtype=np.float64)
@@ -237,7 +237,7 @@ def gap_fwd_parallel(x, out, block):
     _gap_merge(parts, out, P)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _broadcast_row(share, gx, r):
     H, W, C = gx.shape[1], gx.shape[2], gx.shape[3]
     n = r // H
@@ -259,7 +259,7 @@ def broadcast_parallel(share, gx):
         _broadcast_row(share, gx, np.int64(r))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _gmp_block(x, vals, args, k, block):
     nblocks, C = vals.shape[1], vals.shape[2]
     n = k // nblocks
@@ -284,7 +284,7 @@ def _gmp_block(x, vals, args, k, block):
         args[n, b, c] = where[c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _gmp_merge(vals, args, out, arg):
     N, nblocks, C = vals.shape
     for n in range(N):

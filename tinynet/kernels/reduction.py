@@ -117,7 +117,7 @@ def lanes8_fn(terms: Any, zero: Any, variant: str) -> Any:
 _PLAIN, _SQUARES = 0, 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _terms64(p, q, r, shift, mode):
     v = np.float64(p)
     return (v * v if mode == _SQUARES else v), np.float64(0.0)
@@ -161,7 +161,7 @@ def merge_partials(parts):
 
 
 # -- column folds: per-channel sums (or dots) of a [rows, C] view, in fixed row blocks
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def col_block(x, y, use_y, channels, r0, r1, out):
     """Column sums (or dots with ``y``) of rows ``r0..r1`` into ``out[:channels]`` (float32)."""
     for c in range(channels):
@@ -178,7 +178,7 @@ def col_block(x, y, use_y, channels, r0, r1, out):
                 out[c] += xr[c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def merge_block_rows(parts, acc, c0, c1):
     """``acc[c] += parts[b, c]`` for columns ``c0..c1``, the blocks ``b`` in order: the
     ordered float64 merge of block partials (``acc`` float64, zeroed by the caller; the

@@ -41,7 +41,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, models, overload, register_model
 
-from tinynet.kernels._jit import njit
+from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 
 __all__ = ["LANES", "STREAM_ALIGN", "F32x16", "f32x16", "vload", "vload8x2", "vstore",
            "vstream", "sfence", "vsplat", "vsplat8x2", "vlows", "vhighs", "vfold8x4", "vfma",
@@ -330,57 +330,57 @@ def _lanewise(instruction: str):
 # The overloads are called, not inlined by Numba: each is one LLVM instruction, which LLVM
 # inlines into every caller (no call is left in the kernels' assembly), while Numba's own
 # inlining re-derived and copied them at each of the thousands of call sites.
-@overload(vload)
+@overload(vload, jit_options=CALLEE_OPTIONS)
 def _vload_jit(a, i):
     return lambda a, i: _vload(a, i)
 
 
-@overload(vload8x2)
+@overload(vload8x2, jit_options=CALLEE_OPTIONS)
 def _vload8x2_jit(a, i, j):
     return lambda a, i, j: _vload8x2(a, i, j)
 
 
-@overload(vsplat8x2)
+@overload(vsplat8x2, jit_options=CALLEE_OPTIONS)
 def _vsplat8x2_jit(x, y):
     return lambda x, y: _vsplat8x2(np.float32(x), np.float32(y))
 
 
-@overload(vlows)
+@overload(vlows, jit_options=CALLEE_OPTIONS)
 def _vlows_jit(a, b):
     return lambda a, b: _vlows(a, b)
 
 
-@overload(vhighs)
+@overload(vhighs, jit_options=CALLEE_OPTIONS)
 def _vhighs_jit(a, b):
     return lambda a, b: _vhighs(a, b)
 
 
-@overload(vfold8x4)
+@overload(vfold8x4, jit_options=CALLEE_OPTIONS)
 def _vfold8x4_jit(a, b):
     return lambda a, b: _vfold8x4(a, b)
 
 
-@overload(vstore)
+@overload(vstore, jit_options=CALLEE_OPTIONS)
 def _vstore_jit(a, i, v):
     return lambda a, i, v: _vstore(a, i, v)
 
 
-@overload(vstream)
+@overload(vstream, jit_options=CALLEE_OPTIONS)
 def _vstream_jit(a, i, v):
     return lambda a, i, v: _vstream(a, i, v)
 
 
-@overload(sfence)
+@overload(sfence, jit_options=CALLEE_OPTIONS)
 def _sfence_jit():
     return lambda: _sfence()
 
 
-@overload(vsplat)
+@overload(vsplat, jit_options=CALLEE_OPTIONS)
 def _vsplat_jit(x):
     return lambda x: _vsplat(np.float32(x))
 
 
-@overload(vfma)
+@overload(vfma, jit_options=CALLEE_OPTIONS)
 def _vfma_jit(a, b, c):
     return lambda a, b, c: _vfma(a, b, c)
 
@@ -388,7 +388,7 @@ def _vfma_jit(a, b, c):
 def _register_operator(op, instruction: str) -> None:
     kernel = _lanewise(instruction)
 
-    @overload(op)
+    @overload(op, jit_options=CALLEE_OPTIONS)
     def _jit(a, b):
         if isinstance(a, F32x16) and isinstance(b, F32x16):
             return lambda a, b: kernel(a, b)

@@ -129,9 +129,13 @@ def _random(shape: tuple, dtype: str, rng: np.random.Generator) -> np.ndarray:
 
 
 def _tasks(spec: dict) -> list:
-    """The helper's work as small tasks, the end of a step first: the optimizer, then
-    per batch size the loss and metrics and each layer's forward and backward, last layer
-    first; then the inference passes of the validation sizes."""
+    """The helper's work as small tasks: a training step's kernels in the reverse of the
+    order the fit meets them (the fit runs each layer's forward, first layer first, the
+    loss, each backward, last layer first, then the optimizer). So the helper starts with
+    the optimizer and the first layer's backward, the fit with the first forward, and the
+    two meet in the middle of the backward pass, each then compiling kernels the other
+    has left, instead of one following the other through the same layers and waiting at
+    each. Then the inference passes of the validation sizes."""
     from tinynet.kernels._jit import shapes_only
 
     model, rng = spec["model"], np.random.default_rng(0)
@@ -164,13 +168,13 @@ def _tasks(spec: dict) -> list:
             shapes = [(size, *spec["x"][0])]
             for lay in layers:
                 shapes.append(tuple(lay.compute_output_shape(shapes[-1])))
+            if training:  # the backwards (normalization and convolution layers skip
+                # their forward kernels for it: kernels._jit.shapes_only), first layer first
+                tasks += [functools.partial(layer, i, shapes[i], True, True)
+                          for i in range(len(layers))]
             tasks.append(functools.partial(loss, size, shapes[-1], training))
-            # backwards first (normalization and convolution layers skip their forward
-            # kernels for it: kernels._jit.shapes_only), then the forwards, both from the
-            # last layer
-            for first in ((True, False) if training else (False,)):
-                tasks += [functools.partial(layer, i, shapes[i], training, first)
-                          for i in reversed(range(len(layers)))]
+            tasks += [functools.partial(layer, i, shapes[i], training, False)
+                      for i in reversed(range(len(layers)))]
     return tasks
 
 

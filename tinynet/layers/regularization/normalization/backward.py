@@ -22,7 +22,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
-from tinynet.layers.regularization.normalization.folds import LANES, segment_dot2_fn
+from tinynet.layers.regularization.normalization.folds import group_sums
 from tinynet.layers.regularization.normalization.formulas import dx_group, normalized
 from tinynet.layers.regularization.normalization.lanes import (DX, GRAD_RECOMPUTE, GRAD_XN,
                                                                half_sums, map_rows, quad_sums)
@@ -108,21 +108,17 @@ def _grad_body(layout, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, 
         _one_position(recompute, g, s, b, base + p0 * d.channels, d, stats, scratch, u, v)
     else:
         _block_lanes(layout, recompute, g, s, b, base, p0, p1, d, stats, scratch, u, v)
-    gi = 0
-    for c0 in range(0, d.channels, d.cpg):
-        if d.cpg < LANES:  # the 8-lane fold's own order for a segment shorter than 8
-            s1 = s2 = np.float32(0.0)
-            for c in range(c0, c0 + d.cpg):
-                s1 += gamma[c] * u[c]
-                s2 += gamma[c] * v[c]
-            gp[0, b, k, gi] = s1
-            gp[1, b, k, gi] = s2
-        else:
-            gp[0, b, k, gi], gp[1, b, k, gi] = segment_dot2_fn(gamma, u, v, c0, c0 + d.cpg)
-        gi += 1
+    # each product rounded, then folded (a segment dot's bits), in scratch: u and v go on
+    # to the parameter gradients
+    gu = scratch[:d.channels]
+    gv = scratch[d.channels:2 * d.channels]
+    for c in range(d.channels):
+        gu[c] = gamma[c] * u[c]
+        gv[c] = gamma[c] * v[c]
+    group_sums(gu, gv, d.channels, d.cpg, gp, b, k)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _coefficients(b, d, gp, affine_only, coeff):
     """Merges sample ``b``'s group partials in block order: ``sum / n`` per group into
     ``coeff[0]`` (of ``g * gamma``) and ``coeff[1]`` (of ``g * gamma * xn``)."""
@@ -197,7 +193,7 @@ def _pass_fns(layout: int):
     ``recompute`` is a constant of each of two copies; the wide rows test it per vector
     (one copy)."""
 
-    @njit(cache=True, variant=layout, error_model="numpy")
+    @njit(callee=True, cache=True, variant=layout, error_model="numpy")
     def grad(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
         if layout != SPANS:
             _grad_body(layout, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp,
@@ -207,7 +203,7 @@ def _pass_fns(layout: int):
         else:
             _grad_body(layout, False, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
 
-    @njit(cache=True, variant=layout, error_model="numpy")
+    @njit(callee=True, cache=True, variant=layout, error_model="numpy")
     def dx_pass(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
         if layout != SPANS:
             _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,

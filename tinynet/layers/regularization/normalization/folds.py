@@ -22,8 +22,7 @@ from tinynet.kernels.reduction import lanes8_fn, merge_block_rows, rows_per_bloc
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
            "shifted_sums_pair", "segment_dot2_pair",
            "merge_rows_serial", "merge_rows_parallel", "merge_rows_into", "merge_rows_chunks",
-           "merge_rows_to", "merge_rows_to_parallel", "segment_sum_fn", "segment_dot2_fn",
-           "shifted_segment_sums_fn",
+           "merge_rows_to", "merge_rows_to_parallel", "segment_sum_fn", "group_sums",
            "LANES"]
 
 LANES = 8
@@ -34,7 +33,7 @@ LANES = 8
 _SUM, _DOT, _DOT2, _SHIFTED = 0, 1, 2, 3
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _terms(p, q, r, shift, mode):
     if mode == _SUM:
         return p, np.float32(0.0)
@@ -77,26 +76,34 @@ def shifted_segment_sums(x, start, stop, shift):
     return _lanes8(x, x, x, start, stop, shift, _SHIFTED)
 
 
-# The same folds as called functions, compiled once each: for callers that run them a few
-# times per block (the group statistics and gradient sums), where an inlined copy per call
-# site would cost compile time and save nothing measurable. Per-row callers (layer norm's
-# rows) inline the functions above.
-@njit(cache=True, error_model="numpy")
+# The same fold as a called function, compiled once: for callers that run it a few times
+# per block (the group statistics and gradient sums, through group_sums), where an inlined
+# copy per call site would cost compile time and save nothing measurable. Per-row callers
+# (layer norm's rows) inline the functions above.
+@njit(callee=True, cache=True, error_model="numpy")
 def segment_sum_fn(x, start, stop):
     """:func:`segment_sum`, called."""
     return _lanes8(x, x, x, start, stop, np.float32(0.0), _SUM)[0]
 
 
-@njit(cache=True, error_model="numpy")
-def segment_dot2_fn(w, a, b, start, stop):
-    """:func:`segment_dot2`, called."""
-    return _lanes8(w, a, b, start, stop, np.float32(0.0), _DOT2)
-
-
-@njit(cache=True, error_model="numpy")
-def shifted_segment_sums_fn(x, start, stop, shift):
-    """:func:`shifted_segment_sums`, called."""
-    return _lanes8(x, x, x, start, stop, shift, _SHIFTED)
+@njit(cache=True, inline="always", error_model="numpy")
+def group_sums(c1, c2, channels, cpg, part, b, k):
+    """The channel lanes ``c1``, ``c2`` (``channels`` floats each) reduced to one pair of
+    sums per group of ``cpg`` channels, into ``part[0, b, k, g]`` and ``part[1, b, k, g]``:
+    the group statistics and the gradient sums of the normalization's block passes."""
+    g = 0
+    for c0 in range(0, channels, cpg):
+        if cpg < LANES:  # the 8-lane fold's own order for a segment shorter than 8
+            s1 = s2 = np.float32(0.0)
+            for c in range(c0, c0 + cpg):
+                s1 += c1[c]
+                s2 += c2[c]
+            part[0, b, k, g] = s1
+            part[1, b, k, g] = s2
+        else:
+            part[0, b, k, g] = segment_sum_fn(c1, c0, c0 + cpg)
+            part[1, b, k, g] = segment_sum_fn(c2, c0, c0 + cpg)
+        g += 1
 
 
 # Two segments at once: the 8 lanes of one segment in lanes 0-7 of an ``f32x16``, the
@@ -104,7 +111,7 @@ def shifted_segment_sums_fn(x, start, stop, shift):
 # :func:`_lanes8` and the lanes are added up in its order (``simd.vfold8x4``), so each
 # result has its bits, at about twice the speed (one chain of additions serves both
 # segments). Segment lengths are multiples of 8 (no tail).
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def shifted_sums_pair(x, ra, rb, n):
     """:func:`shifted_segment_sums` of ``x[ra:ra + n]`` (shift ``x[ra]``) and of
     ``x[rb:rb + n]`` (shift ``x[rb]``), ``n % 8 == 0``, in one pass: ``(s1a, s2a, s1b,
@@ -120,7 +127,7 @@ def shifted_sums_pair(x, ra, rb, n):
     return s1a, s2a, s1b, s2b
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def segment_dot2_pair(w, a, ra, rb, b, qa, qb, n):
     """:func:`segment_dot2` of ``w[:n]`` with ``(a[ra:], b[qa:])`` and with ``(a[rb:],
     b[qb:])``, ``n % 8 == 0``, in one pass: ``(da, ea, db, eb)``."""
@@ -190,7 +197,8 @@ def merge_rows_to_parallel(parts, out0, out1):
 
 @njit(cache=True, error_model="numpy")
 def merge_rows_serial(parts):
-    """Sums ``parts[k, rows, C]`` (float64 task partials) over rows in row order -> float32 ``[k, C]``."""
+    """Sums ``parts[k, rows, C]`` (float64 task partials) over rows in row order ->
+    float32 ``[k, C]``."""
     out = np.empty((2, parts.shape[2]), dtype=np.float32)
     merge_rows_to(parts, out[0], out[1])
     return out

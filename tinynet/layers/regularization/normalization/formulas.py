@@ -23,19 +23,19 @@ from tinynet.kernels._jit import njit
 __all__ = ["normalized", "affine_group", "dx_group", "affine_row", "dx_row"]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def normalized(x, mean, inv_std):
     """``xn = (x - mean) * inv_std``."""
     return (x - mean) * inv_std
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def affine_group(x, mean, scale, beta):
     """The group sweep: ``(x - mean) * scale + beta`` with ``scale = inv_std * gamma``."""
     return (x - mean) * scale + beta
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def dx_group(g, e, ga, ca, xa):
     """The group ``dx``: ``ga * g - (ca + xa * e)``, ``e`` = ``x - mean`` or ``xn``, with
     ``ga = inv * gamma``, ``ca = inv * sum_g / n``, ``xa = inv * sum_gxn / n`` (times
@@ -43,13 +43,13 @@ def dx_group(g, e, ga, ca, xa):
     return ga * g - (ca + xa * e)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def affine_row(xn, gamma, beta):
     """The row sweep: ``xn * gamma + beta``."""
     return xn * gamma + beta
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def dx_row(g, xn, k, gamma, a, b):
     """The row ``dx``: ``k * (g * gamma - (a + xn * b))`` with ``k = inv_std``,
     ``a = sum_g / n``, ``b = sum_gxn / n``."""

@@ -31,8 +31,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
-from tinynet.layers.regularization.normalization.folds import (LANES, segment_sum_fn,
-                                                               shifted_segment_sums_fn)
+from tinynet.layers.regularization.normalization.folds import group_sums
 from tinynet.layers.regularization.normalization.formulas import affine_group, normalized
 from tinynet.layers.regularization.normalization.lanes import (STATS, SWEEP, half_sums,
                                                                map_rows, quad_sums)
@@ -56,43 +55,16 @@ def _shifted_lanes(xs, shift, c1, c2, width):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _group_sums(c1, c2, channels, cpg, part, b, k):
-    """The folded channel lanes ``c1``, ``c2`` reduced to one pair of sums per group."""
-    g = 0
-    for c0 in range(0, channels, cpg):
-        if cpg < LANES:  # the 8-lane fold's own order for a segment shorter than 8
-            s1 = s2 = np.float32(0.0)
-            for c in range(c0, c0 + cpg):
-                s1 += c1[c]
-                s2 += c2[c]
-            part[0, b, k, g] = s1
-            part[1, b, k, g] = s2
-        else:
-            part[0, b, k, g] = segment_sum_fn(c1, c0, c0 + cpg)
-            part[1, b, k, g] = segment_sum_fn(c2, c0, c0 + cpg)
-        g += 1
-
-
-@njit(cache=True, inline="always", error_model="numpy")
 def _stats_body(layout, x, base, p0, p1, d, scratch, part, b, k):
     """Shifted sums of positions ``p0..p1`` of the sample at ``base``, reduced to groups
     into ``part[:, b, k]``.
 
     ``scratch`` holds ``3 * reps * C`` floats: the two lane vectors and the broadcast
-    shift. A single-position block (a sample of one position) skips the lanes: its group
-    sums are the segment sums of ``x - K`` and ``(x - K)^2`` themselves, the same bits.
+    shift. A single-position block (a sample of one position) skips the lane copies: its
+    lanes are ``x - K`` and ``(x - K)^2`` of that position themselves.
     """
     channels = d.channels
     cpg = d.cpg
-    if p1 - p0 == 1:
-        row = base + p0 * channels
-        g = 0
-        for c0 in range(0, channels, cpg):
-            s1, s2 = shifted_segment_sums_fn(x, row + c0, row + c0 + cpg, x[base + c0])
-            part[0, b, k, g] = s1
-            part[1, b, k, g] = s2
-            g += 1
-        return
     reps = span_reps(channels)
     w = reps * channels
     c1 = scratch[:w]
@@ -102,6 +74,14 @@ def _stats_body(layout, x, base, p0, p1, d, scratch, part, b, k):
         sk = x[base + c0]
         for j in range(cpg):
             shift[c0 + j] = sk
+    if p1 - p0 == 1:
+        row = base + p0 * channels
+        for c in range(channels):
+            t = x[row + c] - shift[c]
+            c1[c] = t
+            c2[c] = t * t
+        group_sums(c1, c2, channels, cpg, part, b, k)
+        return
     repeat(shift, channels, copies_needed(layout, channels, reps))
     lo = p0
     if layout == SPANS:
@@ -123,14 +103,14 @@ def _stats_body(layout, x, base, p0, p1, d, scratch, part, b, k):
     copies = lane_copies(layout, channels, reps)
     fold_copies(c1, channels, copies)
     fold_copies(c2, channels, copies)
-    _group_sums(c1, c2, channels, cpg, part, b, k)
+    group_sums(c1, c2, channels, cpg, part, b, k)
 
 
 def _stats_fn(layout: int):
     """The compiled statistics block of ``layout`` (the body inlined with the layout a
     constant): one per layout, so a model compiles the layouts of its channel counts."""
 
-    @njit(cache=True, variant=layout, error_model="numpy")
+    @njit(callee=True, cache=True, variant=layout, error_model="numpy")
     def stats_block(x, base, p0, p1, d, scratch, part, b, k):
         _stats_body(layout, x, base, p0, p1, d, scratch, part, b, k)
 
@@ -154,7 +134,7 @@ def _stats_block(layout, x, base, p0, p1, d, scratch, part, b, k):
         _stats_two_quads(x, base, p0, p1, d, scratch, part, b, k)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _group_moments_f64(x, base, positions, channels, c0, cpg):
     """Shifted sums of one group entirely in float64, position by position: the fallback
     for a group whose float32 squares overflowed (a spread beyond ~1e19); rare, serial
@@ -187,7 +167,7 @@ def set_stats(x, base, positions, channels, c0, cpg, s1, s2, epsilon, i, stats):
     stats[2, i] = np.float32(1.0 / np.sqrt(v + epsilon))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _finish_stats(x, b, d, epsilon, part, stats):
     """Merges sample ``b``'s block partials (``part[2, batch, nblk, groups]``) in block
     order in float64 into its statistics."""
@@ -256,7 +236,7 @@ def _sweep_fn(layout: int):
     copies (no test per span); the wide rows test it per vector store, as they test
     ``stream`` (a well-predicted branch; one copy compiles in half the time)."""
 
-    @njit(cache=True, variant=layout, error_model="numpy")
+    @njit(callee=True, cache=True, variant=layout, error_model="numpy")
     def sweep(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
         if layout != SPANS:
             _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,

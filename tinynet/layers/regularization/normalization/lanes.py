@@ -34,7 +34,7 @@ STATS, GRAD_RECOMPUTE, GRAD_XN = 0, 1, 2
 SWEEP, DX = 0, 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def put(a, i, v, stream):
     """Vector ``v`` to ``a[i:i + 16]``: a streaming store when ``stream``, else ordinary."""
     if stream:
@@ -43,7 +43,7 @@ def put(a, i, v, stream):
         vstore(a, i, v)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _terms(xa, xb, mode, i, ka, kb):
     """The two lane terms of the vector at ``i``."""
     if mode == STATS:
@@ -54,7 +54,7 @@ def _terms(xa, xb, mode, i, ka, kb):
     return t, t * xn
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _quad_terms(xa, xb, mode, i, ka, kb, a, b):
     """``a``, ``b`` (quads of lanes) plus the terms of the quad at ``i``."""
     t0, u0 = _terms(xa, xb, mode, i, ka[0], kb[0])
@@ -122,7 +122,7 @@ def quad_sums(mode, quads, xa, xb, start, rows, va, vb, c1, c2):
     store4(c2, 0, b)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _map_vec(mode, xa, xb, out, xn, flag, stream, i, v1, v2, v3, v4):
     """One vector of the sweep or of ``dx`` (see :data:`SWEEP`)."""
     if mode == SWEEP:

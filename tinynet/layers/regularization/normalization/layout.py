@@ -89,13 +89,13 @@ def can_stream(channels: int) -> bool:
                                         and channels in _STREAM_HALF_CHANNELS)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def span_reps(channels):
     """Positions per span: ``max(SPAN_ELEMS // C, 1)``."""
     return max(SPAN_ELEMS // channels, 1)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def span_count(p0, p1, reps):
     """Spans covering positions ``p0..p1``: the whole spans of ``reps``, then one per
     leftover position."""
@@ -103,7 +103,7 @@ def span_count(p0, p1, reps):
     return full + (p1 - p0 - full * reps)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def span(q, base, p0, p1, reps, channels):
     """``(offset, width)`` of span ``q`` of positions ``p0..p1`` of the sample at ``base``:
     ``reps * C`` floats for a whole span, ``C`` for a leftover position."""
@@ -113,7 +113,7 @@ def span(q, base, p0, p1, reps, channels):
     return base + (p0 + full * reps + q - full) * channels, channels
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def repeat(vec, channels, copies):
     """``vec[k * C + c] = vec[c]`` for ``k < copies`` (the first ``C`` entries repeated)."""
     first = vec[:channels]
@@ -123,7 +123,7 @@ def repeat(vec, channels, copies):
             other[c] = first[c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def fold_copies(lanes, channels, copies):
     """``lanes[:C] = ((copy 0 + copy 1) + copy 2) + ...``: the lane copies folded in order."""
     first = lanes[:channels]
@@ -133,20 +133,20 @@ def fold_copies(lanes, channels, copies):
             first[c] += other[c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def row_floats(layout):
     """Floats per wide row: 128 for ``TWO_QUADS``, else 64."""
     return 2 * WIDE if layout == TWO_QUADS else WIDE
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def wide_rows(layout, p0, p1, channels):
     """``(positions per row, whole rows)`` of positions ``p0..p1``."""
     per_row = row_floats(layout) // channels
     return per_row, (p1 - p0) // per_row
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def lane_copies(layout, channels, reps):
     """Copies of the channel lanes a block's statistics or gradient sums keep: ``reps``
     on spans, ``32 // C`` for ``HALF_ROWS`` (one per position of a half row), else 1."""
@@ -155,14 +155,14 @@ def lane_copies(layout, channels, reps):
     return max(HALF, channels) // channels
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def copies_needed(layout, channels, reps):
     """Copies of the per-channel vectors a pass reads: one per position of a wide row
     (leftover positions read copy 0 only), ``reps`` on spans."""
     return reps if layout == SPANS else row_floats(layout) // channels
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def expand(stat, b, channels, cpg, out):
     """Per-group values of sample ``b`` broadcast to one per channel."""
     groups = channels // cpg
@@ -172,7 +172,7 @@ def expand(stat, b, channels, cpg, out):
             out[g * cpg + j] = s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def reversed_task(t, batch, nblk):
     """``(sample, block)`` of task ``batch * nblk - 1 - t``: the block-parallel kernels'
     second pass walks the blocks in reverse, so each thread starts on the blocks the
@@ -183,7 +183,7 @@ def reversed_task(t, batch, nblk):
     return b, u - b * nblk
 
 
-@njit(cache=True, error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def zero(vec, n):
     """``vec[:n] = 0``."""
     for c in range(n):

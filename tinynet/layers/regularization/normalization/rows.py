@@ -97,7 +97,7 @@ def _fwd_rows_fn(kind: int):
     """The compiled forward row loop of ``kind`` (64, 32 and other multiples of 16 share
     the vector one)."""
 
-    @njit(cache=True, variant=kind, error_model="numpy")
+    @njit(callee=True, cache=True, variant=kind, error_model="numpy")
     def fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, stream, gamma, beta,
                  stats):
         _fwd_rows(kind, want_xn, x, out, xn, r0, r1, channels, epsilon, given, stream, gamma,
@@ -259,7 +259,7 @@ def _bwd_rows_fn(kind: int, layers: bool):
     both flags tested at run time, for the other calls of the core, compiled only when
     one comes."""
 
-    @njit(cache=True, variant=f"{kind}_{layers:d}", error_model="numpy")
+    @njit(callee=True, cache=True, variant=f"{kind}_{layers:d}", error_model="numpy")
     def bwd_rows(g, s, dx, recompute, affine_only, stream, r0, r1, channels, spc, stats,
                  gamma, parts):
         if layers:
