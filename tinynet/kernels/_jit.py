@@ -60,7 +60,8 @@ except ImportError:  # Windows
 
 __all__ = ["njit", "SLP", "LINEAR_INLINING", "COMPILE_HOOKS", "WAIT_FOR_BUSY_KERNELS",
            "KernelBusy", "BUSY", "lock_path", "SHAPES_ONLY", "shapes_only",
-           "kernel_sources_digest", "sources_digest", "silence_compile_notice", "CALLEE_OPTIONS"]
+           "kernel_sources_digest", "sources_digest", "silence_compile_notice", "CALLEE_OPTIONS",
+           "inlined"]
 
 # The environment has the last word: NUMBA_SLP_VECTORIZE=0 keeps the vectorizer off.
 SLP: int = 0 if (tuning.env("NUMBA_SLP_VECTORIZE") or "1").strip() in ("0", "") else 1
@@ -227,6 +228,24 @@ class _CalleeDispatcher(CPUDispatcher):
             cache = not isinstance(self._cache, caching.NullCache)
             twin = self.__dict__["_tinynet_twin"] = njit(cache=cache, **options)(copied)
         return twin(*args, **kwargs)
+
+
+def inlined(kernel: Any) -> Any:
+    """An ``inline="always"`` twin of the compiled helper ``kernel`` (same options).
+
+    A serial driver that calls a row or block helper in a loop inlines this twin: the
+    helper's body compiles inside the driver instead of as a library of its own that the
+    driver links and optimizes again, one compile less for a model that runs only the
+    serial driver. The parallel driver keeps calling ``kernel`` (a parallel loop with a
+    large inlined body costs Numba's parfor passes seconds). Under
+    ``NUMBA_DISABLE_JIT=1``, ``kernel`` itself.
+    """
+    fn = getattr(kernel, "py_func", None)
+    if fn is None:
+        return kernel
+    options = {k: v for k, v in kernel.targetoptions.items()
+               if k not in CALLEE_OPTIONS and k != "nopython"}
+    return njit(inline="always", **options)(fn)
 
 
 def njit(*args: Any, variant: Any = None, callee: bool = False, **kwargs: Any) -> Any:

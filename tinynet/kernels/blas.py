@@ -34,7 +34,7 @@ from numba import cfunc, prange, types
 from numba.core import config as numba_config
 from numba.extending import overload
 
-from tinynet.kernels._jit import njit
+from tinynet.kernels._jit import inlined, njit
 
 __all__ = ["gemm", "gemm_tiles_serial", "gemm_tiles_parallel", "blas_library_paths", "BLAS",
            "LOCAL_THREADS"]
@@ -246,11 +246,14 @@ def _gemm_tile(a, b, dests, trans_a, trans_b, tile):
     gemm(lhs, rhs, dests[d][r0:r1, c0:c1], trans_a, trans_b)
 
 
+_gemm_tile_inline = inlined(_gemm_tile)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def gemm_tiles_serial(a, b, dests, trans_a, trans_b, tiles):
     """Every tile of a product, in order (see :mod:`tinynet.math.matmul`)."""
     for t in range(tiles.shape[0]):
-        _gemm_tile(a, b, dests, trans_a, trans_b, tiles[t])
+        _gemm_tile_inline(a, b, dests, trans_a, trans_b, tiles[t])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

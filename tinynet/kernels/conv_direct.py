@@ -396,12 +396,14 @@ def _grad_sample_narrow(xp, gf, roff, row0, oh, ow, sh, sw, part):
 # work is one compiled function per ``narrow`` (a constant there, so it compiles only its
 # own blocks), called by both the serial and the parallel driver: the body compiles once,
 # and each driver is a loop over slots (a parallel one with a large inlined body costs
-# Numba's parfor passes seconds to compile). Slot numbers are passed as int64 variables:
-# a literal or a prange index (uint64) would compile another specialization.
+# Numba's parfor passes seconds to compile). The serial driver is that loop in Python
+# (one slot, one call): compiled, it would only re-optimize the slot's code it links in.
+# Slot numbers are int64 values from either driver: a literal or a prange index (uint64)
+# would compile another specialization.
 def _slot_fns(narrow: bool):
     """``(forward_slot, backward_slot)`` for the blocks ``narrow`` chooses."""
 
-    @njit(callee=True, cache=True, variant=narrow, nogil=True, error_model="numpy")
+    @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
     def forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xp,
                      offs):
         zf = z.reshape(-1)
@@ -414,7 +416,7 @@ def _slot_fns(narrow: bool):
                 _out_sample_wide(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh,
                                  sw, offs)
 
-    @njit(callee=True, cache=True, variant=narrow, nogil=True, error_model="numpy")
+    @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
     def backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
                       tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs):
         nf = dz4.shape[3]
@@ -494,15 +496,17 @@ def forward_kernel(narrow: bool, parallel: bool):
     ``z = conv(x, w) (+ bias)`` (see the module docstring); ``z`` is ``[B * OH * OW, F]``,
     ``wf`` the kernel ``[K * F]`` flat, ``roff`` its row offsets; samples spread over
     ``len(xps)`` slots (threads when ``parallel``); ``narrow``: the narrow blocks
-    (:data:`NARROW`). One driver per (narrow, parallel), compiled on first use."""
+    (:data:`NARROW`). One driver per (narrow, parallel), compiled on first use (the serial
+    one calls the compiled slot from Python)."""
     if not parallel:
-        @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
+        slot = _forward_slot_narrow if narrow else _forward_slot_wide
+
         def direct_forward_serial(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps,
                                   offs):
             slots = xps.shape[0]
             for s in range(slots):
-                _forward_slot(narrow, x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow,
-                              sh, sw, xps[s], offs[s])
+                slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xps[s],
+                     offs[s])
 
         return direct_forward_serial
 
@@ -524,15 +528,16 @@ def backward_kernel(narrow: bool, parallel: bool):
     ``parts[t]`` (``[Kpad, F]``), bias partials ``bparts[t]`` and (stride 1) ``dx``, the
     tasks spread over ``len(xps)`` slots (see the module docstring)."""
     if not parallel:
-        @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
+        slot = _backward_slot_narrow if narrow else _backward_slot_wide
+
         def direct_backward_serial(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx,
                                    want_dw, want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld,
                                    xps, dzps, offs):
             slots = xps.shape[0]
             for s in range(slots):
-                _backward_slot(narrow, x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx,
-                               want_dw, want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd,
-                               pld, xps[s], dzps[s], offs[s])
+                slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
+                     tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xps[s], dzps[s],
+                     offs[s])
 
         return direct_backward_serial
 

@@ -5,9 +5,10 @@ a single pass: gradient scaling/clipping, decoupled weight decay, the slot updat
 parameter update. The serial variant runs the helper over the whole range; the parallel
 variant runs it over fixed blocks of ``UPDATE_BLOCK`` elements under ``prange``. Every
 element is computed by the same float32 expression in both, so the results are bitwise
-identical for any gate value and thread count. The serial variant passes its start as
-``np.int64(0)``, not the literal ``0``: Numba compiles a function once more for each
-literal argument, and the parallel variant's starts are run-time ints. The operations
+identical for any gate value and thread count. The serial variant is the block helper
+called from Python on the whole range (a compiled wrapper would only re-optimize the code
+it links in); the Python ints it passes are the run-time int64 starts the parallel
+variant passes, so the helper compiles once for both. The operations
 that pick a variant are in :mod:`tinynet.optimizers.updates`.
 
 Common arguments (all float32 scalars unless noted):
@@ -50,7 +51,7 @@ def _decayed(w, i, do_decay, wd, lr):
 
 
 # -- SGD ---------------------------------------------------------------------------------
-@njit(callee=True, cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _sgd_block(w, g, m, start, stop, lr, momentum, use_momentum, nesterov,
                gscale, do_clip, clipvalue, do_decay, wd):
     # views indexed from 0: a computed flat index would block vectorization
@@ -72,10 +73,10 @@ def _sgd_block(w, g, m, start, stop, lr, momentum, use_momentum, nesterov,
         w_[i] = wi
 
 
-@njit(cache=True, error_model="numpy")
 def sgd_serial(w, g, m, lr, momentum, use_momentum, nesterov,
                 gscale, do_clip, clipvalue, do_decay, wd):
-    _sgd_block(w, g, m, np.int64(0), w.size, lr, momentum, use_momentum, nesterov,
+    """The SGD update of all of ``w`` on the calling thread."""
+    _sgd_block(w, g, m, 0, w.size, lr, momentum, use_momentum, nesterov,
                gscale, do_clip, clipvalue, do_decay, wd)
 
 
@@ -89,7 +90,7 @@ def sgd_parallel(w, g, m, lr, momentum, use_momentum, nesterov,
 
 
 # -- Adam / AdamW ------------------------------------------------------------------------------
-@njit(callee=True, cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _adam_block(w, g, m, v, vhat, start, stop, alpha, one_minus_b1, one_minus_b2, eps,
                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd):
     # views indexed from 0: a computed flat index would block vectorization
@@ -124,10 +125,10 @@ def _adam_block(w, g, m, v, vhat, start, stop, alpha, one_minus_b1, one_minus_b2
         w_[i] = wi - (mi * alpha) / (np.sqrt(vi) + eps)
 
 
-@njit(cache=True, error_model="numpy")
 def adam_serial(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
                  gscale, do_clip, clipvalue, do_decay, wd):
-    _adam_block(w, g, m, v, vhat, np.int64(0), w.size, alpha, one_minus_b1, one_minus_b2, eps,
+    """The Adam update of all of ``w`` on the calling thread."""
+    _adam_block(w, g, m, v, vhat, 0, w.size, alpha, one_minus_b1, one_minus_b2, eps,
                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
 
 
@@ -142,7 +143,7 @@ def adam_parallel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsg
 
 
 # -- RMSprop ---------------------------------------------------------------------------------
-@njit(callee=True, cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _rmsprop_block(w, g, vel, mom, avg, start, stop, lr, rho, one_minus_rho, momentum,
                    use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
     # views indexed from 0: a computed flat index would block vectorization
@@ -172,10 +173,10 @@ def _rmsprop_block(w, g, vel, mom, avg, start, stop, lr, rho, one_minus_rho, mom
         w_[i] = wi
 
 
-@njit(cache=True, error_model="numpy")
 def rmsprop_serial(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
                     centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
-    _rmsprop_block(w, g, vel, mom, avg, np.int64(0), w.size, lr, rho, one_minus_rho, momentum,
+    """The RMSprop update of all of ``w`` on the calling thread."""
+    _rmsprop_block(w, g, vel, mom, avg, 0, w.size, lr, rho, one_minus_rho, momentum,
                    use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd)
 
 
@@ -190,7 +191,7 @@ def rmsprop_parallel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_
 
 
 # -- Adagrad ---------------------------------------------------------------------------------
-@njit(callee=True, cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _adagrad_block(w, g, acc, start, stop, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
     # views indexed from 0: a computed flat index would block vectorization
     w_ = w[start:stop]
@@ -204,9 +205,9 @@ def _adagrad_block(w, g, acc, start, stop, lr, eps, gscale, do_clip, clipvalue, 
         w_[i] = wi - (lr * gi) / np.sqrt(ai + eps)
 
 
-@njit(cache=True, error_model="numpy")
 def adagrad_serial(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
-    _adagrad_block(w, g, acc, np.int64(0), w.size, lr, eps, gscale, do_clip, clipvalue,
+    """The Adagrad update of all of ``w`` on the calling thread."""
+    _adagrad_block(w, g, acc, 0, w.size, lr, eps, gscale, do_clip, clipvalue,
                    do_decay, wd)
 
 

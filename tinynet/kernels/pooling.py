@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from tinynet.kernels._jit import njit
+from tinynet.kernels._jit import inlined, njit
 from tinynet.kernels.reduction import merge_block_rows
 
 __all__ = [
@@ -81,10 +81,13 @@ def _max_fwd_row(x, out, arg, r, hlo, hhi, wlo, whi):
             arg[n, oh, ow, c] = where[c]
 
 
+_max_fwd_row_inline = inlined(_max_fwd_row)
+
+
 @njit(cache=True, error_model="numpy")
 def max_fwd_serial(x, out, arg, hlo, hhi, wlo, whi):
     for r in range(out.shape[0] * out.shape[1]):
-        _max_fwd_row(x, out, arg, r, hlo, hhi, wlo, whi)
+        _max_fwd_row_inline(x, out, arg, r, hlo, hhi, wlo, whi)
 
 
 # A prange index is typed uint64: the parallel drivers pass it on as int64, so the serial
@@ -112,10 +115,13 @@ def _max_bwd_row(g, arg, gx, r, ofirst, ostop, wlo, whi):
                     gx[n, h, w, c] += g[n, oh, ow, c] if arg[n, oh, ow, c] == p else zero
 
 
+_max_bwd_row_inline = inlined(_max_bwd_row)
+
+
 @njit(cache=True, error_model="numpy")
 def max_bwd_serial(g, arg, gx, ofirst, ostop, wlo, whi):
     for r in range(gx.shape[0] * gx.shape[1]):
-        _max_bwd_row(g, arg, gx, r, ofirst, ostop, wlo, whi)
+        _max_bwd_row_inline(g, arg, gx, r, ofirst, ostop, wlo, whi)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -146,10 +152,13 @@ def _avg_fwd_row(x, out, r, hlo, hhi, wlo, whi):
             out[n, oh, ow, c] = acc[c] / count
 
 
+_avg_fwd_row_inline = inlined(_avg_fwd_row)
+
+
 @njit(cache=True, error_model="numpy")
 def avg_fwd_serial(x, out, hlo, hhi, wlo, whi):
     for r in range(out.shape[0] * out.shape[1]):
-        _avg_fwd_row(x, out, r, hlo, hhi, wlo, whi)
+        _avg_fwd_row_inline(x, out, r, hlo, hhi, wlo, whi)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -179,10 +188,13 @@ def _avg_bwd_row(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi):
                     gx[n, h, w, c] += share[c]
 
 
+_avg_bwd_row_inline = inlined(_avg_bwd_row)
+
+
 @njit(cache=True, error_model="numpy")
 def avg_bwd_serial(g, gx, ofirst, ostop, hlo, hhi, wlo, whi):
     for r in range(gx.shape[0] * gx.shape[1]):
-        _avg_bwd_row(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi)
+        _avg_bwd_row_inline(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -219,13 +231,17 @@ def _gap_merge(parts, out, P):
             out[n, c] = np.float32(acc[c] / P)
 
 
+_gap_block_inline = inlined(_gap_block)
+_gap_merge_inline = inlined(_gap_merge)
+
+
 @njit(cache=True, error_model="numpy")
 def gap_fwd_serial(x, out, block):
     N, P, C = x.shape
     parts = np.empty((N, (P + block - 1) // block, C), dtype=np.float64)
     for k in range(N * parts.shape[1]):
-        _gap_block(x, parts, k, block)
-    _gap_merge(parts, out, P)
+        _gap_block_inline(x, parts, k, block)
+    _gap_merge_inline(parts, out, P)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -247,10 +263,13 @@ def _broadcast_row(share, gx, r):
             gx[n, h, w, c] = share[n, c]
 
 
+_broadcast_row_inline = inlined(_broadcast_row)
+
+
 @njit(cache=True, error_model="numpy")
 def broadcast_serial(share, gx):
     for r in range(gx.shape[0] * gx.shape[1]):
-        _broadcast_row(share, gx, r)
+        _broadcast_row_inline(share, gx, r)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -300,6 +319,10 @@ def _gmp_merge(vals, args, out, arg):
             arg[n, c] = where
 
 
+_gmp_block_inline = inlined(_gmp_block)
+_gmp_merge_inline = inlined(_gmp_merge)
+
+
 @njit(cache=True, error_model="numpy")
 def gmp_fwd_serial(x, out, arg, block):
     N, P, C = x.shape
@@ -307,8 +330,8 @@ def gmp_fwd_serial(x, out, arg, block):
     vals = np.empty((N, nblocks, C), dtype=np.float32)
     args = np.empty((N, nblocks, C), dtype=np.int32)
     for k in range(N * nblocks):
-        _gmp_block(x, vals, args, k, block)
-    _gmp_merge(vals, args, out, arg)
+        _gmp_block_inline(x, vals, args, k, block)
+    _gmp_merge_inline(vals, args, out, arg)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

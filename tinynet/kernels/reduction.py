@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numba import prange
 
-from tinynet.kernels._jit import njit
+from tinynet.kernels._jit import inlined, njit
 
 __all__ = ["DET_REDUCE_BLOCK", "rows_per_block", "lanes8_fn", "lane_sum", "block_partials_serial",
            "block_partials_parallel", "merge_partials", "merge_block_rows", "merge_cols",
@@ -133,12 +133,15 @@ def lane_sum(x, start, stop, squares=False):
     return _lanes8_64(x, x, x, start, stop, np.float64(0.0), _SQUARES if squares else _PLAIN)[0]
 
 
+lane_sum_inline = inlined(lane_sum)
+
+
 @njit(cache=True, error_model="numpy")
 def block_partials_serial(x, block, squares):
     nblocks = (x.size + block - 1) // block
     parts = np.empty(nblocks, dtype=np.float64)
     for b in range(nblocks):
-        parts[b] = lane_sum(x, b * block, min((b + 1) * block, x.size), squares)
+        parts[b] = lane_sum_inline(x, b * block, min((b + 1) * block, x.size), squares)
     return parts
 
 
@@ -201,13 +204,16 @@ def merge_cols(parts, scale):
     return out
 
 
+col_block_inline = inlined(col_block)
+
+
 @njit(cache=True, error_model="numpy")
 def col_fold_serial(x, y, use_y, channels, block, scale):
     rows = x.size // channels
     nblocks = (rows + block - 1) // block
     parts = np.empty((nblocks, channels), dtype=np.float32)
     for b in range(nblocks):
-        col_block(x, y, use_y, channels, b * block, min((b + 1) * block, rows), parts[b])
+        col_block_inline(x, y, use_y, channels, b * block, min((b + 1) * block, rows), parts[b])
     return merge_cols(parts, scale)
 
 
