@@ -16,11 +16,13 @@ or the thread count decides where work runs, never the bits.
 **Compiled pieces.** Each layout has its own compiled statistics block and sweep (a
 generic body inlined with the layout constant; ``want_xn`` becomes a constant of two
 copies of the sweep's loops), and :func:`forward_kernel` builds one driver per (layout,
-mode) that calls them: the layout is the closure's constant, so Numba prunes the other
-layouts' calls before it types the driver. A model compiles its own layouts only, each
-piece on first use. Inlining stays within a block function (its loops and one-line
-helpers): Numba re-derives and copies an inlined function's IR at every call site, so
-deep chains of inlined functions cost compile time far beyond their size.
+mode): the parallel ones call those pieces, the serial one inlines their bodies (but the
+spans' two-copy sweep), so a model that runs serially compiles one function, not three.
+The layout is the closure's constant, so Numba prunes the other layouts' code before it
+types the driver. A model compiles its own layouts only, each piece on first use.
+Otherwise inlining stays within a block function (its loops and one-line helpers): Numba
+re-derives and copies an inlined function's IR at every call site, so deep chains of
+inlined functions cost compile time far beyond their size.
 """
 
 from __future__ import annotations
@@ -270,9 +272,14 @@ def _sweep(layout, x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _samples(layout, x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta, part, stats,
-             b0, b1):
-    """Statistics then sweep, sample by sample (each sample is still in cache)."""
+def _samples(layout, flat, x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta, part,
+             stats, b0, b1):
+    """Statistics then sweep, sample by sample (each sample is still in cache). ``flat``
+    (the serial driver) inlines the statistics block and the wide rows' sweep: linked in as
+    compiled functions, their code would be optimized once more in the driver. The chunks
+    driver calls them (a parallel loop's large inlined body costs Numba's parfor passes),
+    and so does every driver for the spans' sweep (two copies inlined would cost more
+    than the call saves)."""
     w = span_reps(d.channels) * d.channels
     lanes = np.empty(3 * w, dtype=np.float32)
     scratch = np.empty(4 * w, dtype=np.float32)
@@ -280,13 +287,20 @@ def _samples(layout, x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta
         base = b * d.positions * d.channels
         if not given:
             for k in range(d.nblk):
-                _stats_block(layout, x, base, k * d.block, min((k + 1) * d.block, d.positions),
-                             d, lanes, part, b, k)
+                p0, p1 = k * d.block, min((k + 1) * d.block, d.positions)
+                if flat:
+                    _stats_body(layout, x, base, p0, p1, d, lanes, part, b, k)
+                else:
+                    _stats_block(layout, x, base, p0, p1, d, lanes, part, b, k)
             _finish_stats(x, b, d, epsilon, part, stats)
         # ``b - b``: position 0 as a run-time value (a literal argument would compile a
         # second specialization of the sweep, beside the blocks driver's)
-        _sweep(layout, x, out, xn, want_xn, stream, b, b - b, d.positions, d, stats, gamma,
-               beta, scratch)
+        if flat and layout != SPANS:  # (the spans' two copies stay a compiled function)
+            _sweep_body(layout, want_xn, x, out, xn, stream, b, b - b, d.positions, d, stats,
+                        gamma, beta, scratch)
+        else:
+            _sweep(layout, x, out, xn, want_xn, stream, b, b - b, d.positions, d, stats,
+                   gamma, beta, scratch)
 
 
 @functools.cache
@@ -305,8 +319,8 @@ def forward_kernel(layout: int, mode: int):
         @njit(cache=True, variant=layout, error_model="numpy")
         def group_forward_serial(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta,
                                  part, stats):
-            _samples(layout, x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta,
-                     part, stats, 0, d.batch)
+            _samples(layout, True, x, out, xn, d, epsilon, given, want_xn, stream, gamma,
+                     beta, part, stats, 0, d.batch)
 
         return group_forward_serial
     if mode == CHUNKS:
@@ -314,8 +328,8 @@ def forward_kernel(layout: int, mode: int):
         def group_forward_chunks_parallel(x, out, xn, d, epsilon, given, want_xn, stream,
                                           gamma, beta, part, stats):
             for j in prange((d.batch + d.spc - 1) // d.spc):
-                _samples(layout, x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta,
-                         part, stats, j * d.spc, min((j + 1) * d.spc, d.batch))
+                _samples(layout, False, x, out, xn, d, epsilon, given, want_xn, stream, gamma,
+                         beta, part, stats, j * d.spc, min((j + 1) * d.spc, d.batch))
 
         return group_forward_chunks_parallel
 
