@@ -122,13 +122,16 @@ class Comparison:
 
 
 def configure_threads(n: int = THREADS) -> None:
-    """Both libraries at ``n`` threads, in this process."""
+    """Both libraries at ``n`` threads, in this process. tinynet's adaptive thread count
+    is turned off: it would read PyTorch's spinning threads, or the machine's noise, as
+    another process's load and run some cases serially (the peer benchmark measures it)."""
     import torch
 
     from tinynet import tuning
 
     torch.set_num_threads(n)
     tuning.set_num_threads(n)
+    tuning.set_adaptive_threads(False)
 
 
 def _time_calls(fn: Callable[[], Any], number: int) -> float:
