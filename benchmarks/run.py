@@ -109,6 +109,10 @@ def print_group(result: harness.GroupResult) -> None:
         print(f"note: {note}")
 
 
+#: docs/performance.md from this heading on is written by hand: ``--write-docs`` keeps it.
+HAND_SECTIONS = "\n## Start-up\n"
+
+
 def write_docs(path: str, results: list[harness.GroupResult], machine: dict[str, str],
                bandwidth: float, torch_bandwidth: float, command: str, quick: bool,
                elapsed_s: float, other: float | None) -> None:
@@ -227,9 +231,18 @@ def write_docs(path: str, results: list[harness.GroupResult], machine: dict[str,
         "",
     ]
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    text = "\n".join(out)
+    try:  # the hand-written sections, from HAND_SECTIONS on, are kept as they are
+        with open(path, encoding="utf-8") as fh:
+            old = fh.read()
+    except FileNotFoundError:
+        old = ""
+    at = old.find(HAND_SECTIONS)
+    if at >= 0:
+        text = text.rstrip("\n") + "\n\n" + old[at:]
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(out))
+        fh.write(text)
     os.replace(tmp, path)
 
 
