@@ -207,6 +207,13 @@ def _with_slp(dispatcher: Dispatcher) -> Dispatcher:
 CALLEE_OPTIONS: dict = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 
+def _plain_options(dispatcher: Dispatcher) -> dict:
+    """``dispatcher``'s own target options, for ``njit``: without the callee options and
+    the ``nopython`` flag Numba adds itself."""
+    return {k: v for k, v in dispatcher.targetoptions.items()
+            if k not in CALLEE_OPTIONS and k != "nopython"}
+
+
 class _CalleeDispatcher(CPUDispatcher):
     """A kernel helper compiled without its Python and C entry points (``njit(callee=
     True)``): a kernel that calls it links its code and never needs them, and making them
@@ -223,10 +230,9 @@ class _CalleeDispatcher(CPUDispatcher):
             copied.__qualname__ = f"{fn.__qualname__}_py"
             copied.__module__ = fn.__module__
             copied.__doc__ = fn.__doc__
-            options = {k: v for k, v in self.targetoptions.items()
-                       if k not in CALLEE_OPTIONS and k != "nopython"}
             cache = not isinstance(self._cache, caching.NullCache)
-            twin = self.__dict__["_tinynet_twin"] = njit(cache=cache, **options)(copied)
+            twin = njit(cache=cache, **_plain_options(self))(copied)
+            self.__dict__["_tinynet_twin"] = twin
         return twin(*args, **kwargs)
 
 
@@ -243,9 +249,7 @@ def inlined(kernel: Any) -> Any:
     fn = getattr(kernel, "py_func", None)
     if fn is None:
         return kernel
-    options = {k: v for k, v in kernel.targetoptions.items()
-               if k not in CALLEE_OPTIONS and k != "nopython"}
-    return njit(inline="always", **options)(fn)
+    return njit(inline="always", **_plain_options(kernel))(fn)
 
 
 def njit(*args: Any, variant: Any = None, callee: bool = False, **kwargs: Any) -> Any:

@@ -163,30 +163,27 @@ def _blocks(n, row_len):
     return nrows, rpb, (nrows + rpb - 1) // rpb
 
 
+def _mode(parallel: bool) -> str:
+    return "parallel" if parallel else "serial"
+
+
 @functools.cache
 def act_forward_kernel(kind: int, parallel: bool) -> Any:
     """The compiled forward of activation ``kind``, serial or parallel (same bits), one
     dispatcher each, compiled on first use: ``kernel(x, bias, row_len, p0, p1, p2, out)``
     sets ``out = act(x + bias)`` over flat float32 ``x``/``out`` seen as rows of
-    ``row_len`` (``bias``: ``row_len`` floats or none)."""
-    if parallel:
-        @njit(cache=True, variant=kind, parallel=True, error_model="numpy")
-        def act_forward_parallel(x, bias, row_len, p0, p1, p2, out):
-            nrows, rpb, nblocks = _blocks(x.size, row_len)
-            for b in prange(nblocks):
-                _forward_block(kind, x, bias, row_len, p0, p1, p2, out, b * rpb,
-                               min((b + 1) * rpb, nrows))
+    ``row_len`` (``bias``: ``row_len`` floats or none). The serial one's ``prange`` is a
+    plain ``range`` (Numba without ``parallel=True``)."""
 
-        return act_forward_parallel
-
-    @njit(cache=True, variant=kind, error_model="numpy")
-    def act_forward_serial(x, bias, row_len, p0, p1, p2, out):
+    @njit(cache=True, variant=f"{kind}_{_mode(parallel)}", parallel=parallel,
+          error_model="numpy")
+    def act_forward(x, bias, row_len, p0, p1, p2, out):
         nrows, rpb, nblocks = _blocks(x.size, row_len)
-        for b in range(nblocks):
+        for b in prange(nblocks):
             _forward_block(kind, x, bias, row_len, p0, p1, p2, out, b * rpb,
                            min((b + 1) * rpb, nrows))
 
-    return act_forward_serial
+    return act_forward
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -253,21 +250,13 @@ def act_backward_kernel(kind: int, parallel: bool) -> Any:
     activation input ``x``, output ``y`` and gradient ``g``. Kinds that do not read ``x``
     (or ``y``) accept any array of the same size in its place (e.g. ``g``); ``out`` may
     alias ``g``."""
-    if parallel:
-        @njit(cache=True, variant=kind, parallel=True, error_model="numpy")
-        def act_backward_parallel(x, y, g, row_len, p0, p1, p2, out):
-            nrows, rpb, nblocks = _blocks(g.size, row_len)
-            for b in prange(nblocks):
-                _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, b * rpb,
-                                min((b + 1) * rpb, nrows))
 
-        return act_backward_parallel
-
-    @njit(cache=True, variant=kind, error_model="numpy")
-    def act_backward_serial(x, y, g, row_len, p0, p1, p2, out):
+    @njit(cache=True, variant=f"{kind}_{_mode(parallel)}", parallel=parallel,
+          error_model="numpy")
+    def act_backward(x, y, g, row_len, p0, p1, p2, out):
         nrows, rpb, nblocks = _blocks(g.size, row_len)
-        for b in range(nblocks):
+        for b in prange(nblocks):
             _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, b * rpb,
                             min((b + 1) * rpb, nrows))
 
-    return act_backward_serial
+    return act_backward
