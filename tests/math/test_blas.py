@@ -27,6 +27,55 @@ def test_a_cblas_sgemm_was_found_on_this_machine():
     assert blas.BLAS.startswith("scipy_cblas_sgemm64_"), blas.BLAS
 
 
+def test_numpys_blas_is_taken_even_when_scipy_loaded_its_own_first():
+    # SciPy's wheel brings another OpenBLAS, which may sit first in the address map; the
+    # products (and their bits) must not depend on what the user imported first
+    import subprocess
+    import sys
+
+    code = ("import scipy.linalg, sklearn.datasets\n"
+            "from tinynet.kernels import blas\n"
+            "print(blas.BLAS)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    numpy_libs = [os.path.basename(p) for p in blas.blas_library_paths()
+                  if os.sep + "numpy" in p]
+    assert numpy_libs, blas.blas_library_paths()
+    assert out.startswith("scipy_cblas_sgemm64_") and out.endswith(numpy_libs[0]), out
+
+
+def _fake_setting(per_thread: bool, start: int):
+    import threading
+
+    local, shared = threading.local(), [start]
+
+    def set_local(n: int) -> int:
+        if per_thread:
+            previous = getattr(local, "n", start)
+            local.n = n
+        else:
+            previous, shared[0] = shared[0], n
+        return previous
+
+    return set_local, shared
+
+
+@pytest.mark.parametrize("per_thread,start,expected", [(True, 2, True), (False, 2, False),
+                                                       (True, 1, False), (False, 1, False)])
+def test_is_thread_local_tells_a_per_thread_setting_from_a_process_wide_one(
+        per_thread, start, expected):
+    set_local, shared = _fake_setting(per_thread, start)
+    assert blas.is_thread_local(set_local) is expected
+    assert shared[0] == start and set_local(start) == start  # left as found
+
+
+def test_local_threads_only_where_the_setting_is_per_thread():
+    if blas.LOCAL_THREADS:
+        assert blas.is_thread_local(blas._py_local_threads)
+    else:
+        assert blas._py_local_threads(1) == -1  # the stand-in: changes nothing
+
+
 @pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True),
                                              (True, True)])
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (7, 5, 3), (64, 32, 144), (300, 17, 1000)])

@@ -8,7 +8,8 @@ address with LLVM under the fixed symbol ``tinynet_cblas_sgemm``, which the kern
 declare as an external function. The address is resolved when a kernel is compiled or
 loaded from Numba's cache, so caching works. Each call computes one tile on the calling
 thread, single-threaded: where the BLAS has OpenBLAS's thread-local setting
-(``openblas_set_num_threads_local``, registered as ``tinynet_blas_local_threads``), each
+(``openblas_set_num_threads_local``, registered as ``tinynet_blas_local_threads``, and
+checked at import to be per thread: :func:`is_thread_local`), each
 call sets its own thread to one BLAS thread and puts the previous value back, which costs
 a thread-local write and leaves every thread as it was; elsewhere
 (:data:`LOCAL_THREADS` false) :func:`tinynet.math.matmul.single_threaded_blas` holds the
@@ -26,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
+import threading
 from typing import Callable
 
 import llvmlite.binding as ll
@@ -64,9 +66,18 @@ _LOCAL_NAME = "openblas_set_num_threads_local"
 
 
 def blas_library_paths() -> list[str]:
-    """Shared libraries that may hold NumPy's BLAS (loaded ones first)."""
+    """Shared libraries that may hold NumPy's BLAS: the ones NumPy's wheel bundles first,
+    then any loaded into the process (a NumPy built against a system BLAS). The bundled
+    ones come first because SciPy's wheel loads an OpenBLAS of its own, which may sit
+    earlier in the address map; taking it would make the products depend on what the
+    user imported first."""
     names = ("openblas", "mkl_rt")
     paths: list[str] = []
+    root = os.path.dirname(os.path.dirname(np.__file__))
+    for pattern in ("numpy.libs/*", "numpy/.dylibs/*"):
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            if any(n in os.path.basename(path).lower() for n in names) and path not in paths:
+                paths.append(path)
     try:
         with open("/proc/self/maps", encoding="utf-8") as fh:
             for line in fh:
@@ -75,11 +86,6 @@ def blas_library_paths() -> list[str]:
                     paths.append(path)
     except OSError:
         pass
-    root = os.path.dirname(os.path.dirname(np.__file__))
-    for pattern in ("numpy.libs/*", "numpy/.dylibs/*"):
-        for path in sorted(glob.glob(os.path.join(root, pattern))):
-            if any(n in os.path.basename(path).lower() for n in names) and path not in paths:
-                paths.append(path)
     return paths
 
 
@@ -100,22 +106,61 @@ def _find_cblas() -> tuple[int, int, str, ctypes.CDLL] | None:
     return None
 
 
+def is_thread_local(set_local: Callable[[int], int]) -> bool:
+    """Whether ``set_local(n)`` (set the calling thread's BLAS threads, return the previous
+    value) really is per thread: this thread sets one thread, another thread must not see
+    it. OpenBLAS built with pthreads exports ``openblas_set_num_threads_local`` as the
+    process-wide setting (the OpenBLAS 0.3.31 in NumPy 2.4.6's wheel does); worker threads calling it at once would
+    race and leave the process at one thread. Undecidable when the BLAS already runs one
+    thread; then ``False`` (holding the whole BLAS at one thread is right either way)."""
+    seen: list[int] = []
+
+    def other() -> None:
+        seen.append(set_local(1))
+        set_local(seen[0])
+
+    previous = set_local(1)
+    try:
+        if previous == 1:
+            return False
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+    finally:
+        set_local(previous)
+    return seen[0] != 1
+
+
 def _register_local(lib: ctypes.CDLL | None) -> tuple[bool, Callable[[int], int]]:
     """Registers :data:`LOCAL_SYMBOL`: the BLAS's thread-local thread setting where it has
-    one (``True``), else a compiled stand-in that changes nothing and returns -1."""
+    one and it is per thread (``True``), else a stand-in that changes nothing and
+    returns -1."""
     fn = getattr(lib, _LOCAL_NAME, None) if lib is not None else None
     if fn is not None:
         fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+    if fn is not None and is_thread_local(fn):
         ll.add_symbol(LOCAL_SYMBOL, ctypes.cast(fn, ctypes.c_void_p).value)
         return True, fn
     if _JIT:
-        # compiled on demand, only where the BLAS has no thread-local setting (not cached)
-        @cfunc(_LOCAL_SIG)
-        def none(n):  # pragma: no cover
-            return np.int32(-1)
-
-        ll.add_symbol(LOCAL_SYMBOL, none.address)
+        ll.add_symbol(LOCAL_SYMBOL, _no_local_threads_address())
     return False, lambda n: -1
+
+
+_engines: list = []  # execution engines whose code is registered (kept alive)
+
+
+def _no_local_threads_address() -> int:
+    """Address of ``int f(int) { return -1; }``, built from LLVM IR directly: a Numba
+    ``cfunc`` would cost a third of a second at every import (it cannot be cached)."""
+    name = LOCAL_SYMBOL + "_none"
+    ll.initialize_native_target()  # idempotent; Numba does it only on its first compile
+    ll.initialize_native_asmprinter()
+    module = ll.parse_assembly(f"define i32 @{name}(i32 %n) {{\n  ret i32 -1\n}}\n")
+    machine = ll.Target.from_default_triple().create_target_machine()
+    engine = ll.create_mcjit_compiler(module, machine)
+    engine.finalize_object()
+    _engines.append(engine)
+    return engine.get_function_address(name)
 
 
 def _lp64_adapter(address: int) -> int:
