@@ -40,36 +40,32 @@ def _name(dispatcher) -> str:
 
 
 def record(path: str) -> None:
-    """Installs a compile-event recorder that writes its events to ``path`` at exit
-    (appended as JSON lines, so several processes can share one file)."""
-    import atexit
-
+    """Installs a compile-event recorder that appends each event to ``path`` as it ends
+    (JSON lines, so several processes can share one file; a forked compile-ahead helper
+    leaves with ``os._exit``, which runs no exit handler)."""
     from numba.core import event
 
     stack: list = []
-    rows: list = []
+    os.register_at_fork(after_in_child=stack.clear)  # the parent's compile is not ours
 
     class Recorder(event.Listener):
         def on_start(self, ev):
             stack.append([_name(ev.data["dispatcher"]), time.perf_counter(), 0.0, time.time()])
 
         def on_end(self, ev):
+            if not stack:
+                return
             name, start, children, wall = stack.pop()
             total = time.perf_counter() - start
             if stack:
                 stack[-1][2] += total
-            rows.append({"kernel": name, "total": total, "self": total - children,
-                         "depth": len(stack), "args": str(ev.data.get("args"))[:120],
-                         "pid": os.getpid(), "start": wall})
-
-    event.register("numba:compile", Recorder())
-
-    def dump() -> None:
-        with open(path, "a", encoding="utf-8") as fh:
-            for row in rows:
+            row = {"kernel": name, "total": total, "self": total - children,
+                   "depth": len(stack), "args": str(ev.data.get("args"))[:120],
+                   "pid": os.getpid(), "start": wall}
+            with open(path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(row) + "\n")
 
-    atexit.register(dump)
+    event.register("numba:compile", Recorder())
 
 
 def _site(work: str) -> str:

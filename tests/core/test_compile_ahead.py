@@ -16,7 +16,16 @@ import numpy as np
 import tinynet as tn
 from tinynet.tools import compile_ahead
 from tinynet.layers import Dense, Input
-compile_ahead.set_enabled(sys.argv[1] == "on")
+compile_ahead.set_enabled(sys.argv[1] != "off")
+kinds = []  # the kind of helper each start made: a fork or a new interpreter
+if sys.argv[1] == "spawn":
+    compile_ahead._can_fork = lambda: False
+for name in ("_fork", "_spawn"):
+    made = getattr(compile_ahead, name)
+    def record(*args, _made=made, _name=name):
+        kinds.append(_name)
+        return _made(*args)
+    setattr(compile_ahead, name, record)
 tn.set_seed(0)
 x = np.random.default_rng(0).standard_normal((37, 6)).astype(np.float32)
 y = (x[:, 0] > 0).astype(np.int64)
@@ -25,7 +34,7 @@ model.compile(optimizer=tn.optimizers.Adam(1e-2),
               loss=tn.losses.SparseCategoricalCrossentropy(from_logits=True))
 model.fit(x, y, batch_size=16, epochs=2, verbose=0, validation_data=(x[:9], y[:9]))
 digest = hashlib.sha256(b"".join(w.tobytes() for w in model.get_weights())).hexdigest()
-print(digest, compile_ahead._started, compile_ahead._helper is None)
+print(digest, compile_ahead._started, compile_ahead._helper is None, ",".join(kinds) or "-")
 """
 
 
@@ -39,12 +48,16 @@ def _fit(cache, mode: str) -> list[str]:
 
 
 def test_a_cold_fit_starts_one_helper_ends_it_and_gives_the_same_bits(tmp_path):
-    with_helper = _fit(tmp_path / "a", "on")
+    forked = _fit(tmp_path / "a", "on")
     without = _fit(tmp_path / "b", "off")
+    spawned = _fit(tmp_path / "c", "spawn")
     warm = _fit(tmp_path / "a", "on")
-    assert with_helper == [without[0], "True", "True"]  # started, and gone after the fit
-    assert without[1:] == ["False", "True"]
-    assert warm == [without[0], "False", "True"]  # a warm cache starts no helper
+    expected_kind = "_fork" if sys.platform.startswith("linux") else "_spawn"
+    # started, gone after the fit, the same weights
+    assert forked == [without[0], "True", "True", expected_kind]
+    assert spawned == [without[0], "True", "True", "_spawn"]
+    assert without[1:] == ["False", "True", "-"]
+    assert warm == [without[0], "False", "True", "-"]  # a warm cache starts no helper
 
 
 def test_batch_sizes_are_those_a_pass_sees():
@@ -127,3 +140,31 @@ def test_two_processes_sharing_a_cache_compile_a_kernel_once(tmp_path):
 def test_a_busy_kernel_raises_where_waiting_is_off(tmp_path):
     out, err = _locked(tmp_path, "busy").communicate(timeout=600)
     assert out.strip() == "busy: max_fwd_serial is being compiled by another process", err
+
+
+GC = """
+import gc, sys
+import numpy as np
+from tinynet.kernels.pooling import max_fwd_serial as kernel
+x = np.zeros((1, 2, 2, 1), np.float32)
+out = np.zeros((1, 1, 1, 1), np.float32)
+arg = np.zeros((1, 1, 1, 1), np.int32)
+b = np.zeros(1, np.int64)
+if sys.argv[1] == "frozen":
+    gc.freeze()
+kernel(x, out, arg, b, b + 2, b, b + 2)
+cres = next(iter(kernel.overloads.values()))
+print(gc.isenabled(), gc.get_freeze_count() > 0, cres.type_annotation, cres.metadata)
+"""
+
+
+@pytest.mark.parametrize("mode", ["plain", "frozen"])
+def test_a_compile_leaves_the_garbage_collector_as_it_found_it(tmp_path, mode):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    env.pop("NUMBA_DISABLE_JIT", None)
+    out = subprocess.run([sys.executable, "-c", GC, mode], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    # on, with the program's own frozen objects still frozen and no other; the kernel
+    # keeps what a cache load keeps (no typed IR, no compile metadata)
+    assert out.stdout.split() == ["True", str(mode == "frozen"), "None", "None"]

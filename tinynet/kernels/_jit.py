@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import gc
 import hashlib
 import os
 import sys
@@ -61,7 +62,7 @@ except ImportError:  # Windows
 __all__ = ["njit", "SLP", "LINEAR_INLINING", "COMPILE_HOOKS", "WAIT_FOR_BUSY_KERNELS",
            "KernelBusy", "BUSY", "lock_path", "SHAPES_ONLY", "shapes_only",
            "kernel_sources_digest", "sources_digest", "silence_compile_notice", "CALLEE_OPTIONS",
-           "inlined"]
+           "inlined", "forget_compile_in_progress"]
 
 # The environment has the last word: NUMBA_SLP_VECTORIZE=0 keeps the vectorizer off.
 SLP: int = 0 if (tuning.env("NUMBA_SLP_VECTORIZE") or "1").strip() in ("0", "") else 1
@@ -179,13 +180,55 @@ def _compile_lock(dispatcher: Dispatcher, sig: Any):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+_collecting_later = False
+
+
+@contextlib.contextmanager
+def _new_objects_only():
+    """While a kernel compiles the garbage collector waits, then collects once, among
+    the objects the compile made. A compile makes a few hundred thousand objects, many of
+    them in reference cycles (Numba's IR), and lets the collector run a dozen full
+    collections that would each also walk all the process held before (the program's
+    data, earlier kernels' compile results). ``gc.freeze()`` sets those aside until the
+    outermost compile ends, its one ``gc.collect()`` walks only the new ones, and
+    ``gc.unfreeze()`` puts the old ones back (freeze and unfreeze are O(1)). The IR of
+    the functions it inlined goes with it. The collector is left alone where the program
+    has frozen objects itself or turned it off."""
+    global _collecting_later
+    if _collecting_later or not gc.isenabled() or gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    gc.disable()
+    _collecting_later = True
+    try:
+        yield
+    finally:
+        _collecting_later = False
+        _DERIVED.clear()  # the inlined functions' IR: kept for this compile only
+        gc.enable()
+        gc.collect()
+        gc.unfreeze()
+
+
+def _slim(dispatcher: Dispatcher, sig: Any) -> None:
+    """Keeps of a kernel just compiled what a kernel loaded from the cache keeps: not its
+    typed IR (the type annotation) nor its compile metadata, some ten thousand objects
+    that every later full collection, and the one at exit, would walk again."""
+    key = tuple(sigutils.normalize_signature(sig)[0])
+    cres = dispatcher.overloads.get(key)
+    if cres is not None and (cres.metadata is not None
+                             or not isinstance(cres.type_annotation, (str, type(None)))):
+        dispatcher.overloads[key] = cres._replace(type_annotation=None, metadata=None)
+
+
 def _with_slp(dispatcher: Dispatcher) -> Dispatcher:
     compile_plain = dispatcher.compile
 
     def compile_with_slp(sig: Any) -> Any:
         if tuple(sigutils.normalize_signature(sig)[0]) in dispatcher.overloads:
             return compile_plain(sig)  # compiled or loaded already: nothing to lock
-        with global_compiler_lock, _compile_lock(dispatcher, sig):
+        with global_compiler_lock, _compile_lock(dispatcher, sig), _new_objects_only():
             saved = config.SLP_VECTORIZE
             config.SLP_VECTORIZE = SLP
             inline_ir, derive = _WORKER.inline_ir, _WORKER.run_untyped_passes
@@ -193,7 +236,9 @@ def _with_slp(dispatcher: Dispatcher) -> Dispatcher:
                 _WORKER.inline_ir = _inline_ir_linear
                 _WORKER.run_untyped_passes = _run_untyped_passes_once
             try:
-                return compile_plain(sig)
+                entry = compile_plain(sig)
+                _slim(dispatcher, sig)
+                return entry
             finally:
                 config.SLP_VECTORIZE = saved
                 _WORKER.inline_ir, _WORKER.run_untyped_passes = inline_ir, derive
@@ -307,9 +352,9 @@ def shapes_only():
 # ------------------------------------------------------------ first-use notice
 _NOTICE = "tinynet: compiling kernels for first use (cached in {where}; later runs skip this)"
 _noticed = False
-#: Called (no arguments) as each tinynet kernel starts compiling, before it compiles: the
-#: compile-ahead helper of a fit starts from here (:mod:`tinynet.tools.compile_ahead`).
-COMPILE_HOOKS: list[Callable[[], None]] = []
+#: Called with the dispatcher as each tinynet kernel starts compiling, before it compiles:
+#: the compile-ahead helper of a fit starts from here (:mod:`tinynet.tools.compile_ahead`).
+COMPILE_HOOKS: list[Callable[[Dispatcher], None]] = []
 
 
 def _cache_dir(dispatcher: Any) -> str:
@@ -330,7 +375,7 @@ class _FirstCompileNotice(event.Listener):
         if not module.startswith("tinynet."):
             return
         for hook in COMPILE_HOOKS:
-            hook()
+            hook(dispatcher)
         if _noticed:
             return
         _noticed = True
@@ -343,6 +388,21 @@ class _FirstCompileNotice(event.Listener):
 
 
 event.register("numba:compile", _FirstCompileNotice())
+
+
+def forget_compile_in_progress(dispatcher: Dispatcher) -> None:
+    """In a process forked while ``dispatcher`` was starting to compile (a compile hook):
+    this process is not compiling it. It holds none of the parent's kernel locks (the
+    parent releases the one it took: a forked child shares it), ``dispatcher`` no longer
+    reads as being compiled (a kernel that calls it would fail to type, as an unsupported
+    recursion), and the garbage collector runs again (:func:`_new_objects_only`)."""
+    global _collecting_later
+    _HELD.clear()
+    dispatcher._compiling_counter = type(dispatcher._compiling_counter)()
+    if _collecting_later:
+        _collecting_later = False
+        gc.enable()
+        gc.unfreeze()
 
 
 def silence_compile_notice() -> None:

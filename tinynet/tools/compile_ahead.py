@@ -3,17 +3,23 @@
 Numba compiles a kernel in the process that first calls it, one kernel at a time, so a
 first training step would compile everything its model needs one kernel after another
 on one core. When a kernel starts compiling during a ``fit``, tinynet starts one helper
-process (where the process may run on two cores or more). The helper rebuilds the model
-from a pickle and pushes batches of the fit's shapes through the optimizer, the loss and
-then the layers from the last to the first, so it compiles the end of a step while the
-fit compiles its beginning. Both compile into the same cache, and each kernel is
-compiled by one of them only: the other waits for it and loads it from the cache (the
-compile locks of :mod:`tinynet.kernels._jit`).
+process (where the process may run on two cores or more). The helper pushes batches of
+the fit's shapes through the optimizer, the loss and then the layers from the last to
+the first, so it compiles the end of a step while the fit compiles its beginning. Both
+compile into the same cache, and each kernel is compiled by one of them only: the other
+waits for it and loads it from the cache (the compile locks of
+:mod:`tinynet.kernels._jit`).
+
+On Linux the helper is a fork of the fit's process, taken while Numba's thread pool has
+not started yet (GNU OpenMP aborts a forked child that uses its parent's pool): it has
+the fit's modules and model already and starts compiling at once. Elsewhere, or once the
+pool runs, it is a new interpreter that imports tinynet and rebuilds the model from a
+pickle, about a second later (a model that cannot be pickled, with layers defined in the
+script itself, then gets no helper).
 
 The helper only fills the cache: it computes nothing the fit reads, so no result changes.
 It ends with the fit (or earlier, when it is done). A process starts one helper at most
-(for the first fit that compiles); a warm cache never starts it, and neither does a
-model that cannot be pickled (layers defined in the script itself). :func:`set_enabled`
+(for the first fit that compiles); a warm cache never starts it. :func:`set_enabled`
 turns it off (the test suite does, to keep to its two worker processes).
 """
 
@@ -24,10 +30,12 @@ import contextlib
 import functools
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,7 +47,7 @@ __all__ = ["set_enabled", "is_enabled", "ahead_of_fit", "run", "main"]
 
 _enabled = True
 _pending: dict | None = None  # the running fit's spec, until its helper starts
-_helper: subprocess.Popen | None = None
+_helper: subprocess.Popen | int | None = None  # a new interpreter, or a fork's pid
 _started = False  # one helper per process: the first fit that compiles gets it
 
 
@@ -90,35 +98,80 @@ def ahead_of_fit(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int,
         _stop()
 
 
-def _start() -> None:
-    """Starts the pending fit's helper (called as a kernel starts compiling)."""
+def _start(dispatcher: Any) -> None:
+    """Starts the pending fit's helper (called as ``dispatcher`` starts compiling)."""
     global _pending, _helper, _started
     spec, _pending = _pending, None
     if spec is None:
         return
     _started = True
+    _helper = _fork(spec, dispatcher) if _can_fork() else _spawn(spec)
+
+
+def _can_fork() -> bool:
+    """Whether the helper can be a fork of this process: on Linux, before Numba's thread
+    pool starts (a forked child must not use its parent's OpenMP pool; its own is fine)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return False
+    from numba.np.ufunc import parallel
+
+    return not parallel._is_initialized
+
+
+def _fork(spec: dict, dispatcher: Any) -> int:
+    """Forks the helper; the child runs :func:`run` and leaves with ``os._exit`` (no exit
+    handlers of the parent's, no second flush of its buffered output)."""
+    with warnings.catch_warnings():  # Python 3.12+ warns on a fork with threads running
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        for sig in (signal.SIGTERM, signal.SIGINT):  # not the script's own handlers
+            signal.signal(sig, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        from tinynet.kernels import _jit
+
+        _jit.forget_compile_in_progress(dispatcher)
+        run(spec)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _spawn(spec: dict) -> subprocess.Popen | None:
+    """Starts the helper as a new interpreter that unpickles ``spec`` (``None`` when the
+    model cannot be pickled)."""
     fd, path = tempfile.mkstemp(prefix="tinynet-ahead-", suffix=".pkl")
     try:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(spec, fh, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # e.g. layers defined in the user's script: no helper
         os.unlink(path)
-        return
+        return None
     import tinynet  # the folder holding this tinynet goes first on the helper's path
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(tinynet.__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    _helper = subprocess.Popen([sys.executable, "-m", "tinynet.tools.compile_ahead", path],
-                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    return subprocess.Popen([sys.executable, "-m", "tinynet.tools.compile_ahead", path],
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 def _stop() -> None:
     global _helper
     helper, _helper = _helper, None
-    if helper is not None and helper.poll() is None:
-        helper.terminate()  # cache files are written whole (a rename), never half
+    if isinstance(helper, int):  # a fork: cache files are written whole (a rename)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(helper, signal.SIGTERM)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(helper, 0)
+    elif helper is not None and helper.poll() is None:
+        helper.terminate()
         helper.wait()
 
 
@@ -169,7 +222,7 @@ def _tasks(spec: dict) -> list:
             for lay in layers:
                 shapes.append(tuple(lay.compute_output_shape(shapes[-1])))
             if training:  # the backwards (normalization and convolution layers skip
-                # their forward kernels for it: kernels._jit.shapes_only), first layer first
+                # their forward kernels for it: kernels._jit.shapes_only)
                 tasks += [functools.partial(layer, i, shapes[i], True, True)
                           for i in range(len(layers))]
             tasks.append(functools.partial(loss, size, shapes[-1], training))
