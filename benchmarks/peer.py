@@ -23,7 +23,9 @@ Keras and JAX are never tinynet dependencies: install them anywhere (e.g. ``pip 
 separated); without them the Keras rows say "not installed" and the rest still runs.
 
 ``--profile`` prints where one tinynet digits step spends its time: each layer's forward
-and backward, the loss, the metric, the optimizer, and the Python around them.
+and backward, the loss, the metric, the optimizer, and the Python around them, on 2
+threads and on 1, and per part that ran a parallel region the time spent beyond a
+perfect split of its serial work (waiting in parallel regions).
 """
 
 from __future__ import annotations
@@ -226,19 +228,27 @@ def compare(args: argparse.Namespace) -> None:
             print(f"tinynet / Keras-JAX, {state}: {ratios}")
 
 
-def profile() -> None:
-    """One digits step, part by part (medians over 50 steps, after 20 warm-up steps)."""
+def _step_parts(model: Any, xb: Any, yb: Any) -> tuple[dict[str, float], float, set]:
+    """Median seconds of each part of a training step over 50 steps (after 20 warm-up
+    steps), of the whole step, and the parts that ran a parallel region."""
     import numpy as np
 
+    from tinynet import tuning
     from tinynet.math.matmul import single_threaded_blas
 
-    model = _tinynet_models()["digits"]()
-    x, y = _digits()
-    xb, yb = x[:32], y[:32]
-    model.fit(xb, yb, batch_size=32, epochs=1, verbose=0)  # builds and compiles
     parts: dict[str, list[float]] = {}
+    parallel: set = set()
+    use_parallel = tuning.use_parallel
+    current = [""]
+
+    def watched(name: str, work: int) -> bool:
+        answer = use_parallel(name, work)
+        if answer:
+            parallel.add(current[0])
+        return answer
 
     def timed(name: str, fn: Any) -> Any:
+        current[0] = name
         start = time.perf_counter()
         out = fn()
         parts.setdefault(name, []).append(time.perf_counter() - start)
@@ -246,34 +256,69 @@ def profile() -> None:
 
     params, _ = model._step_state()
     layers = model.layers
-    for i in range(70):
-        start = time.perf_counter()
-        with single_threaded_blas():
-            out = xb
-            for layer in layers:
-                out = timed(f"{layer.name} forward", lambda l=layer, o=out: l.forward(o, training=True))
-            pred = np.asarray(out)
-            _, grad = timed("loss", lambda: model.loss.value_and_grad(yb, pred))
-            timed("metric", lambda: [m(yb, pred) for m in model.metrics])
-            for k in range(len(layers) - 1, 0, -1):
-                grad = timed(f"{layers[k].name} backward", lambda l=layers[k], g=grad: l.backward(g))
-            timed(f"{layers[0].name} backward", lambda g=grad: layers[0].backward_params(g))
-            timed("optimizer", lambda: model.optimizer.apply(params))
-        parts.setdefault("step", []).append(time.perf_counter() - start)
-        if i < 20:
-            for v in parts.values():
-                v.pop()
-    step = statistics.median(parts.pop("step"))
-    print("| part | median us | share of the step |")
-    print("|---|---:|---:|")
-    total = 0.0
-    for name, values in parts.items():
-        t = statistics.median(values)
-        total += t
-        print(f"| {name} | {1e6 * t:.0f} | {100 * t / step:.0f} % |")
-    print(f"| Python between the parts | {1e6 * (step - total):.0f} | "
-          f"{100 * (step - total) / step:.0f} % |")
-    print(f"| whole step | {1e6 * step:.0f} | 100 % |")
+    tuning.use_parallel = watched
+    try:
+        for i in range(70):
+            start = time.perf_counter()
+            with single_threaded_blas():
+                out = xb
+                for layer in layers:
+                    out = timed(f"{layer.name} forward",
+                                lambda l=layer, o=out: l.forward(o, training=True))
+                pred = np.asarray(out)
+                _, grad = timed("loss", lambda: model.loss.value_and_grad(yb, pred))
+                timed("metric", lambda: [m(yb, pred) for m in model.metrics])
+                for k in range(len(layers) - 1, 0, -1):
+                    grad = timed(f"{layers[k].name} backward",
+                                 lambda l=layers[k], g=grad: l.backward(g))
+                timed(f"{layers[0].name} backward", lambda g=grad: layers[0].backward_params(g))
+                timed("optimizer", lambda: model.optimizer.apply(params))
+            parts.setdefault("step", []).append(time.perf_counter() - start)
+            if i < 20:
+                for v in parts.values():
+                    v.pop()
+    finally:
+        tuning.use_parallel = use_parallel
+    medians = {name: statistics.median(v) for name, v in parts.items()}
+    return medians, medians.pop("step"), parallel
+
+
+def profile() -> None:
+    """One digits step, part by part, on 2 threads and on 1.
+
+    *Waiting in parallel regions* is estimated per part that ran one: its 2-thread time
+    minus half its 1-thread time, i.e. what the part costs beyond a perfect split of its
+    serial work over the two threads (start-up and join of each region, the threads
+    waiting for each other, work that does not split).
+    """
+    from tinynet import tuning
+
+    model = _tinynet_models()["digits"]()
+    x, y = _digits()
+    xb, yb = x[:32], y[:32]
+    model.fit(xb, yb, batch_size=32, epochs=1, verbose=0)  # builds and compiles
+    threads = tuning.get_num_threads()
+    two, step2, parallel = _step_parts(model, xb, yb)
+    tuning.set_num_threads(1)
+    one, step1, _ = _step_parts(model, xb, yb)
+    tuning.set_num_threads(threads)
+    print(f"| part | {threads} threads, us | share of the step | 1 thread, us | "
+          "waiting in parallel regions, us |")
+    print("|---|---:|---:|---:|---:|")
+    waits = 0.0
+    for name, t in two.items():
+        wait = "-"
+        if name in parallel:
+            w = max(t - one[name] / threads, 0.0)
+            waits += w
+            wait = f"{1e6 * w:.0f}"
+        print(f"| {name} | {1e6 * t:.0f} | {100 * t / step2:.0f} % | {1e6 * one[name]:.0f} | "
+              f"{wait} |")
+    rest2, rest1 = step2 - sum(two.values()), step1 - sum(one.values())
+    print(f"| Python between the parts | {1e6 * rest2:.0f} | {100 * rest2 / step2:.0f} % | "
+          f"{1e6 * rest1:.0f} | - |")
+    print(f"| whole step | {1e6 * step2:.0f} | 100 % | {1e6 * step1:.0f} | "
+          f"{1e6 * waits:.0f} |")
 
 
 def main(argv: list[str] | None = None) -> int:
