@@ -29,6 +29,8 @@ from tinynet.layers import (ELU, Activation, Add, Average, AveragePooling2D,
                             Input, InputLayer, InstanceNormalization, LayerNormalization,
                             LeakyReLU, Maximum, MaxPooling2D, Multiply, Parameter, ReLU,
                             Reshape, Sigmoid, Softmax, SpatialDropout2D, Subtract, Tanh)
+from tinynet.layers import Cropping2D, Rescaling, ZeroPadding2D
+from tinynet.utils import to_categorical
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 NAN, INF = float("nan"), float("inf")
@@ -254,6 +256,65 @@ case("reshape-unknown-not-divisible", "Reshape((-1, 3)) on shape (2, 4)",
      "Reshape 'reshape': cannot reshape input shape (None, 4) to target_shape (-1, 3)",
      "not a multiple of 3")
 
+MARGINS = ("must be an int, a tuple of 2 ints (symmetric height, symmetric width) or a tuple "
+           "of 2 tuples of 2 ints ((top, bottom), (left, right)), each >= 0")
+case("zero-padding-str", "ZeroPadding2D('same')", lambda: ZeroPadding2D("same"), TypeError,
+     "ZeroPadding2D: padding " + MARGINS, "got 'same'")
+case("zero-padding-negative", "ZeroPadding2D(-1)", lambda: ZeroPadding2D(-1), ValueError,
+     "ZeroPadding2D: padding " + MARGINS, "got -1")
+case("zero-padding-three", "ZeroPadding2D((1, 2, 3))", lambda: ZeroPadding2D((1, 2, 3)),
+     ValueError, "ZeroPadding2D: padding " + MARGINS, "got (1, 2, 3)")
+case("zero-padding-float", "ZeroPadding2D((1.5, 1))", lambda: ZeroPadding2D((1.5, 1)),
+     TypeError, "ZeroPadding2D: padding " + MARGINS, "got (1.5, 1)")
+case("zero-padding-channels-first", "ZeroPadding2D(1, data_format='channels_first')",
+     lambda: ZeroPadding2D(1, data_format="channels_first"), ValueError,
+     "ZeroPadding2D: data_format must be None or 'channels_last' (tinynet is channels-last)",
+     "got 'channels_first'")
+case("zero-padding-rank", "ZeroPadding2D() on shape (2, 3)",
+     lambda: ZeroPadding2D()(z(2, 3)), ValueError,
+     "ZeroPadding2D 'zero_padding2d': input must have rank 4", "got shape (None, 3)")
+case("zero-padding-backward-wrong-grad", "ZeroPadding2D backward with grad (1, 2, 2, 1)",
+     lambda: called(ZeroPadding2D(), 1, 2, 2, 1).backward(z(1, 2, 2, 1)), ValueError,
+     "ZeroPadding2D 'zero_padding2d': grad_output must have shape (1, 4, 4, 1)",
+     "got (1, 2, 2, 1)")
+case("cropping-negative", "Cropping2D(((0, -1), (0, 0)))",
+     lambda: Cropping2D(((0, -1), (0, 0))), ValueError,
+     "Cropping2D: cropping " + MARGINS, "got ((0, -1), (0, 0))")
+case("cropping-none", "Cropping2D(None)", lambda: Cropping2D(None), TypeError,
+     "Cropping2D: cropping " + MARGINS, "got None")
+case("cropping-channels-first", "Cropping2D(data_format='channels_first')",
+     lambda: Cropping2D(data_format="channels_first"), ValueError,
+     "Cropping2D: data_format must be None or 'channels_last'", "got 'channels_first'")
+case("cropping-too-much", "Cropping2D(2) on shape (1, 4, 5, 1)",
+     lambda: Cropping2D(2)(z(1, 4, 5, 1)), ValueError,
+     "Cropping2D 'cropping2d': cropping ((2, 2), (2, 2)) leaves nothing of input shape "
+     "(None, 4, 5, 1)", "expected top + bottom < height and left + right < width")
+case("cropping-backward-wrong-grad", "Cropping2D backward with grad (1, 4, 4, 1)",
+     lambda: called(Cropping2D(1), 1, 4, 4, 1).backward(z(1, 4, 4, 1)), ValueError,
+     "Cropping2D 'cropping2d': grad_output must have shape (1, 2, 2, 1)", "got (1, 4, 4, 1)")
+case("rescaling-scale-str", "Rescaling('half')", lambda: Rescaling("half"), TypeError,
+     "Rescaling: scale must be a finite float or an array of them", "got 'half'")
+case("rescaling-offset-nan", "Rescaling(1.0, offset=nan)", lambda: Rescaling(1.0, NAN),
+     ValueError, "Rescaling: offset must be a finite float or an array of them", "got nan")
+case("rescaling-scale-broadcast", "Rescaling([1, 2, 3]) on shape (2, 2)",
+     lambda: Rescaling([1.0, 2.0, 3.0])(z(2, 2)), ValueError,
+     "Rescaling 'rescaling': scale (3,) and offset () must broadcast to the input's shape "
+     "(2, 2)")
+case("rescaling-backward-wrong-grad", "Rescaling backward with grad (2, 3) for (2, 2)",
+     lambda: called(Rescaling(2.0), 2, 2).backward(z(2, 3)), ValueError,
+     "Rescaling 'rescaling': grad_output must have shape (2, 2)", "got (2, 3)")
+case("to-categorical-float-labels", "to_categorical([0.5, 1])",
+     lambda: to_categorical([0.5, 1]), TypeError,
+     "to_categorical: x must hold integer class labels", "got dtype float64")
+case("to-categorical-classes-str", "to_categorical([0, 1], '2')",
+     lambda: to_categorical([0, 1], "2"), TypeError,
+     "to_categorical: num_classes must be an int or None", "got '2'")
+case("to-categorical-negative-classes", "to_categorical([0], -1)",
+     lambda: to_categorical([0], -1), ValueError,
+     "to_categorical: num_classes must be >= 0", "got -1")
+case("to-categorical-out-of-range", "to_categorical([0, 3], 3)",
+     lambda: to_categorical([0, 3], 3), ValueError,
+     "to_categorical: label 3 is out of range for 3 classes (expected 0 <= label < 3)")
 case("activation-unknown", "Activation('swish')", lambda: Activation("swish"), ValueError,
      "Activation: activation must be one of", "got 'swish'")
 case("activation-int", "Activation(3)", lambda: Activation(3), TypeError,

@@ -341,6 +341,15 @@ class Layer:
                 f"(no cached forward pass)")
         return self._cache
 
+    def _check_grad(self, grad_output: Any, expected: tuple) -> np.ndarray:
+        """``grad_output`` as an array, which must have the last output's shape."""
+        g = as_array(grad_output)
+        if g.shape != tuple(expected):
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: grad_output must have shape "
+                f"{tuple(expected)} (the last output's shape), got {g.shape}")
+        return g
+
     def _check_rank(self, x: np.ndarray, min_rank: int, max_rank: int | None = None) -> None:
         if x.ndim < min_rank or (max_rank is not None and x.ndim > max_rank):
             want = f"{min_rank}" if max_rank == min_rank else (

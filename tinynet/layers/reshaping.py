@@ -13,15 +13,6 @@ from tinynet.tensor import Tensor, as_array
 __all__ = ["Flatten", "Reshape"]
 
 
-def _check_grad(layer: Layer, grad_output: Any, expected: tuple) -> np.ndarray:
-    g = as_array(grad_output)
-    if g.shape != tuple(expected):
-        raise ValueError(
-            f"{type(layer).__name__} {layer.name!r}: grad_output must have shape "
-            f"{tuple(expected)} (the last output's shape), got {g.shape}")
-    return g
-
-
 class Flatten(Layer):
     """Flattens every axis but the batch axis (C order), as ``keras.layers.Flatten``.
 
@@ -56,7 +47,7 @@ class Flatten(Layer):
 
     def backward(self, grad_output: Any) -> Tensor:
         input_shape = self._require_cache()
-        g = _check_grad(self, grad_output, (input_shape[0], math.prod(input_shape[1:])))
+        g = self._check_grad(grad_output, (input_shape[0], math.prod(input_shape[1:])))
         return Tensor(g.reshape(input_shape))
 
 
@@ -148,7 +139,7 @@ class Reshape(Layer):
 
     def backward(self, grad_output: Any) -> Tensor:
         input_shape, out_shape = self._require_cache()
-        g = _check_grad(self, grad_output, out_shape)
+        g = self._check_grad(grad_output, out_shape)
         return Tensor(g.reshape(input_shape))
 
     def get_config(self) -> dict:

@@ -10,7 +10,8 @@ import numpy as np
 from tinynet import initializers
 from tinynet.random import check_seed
 
-__all__ = ["check_pair", "check_padding", "check_seed", "check_initializer"]
+__all__ = ["check_pair", "check_padding", "check_seed", "check_initializer", "check_margins",
+           "check_data_format"]
 # check_seed is tinynet.random's (the seed's one check), listed here with the others.
 
 _PADDINGS = ("valid", "same")
@@ -61,3 +62,43 @@ def check_initializer(value: Any, owner: str) -> str:
     except ValueError as exc:
         raise ValueError(f"{owner}: kernel_initializer: {exc}") from None
     return value
+
+
+def check_margins(value: Any, arg: str, owner: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Keras's 2-D padding or cropping: an int (every side), a pair of ints (symmetric
+    height, symmetric width) or a pair of pairs ((top, bottom), (left, right)), each a
+    non-negative int; as ``((top, bottom), (left, right))``."""
+    what = (f"{owner}: {arg} must be an int, a tuple of 2 ints (symmetric height, symmetric "
+            f"width) or a tuple of 2 tuples of 2 ints ((top, bottom), (left, right)), each "
+            f">= 0, got {value!r}")
+    if _is_int(value):
+        sides = ((value, value), (value, value))
+    elif isinstance(value, (list, tuple)) and len(value) == 2:
+        pairs = []
+        for v in value:
+            if _is_int(v):
+                pairs.append((v, v))
+            elif isinstance(v, (list, tuple)):
+                if len(v) != 2:
+                    raise ValueError(what)
+                pairs.append(tuple(v))
+            else:
+                raise TypeError(what)
+        sides = tuple(pairs)
+    elif isinstance(value, (list, tuple)):
+        raise ValueError(what)
+    else:
+        raise TypeError(what)
+    if not all(_is_int(v) for pair in sides for v in pair):
+        raise TypeError(what)
+    if any(v < 0 for pair in sides for v in pair):
+        raise ValueError(what)
+    return tuple((int(a), int(b)) for a, b in sides)  # type: ignore[return-value]
+
+
+def check_data_format(value: Any, owner: str) -> str:
+    """Keras's ``data_format``: ``None`` or ``"channels_last"`` (tinynet's only layout)."""
+    if value is None or value == "channels_last":
+        return "channels_last"
+    raise ValueError(f"{owner}: data_format must be None or 'channels_last' (tinynet is "
+                     f"channels-last), got {value!r}")

@@ -46,6 +46,6 @@ class AveragePooling2D(BasePooling2D):
 
     def backward(self, grad_output: Any) -> Tensor:
         input_shape, output_shape = self._require_cache()
-        g = self._prepare_grad(grad_output, output_shape)
+        g = self._check_grad(grad_output, output_shape)
         return Tensor(avg_pool2d_backward(g, input_shape, self.pool_size, self.strides,
                                           self.padding))

@@ -8,7 +8,6 @@ import numpy as np
 
 from tinynet.layers.layer import check_bool
 from tinynet.layers.pooling.base_pooling import PoolingLayer
-from tinynet.tensor import as_array
 
 __all__ = ["BaseGlobalPooling2D"]
 
@@ -45,12 +44,7 @@ class BaseGlobalPooling2D(PoolingLayer):
 
     def _prepare_grad(self, grad_output: Any, input_shape: tuple) -> np.ndarray:
         """Validates ``grad_output`` against the last output shape; returns it as ``[N, C]``."""
-        g = as_array(grad_output)
-        expected = self.output_shape(input_shape)
-        if g.shape != expected:
-            raise ValueError(
-                f"{type(self).__name__} {self.name!r}: grad_output must have shape {expected} "
-                f"(the last output's shape), got {g.shape}")
+        g = self._check_grad(grad_output, self.output_shape(input_shape))
         return g.reshape(input_shape[0], input_shape[3])
 
     def _finish(self, out: np.ndarray) -> np.ndarray:

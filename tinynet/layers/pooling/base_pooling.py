@@ -74,14 +74,6 @@ class BasePooling2D(PoolingLayer):
             spatial.append(out)
         return (input_shape[0], spatial[0], spatial[1], input_shape[3])
 
-    def _prepare_grad(self, grad_output: Any, expected: tuple) -> np.ndarray:
-        g = as_array(grad_output)
-        if g.shape != tuple(expected):
-            raise ValueError(
-                f"{type(self).__name__} {self.name!r}: grad_output must have shape "
-                f"{tuple(expected)} (the last output's shape), got {g.shape}")
-        return g
-
     def get_config(self) -> dict:
         config = super().get_config()
         config.update(pool_size=list(self.pool_size), strides=list(self.strides),

@@ -46,6 +46,6 @@ class MaxPooling2D(BasePooling2D):
 
     def backward(self, grad_output: Any) -> Tensor:
         input_shape, argmax = self._require_cache()
-        g = self._prepare_grad(grad_output, argmax.shape)
+        g = self._check_grad(grad_output, argmax.shape)
         return Tensor(max_pool2d_backward(g, argmax, input_shape, self.pool_size,
                                           self.strides, self.padding))

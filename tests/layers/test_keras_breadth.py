@@ -1,0 +1,97 @@
+"""ZeroPadding2D, Cropping2D, Rescaling and ``tn.utils.to_categorical`` against Keras 3.15.1
+(PyTorch backend): outputs and input gradients on fixed inputs, stored by
+``tests/data/keras/generate.py``; hand-derived shapes and values besides."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import tinynet as tn
+from tinynet.layers import Cropping2D, Rescaling, ZeroPadding2D
+
+REFS = np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data", "keras",
+                            "keras_refs.npz"))
+LAYERS = {
+    "zero_padding_asym": lambda: ZeroPadding2D(((1, 2), (0, 3))),
+    "zero_padding_int": lambda: ZeroPadding2D(1),
+    "cropping_asym": lambda: Cropping2D(((1, 0), (2, 1))),
+    "cropping_pair": lambda: Cropping2D((1, 2)),
+    "rescaling_255": lambda: Rescaling(1.0 / 127.5, offset=-1.0),
+    "rescaling_channels": lambda: Rescaling(np.array([0.5, 2.0, -1.5]),
+                                            offset=np.array([0.1, 0.0, -0.2])),
+}
+
+
+def test_the_references_come_from_keras_3_15_1():
+    assert str(REFS["keras_version"]) == "3.15.1"
+
+
+@pytest.mark.parametrize("case", sorted(LAYERS))
+def test_forward_and_input_gradient_match_keras(case):
+    layer = LAYERS[case]()
+    y = np.asarray(layer.forward(REFS[f"{case}/x"], training=True))
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, REFS[f"{case}/y"])  # the same float32 operations
+    dx = np.asarray(layer.backward(REFS[f"{case}/g"]))
+    np.testing.assert_array_equal(dx, REFS[f"{case}/dx"])
+    assert layer.output_shape(REFS[f"{case}/x"].shape) == y.shape
+
+
+@pytest.mark.parametrize("case, labels, classes", [
+    ("labels_inferred", [3, 0, 2, 1, 1], None),
+    ("labels_trailing_one", [[1], [0], [3]], 5),
+    ("labels_2d", [[0, 2], [1, 1]], 3),
+])
+def test_to_categorical_matches_keras(case, labels, classes):
+    out = tn.utils.to_categorical(labels, classes)
+    assert out.dtype == REFS[f"{case}/y"].dtype == np.float64
+    np.testing.assert_array_equal(out, REFS[f"{case}/y"])
+
+
+def test_zero_padding_by_hand():
+    x = np.ones((1, 1, 2, 1), np.float32)
+    y = np.asarray(ZeroPadding2D(((1, 0), (0, 2)))(x))[0, :, :, 0]
+    np.testing.assert_array_equal(y, [[0, 0, 0, 0], [1, 1, 0, 0]])
+    assert ZeroPadding2D().padding == ((1, 1), (1, 1))
+    assert ZeroPadding2D((2, 3)).output_shape((None, None, 5, 4)) == (None, None, 11, 4)
+
+
+def test_cropping_by_hand():
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
+    y = np.asarray(Cropping2D(((1, 2), (0, 1)))(x))[0, :, :, 0]
+    np.testing.assert_array_equal(y, [[4, 5, 6]])
+    layer = Cropping2D(1)
+    layer.forward(x)
+    dx = np.asarray(layer.backward(np.ones((1, 2, 2, 1), np.float32)))[0, :, :, 0]
+    np.testing.assert_array_equal(dx, [[0, 0, 0, 0], [0, 1, 1, 0], [0, 1, 1, 0], [0, 0, 0, 0]])
+    assert Cropping2D().cropping == ((0, 0), (0, 0))
+
+
+def test_rescaling_casts_integers_and_scales_the_gradient():
+    layer = Rescaling(1.0 / 255)
+    y = np.asarray(layer.forward(np.array([[0, 255]], np.uint8)))
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, [[0.0, np.float32(255) * np.float32(1.0 / 255)]])
+    np.testing.assert_array_equal(np.asarray(layer.backward(np.ones((1, 2), np.float32))),
+                                  np.full((1, 2), np.float32(1.0 / 255)))
+
+
+def test_configs_round_trip_in_keras_form():
+    assert ZeroPadding2D(2).get_config()["padding"] == [[2, 2], [2, 2]]
+    assert Cropping2D((1, 2)).get_config()["cropping"] == [[1, 1], [2, 2]]
+    assert Rescaling([1.0, 2.0], 0.5).get_config()["scale"] == [1.0, 2.0]
+    for layer in (ZeroPadding2D(((1, 2), (3, 4))), Cropping2D(3), Rescaling(0.25, -1.0),
+                  Rescaling(np.array([1.0, 2.0]))):
+        config = layer.get_config()
+        assert type(layer).from_config(config).get_config() == config
+
+
+def test_a_cropping_that_leaves_nothing_is_refused():
+    with pytest.raises(ValueError, match=r"^Cropping2D 'cropping2d': cropping \(\(2, 2\), "
+                                         r"\(0, 0\)\) leaves nothing of input shape "
+                                         r"\(1, 4, 4, 1\) \(expected top \+ bottom < height "
+                                         r"and left \+ right < width\)$"):
+        Cropping2D(((2, 2), (0, 0))).forward(np.zeros((1, 4, 4, 1), np.float32))
