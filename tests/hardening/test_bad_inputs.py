@@ -29,7 +29,7 @@ from tinynet.layers import (ELU, Activation, Add, Average, AveragePooling2D,
                             Input, InputLayer, InstanceNormalization, LayerNormalization,
                             LeakyReLU, Maximum, MaxPooling2D, Multiply, Parameter, ReLU,
                             Reshape, Sigmoid, Softmax, SpatialDropout2D, Subtract, Tanh)
-from tinynet.layers import Cropping2D, Rescaling, ZeroPadding2D
+from tinynet.layers import Cropping2D, Rescaling, UpSampling2D, ZeroPadding2D
 from tinynet.utils import to_categorical
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
@@ -292,6 +292,26 @@ case("cropping-too-much", "Cropping2D(2) on shape (1, 4, 5, 1)",
 case("cropping-backward-wrong-grad", "Cropping2D backward with grad (1, 4, 4, 1)",
      lambda: called(Cropping2D(1), 1, 4, 4, 1).backward(z(1, 4, 4, 1)), ValueError,
      "Cropping2D 'cropping2d': grad_output must have shape (1, 2, 2, 1)", "got (1, 4, 4, 1)")
+case("up-sampling-size-zero", "UpSampling2D(0)", lambda: UpSampling2D(0), ValueError,
+     "UpSampling2D: size must be a positive int or a tuple of 2 positive ints", "got 0")
+case("up-sampling-size-str", "UpSampling2D('2')", lambda: UpSampling2D("2"), TypeError,
+     "UpSampling2D: size must be a positive int or a tuple of 2 positive ints", "got '2'")
+case("up-sampling-interpolation-unknown", "UpSampling2D(interpolation='bicubic')",
+     lambda: UpSampling2D(interpolation="bicubic"), ValueError,
+     "UpSampling2D: interpolation must be 'nearest' or 'bilinear'", "got 'bicubic'")
+case("up-sampling-interpolation-none", "UpSampling2D(interpolation=None)",
+     lambda: UpSampling2D(interpolation=None), TypeError,
+     "UpSampling2D: interpolation must be 'nearest' or 'bilinear'", "got None")
+case("up-sampling-channels-first", "UpSampling2D(data_format='channels_first')",
+     lambda: UpSampling2D(data_format="channels_first"), ValueError,
+     "UpSampling2D: data_format must be None or 'channels_last'", "got 'channels_first'")
+case("up-sampling-rank", "UpSampling2D() on shape (2, 3, 4)",
+     lambda: UpSampling2D()(z(2, 3, 4)), ValueError,
+     "UpSampling2D 'up_sampling2d': input must have rank 4", "got shape (2, 3, 4)")
+case("up-sampling-backward-wrong-grad", "UpSampling2D backward with grad (1, 2, 2, 1)",
+     lambda: called(UpSampling2D(), 1, 2, 2, 1).backward(z(1, 2, 2, 1)), ValueError,
+     "UpSampling2D 'up_sampling2d': grad_output must have shape (1, 4, 4, 1)",
+     "got (1, 2, 2, 1)")
 case("rescaling-scale-str", "Rescaling('half')", lambda: Rescaling("half"), TypeError,
      "Rescaling: scale must be a finite float or an array of them", "got 'half'")
 case("rescaling-offset-nan", "Rescaling(1.0, offset=nan)", lambda: Rescaling(1.0, NAN),

@@ -45,6 +45,7 @@ EXAMPLES = {
     "Rescaling": (lambda: L.Rescaling(0.5, offset=-1.0), (2, 3, 2)),
     "ZeroPadding2D": (lambda: L.ZeroPadding2D(((1, 0), (2, 1))), (2, 3, 3, 2)),
     "Cropping2D": (lambda: L.Cropping2D(((1, 0), (0, 1))), (2, 4, 4, 2)),
+    "UpSampling2D": (lambda: L.UpSampling2D((2, 3), interpolation="bilinear"), (2, 3, 2, 2)),
     "Sigmoid": (lambda: L.Sigmoid(), (2, 5)),
     "Softmax": (lambda: L.Softmax(), (2, 5)),
     "SpatialDropout2D": (lambda: L.SpatialDropout2D(0.5), (2, 3, 3, 2)),

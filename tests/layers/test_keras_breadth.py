@@ -1,4 +1,5 @@
-"""ZeroPadding2D, Cropping2D, Rescaling and ``tn.utils.to_categorical`` against Keras 3.15.1
+"""ZeroPadding2D, Cropping2D, UpSampling2D, Rescaling and ``tn.utils.to_categorical`` against
+Keras 3.15.1
 (PyTorch backend): outputs and input gradients on fixed inputs, stored by
 ``tests/data/keras/generate.py``; hand-derived shapes and values besides."""
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import tinynet as tn
-from tinynet.layers import Cropping2D, Rescaling, ZeroPadding2D
+from tinynet.layers import Cropping2D, Rescaling, UpSampling2D, ZeroPadding2D
 
 REFS = np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data", "keras",
                             "keras_refs.npz"))
@@ -19,6 +20,9 @@ LAYERS = {
     "zero_padding_int": lambda: ZeroPadding2D(1),
     "cropping_asym": lambda: Cropping2D(((1, 0), (2, 1))),
     "cropping_pair": lambda: Cropping2D((1, 2)),
+    "up_sampling_nearest": lambda: UpSampling2D((2, 3)),
+    "up_sampling_bilinear": lambda: UpSampling2D((2, 3), interpolation="bilinear"),
+    "up_sampling_bilinear_4": lambda: UpSampling2D(4, interpolation="BILINEAR"),
     "rescaling_255": lambda: Rescaling(1.0 / 127.5, offset=-1.0),
     "rescaling_channels": lambda: Rescaling(np.array([0.5, 2.0, -1.5]),
                                             offset=np.array([0.1, 0.0, -0.2])),
@@ -33,10 +37,14 @@ def test_the_references_come_from_keras_3_15_1():
 def test_forward_and_input_gradient_match_keras(case):
     layer = LAYERS[case]()
     y = np.asarray(layer.forward(REFS[f"{case}/x"], training=True))
-    assert y.dtype == np.float32
-    np.testing.assert_array_equal(y, REFS[f"{case}/y"])  # the same float32 operations
     dx = np.asarray(layer.backward(REFS[f"{case}/g"]))
-    np.testing.assert_array_equal(dx, REFS[f"{case}/dx"])
+    assert y.dtype == dx.dtype == np.float32
+    if case.startswith("up_sampling"):  # sums and products in another order than PyTorch's
+        np.testing.assert_allclose(y, REFS[f"{case}/y"], rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(dx, REFS[f"{case}/dx"], rtol=1e-4, atol=1e-6)
+    else:  # the same float32 operations
+        np.testing.assert_array_equal(y, REFS[f"{case}/y"])
+        np.testing.assert_array_equal(dx, REFS[f"{case}/dx"])
     assert layer.output_shape(REFS[f"{case}/x"].shape) == y.shape
 
 
@@ -95,3 +103,17 @@ def test_a_cropping_that_leaves_nothing_is_refused():
                                          r"\(1, 4, 4, 1\) \(expected top \+ bottom < height "
                                          r"and left \+ right < width\)$"):
         Cropping2D(((2, 2), (0, 0))).forward(np.zeros((1, 4, 4, 1), np.float32))
+
+
+def test_up_sampling_by_hand():
+    x = np.array([1.0, 3.0], np.float32).reshape(1, 1, 2, 1)
+    near = np.asarray(UpSampling2D((1, 2))(x))[0, 0, :, 0]
+    np.testing.assert_array_equal(near, [1, 1, 3, 3])
+    # half-pixel centres: sources -0.25 (clamped to 0), 0.25, 0.75, 1.25 (upper clamped)
+    bil = np.asarray(UpSampling2D((1, 2), interpolation="bilinear")(x))[0, 0, :, 0]
+    np.testing.assert_array_equal(bil, [1.0, 1.5, 2.5, 3.0])
+    layer = UpSampling2D((1, 2), interpolation="bilinear")
+    layer.forward(x)
+    dx = np.asarray(layer.backward(np.ones((1, 1, 4, 1), np.float32)))[0, 0, :, 0]
+    np.testing.assert_array_equal(dx, [2.0, 2.0])  # each output's weights sum to 1
+    assert UpSampling2D(3).output_shape((None, 2, None, 5)) == (None, 6, None, 5)

@@ -31,6 +31,7 @@ _EXPORTS = {
     "ZeroPadding2D": "tinynet.layers.zero_padding",
     "Cropping2D": "tinynet.layers.cropping",
     "Rescaling": "tinynet.layers.rescaling",
+    "UpSampling2D": "tinynet.layers.up_sampling",
     "Activation": "tinynet.layers.activations",
     "ReLU": "tinynet.layers.activations",
     "LeakyReLU": "tinynet.layers.activations",
