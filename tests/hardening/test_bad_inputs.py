@@ -29,7 +29,8 @@ from tinynet.layers import (ELU, Activation, Add, Average, AveragePooling2D,
                             Input, InputLayer, InstanceNormalization, LayerNormalization,
                             LeakyReLU, Maximum, MaxPooling2D, Multiply, Parameter, ReLU,
                             Reshape, Sigmoid, Softmax, SpatialDropout2D, Subtract, Tanh)
-from tinynet.layers import Cropping2D, Rescaling, UpSampling2D, ZeroPadding2D
+from tinynet.layers import (AveragePooling1D, Cropping2D, GlobalAveragePooling1D, GlobalMaxPooling1D,
+                            MaxPooling1D, Rescaling, UpSampling2D, ZeroPadding2D)
 from tinynet.utils import to_categorical
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
@@ -312,6 +313,38 @@ case("up-sampling-backward-wrong-grad", "UpSampling2D backward with grad (1, 2, 
      lambda: called(UpSampling2D(), 1, 2, 2, 1).backward(z(1, 2, 2, 1)), ValueError,
      "UpSampling2D 'up_sampling2d': grad_output must have shape (1, 4, 4, 1)",
      "got (1, 2, 2, 1)")
+POOL1 = "must be a positive int or a tuple of 1 positive int"
+case("max-pooling1d-pool-pair", "MaxPooling1D((2, 2))", lambda: MaxPooling1D((2, 2)),
+     ValueError, "MaxPooling1D: pool_size " + POOL1, "got (2, 2)")
+case("max-pooling1d-pool-zero", "MaxPooling1D(0)", lambda: MaxPooling1D(0), ValueError,
+     "MaxPooling1D: pool_size " + POOL1, "got 0")
+case("average-pooling1d-strides-float", "AveragePooling1D(2, strides=1.5)",
+     lambda: AveragePooling1D(2, strides=1.5), TypeError,
+     "AveragePooling1D: strides " + POOL1, "got 1.5")
+case("average-pooling1d-padding", "AveragePooling1D(padding='full')",
+     lambda: AveragePooling1D(padding="full"), ValueError,
+     "AveragePooling1D: padding must be 'valid' or 'same'", "got 'full'")
+case("max-pooling1d-rank", "MaxPooling1D() on shape (2, 4, 4, 1)",
+     lambda: MaxPooling1D()(z(2, 4, 4, 1)), ValueError,
+     "MaxPooling1D 'max_pooling1d': input must have rank 3 (batch, steps, channels)",
+     "got shape (None, 4, 4, 1)")
+case("max-pooling1d-too-big", "MaxPooling1D(5) on shape (1, 3, 2)",
+     lambda: MaxPooling1D(5)(z(1, 3, 2)), ValueError,
+     "MaxPooling1D 'max_pooling1d': pool_size 5 does not fit input shape (None, 3, 2)",
+     "the output would be empty")
+case("max-pooling1d-backward-wrong-grad", "MaxPooling1D backward with grad (1, 3, 2)",
+     lambda: called(MaxPooling1D(), 1, 4, 2).backward(z(1, 3, 2)), ValueError,
+     "MaxPooling1D 'max_pooling1d': grad_output must have shape (1, 2, 2)", "got (1, 3, 2)")
+case("global-average-pooling1d-keepdims", "GlobalAveragePooling1D(keepdims=1)",
+     lambda: GlobalAveragePooling1D(keepdims=1), TypeError,
+     "GlobalAveragePooling1D: keepdims must be a bool", "got 1")
+case("global-max-pooling1d-channels-first", "GlobalMaxPooling1D('channels_first')",
+     lambda: GlobalMaxPooling1D("channels_first"), ValueError,
+     "GlobalMaxPooling1D: data_format must be None or 'channels_last'", "got 'channels_first'")
+case("global-max-pooling1d-backward-wrong-grad", "GlobalMaxPooling1D backward with grad (1, 3)",
+     lambda: called(GlobalMaxPooling1D(), 1, 4, 2).backward(z(1, 3)), ValueError,
+     "GlobalMaxPooling1D 'global_max_pooling1d': grad_output must have shape (1, 2)",
+     "got (1, 3)")
 case("rescaling-scale-str", "Rescaling('half')", lambda: Rescaling("half"), TypeError,
      "Rescaling: scale must be a finite float or an array of them", "got 'half'")
 case("rescaling-offset-nan", "Rescaling(1.0, offset=nan)", lambda: Rescaling(1.0, NAN),

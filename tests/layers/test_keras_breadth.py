@@ -1,5 +1,5 @@
-"""ZeroPadding2D, Cropping2D, UpSampling2D, Rescaling and ``tn.utils.to_categorical`` against
-Keras 3.15.1
+"""ZeroPadding2D, Cropping2D, UpSampling2D, Rescaling, the 1-D pooling layers and
+``tn.utils.to_categorical`` against Keras 3.15.1
 (PyTorch backend): outputs and input gradients on fixed inputs, stored by
 ``tests/data/keras/generate.py``; hand-derived shapes and values besides."""
 
@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import tinynet as tn
-from tinynet.layers import Cropping2D, Rescaling, UpSampling2D, ZeroPadding2D
+from tinynet.layers import (AveragePooling1D, Cropping2D, GlobalAveragePooling1D,
+                            GlobalMaxPooling1D, MaxPooling1D, Rescaling, UpSampling2D,
+                            ZeroPadding2D)
 
 REFS = np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data", "keras",
                             "keras_refs.npz"))
@@ -23,6 +25,10 @@ LAYERS = {
     "up_sampling_nearest": lambda: UpSampling2D((2, 3)),
     "up_sampling_bilinear": lambda: UpSampling2D((2, 3), interpolation="bilinear"),
     "up_sampling_bilinear_4": lambda: UpSampling2D(4, interpolation="BILINEAR"),
+    "max_pooling1d": lambda: MaxPooling1D(3, strides=2),
+    "average_pooling1d_same": lambda: AveragePooling1D(2, padding="same"),
+    "global_average_pooling1d": lambda: GlobalAveragePooling1D(),
+    "global_max_pooling1d_keepdims": lambda: GlobalMaxPooling1D(keepdims=True),
     "rescaling_255": lambda: Rescaling(1.0 / 127.5, offset=-1.0),
     "rescaling_channels": lambda: Rescaling(np.array([0.5, 2.0, -1.5]),
                                             offset=np.array([0.1, 0.0, -0.2])),
@@ -39,7 +45,7 @@ def test_forward_and_input_gradient_match_keras(case):
     y = np.asarray(layer.forward(REFS[f"{case}/x"], training=True))
     dx = np.asarray(layer.backward(REFS[f"{case}/g"]))
     assert y.dtype == dx.dtype == np.float32
-    if case.startswith("up_sampling"):  # sums and products in another order than PyTorch's
+    if case.startswith(("up_sampling", "average", "global_average")):  # sums in another order
         np.testing.assert_allclose(y, REFS[f"{case}/y"], rtol=1e-4, atol=1e-6)
         np.testing.assert_allclose(dx, REFS[f"{case}/dx"], rtol=1e-4, atol=1e-6)
     else:  # the same float32 operations
