@@ -36,6 +36,14 @@ def _rank3(layer: Any, input_shape: tuple) -> tuple:
     return input_shape
 
 
+def _steps_as_rows(layer: Any, x: Any) -> np.ndarray:
+    """``x`` (``[batch, steps, channels]``, checked) as ``[batch, steps, 1, channels]``."""
+    arr = as_array(x)
+    layer._check_rank(arr, 3, 3)
+    layer.output_shape(arr.shape)
+    return arr[:, :, None, :]
+
+
 class Windows1D:
     """Mixin before ``MaxPooling2D`` or ``AveragePooling2D``: Keras's 1-D arguments
     (``pool_size=2, strides=None, padding="valid", data_format=None``), 1-D shapes and
@@ -68,10 +76,7 @@ class Windows1D:
         return (b, out, c)
 
     def _prepare_input(self, x: Any) -> np.ndarray:
-        arr = as_array(x)
-        self._check_rank(arr, 3, 3)
-        self.output_shape(arr.shape)
-        return arr[:, :, None, :]
+        return _steps_as_rows(self, x)
 
     def forward(self, x: Any, training: bool = False) -> Tensor:
         out = np.asarray(super().forward(x, training))
@@ -113,10 +118,7 @@ class Global1D:
         return (b, 1, c) if self.keepdims else (b, c)
 
     def _prepare_input(self, x: Any) -> np.ndarray:
-        arr = as_array(x)
-        self._check_rank(arr, 3, 3)
-        self.output_shape(arr.shape)
-        return arr[:, :, None, :]
+        return _steps_as_rows(self, x)
 
     def forward(self, x: Any, training: bool = False) -> Tensor:
         out = np.asarray(super().forward(x, training))
