@@ -316,11 +316,13 @@ def test_get_passthrough_and_errors():
     loss = CategoricalCrossentropy(from_logits=True)
     assert losses.get(loss) is loss
     with pytest.raises(ValueError, match=re.escape(
-            "Unknown loss 'hinge'; valid names: mse, mean_squared_error, mae, mean_absolute_error, "
+            "Unknown loss 'l2'; valid names: mse, mean_squared_error, mae, mean_absolute_error, "
             "binary_crossentropy, categorical_crossentropy, sparse_categorical_crossentropy, "
-            "MeanSquaredError, MeanAbsoluteError, BinaryCrossentropy, CategoricalCrossentropy, "
-            "SparseCategoricalCrossentropy")):
-        losses.get("hinge")
+            "huber, log_cosh, logcosh, kl_divergence, kld, hinge, squared_hinge, "
+            "categorical_hinge, MeanSquaredError, MeanAbsoluteError, BinaryCrossentropy, "
+            "CategoricalCrossentropy, SparseCategoricalCrossentropy, Huber, LogCosh, "
+            "KLDivergence, Hinge, SquaredHinge, CategoricalHinge")):
+        losses.get("l2")
     with pytest.raises(TypeError, match=re.escape(
             "losses.get: expected a Loss instance, a name or a config dict, got float: 1.5")):
         losses.get(1.5)

@@ -15,6 +15,8 @@ sigmoid/softmax into the loss with a stable log-sum-exp.
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,8 @@ from tinynet.layers.layer import check_bool
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "BinaryCrossentropy",
-           "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "get", "serialize",
+           "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "Huber", "LogCosh",
+           "KLDivergence", "Hinge", "SquaredHinge", "CategoricalHinge", "get", "serialize",
            "EPSILON"]
 
 EPSILON = 1e-7
@@ -157,6 +160,153 @@ class MeanAbsoluteError(Loss):
         d = p.astype(np.float64) - _match_true(type(self).__name__, y_true, p)
         value = _total(np.abs(d)) / p.size
         return value, (_out(np.sign(d) / p.size, p.shape) if need_grad else None)
+
+
+class Huber(Loss):
+    """Keras ``huber``: per element ``0.5 * d**2`` where ``|d| <= delta``, else
+    ``delta * |d| - 0.5 * delta**2`` (``d = y_pred - y_true``), the mean over every element.
+
+    Gradient: ``d`` or ``delta * sign(d)``, over the size.
+
+    Args:
+        delta: The switch from squared to linear, a finite float > 0. Defaults to 1.0.
+        name: Defaults to ``"huber_loss"``.
+
+    Raises:
+        TypeError: ``delta`` is not a number.
+        ValueError: ``delta`` is not finite and positive.
+    """
+
+    _default_name = "huber_loss"
+
+    def __init__(self, delta: float = 1.0, *, name: str | None = None) -> None:
+        super().__init__(name=name)
+        what = f"Huber: delta must be a finite float > 0, got {delta!r}"
+        if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating,
+                                                             np.integer)):
+            raise TypeError(what)
+        if not (math.isfinite(delta) and delta > 0):
+            raise ValueError(what)
+        self.delta = float(delta)
+
+    def _compute(self, y_true, y_pred, need_grad):
+        p = _pred(type(self).__name__, y_pred)
+        d = p.astype(np.float64) - _match_true(type(self).__name__, y_true, p)
+        a = np.abs(d)
+        small = a <= self.delta
+        value = _total(np.where(small, 0.5 * d * d, self.delta * a - 0.5 * self.delta ** 2))
+        grad = np.where(small, d, self.delta * np.sign(d)) / p.size if need_grad else None
+        return value / p.size, (_out(grad, p.shape) if need_grad else None)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "delta": self.delta}
+
+
+class LogCosh(Loss):
+    """Keras ``log_cosh``: ``log(cosh(d))`` per element (``d = y_pred - y_true``, computed
+    as ``d + softplus(-2 d) - log 2``, which does not overflow), the mean over every element.
+
+    Gradient: ``tanh(d)`` over the size.
+    """
+
+    _default_name = "log_cosh"
+
+    def _compute(self, y_true, y_pred, need_grad):
+        p = _pred(type(self).__name__, y_pred)
+        d = p.astype(np.float64) - _match_true(type(self).__name__, y_true, p)
+        value = _total(d + np.logaddexp(0.0, -2.0 * d) - math.log(2.0)) / p.size
+        return value, (_out(np.tanh(d) / p.size, p.shape) if need_grad else None)
+
+
+class KLDivergence(Loss):
+    """Keras ``kl_divergence``: ``sum(t * log(t / p))`` over the last axis with ``t`` and
+    ``p`` clipped to ``[EPSILON, 1]``, the mean over the rest.
+
+    Gradient: ``-t / p`` where ``p`` is inside the clip (0 elsewhere), over the rows.
+    """
+
+    _default_name = "kl_divergence"
+
+    def _compute(self, y_true, y_pred, need_grad):
+        p = _pred(type(self).__name__, y_pred)
+        t = np.clip(_match_true(type(self).__name__, y_true, p), EPSILON, 1.0)
+        x = p.astype(np.float64)
+        q = np.clip(x, EPSILON, 1.0)
+        rows = _rows(p)
+        value = _total(t * np.log(t / q)) / rows
+        if not need_grad:
+            return value, None
+        live = (x >= EPSILON) & (x <= 1.0)
+        return value, _out(np.where(live, -t / q, 0.0) / rows, p.shape)
+
+
+def _hinge_labels(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
+    """Keras's hinge labels: 0/1 labels become -1/1 (labels already -1/1 stay)."""
+    t = _match_true(owner, y_true, p)
+    if np.all((t == 0.0) | (t == 1.0)):
+        t = 2.0 * t - 1.0
+    return t
+
+
+class Hinge(Loss):
+    """Keras ``hinge``: ``max(1 - t * p, 0)`` per element (``t`` in {-1, 1}; 0/1 labels are
+    mapped to -1/1), the mean over every element.
+
+    Gradient: ``-t`` where ``1 - t * p > 0``, over the size.
+    """
+
+    _default_name = "hinge"
+    _power = 1
+
+    def _compute(self, y_true, y_pred, need_grad):
+        p = _pred(type(self).__name__, y_pred)
+        t = _hinge_labels(type(self).__name__, y_true, p)
+        m = np.maximum(1.0 - t * p.astype(np.float64), 0.0)
+        value = _total(m ** self._power) / p.size
+        if not need_grad:
+            return value, None
+        slope = np.where(m > 0.0, -t, 0.0) if self._power == 1 else -2.0 * t * m
+        return value, _out(slope / p.size, p.shape)
+
+
+class SquaredHinge(Hinge):
+    """Keras ``squared_hinge``: ``max(1 - t * p, 0)**2`` per element, the mean over every
+    element (labels as :class:`Hinge`).
+
+    Gradient: ``-2 t max(1 - t * p, 0)``, over the size.
+    """
+
+    _default_name = "squared_hinge"
+    _power = 2
+
+
+class CategoricalHinge(Loss):
+    """Keras ``categorical_hinge``: per row ``max(max((1 - t) * p) - sum(t * p) + 1, 0)``
+    (``t`` one-hot), the mean over the rows.
+
+    Gradient where a row's loss is positive: ``1 - t`` at the first largest ``(1 - t) * p``,
+    minus ``t``; over the rows.
+    """
+
+    _default_name = "categorical_hinge"
+
+    def _compute(self, y_true, y_pred, need_grad):
+        p = _pred(type(self).__name__, y_pred)
+        t = _match_true(type(self).__name__, y_true, p)
+        x = p.astype(np.float64)
+        classes = p.shape[-1]
+        tt, xx = t.reshape(-1, classes), x.reshape(-1, classes)
+        rest = (1.0 - tt) * xx
+        m = np.maximum(np.max(rest, axis=-1) - np.sum(tt * xx, axis=-1) + 1.0, 0.0)
+        rows = tt.shape[0]
+        value = _total(m) / rows
+        if not need_grad:
+            return value, None
+        grad = -tt.copy()
+        top = np.argmax(rest, axis=-1)
+        grad[np.arange(rows), top] += 1.0 - tt[np.arange(rows), top]
+        grad[m <= 0.0] = 0.0
+        return value, _out(grad / rows, p.shape)
 
 
 # -- crossentropies -----------------------------------------------------------------------
@@ -316,9 +466,13 @@ _CLASSES: dict[str, type[Loss]] = {
     "binary_crossentropy": BinaryCrossentropy,
     "categorical_crossentropy": CategoricalCrossentropy,
     "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+    "huber": Huber, "log_cosh": LogCosh, "logcosh": LogCosh,
+    "kl_divergence": KLDivergence, "kld": KLDivergence, "hinge": Hinge,
+    "squared_hinge": SquaredHinge, "categorical_hinge": CategoricalHinge,
 }
 for _cls in (MeanSquaredError, MeanAbsoluteError, BinaryCrossentropy, CategoricalCrossentropy,
-             SparseCategoricalCrossentropy):
+             SparseCategoricalCrossentropy, Huber, LogCosh, KLDivergence, Hinge, SquaredHinge,
+             CategoricalHinge):
     _CLASSES[_cls.__name__] = _cls
 _VALID = ", ".join(_CLASSES)
 

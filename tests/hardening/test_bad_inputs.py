@@ -876,6 +876,15 @@ case("loss-scce-shape", "SparseCategoricalCrossentropy()(2 labels, 1 row)",
      "(1, 3)")
 case("loss-name-int", "MeanSquaredError(name=3)", lambda: losses.MeanSquaredError(name=3),
      TypeError, "MeanSquaredError: name must be a non-empty str, got 3")
+case("huber-delta-zero", "losses.Huber(delta=0)", lambda: losses.Huber(delta=0), ValueError,
+     "Huber: delta must be a finite float > 0, got 0")
+case("huber-delta-str", "losses.Huber(delta='1')", lambda: losses.Huber(delta="1"), TypeError,
+     "Huber: delta must be a finite float > 0, got '1'")
+case("huber-delta-inf", "losses.Huber(delta=inf)", lambda: losses.Huber(delta=INF), ValueError,
+     "Huber: delta must be a finite float > 0, got inf")
+case("hinge-shapes", "losses.Hinge()(zeros (2, 3), zeros (2, 4))",
+     lambda: losses.Hinge()(z(2, 3), z(2, 4)), ValueError,
+     "Hinge: y_true shape (2, 3) is incompatible with y_pred shape (2, 4)")
 case("losses-get-unknown", "losses.get('l2')", lambda: losses.get("l2"), ValueError,
      "Unknown loss 'l2'; valid names: mse")
 case("losses-get-int", "losses.get(3)", lambda: losses.get(3), TypeError,

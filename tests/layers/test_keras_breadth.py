@@ -123,3 +123,46 @@ def test_up_sampling_by_hand():
     dx = np.asarray(layer.backward(np.ones((1, 1, 4, 1), np.float32)))[0, 0, :, 0]
     np.testing.assert_array_equal(dx, [2.0, 2.0])  # each output's weights sum to 1
     assert UpSampling2D(3).output_shape((None, 2, None, 5)) == (None, 6, None, 5)
+
+
+LOSSES = {
+    "huber": lambda: tn.losses.Huber(),
+    "huber_delta": lambda: tn.losses.Huber(delta=0.3),
+    "log_cosh": lambda: tn.losses.LogCosh(),
+    "kl_divergence": lambda: tn.losses.KLDivergence(),
+    "hinge": lambda: tn.losses.Hinge(),
+    "hinge_signed": lambda: tn.losses.Hinge(),
+    "squared_hinge": lambda: tn.losses.SquaredHinge(),
+    "categorical_hinge": lambda: tn.losses.CategoricalHinge(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOSSES))
+def test_losses_match_keras(case):
+    loss = LOSSES[case]()
+    value, grad = loss.value_and_grad(REFS[f"{case}/y_true"], REFS[f"{case}/y_pred"])
+    assert grad.dtype == np.float32
+    # tinynet sums in float64, Keras in float32
+    np.testing.assert_allclose(value, float(REFS[f"{case}/value"]), rtol=1e-5)
+    np.testing.assert_allclose(grad, REFS[f"{case}/grad"], rtol=1e-4, atol=1e-7)
+    assert loss(REFS[f"{case}/y_true"], REFS[f"{case}/y_pred"]) == value
+
+
+def test_losses_by_name_and_config():
+    for name, cls in [("huber", tn.losses.Huber), ("log_cosh", tn.losses.LogCosh),
+                      ("kl_divergence", tn.losses.KLDivergence), ("hinge", tn.losses.Hinge),
+                      ("squared_hinge", tn.losses.SquaredHinge),
+                      ("categorical_hinge", tn.losses.CategoricalHinge)]:
+        assert type(tn.losses.get(name)) is cls
+    huber = tn.losses.Huber(delta=0.5)
+    assert huber.get_config() == {"name": "huber_loss", "delta": 0.5}
+    again = tn.losses.get(tn.losses.serialize(huber))
+    assert again.get_config() == huber.get_config()
+
+
+def test_huber_by_hand():
+    # d = (0.5, -2): 0.5 * 0.25 = 0.125 and 1 * 2 - 0.5 = 1.5; mean 0.8125
+    value, grad = tn.losses.Huber().value_and_grad(np.zeros((1, 2)),
+                                                   np.array([[0.5, -2.0]], np.float32))
+    assert value == 0.8125
+    np.testing.assert_array_equal(grad, [[0.25, -0.5]])

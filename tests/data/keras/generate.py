@@ -7,8 +7,9 @@ never a tinynet dependency), e.g.::
     KERAS_BACKEND=torch PYTHONPATH=/tmp/kpkgs python tests/data/keras/generate.py
 
 Each case is a layer on a fixed input: its output and the input gradient of
-``sum(output * g)`` for a fixed ``g`` (torch autograd), plus ``keras.utils.to_categorical``
-on fixed labels.
+``sum(output * g)`` for a fixed ``g`` (torch autograd); a loss on fixed targets and
+predictions: its value and its gradient with respect to the predictions; and
+``keras.utils.to_categorical`` on fixed labels.
 """
 
 from __future__ import annotations
@@ -43,6 +44,16 @@ LAYERS = {
                                                           offset=np.array([0.1, 0.0, -0.2])),
                            (2, 2, 2, 3)),
 }
+LOSSES = {  # name: (loss, y_true kind, shape)
+    "huber": (lambda: keras.losses.Huber(), "real", (4, 5)),
+    "huber_delta": (lambda: keras.losses.Huber(delta=0.3), "real", (3, 2, 4)),
+    "log_cosh": (lambda: keras.losses.LogCosh(), "real", (4, 5)),
+    "kl_divergence": (lambda: keras.losses.KLDivergence(), "probs", (4, 5)),
+    "hinge": (lambda: keras.losses.Hinge(), "binary", (4, 3)),
+    "hinge_signed": (lambda: keras.losses.Hinge(), "signed", (4, 3)),
+    "squared_hinge": (lambda: keras.losses.SquaredHinge(), "binary", (4, 3)),
+    "categorical_hinge": (lambda: keras.losses.CategoricalHinge(), "onehot", (6, 4)),
+}
 LABELS = {
     "labels_inferred": ([3, 0, 2, 1, 1], None),
     "labels_trailing_one": ([[1], [0], [3]], 5),
@@ -66,6 +77,28 @@ def main() -> None:
         out[f"{name}/y"] = y.detach().cpu().numpy()
         out[f"{name}/g"] = g
         out[f"{name}/dx"] = xt.grad.cpu().numpy()
+    for name, (make, kind, shape) in LOSSES.items():
+        y_pred = rng.standard_normal(shape).astype(np.float32)
+        if kind == "real":
+            y_true = (y_pred + rng.standard_normal(shape)).astype(np.float32)
+        elif kind == "probs":
+            y_true = rng.dirichlet(np.ones(shape[-1]), shape[:-1]).astype(np.float32)
+            y_pred = rng.dirichlet(np.ones(shape[-1]), shape[:-1]).astype(np.float32)
+            y_pred[0, 0] = 0.0  # below the clip: no gradient there
+        elif kind == "binary":
+            y_true = rng.integers(0, 2, shape).astype(np.float32)
+        elif kind == "signed":
+            y_true = (2 * rng.integers(0, 2, shape) - 1).astype(np.float32)
+        else:
+            y_true = np.eye(shape[-1], dtype=np.float32)[rng.integers(0, shape[-1], shape[0])]
+            y_pred *= 0.3  # some rows inside the margin, some out
+        pt = torch.tensor(y_pred, requires_grad=True)
+        loss = make()(torch.tensor(y_true), pt)
+        loss.backward()
+        out[f"{name}/y_true"] = y_true
+        out[f"{name}/y_pred"] = y_pred
+        out[f"{name}/value"] = np.float64(loss.item())
+        out[f"{name}/grad"] = pt.grad.cpu().numpy()
     for name, (labels, classes) in LABELS.items():
         out[f"{name}/y"] = keras.utils.to_categorical(labels, classes)
     np.savez(os.path.join(HERE, "keras_refs.npz"), **out)
