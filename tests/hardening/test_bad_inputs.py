@@ -885,6 +885,20 @@ case("huber-delta-inf", "losses.Huber(delta=inf)", lambda: losses.Huber(delta=IN
 case("hinge-shapes", "losses.Hinge()(zeros (2, 3), zeros (2, 4))",
      lambda: losses.Hinge()(z(2, 3), z(2, 4)), ValueError,
      "Hinge: y_true shape (2, 3) is incompatible with y_pred shape (2, 4)")
+case("csv-logger-filename", "callbacks.CSVLogger(3)", lambda: callbacks.CSVLogger(3),
+     TypeError, "CSVLogger: filename must be a str or a path, got 3")
+case("csv-logger-separator", "callbacks.CSVLogger('f', separator=';;')",
+     lambda: callbacks.CSVLogger("f", separator=";;"), TypeError,
+     "CSVLogger: separator must be a one-character str, got ';;'")
+case("csv-logger-append", "callbacks.CSVLogger('f', append=1)",
+     lambda: callbacks.CSVLogger("f", append=1), TypeError,
+     "CSVLogger: append must be a bool", "got 1")
+case("terminate-on-nan-raise-error", "callbacks.TerminateOnNaN(raise_error='yes')",
+     lambda: callbacks.TerminateOnNaN(raise_error="yes"), TypeError,
+     "TerminateOnNaN: raise_error must be a bool", "got 'yes'")
+case("lambda-callback-not-callable", "callbacks.LambdaCallback(on_epoch_end=3)",
+     lambda: callbacks.LambdaCallback(on_epoch_end=3), TypeError,
+     "LambdaCallback: on_epoch_end must be callable or None, got 3")
 case("losses-get-unknown", "losses.get('l2')", lambda: losses.get("l2"), ValueError,
      "Unknown loss 'l2'; valid names: mse")
 case("losses-get-int", "losses.get(3)", lambda: losses.get(3), TypeError,

@@ -10,10 +10,13 @@ batch (checked after each batch and each epoch).
 """
 
 from tinynet.callbacks.base import Callback, CallbackList
+from tinynet.callbacks.csv_logger import CSVLogger
 from tinynet.callbacks.early_stopping import EarlyStopping
 from tinynet.callbacks.history import History
+from tinynet.callbacks.lambda_callback import LambdaCallback
 from tinynet.callbacks.learning_rate_scheduler import LearningRateScheduler
 from tinynet.callbacks.model_checkpoint import ModelCheckpoint
+from tinynet.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "LearningRateScheduler",
-           "ModelCheckpoint"]
+           "ModelCheckpoint", "CSVLogger", "LambdaCallback", "TerminateOnNaN"]

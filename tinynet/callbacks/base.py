@@ -74,6 +74,12 @@ class Callback:
         """Called after each ``predict`` batch."""
 
 
+def _overrides(cb: Callback, hook: str) -> bool:
+    """Whether ``cb`` has its own ``hook``: in its class, or set on the instance
+    (``LambdaCallback``)."""
+    return hook in vars(cb) or getattr(type(cb), hook, None) is not getattr(Callback, hook)
+
+
 class CallbackList:
     """Dispatches hooks to callbacks, calling only those that override each hook.
 
@@ -87,8 +93,7 @@ class CallbackList:
             cb.set_model(model)
             cb.set_params(params)
         self._listeners = {
-            hook: [getattr(cb, hook) for cb in self.callbacks
-                   if getattr(type(cb), hook, None) is not getattr(Callback, hook)]
+            hook: [getattr(cb, hook) for cb in self.callbacks if _overrides(cb, hook)]
             for hook in _HOOKS}
 
     def wants(self, hook: str) -> bool:

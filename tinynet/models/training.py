@@ -25,6 +25,7 @@ import numpy as np
 
 from tinynet.callbacks.base import CallbackList, check_callbacks
 from tinynet.callbacks.history import History
+from tinynet.callbacks.terminate_on_nan import TerminateOnNaN
 from tinynet.layers.layer import Parameter
 from tinynet.math.matmul import single_threaded_blas
 from tinynet.random import make_rng
@@ -304,7 +305,9 @@ class Trainer:
             RuntimeError: the model is not compiled.
             ValueError: bad arguments or data (the message names the shapes).
             FloatingPointError: a batch loss is not finite (epoch and batch named, 1-based;
-                raised before that step's update).
+                raised before that step's update), unless a ``TerminateOnNaN`` callback is
+                given: then the update is not applied either, the callbacks see a ``nan``
+                loss, and training stops.
         """
         owner = f"{type(self).__name__}.fit"
         self._require_compiled(owner)
@@ -342,6 +345,7 @@ class Trainer:
         cbs = CallbackList([*user_callbacks, history], self,
                            {"verbose": verbose, "epochs": epochs, "steps": steps})
         batch_begin, batch_end = cbs.wants("on_train_batch_begin"), cbs.wants("on_train_batch_end")
+        nan_stops = any(isinstance(cb, TerminateOnNaN) for cb in user_callbacks)
         if shuffle:
             rows = min(batch_size, n)
             bufs = [np.empty((rows, *a.shape[1:]), dtype=a.dtype) for a in [*xs, *ys]]
@@ -373,9 +377,15 @@ class Trainer:
                                      for a, buf in zip(arrays, bufs)]
                         if batch_begin:
                             cbs.call("on_train_batch_begin", step, None)
-                        loss_value, values = self._train_step(
-                            batch[:n_x], batch[n_x:], params, guard,
-                            lambda: f"{owner}: epoch {epoch + 1}, batch {step + 1}")
+                        try:
+                            loss_value, values = self._train_step(
+                                batch[:n_x], batch[n_x:], params, guard,
+                                lambda: f"{owner}: epoch {epoch + 1}, batch {step + 1}")
+                        except FloatingPointError:
+                            if not nan_stops:
+                                raise
+                            # not applied; the callbacks see a nan loss (TerminateOnNaN)
+                            loss_value, values = math.nan, [math.nan] * (len(keys) - 1)
                         seen += k
                         sums[0] += loss_value * k
                         for j, v in enumerate(values, 1):

@@ -101,7 +101,25 @@ def main() -> None:
         out[f"{name}/grad"] = pt.grad.cpu().numpy()
     for name, (labels, classes) in LABELS.items():
         out[f"{name}/y"] = keras.utils.to_categorical(labels, classes)
+    out["csv_logger/text"] = np.array(_csv_logger_text())
     np.savez(os.path.join(HERE, "keras_refs.npz"), **out)
+
+
+def _csv_logger_text() -> str:
+    """The file ``CSVLogger`` writes for two epochs of a small fit with an accuracy metric
+    and no validation (its header and layout; the values are Keras's own)."""
+    import tempfile
+
+    keras.utils.set_random_seed(0)
+    x = np.random.default_rng(0).standard_normal((16, 3)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    path = os.path.join(tempfile.mkdtemp(), "log.csv")
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[keras.callbacks.CSVLogger(path)])
+    with open(path, encoding="utf-8", newline="") as fh:  # the bytes, line ends included
+        return fh.read()
 
 
 if __name__ == "__main__":

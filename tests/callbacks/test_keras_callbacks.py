@@ -1,0 +1,97 @@
+"""CSVLogger, LambdaCallback and TerminateOnNaN (Keras 3 semantics)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import tinynet as tn
+from tinynet.callbacks import CSVLogger, LambdaCallback, TerminateOnNaN
+from tinynet.layers import Dense, Input
+
+REFS = np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data", "keras",
+                            "keras_refs.npz"))
+
+
+def _model() -> tn.Sequential:
+    tn.set_seed(0)
+    model = tn.Sequential([Input((3,)), Dense(2)])
+    model.compile("adam", tn.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    return model
+
+
+def _data(n: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    x = np.random.default_rng(0).standard_normal((n, 3)).astype(np.float32)
+    return x, (x[:, 0] > 0).astype(np.int64)
+
+
+def _lines(path) -> list[str]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return fh.read().split("\r\n")
+
+
+def test_csv_logger_writes_keras_layout(tmp_path):
+    path = tmp_path / "log.csv"
+    history = _model().fit(*_data(), epochs=2, verbose=0, callbacks=[CSVLogger(path)])
+    keras_lines = str(REFS["csv_logger/text"]).split("\r\n")
+    ours = _lines(path)
+    assert ours[0] == keras_lines[0] == "epoch,accuracy,loss,val_accuracy,val_loss"
+    assert len(ours) == len(keras_lines) == 4 and ours[-1] == keras_lines[-1] == ""
+    for epoch in range(2):
+        row = ours[1 + epoch].split(",")
+        assert row[0] == str(epoch) and row[3:] == ["NA", "NA"]
+        assert row[1:3] == [str(history.history["accuracy"][epoch]),
+                            str(history.history["loss"][epoch])]
+
+
+def test_csv_logger_appends_without_a_second_header(tmp_path):
+    path = tmp_path / "log.csv"
+    model, data = _model(), _data()
+    model.fit(*data, epochs=1, verbose=0, callbacks=[CSVLogger(path, separator=";")])
+    model.fit(*data, epochs=1, verbose=0, validation_data=data,
+              callbacks=[CSVLogger(path, separator=";", append=True)])
+    lines = _lines(path)
+    assert lines[0] == "epoch;accuracy;loss;val_accuracy;val_loss"
+    assert len(lines) == 4 and lines[1].endswith(";NA;NA") and not lines[2].endswith("NA")
+    model.fit(*data, epochs=1, verbose=0, callbacks=[CSVLogger(path)])  # overwrite
+    assert len(_lines(path)) == 3
+
+
+def test_lambda_callback_calls_the_given_functions():
+    calls = []
+    cb = LambdaCallback(on_train_begin=lambda logs: calls.append("begin"),
+                        on_epoch_end=lambda epoch, logs: calls.append((epoch, sorted(logs))),
+                        on_train_batch_end=lambda batch, logs: calls.append(batch),
+                        note="kept")
+    _model().fit(*_data(8), batch_size=4, epochs=2, verbose=0, callbacks=[cb])
+    assert calls == ["begin", 0, 1, (0, ["accuracy", "loss"]), 0, 1, (1, ["accuracy", "loss"])]
+    assert cb.note == "kept"
+
+
+def test_terminate_on_nan_stops_before_the_bad_update(capsys):
+    x, y = _data(12)
+    x[5] = np.nan  # the second batch of 4
+    first = _model()
+    first.fit(x[:4], y[:4], batch_size=4, epochs=1, shuffle=False, verbose=0)
+    model = _model()
+    history = model.fit(x, y, batch_size=4, epochs=3, shuffle=False, verbose=0,
+                        callbacks=[TerminateOnNaN()])
+    assert capsys.readouterr().out == "Batch 1: Invalid loss, terminating training\n"
+    assert len(history.history["loss"]) == 1 and np.isnan(history.history["loss"][0])
+    for a, b in zip(model.get_weights(), first.get_weights()):  # only the first step applied
+        assert np.array_equal(a, b)
+
+
+def test_terminate_on_nan_can_raise_and_fit_raises_without_it():
+    x, y = _data(8)
+    x[0] = np.inf
+    with pytest.raises(RuntimeError, match=r"^NaN or Inf loss encountered at batch 0\. Loss "
+                                           r"value: nan\. Terminating training immediately\.$"):
+        _model().fit(x, y, batch_size=4, shuffle=False, verbose=0,
+                     callbacks=[TerminateOnNaN(raise_error=True)])
+    with pytest.raises(FloatingPointError, match=re.escape("epoch 1, batch 1: the loss is")):
+        _model().fit(x, y, batch_size=4, shuffle=False, verbose=0)
