@@ -95,3 +95,29 @@ def test_terminate_on_nan_can_raise_and_fit_raises_without_it():
                      callbacks=[TerminateOnNaN(raise_error=True)])
     with pytest.raises(FloatingPointError, match=re.escape("epoch 1, batch 1: the loss is")):
         _model().fit(x, y, batch_size=4, shuffle=False, verbose=0)
+
+
+@pytest.mark.parametrize("case, kwargs", [
+    ("fit_initial_epoch", {"initial_epoch": 2, "validation_freq": 2}),
+    ("fit_validation_list", {"validation_freq": [1, 4]}),
+])
+def test_initial_epoch_and_validation_freq_as_keras(case, kwargs):
+    x, y = _data()
+    seen = []
+    cb = LambdaCallback(on_epoch_end=lambda epoch, logs: seen.append((epoch, "val_loss" in logs)))
+    history = _model().fit(x, y, epochs=6, verbose=0, validation_data=(x, y), callbacks=[cb],
+                           **kwargs)
+    assert [e for e, _ in seen] == list(REFS[f"{case}/epochs"])
+    assert [v for _, v in seen] == list(REFS[f"{case}/validated"])
+    assert history.epoch == list(REFS[f"{case}/history_epoch"])
+    assert len(history.history["val_loss"]) == int(REFS[f"{case}/val_len"])
+    assert len(history.history["loss"]) == int(REFS[f"{case}/loss_len"])
+
+
+def test_resuming_with_initial_epoch_continues_the_epoch_count():
+    x, y = _data()
+    model = _model()
+    model.fit(x, y, epochs=2, verbose=0, shuffle=False)
+    history = model.fit(x, y, epochs=2, initial_epoch=2, verbose=0)
+    assert history.epoch == [] and history.history == {}  # nothing left to run
+    assert _model().fit(x, y, epochs=3, initial_epoch=1, verbose=0).epoch == [1, 2]

@@ -885,6 +885,24 @@ case("huber-delta-inf", "losses.Huber(delta=inf)", lambda: losses.Huber(delta=IN
 case("hinge-shapes", "losses.Hinge()(zeros (2, 3), zeros (2, 4))",
      lambda: losses.Hinge()(z(2, 3), z(2, 4)), ValueError,
      "Hinge: y_true shape (2, 3) is incompatible with y_pred shape (2, 4)")
+case("fit-initial-epoch-negative", "model.fit(x, y, initial_epoch=-1)",
+     lambda: compiled().fit(z(4, 4), z(4, 3), initial_epoch=-1, verbose=0), ValueError,
+     "Sequential.fit: initial_epoch must be a non-negative int, got -1")
+case("fit-initial-epoch-float", "model.fit(x, y, initial_epoch=1.0)",
+     lambda: compiled().fit(z(4, 4), z(4, 3), initial_epoch=1.0, verbose=0), TypeError,
+     "Sequential.fit: initial_epoch must be a non-negative int, got 1.0")
+case("fit-validation-freq-zero", "model.fit(x, y, validation_freq=0)",
+     lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq=0, verbose=0), ValueError,
+     "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
+     "got 0")
+case("fit-validation-freq-str", "model.fit(x, y, validation_freq='2')",
+     lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq="2", verbose=0), TypeError,
+     "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
+     "got '2'")
+case("fit-validation-freq-list", "model.fit(x, y, validation_freq=[1, 0])",
+     lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq=[1, 0], verbose=0), ValueError,
+     "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
+     "got [1, 0]")
 case("csv-logger-filename", "callbacks.CSVLogger(3)", lambda: callbacks.CSVLogger(3),
      TypeError, "CSVLogger: filename must be a str or a path, got 3")
 case("csv-logger-separator", "callbacks.CSVLogger('f', separator=';;')",

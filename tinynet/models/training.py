@@ -53,6 +53,25 @@ def _check_int(value: Any, arg: str, owner: str, minimum: int) -> int:
     return int(value)
 
 
+def _check_validation_freq(value: Any, owner: str) -> Callable[[int], bool]:
+    """``fit``'s ``validation_freq`` as a test of a 1-based epoch: a positive int (every
+    that many epochs) or a list of positive ints (those epochs)."""
+    what = (f"{owner}: validation_freq must be a positive int or a list of positive ints, "
+            f"got {value!r}")
+    if isinstance(value, list):
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
+                   for v in value):
+            raise ValueError(what)
+        chosen = {int(v) for v in value}
+        return lambda epoch: epoch in chosen
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(what)
+    if value < 1:
+        raise ValueError(what)
+    every = int(value)
+    return lambda epoch: epoch % every == 0
+
+
 def _check_verbose(value: Any, owner: str) -> int:
     if value == "auto":
         return 1
@@ -290,13 +309,18 @@ class Trainer:
     # -- public training API -----------------------------------------------------------------
     def fit(self, x: Any, y: Any, batch_size: int = 32, epochs: int = 1, verbose: int = 1,
             callbacks: list | None = None, validation_split: float = 0.0,
-            validation_data: tuple | None = None, shuffle: bool = True) -> History:
-        """Trains for ``epochs`` epochs (Keras 3 semantics).
+            validation_data: tuple | None = None, shuffle: bool = True,
+            initial_epoch: int = 0, validation_freq: int | list = 1) -> History:
+        """Trains until epoch ``epochs`` (Keras 3 semantics).
 
         Each epoch's ``loss`` (and each metric) is the sample-weighted mean of its batch
         values, each measured on the forward pass before that batch's update.
         ``validation_split`` holds out the last samples, before shuffling; validation runs
-        at each epoch's end (``val_loss``, ``val_<metric>``).
+        at the end of the epochs ``validation_freq`` picks (``val_loss``,
+        ``val_<metric>``): every ``validation_freq``-th epoch for an int, the listed
+        (1-based) epochs for a list. ``initial_epoch`` (0-based) is the first epoch run, to
+        resume an earlier fit: epochs ``initial_epoch .. epochs - 1`` run, and the
+        callbacks and the progress bar see those numbers.
 
         Returns:
             The :class:`~tinynet.callbacks.History` (also stored as ``model.history``).
@@ -313,6 +337,8 @@ class Trainer:
         self._require_compiled(owner)
         batch_size = _check_int(batch_size, "batch_size", owner, 1)
         epochs = _check_int(epochs, "epochs", owner, 0)
+        initial_epoch = _check_int(initial_epoch, "initial_epoch", owner, 0)
+        validate_at = _check_validation_freq(validation_freq, owner)
         verbose = _check_verbose(verbose, owner)
         if not isinstance(shuffle, (bool, np.bool_)):
             raise TypeError(f"{owner}: shuffle must be a bool, got {shuffle!r}")
@@ -357,7 +383,7 @@ class Trainer:
         arrays, n_x = [*xs, *ys], len(xs)
         with self._ahead(xs, ys, batch_size, val):
             cbs.call("on_train_begin", None)
-            for epoch in range(epochs):
+            for epoch in range(initial_epoch, epochs):
                 cbs.call("on_epoch_begin", epoch, None)
                 order = self.shuffle_rng.permutation(n) if shuffle else None
                 sums = [0.0] * len(keys)
@@ -400,7 +426,7 @@ class Trainer:
                         if self.stop_training:
                             break
                     epoch_logs = {key: s / seen for key, s in zip(keys, sums)}
-                    if val is not None:
+                    if val is not None and validate_at(epoch + 1):
                         val_logs = self._test_arrays(val[0], val[1], batch_size)
                         epoch_logs.update({f"val_{key}": v for key, v in val_logs.items()})
                     if bar is not None:

@@ -102,6 +102,7 @@ def main() -> None:
     for name, (labels, classes) in LABELS.items():
         out[f"{name}/y"] = keras.utils.to_categorical(labels, classes)
     out["csv_logger/text"] = np.array(_csv_logger_text())
+    out.update(_fit_epochs())
     np.savez(os.path.join(HERE, "keras_refs.npz"), **out)
 
 
@@ -120,6 +121,32 @@ def _csv_logger_text() -> str:
     model.fit(x, y, epochs=2, verbose=0, callbacks=[keras.callbacks.CSVLogger(path)])
     with open(path, encoding="utf-8", newline="") as fh:  # the bytes, line ends included
         return fh.read()
+
+
+
+def _fit_epochs() -> dict:
+    """What ``fit(initial_epoch=2, epochs=6, validation_freq=2)`` and ``validation_freq=[1,
+    4]`` report: the epochs the callbacks see and the history's lengths per key."""
+    x = np.random.default_rng(0).standard_normal((16, 3)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    out = {}
+    for name, kwargs in (("fit_initial_epoch", {"initial_epoch": 2, "validation_freq": 2}),
+                         ("fit_validation_list", {"validation_freq": [1, 4]})):
+        seen = []
+        cb = keras.callbacks.LambdaCallback(
+            on_epoch_end=lambda epoch, logs, seen=seen: seen.append(
+                (epoch, "val_loss" in logs)))
+        history = model.fit(x, y, epochs=6, verbose=0, validation_data=(x, y),
+                            callbacks=[cb], **kwargs)
+        out[f"{name}/epochs"] = np.array([e for e, _ in seen])
+        out[f"{name}/validated"] = np.array([v for _, v in seen])
+        out[f"{name}/history_epoch"] = np.array(history.epoch)
+        out[f"{name}/val_len"] = np.array(len(history.history["val_loss"]))
+        out[f"{name}/loss_len"] = np.array(len(history.history["loss"]))
+    return out
 
 
 if __name__ == "__main__":
