@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -121,3 +122,36 @@ def test_resuming_with_initial_epoch_continues_the_epoch_count():
     history = model.fit(x, y, epochs=2, initial_epoch=2, verbose=0)
     assert history.epoch == [] and history.history == {}  # nothing left to run
     assert _model().fit(x, y, epochs=3, initial_epoch=1, verbose=0).epoch == [1, 2]
+
+
+@pytest.mark.parametrize("case", ["plateau_max", "plateau_min"])
+def test_reduce_lr_on_plateau_follows_keras(case):
+    kwargs, monitor, values = json.loads(str(REFS[f"{case}/case"]))  # fed to Keras too
+    model = tn.Sequential([Input((3,)), Dense(2)])
+    model.compile(tn.optimizers.Adam(0.01), "mse")
+    cb = tn.callbacks.ReduceLROnPlateau(monitor=monitor, **kwargs)
+    cb.set_model(model)
+    cb.on_train_begin()
+    logged, after = [], []
+    for epoch, value in enumerate(values):
+        logs = {monitor: value}
+        cb.on_epoch_end(epoch, logs)
+        logged.append(logs["learning_rate"])
+        after.append(model.optimizer.learning_rate)
+    # Keras keeps the rate in a float32 variable; tinynet in a Python float
+    np.testing.assert_allclose(logged, REFS[f"{case}/logged"], rtol=1e-6)
+    np.testing.assert_allclose(after, REFS[f"{case}/after"], rtol=1e-6)
+
+
+def test_reduce_lr_on_plateau_in_a_fit(capsys):
+    x, y = _data()
+    model = _model()
+    cb = tn.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=1,
+                                        min_delta=10.0, verbose=1)  # nothing improves enough
+    history = model.fit(x, y, epochs=3, verbose=0, callbacks=[cb])
+    # the first epoch sets the best value; each later one fails to improve by 10
+    assert history.history["learning_rate"] == [0.001, 0.001, 0.0005]
+    assert model.optimizer.learning_rate == 0.00025
+    assert capsys.readouterr().out == ("\nEpoch 2: ReduceLROnPlateau reducing learning rate to "
+                                       "0.0005.\n\nEpoch 3: ReduceLROnPlateau reducing learning "
+                                       "rate to 0.00025.\n")

@@ -903,6 +903,21 @@ case("fit-validation-freq-list", "model.fit(x, y, validation_freq=[1, 0])",
      lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq=[1, 0], verbose=0), ValueError,
      "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
      "got [1, 0]")
+case("reduce-lr-factor-one", "callbacks.ReduceLROnPlateau(factor=1.0)",
+     lambda: callbacks.ReduceLROnPlateau(factor=1.0), ValueError,
+     "ReduceLROnPlateau: factor must be a float in [0, 1)", "got 1.0")
+case("reduce-lr-factor-str", "callbacks.ReduceLROnPlateau(factor='0.1')",
+     lambda: callbacks.ReduceLROnPlateau(factor="0.1"), TypeError,
+     "ReduceLROnPlateau: factor must be a float, got '0.1'")
+case("reduce-lr-patience-negative", "callbacks.ReduceLROnPlateau(patience=-1)",
+     lambda: callbacks.ReduceLROnPlateau(patience=-1), ValueError,
+     "ReduceLROnPlateau: patience must be a non-negative int, got -1")
+case("reduce-lr-min-lr-negative", "callbacks.ReduceLROnPlateau(min_lr=-0.1)",
+     lambda: callbacks.ReduceLROnPlateau(min_lr=-0.1), ValueError,
+     "ReduceLROnPlateau: min_lr must be a finite float >= 0, got -0.1")
+case("reduce-lr-mode", "callbacks.ReduceLROnPlateau(mode='up')",
+     lambda: callbacks.ReduceLROnPlateau(mode="up"), ValueError,
+     "ReduceLROnPlateau: mode must be one of 'auto', 'min', 'max', got 'up'")
 case("csv-logger-filename", "callbacks.CSVLogger(3)", lambda: callbacks.CSVLogger(3),
      TypeError, "CSVLogger: filename must be a str or a path, got 3")
 case("csv-logger-separator", "callbacks.CSVLogger('f', separator=';;')",

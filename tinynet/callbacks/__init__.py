@@ -16,7 +16,9 @@ from tinynet.callbacks.history import History
 from tinynet.callbacks.lambda_callback import LambdaCallback
 from tinynet.callbacks.learning_rate_scheduler import LearningRateScheduler
 from tinynet.callbacks.model_checkpoint import ModelCheckpoint
+from tinynet.callbacks.reduce_lr_on_plateau import ReduceLROnPlateau
 from tinynet.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "LearningRateScheduler",
-           "ModelCheckpoint", "CSVLogger", "LambdaCallback", "TerminateOnNaN"]
+           "ModelCheckpoint", "CSVLogger", "LambdaCallback", "TerminateOnNaN",
+           "ReduceLROnPlateau"]

@@ -7,7 +7,8 @@ import numbers
 import warnings
 
 from tinynet.callbacks.base import Callback
-from tinynet.callbacks.monitor import finite, monitor_direction
+from tinynet.callbacks.monitor import (check_counts, check_monitor_args, finite,
+                                       lower_is_better)
 
 __all__ = ["EarlyStopping"]
 
@@ -37,21 +38,9 @@ class EarlyStopping(Callback):
                  verbose: int = 0, mode: str = "auto", baseline: float | None = None,
                  restore_best_weights: bool = False, start_from_epoch: int = 0) -> None:
         super().__init__()
-        if not isinstance(monitor, str) or not monitor:
-            raise TypeError(f"EarlyStopping: monitor must be a non-empty str, got {monitor!r}")
-        if isinstance(min_delta, bool) or not isinstance(min_delta, numbers.Real):
-            raise TypeError(f"EarlyStopping: min_delta must be a float, got {min_delta!r}")
-        if not finite(min_delta):
-            raise ValueError(f"EarlyStopping: min_delta must be a finite float, got {min_delta!r}")
-        for arg, value in (("patience", patience), ("verbose", verbose),
-                           ("start_from_epoch", start_from_epoch)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise TypeError(f"EarlyStopping: {arg} must be a non-negative int, got {value!r}")
-            if value < 0:
-                raise ValueError(f"EarlyStopping: {arg} must be a non-negative int, got {value}")
-        if mode not in ("auto", "min", "max"):
-            raise ValueError(f"EarlyStopping: mode must be one of 'auto', 'min', 'max', "
-                             f"got {mode!r}")
+        check_monitor_args("EarlyStopping", monitor, min_delta, mode)
+        check_counts("EarlyStopping", patience=patience, verbose=verbose,
+                     start_from_epoch=start_from_epoch)
         if baseline is not None and (isinstance(baseline, bool)
                                      or not isinstance(baseline, numbers.Real)):
             raise TypeError(f"EarlyStopping: baseline must be None or a float, got {baseline!r}")
@@ -77,12 +66,8 @@ class EarlyStopping(Callback):
         self._lower_is_better: bool | None = None
 
     def _resolve_mode(self) -> None:
-        direction = monitor_direction(self.model, self.monitor, self.mode)
-        if direction is None:
-            raise ValueError(
-                f"EarlyStopping: cannot tell whether monitor={self.monitor!r} should be "
-                f"minimized or maximized; pass mode='min' or mode='max'")
-        self._lower_is_better = direction == "down"
+        self._lower_is_better = lower_is_better("EarlyStopping", self.model, self.monitor,
+                                                self.mode)
         self.best = math.inf if self._lower_is_better else -math.inf
 
     def _is_improvement(self, value: float, reference: float) -> bool:

@@ -7,7 +7,8 @@ import math
 import numbers
 from typing import Any
 
-__all__ = ["finite", "monitor_direction"]
+__all__ = ["finite", "monitor_direction", "lower_is_better", "check_monitor_args",
+           "check_counts"]
 
 def finite(value: numbers.Real) -> bool:
     try:
@@ -45,3 +46,34 @@ def monitor_direction(model: Any, monitor: str, mode: str) -> str | None:
         return "down" if mode == "min" else "up"
     name = monitor[4:] if monitor.startswith("val_") else monitor
     return "down" if name == "loss" else _metric_direction(model, name)
+
+
+def check_monitor_args(owner: str, monitor: Any, min_delta: Any, mode: Any) -> None:
+    """The checks of the arguments every monitoring callback takes."""
+    if not isinstance(monitor, str) or not monitor:
+        raise TypeError(f"{owner}: monitor must be a non-empty str, got {monitor!r}")
+    if isinstance(min_delta, bool) or not isinstance(min_delta, numbers.Real):
+        raise TypeError(f"{owner}: min_delta must be a float, got {min_delta!r}")
+    if not finite(min_delta):
+        raise ValueError(f"{owner}: min_delta must be a finite float, got {min_delta!r}")
+    if mode not in ("auto", "min", "max"):
+        raise ValueError(f"{owner}: mode must be one of 'auto', 'min', 'max', got {mode!r}")
+
+
+def check_counts(owner: str, **counts: Any) -> None:
+    """Each of ``counts`` must be a non-negative int."""
+    for arg, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{owner}: {arg} must be a non-negative int, got {value!r}")
+        if value < 0:
+            raise ValueError(f"{owner}: {arg} must be a non-negative int, got {value}")
+
+
+def lower_is_better(owner: str, model: Any, monitor: str, mode: str) -> bool:
+    """Whether ``monitor`` improves downwards (:func:`monitor_direction`); ``ValueError``
+    naming ``owner`` when ``mode="auto"`` cannot tell."""
+    direction = monitor_direction(model, monitor, mode)
+    if direction is None:
+        raise ValueError(f"{owner}: cannot tell whether monitor={monitor!r} should be "
+                         f"minimized or maximized; pass mode='min' or mode='max'")
+    return direction == "down"

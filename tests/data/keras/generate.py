@@ -14,6 +14,7 @@ predictions: its value and its gradient with respect to the predictions; and
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -103,6 +104,7 @@ def main() -> None:
         out[f"{name}/y"] = keras.utils.to_categorical(labels, classes)
     out["csv_logger/text"] = np.array(_csv_logger_text())
     out.update(_fit_epochs())
+    out.update(_reduce_lr())
     np.savez(os.path.join(HERE, "keras_refs.npz"), **out)
 
 
@@ -146,6 +148,38 @@ def _fit_epochs() -> dict:
         out[f"{name}/history_epoch"] = np.array(history.epoch)
         out[f"{name}/val_len"] = np.array(len(history.history["val_loss"]))
         out[f"{name}/loss_len"] = np.array(len(history.history["loss"]))
+    return out
+
+
+PLATEAU = {  # name: (callback arguments, monitor, values per epoch)
+    "plateau_min": ({"factor": 0.5, "patience": 2, "cooldown": 1, "min_lr": 0.002,
+                     "min_delta": 0.01}, "val_loss",
+                    [1.0, 0.9, 0.895, 0.89, 0.7, 0.71, 0.72, 0.73, 0.69, 0.695, 0.7, 0.71,
+                     0.72, 0.73, 0.74, 0.75]),
+    "plateau_max": ({"factor": 0.2, "patience": 1, "mode": "max"}, "val_accuracy",
+                    [0.5, 0.6, 0.6, 0.7, 0.65, 0.64, 0.9, 0.8]),
+}
+
+
+def _reduce_lr() -> dict:
+    """``ReduceLROnPlateau`` fed fixed monitored values: the rate logged each epoch and
+    the rate after it."""
+    out = {}
+    for name, (kwargs, monitor, values) in PLATEAU.items():
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+        model.compile(keras.optimizers.Adam(0.01), "mse")
+        cb = keras.callbacks.ReduceLROnPlateau(monitor=monitor, **kwargs)
+        cb.set_model(model)
+        cb.on_train_begin()
+        logged, after = [], []
+        for epoch, value in enumerate(values):
+            logs = {monitor: value}
+            cb.on_epoch_end(epoch, logs)
+            logged.append(logs["learning_rate"])
+            after.append(float(model.optimizer.learning_rate))
+        out[f"{name}/case"] = np.array(json.dumps([kwargs, monitor, values]))
+        out[f"{name}/logged"] = np.array(logged)
+        out[f"{name}/after"] = np.array(after)
     return out
 
 
