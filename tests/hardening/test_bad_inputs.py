@@ -918,6 +918,25 @@ case("reduce-lr-min-lr-negative", "callbacks.ReduceLROnPlateau(min_lr=-0.1)",
 case("reduce-lr-mode", "callbacks.ReduceLROnPlateau(mode='up')",
      lambda: callbacks.ReduceLROnPlateau(mode="up"), ValueError,
      "ReduceLROnPlateau: mode must be one of 'auto', 'min', 'max', got 'up'")
+case("schedule-decay-steps-zero", "schedules.ExponentialDecay(0.1, 0, 0.9)",
+     lambda: optimizers.schedules.ExponentialDecay(0.1, 0, 0.9), ValueError,
+     "ExponentialDecay: decay_steps must be a finite float > 0, got 0")
+case("schedule-rate-str", "schedules.CosineDecay('0.1', 10)",
+     lambda: optimizers.schedules.CosineDecay("0.1", 10), TypeError,
+     "CosineDecay: initial_learning_rate must be a finite float, got '0.1'")
+case("schedule-staircase-int", "schedules.InverseTimeDecay(0.1, 5, 0.5, staircase=1)",
+     lambda: optimizers.schedules.InverseTimeDecay(0.1, 5, 0.5, staircase=1), TypeError,
+     "InverseTimeDecay: staircase must be a bool, got 1")
+case("schedule-piecewise-lengths", "schedules.PiecewiseConstantDecay([10], [1.0])",
+     lambda: optimizers.schedules.PiecewiseConstantDecay([10], [1.0]), ValueError,
+     "PiecewiseConstantDecay: values must be a list with one more entry than boundaries",
+     "got boundaries=[10], values=[1.0]")
+case("schedule-restarts-t-mul", "schedules.CosineDecayRestarts(0.1, 10, t_mul=0)",
+     lambda: optimizers.schedules.CosineDecayRestarts(0.1, 10, t_mul=0), ValueError,
+     "CosineDecayRestarts: t_mul must be a finite float > 0, got 0")
+case("schedule-deserialize-unknown", "schedules.deserialize({'class_name': 'Step'})",
+     lambda: optimizers.schedules.deserialize({"class_name": "Step"}), ValueError,
+     "schedules.deserialize: unknown schedule 'Step'; valid names: ExponentialDecay")
 case("csv-logger-filename", "callbacks.CSVLogger(3)", lambda: callbacks.CSVLogger(3),
      TypeError, "CSVLogger: filename must be a str or a path, got 3")
 case("csv-logger-separator", "callbacks.CSVLogger('f', separator=';;')",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tinynet.optimizers import schedules
 from tinynet.optimizers.adagrad import Adagrad
 from tinynet.optimizers.adam import Adam
 from tinynet.optimizers.adamw import AdamW
@@ -17,7 +18,8 @@ from tinynet.optimizers.optimizer import Optimizer
 from tinynet.optimizers.rmsprop import RMSprop
 from tinynet.optimizers.sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "get", "serialize"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "get", "serialize",
+           "schedules"]
 
 _CLASSES: dict[str, type[Optimizer]] = {
     "sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,

@@ -396,11 +396,17 @@ class Optimizer:
     def get_config(self) -> dict:
         """JSON-able constructor arguments (Keras keys); ``from_config`` rebuilds it.
 
-        A callable learning rate is stored as its current value.
+        A :mod:`~tinynet.optimizers.schedules` schedule is stored as ``{"class_name": ...,
+        "config": ...}``; any other callable learning rate as its current value.
         """
+        from tinynet.optimizers import schedules
+
+        lr = self._learning_rate
         config = {
             "name": self.name,
-            "learning_rate": float(self.learning_rate),
+            "learning_rate": (schedules.serialize(lr)
+                              if isinstance(lr, schedules.LearningRateSchedule)
+                              else float(self.learning_rate)),
             "weight_decay": self.weight_decay,
             "clipnorm": self.clipnorm,
             "global_clipnorm": self.global_clipnorm,
@@ -418,6 +424,10 @@ class Optimizer:
                             "use tinynet.optimizers.get({'class_name': ..., 'config': ...})")
         config = dict(config)
         exclude = config.pop("exclude_from_weight_decay", None)
+        if isinstance(config.get("learning_rate"), dict):
+            from tinynet.optimizers import schedules
+
+            config["learning_rate"] = schedules.deserialize(config["learning_rate"])
         opt = cls(**config)
         if exclude:
             opt.exclude_from_weight_decay(var_names=exclude)

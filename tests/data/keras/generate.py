@@ -105,6 +105,7 @@ def main() -> None:
     out["csv_logger/text"] = np.array(_csv_logger_text())
     out.update(_fit_epochs())
     out.update(_reduce_lr())
+    out.update(_schedules())
     np.savez(os.path.join(HERE, "keras_refs.npz"), **out)
 
 
@@ -180,6 +181,46 @@ def _reduce_lr() -> dict:
         out[f"{name}/case"] = np.array(json.dumps([kwargs, monitor, values]))
         out[f"{name}/logged"] = np.array(logged)
         out[f"{name}/after"] = np.array(after)
+    return out
+
+
+SCHEDULES = {  # name: (class name, arguments)
+    "exponential": ("ExponentialDecay", {"initial_learning_rate": 0.1, "decay_steps": 10,
+                                         "decay_rate": 0.9}),
+    "exponential_staircase": ("ExponentialDecay", {"initial_learning_rate": 0.1,
+                                                   "decay_steps": 7, "decay_rate": 0.5,
+                                                   "staircase": True}),
+    "piecewise": ("PiecewiseConstantDecay", {"boundaries": [20, 60, 100],
+                                             "values": [1.0, 0.5, 0.1, 0.01]}),
+    "inverse_time": ("InverseTimeDecay", {"initial_learning_rate": 0.2, "decay_steps": 5,
+                                          "decay_rate": 0.3}),
+    "inverse_time_staircase": ("InverseTimeDecay", {"initial_learning_rate": 0.2,
+                                                    "decay_steps": 5, "decay_rate": 0.3,
+                                                    "staircase": True}),
+    "polynomial": ("PolynomialDecay", {"initial_learning_rate": 0.1, "decay_steps": 100,
+                                       "end_learning_rate": 0.001, "power": 2.0}),
+    "polynomial_cycle": ("PolynomialDecay", {"initial_learning_rate": 0.1, "decay_steps": 40,
+                                             "power": 0.5, "cycle": True}),
+    "cosine": ("CosineDecay", {"initial_learning_rate": 0.1, "decay_steps": 100,
+                               "alpha": 0.1}),
+    "cosine_warmup": ("CosineDecay", {"initial_learning_rate": 0.0, "decay_steps": 90,
+                                      "warmup_target": 0.2, "warmup_steps": 30}),
+    "cosine_restarts": ("CosineDecayRestarts", {"initial_learning_rate": 0.1,
+                                                "first_decay_steps": 20, "t_mul": 2.0,
+                                                "m_mul": 0.8, "alpha": 0.05}),
+    "cosine_restarts_even": ("CosineDecayRestarts", {"initial_learning_rate": 0.1,
+                                                     "first_decay_steps": 25, "t_mul": 1.0}),
+}
+
+
+def _schedules() -> dict:
+    """Every schedule at steps 0..150 (and its arguments, so the test builds the same)."""
+    out = {}
+    for name, (cls, kwargs) in SCHEDULES.items():
+        schedule = getattr(keras.optimizers.schedules, cls)(**kwargs)
+        out[f"schedule_{name}/case"] = np.array(json.dumps([cls, kwargs]))
+        out[f"schedule_{name}/values"] = np.array(
+            [float(schedule(np.float32(step))) for step in range(151)])
     return out
 
 
