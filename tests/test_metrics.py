@@ -110,8 +110,9 @@ def test_errors():
     with pytest.raises(ValueError, match=re.escape(
             "Unknown metric 'f1'; valid names: accuracy, acc, binary_accuracy, "
             "categorical_accuracy, sparse_categorical_accuracy, mse, mean_squared_error, mae, "
-            "mean_absolute_error, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, "
-            "MeanSquaredError, MeanAbsoluteError")):
+            "mean_absolute_error, top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, "
+            "BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, MeanSquaredError, "
+            "MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy")):
         metrics.get("f1")
     with pytest.raises(TypeError, match=re.escape(
             "metrics.get: expected a Metric instance, a name or a function, got int: 3")):

@@ -23,7 +23,8 @@ import numpy as np
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Metric", "MeanMetricWrapper", "BinaryAccuracy", "CategoricalAccuracy",
-           "SparseCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError", "get"]
+           "SparseCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
+           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "get"]
 
 
 def _same_rank(owner: str, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -37,6 +38,19 @@ def _same_rank(owner: str, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.nda
         else:
             raise ValueError(f"{owner}: y_true shape {t.shape} is incompatible with y_pred "
                              f"shape {p.shape}")
+    return t, p
+
+
+def _sparse_labels(owner: str, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Integer labels shaped like ``y_pred`` without its last axis (a trailing axis of 1
+    dropped), and ``y_pred``."""
+    p = as_array(y_pred)
+    t = y_true.data if isinstance(y_true, Tensor) else np.asarray(y_true)
+    if t.ndim == p.ndim and t.ndim > 0 and t.shape[-1] == 1:
+        t = t.reshape(t.shape[:-1])
+    if t.shape != p.shape[:-1]:
+        raise ValueError(f"{owner}: y_true shape {np.shape(y_true)} does not match y_pred "
+                         f"shape {p.shape}")
     return t, p
 
 
@@ -151,13 +165,7 @@ class SparseCategoricalAccuracy(Metric):
     _default_name = "sparse_categorical_accuracy"
 
     def values(self, y_true, y_pred):
-        p = as_array(y_pred)
-        t = y_true.data if isinstance(y_true, Tensor) else np.asarray(y_true)
-        if t.ndim == p.ndim and t.ndim > 0 and t.shape[-1] == 1:
-            t = t.reshape(t.shape[:-1])
-        if t.shape != p.shape[:-1]:
-            raise ValueError(f"SparseCategoricalAccuracy: y_true shape {np.shape(y_true)} does "
-                             f"not match y_pred shape {p.shape}")
+        t, p = _sparse_labels(type(self).__name__, y_true, y_pred)
         return (t.astype(np.float64) == np.argmax(p, axis=-1)).astype(np.float64)
 
 
@@ -181,6 +189,81 @@ class MeanAbsoluteError(Metric):
         t, p = _same_rank(type(self).__name__, y_true, y_pred)
         d = np.abs(p.astype(np.float64) - t)
         return np.mean(d, axis=-1) if d.ndim else d
+
+
+def _check_k(owner: str, k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"{owner}: k must be a positive int, got {k!r}")
+    if k < 1:
+        raise ValueError(f"{owner}: k must be a positive int, got {k}")
+    return int(k)
+
+
+def _in_top_k(labels: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """1.0 where the label's score is at least the row's ``k``-th largest (ties count, as
+    Keras's ``in_top_k``)."""
+    rows = scores.reshape(-1, scores.shape[-1])
+    kth = -np.partition(-rows, min(k, rows.shape[-1]) - 1, axis=-1)[:, min(k, rows.shape[-1]) - 1]
+    target = rows[np.arange(rows.shape[0]), labels.reshape(-1)]
+    return (target >= kth).astype(np.float64).reshape(labels.shape)
+
+
+class TopKCategoricalAccuracy(Metric):
+    """Fraction of rows whose one-hot class is among the ``k`` highest scores (ties
+    count), as ``keras.metrics.TopKCategoricalAccuracy``.
+
+    Args:
+        k: How many of the highest scores count. Defaults to 5.
+        name: Defaults to ``"top_k_categorical_accuracy"``.
+    """
+
+    _default_name = "top_k_categorical_accuracy"
+
+    def __init__(self, k: int = 5, *, name: str | None = None) -> None:
+        self.k = _check_k(type(self).__name__, k)
+        super().__init__(name=name)
+
+    def values(self, y_true, y_pred):
+        t, p = _same_rank(type(self).__name__, y_true, y_pred)
+        return _in_top_k(np.argmax(t, axis=-1), p, self.k)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "k": self.k}
+
+
+class SparseTopKCategoricalAccuracy(Metric):
+    """Fraction of integer labels among the ``k`` highest scores (ties count), as
+    ``keras.metrics.SparseTopKCategoricalAccuracy``; with ``from_sorted_ids`` the
+    predictions are class ids sorted from the highest score down.
+
+    Args:
+        k: How many of the highest scores count. Defaults to 5.
+        from_sorted_ids: ``y_pred`` holds sorted class ids. Defaults to ``False``.
+        name: Defaults to ``"sparse_top_k_categorical_accuracy"``.
+    """
+
+    _default_name = "sparse_top_k_categorical_accuracy"
+
+    def __init__(self, k: int = 5, from_sorted_ids: bool = False, *,
+                 name: str | None = None) -> None:
+        owner = type(self).__name__
+        self.k = _check_k(owner, k)
+        if not isinstance(from_sorted_ids, bool):
+            raise TypeError(f"{owner}: from_sorted_ids must be a bool, got {from_sorted_ids!r}")
+        self.from_sorted_ids = from_sorted_ids
+        super().__init__(name=name)
+
+    def values(self, y_true, y_pred):
+        t, p = _sparse_labels(type(self).__name__, y_true, y_pred)
+        labels = t.astype(np.int64)
+        if self.from_sorted_ids:
+            top = p.reshape(-1, p.shape[-1])[:, :self.k]
+            return (top == labels.reshape(-1, 1)).any(axis=-1).astype(np.float64).reshape(
+                labels.shape)
+        return _in_top_k(labels, p, self.k)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "k": self.k, "from_sorted_ids": self.from_sorted_ids}
 
 
 class _AutoAccuracy(Metric):
@@ -214,9 +297,11 @@ _EXPLICIT: dict[str, type[Metric]] = {
     "sparse_categorical_accuracy": SparseCategoricalAccuracy,
     "mse": MeanSquaredError, "mean_squared_error": MeanSquaredError,
     "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError,
+    "top_k_categorical_accuracy": TopKCategoricalAccuracy,
+    "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
 }
 for _cls in (BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, MeanSquaredError,
-             MeanAbsoluteError):
+             MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy):
     _EXPLICIT[_cls.__name__] = _cls
 _VALID = ", ".join(["accuracy", "acc", *_EXPLICIT])
 

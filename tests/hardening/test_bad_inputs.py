@@ -937,6 +937,18 @@ case("schedule-restarts-t-mul", "schedules.CosineDecayRestarts(0.1, 10, t_mul=0)
 case("schedule-deserialize-unknown", "schedules.deserialize({'class_name': 'Step'})",
      lambda: optimizers.schedules.deserialize({"class_name": "Step"}), ValueError,
      "schedules.deserialize: unknown schedule 'Step'; valid names: ExponentialDecay")
+case("top-k-zero", "metrics.TopKCategoricalAccuracy(k=0)",
+     lambda: metrics.TopKCategoricalAccuracy(k=0), ValueError,
+     "TopKCategoricalAccuracy: k must be a positive int, got 0")
+case("sparse-top-k-float", "metrics.SparseTopKCategoricalAccuracy(k=2.0)",
+     lambda: metrics.SparseTopKCategoricalAccuracy(k=2.0), TypeError,
+     "SparseTopKCategoricalAccuracy: k must be a positive int, got 2.0")
+case("sparse-top-k-sorted-ids", "metrics.SparseTopKCategoricalAccuracy(from_sorted_ids=1)",
+     lambda: metrics.SparseTopKCategoricalAccuracy(from_sorted_ids=1), TypeError,
+     "SparseTopKCategoricalAccuracy: from_sorted_ids must be a bool, got 1")
+case("sparse-top-k-shapes", "metrics.SparseTopKCategoricalAccuracy()([0, 1], zeros (3, 4))",
+     lambda: metrics.SparseTopKCategoricalAccuracy()([0, 1], z(3, 4)), ValueError,
+     "SparseTopKCategoricalAccuracy: y_true shape (2,) does not match y_pred shape (3, 4)")
 case("csv-logger-filename", "callbacks.CSVLogger(3)", lambda: callbacks.CSVLogger(3),
      TypeError, "CSVLogger: filename must be a str or a path, got 3")
 case("csv-logger-separator", "callbacks.CSVLogger('f', separator=';;')",

@@ -166,3 +166,31 @@ def test_huber_by_hand():
                                                    np.array([[0.5, -2.0]], np.float32))
     assert value == 0.8125
     np.testing.assert_array_equal(grad, [[0.25, -0.5]])
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_top_k_accuracies_match_keras_with_ties(k):
+    scores, labels = REFS["top_k/scores"], REFS["top_k/labels"]
+    sparse, dense, by_ids = REFS[f"top_k/k{k}"]
+    ids = np.argsort(-scores, axis=-1, kind="stable").astype(np.float32)
+    assert tn.metrics.SparseTopKCategoricalAccuracy(k)(labels, scores) == pytest.approx(sparse)
+    onehot = np.eye(scores.shape[-1], dtype=np.float32)[labels]
+    assert tn.metrics.TopKCategoricalAccuracy(k)(onehot, scores) == pytest.approx(dense)
+    assert tn.metrics.SparseTopKCategoricalAccuracy(k, from_sorted_ids=True)(labels, ids) \
+        == pytest.approx(by_ids)
+
+
+def test_top_k_metrics_by_name_and_in_a_fit():
+    assert type(tn.metrics.get("sparse_top_k_categorical_accuracy")) \
+        is tn.metrics.SparseTopKCategoricalAccuracy
+    metric = tn.metrics.TopKCategoricalAccuracy(k=2)
+    assert metric.get_config() == {"name": "top_k_categorical_accuracy", "k": 2}
+    # a tie at the k-th score counts (Keras's in_top_k)
+    assert tn.metrics.SparseTopKCategoricalAccuracy(1)([0], [[1.0, 1.0]]) == 1.0
+    tn.set_seed(0)
+    model = tn.Sequential([tn.layers.Input((3,)), tn.layers.Dense(4)])
+    model.compile("adam", tn.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=[tn.metrics.SparseTopKCategoricalAccuracy(k=2)])
+    x = np.random.default_rng(0).standard_normal((8, 3)).astype(np.float32)
+    history = model.fit(x, np.arange(8) % 4, epochs=1, verbose=0)
+    assert 0.0 <= history.history["sparse_top_k_categorical_accuracy"][0] <= 1.0

@@ -106,6 +106,7 @@ def main() -> None:
     out.update(_fit_epochs())
     out.update(_reduce_lr())
     out.update(_schedules())
+    out.update(_top_k())
     np.savez(os.path.join(HERE, "keras_refs.npz"), **out)
 
 
@@ -221,6 +222,25 @@ def _schedules() -> dict:
         out[f"schedule_{name}/case"] = np.array(json.dumps([cls, kwargs]))
         out[f"schedule_{name}/values"] = np.array(
             [float(schedule(np.float32(step))) for step in range(151)])
+    return out
+
+
+def _top_k() -> dict:
+    """The top-k accuracies on fixed scores with ties, for k = 1, 2, 3."""
+    rng = np.random.default_rng(1)
+    scores = np.round(rng.standard_normal((40, 6)), 1).astype(np.float32)  # ties
+    labels = rng.integers(0, 6, 40)
+    out = {"top_k/scores": scores, "top_k/labels": labels}
+    for k in (1, 2, 3):
+        sparse = keras.metrics.SparseTopKCategoricalAccuracy(k=k)
+        sparse.update_state(labels, scores)
+        dense = keras.metrics.TopKCategoricalAccuracy(k=k)
+        dense.update_state(np.eye(6, dtype=np.float32)[labels], scores)
+        ids = np.argsort(-scores, axis=-1, kind="stable")
+        sorted_ids = keras.metrics.SparseTopKCategoricalAccuracy(k=k, from_sorted_ids=True)
+        sorted_ids.update_state(labels, ids)
+        out[f"top_k/k{k}"] = np.array([float(sparse.result()), float(dense.result()),
+                                       float(sorted_ids.result())])
     return out
 
 
