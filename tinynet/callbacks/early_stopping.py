@@ -7,7 +7,7 @@ import numbers
 import warnings
 
 from tinynet.callbacks.base import Callback
-from tinynet.callbacks.monitor import (check_counts, check_monitor_args, finite,
+from tinynet.callbacks.monitor import (check_counts, check_monitor_args, finite, improves,
                                        lower_is_better)
 
 __all__ = ["EarlyStopping"]
@@ -71,9 +71,7 @@ class EarlyStopping(Callback):
         self.best = math.inf if self._lower_is_better else -math.inf
 
     def _is_improvement(self, value: float, reference: float) -> bool:
-        if self._lower_is_better:
-            return value + self.min_delta < reference
-        return value - self.min_delta > reference
+        return improves(value, reference, self.min_delta, self._lower_is_better)
 
     def on_train_begin(self, logs: dict | None = None) -> None:
         self.wait = 0

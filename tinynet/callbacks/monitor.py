@@ -7,7 +7,7 @@ import math
 import numbers
 from typing import Any
 
-__all__ = ["finite", "monitor_direction", "lower_is_better", "check_monitor_args",
+__all__ = ["finite", "monitor_direction", "lower_is_better", "improves", "check_monitor_args",
            "check_counts"]
 
 def finite(value: numbers.Real) -> bool:
@@ -77,3 +77,11 @@ def lower_is_better(owner: str, model: Any, monitor: str, mode: str) -> bool:
         raise ValueError(f"{owner}: cannot tell whether monitor={monitor!r} should be "
                          f"minimized or maximized; pass mode='min' or mode='max'")
     return direction == "down"
+
+
+def improves(value: float, best: float | None, min_delta: float, lower: bool) -> bool:
+    """Whether ``value`` beats ``best`` (``None``: nothing yet) by more than ``min_delta``,
+    downwards when ``lower``."""
+    if best is None:
+        return True
+    return value + min_delta < best if lower else value - min_delta > best

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from tinynet.callbacks.base import Callback
-from tinynet.callbacks.monitor import (check_counts, check_monitor_args, finite,
+from tinynet.callbacks.monitor import (check_counts, check_monitor_args, finite, improves,
                                        lower_is_better)
 
 __all__ = ["ReduceLROnPlateau"]
@@ -73,13 +73,6 @@ class ReduceLROnPlateau(Callback):
         self.wait = 0
         self.cooldown_counter = 0
 
-    def _improves(self, value: float) -> bool:
-        if self.best is None:
-            return True
-        if self._lower_is_better:
-            return value + self.min_delta < self.best
-        return value - self.min_delta > self.best
-
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         if self._lower_is_better is None:
             self._lower_is_better = lower_is_better("ReduceLROnPlateau", self.model,
@@ -96,7 +89,7 @@ class ReduceLROnPlateau(Callback):
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
             self.wait = 0
-        if self._improves(current):
+        if improves(current, self.best, self.min_delta, self._lower_is_better):
             self.best = current
             self.wait = 0
         elif self.cooldown_counter == 0:

@@ -180,42 +180,54 @@ def _compile_lock(dispatcher: Dispatcher, sig: Any):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-_collecting_later = False
+_depth = 0  # kernel compiles under way in this process (they nest)
+_paused = False  # whether the outermost one paused the garbage collector
+
+
+def _resume_collector(collect: bool) -> None:
+    """Turns the collector back on after :func:`_outermost_compile` paused it."""
+    global _paused
+    _paused = False
+    gc.enable()
+    if collect:
+        gc.collect()  # the frozen objects from before are not walked
+    gc.unfreeze()
 
 
 @contextlib.contextmanager
-def _new_objects_only():
-    """While a kernel compiles the garbage collector waits, then collects once, among
-    the objects the compile made. A compile makes a few hundred thousand objects, many of
-    them in reference cycles (Numba's IR), and lets the collector run a dozen full
+def _outermost_compile():
+    """Marks a kernel compile; the outermost one of a nest ends by dropping the IR of the
+    functions it inlined (:data:`_DERIVED`, kept for one compile only) and pauses the
+    garbage collector while it runs. A compile makes a few hundred thousand objects, many
+    of them in reference cycles (Numba's IR), and let the collector run a dozen full
     collections that would each also walk all the process held before (the program's
-    data, earlier kernels' compile results). ``gc.freeze()`` sets those aside until the
-    outermost compile ends, its one ``gc.collect()`` walks only the new ones, and
-    ``gc.unfreeze()`` puts the old ones back (freeze and unfreeze are O(1)). The IR of
-    the functions it inlined goes with it. The collector is left alone where the program
-    has frozen objects itself or turned it off."""
-    global _collecting_later
-    if _collecting_later or not gc.isenabled() or gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    gc.disable()
-    _collecting_later = True
+    data, earlier kernels' compile results): ``gc.freeze()`` sets those aside,
+    ``gc.disable()`` holds the collections, and at the end one ``gc.collect()`` walks only
+    the compile's objects before ``gc.unfreeze()`` puts the old ones back (freeze and
+    unfreeze are O(1)). The collector is left alone where the program has frozen objects
+    itself or turned it off."""
+    global _depth, _paused
+    outermost = _depth == 0
+    if outermost and gc.isenabled() and not gc.get_freeze_count():
+        gc.freeze()
+        gc.disable()
+        _paused = True
+    _depth += 1
     try:
         yield
     finally:
-        _collecting_later = False
-        _DERIVED.clear()  # the inlined functions' IR: kept for this compile only
-        gc.enable()
-        gc.collect()
-        gc.unfreeze()
+        _depth -= 1
+        if outermost:
+            _DERIVED.clear()
+            if _paused:
+                _resume_collector(collect=True)
 
 
-def _slim(dispatcher: Dispatcher, sig: Any) -> None:
-    """Keeps of a kernel just compiled what a kernel loaded from the cache keeps: not its
-    typed IR (the type annotation) nor its compile metadata, some ten thousand objects
-    that every later full collection, and the one at exit, would walk again."""
-    key = tuple(sigutils.normalize_signature(sig)[0])
+def _slim(dispatcher: Dispatcher, key: tuple) -> None:
+    """Keeps of a kernel just compiled (argument types ``key``) what a kernel loaded from
+    the cache keeps: not its typed IR (the type annotation) nor its compile metadata, some
+    ten thousand objects that every later full collection, and the one at exit, would
+    walk again."""
     cres = dispatcher.overloads.get(key)
     if cres is not None and (cres.metadata is not None
                              or not isinstance(cres.type_annotation, (str, type(None)))):
@@ -226,9 +238,10 @@ def _with_slp(dispatcher: Dispatcher) -> Dispatcher:
     compile_plain = dispatcher.compile
 
     def compile_with_slp(sig: Any) -> Any:
-        if tuple(sigutils.normalize_signature(sig)[0]) in dispatcher.overloads:
+        key = tuple(sigutils.normalize_signature(sig)[0])
+        if key in dispatcher.overloads:
             return compile_plain(sig)  # compiled or loaded already: nothing to lock
-        with global_compiler_lock, _compile_lock(dispatcher, sig), _new_objects_only():
+        with global_compiler_lock, _compile_lock(dispatcher, sig), _outermost_compile():
             saved = config.SLP_VECTORIZE
             config.SLP_VECTORIZE = SLP
             inline_ir, derive = _WORKER.inline_ir, _WORKER.run_untyped_passes
@@ -237,7 +250,7 @@ def _with_slp(dispatcher: Dispatcher) -> Dispatcher:
                 _WORKER.run_untyped_passes = _run_untyped_passes_once
             try:
                 entry = compile_plain(sig)
-                _slim(dispatcher, sig)
+                _slim(dispatcher, key)
                 return entry
             finally:
                 config.SLP_VECTORIZE = saved
@@ -395,14 +408,13 @@ def forget_compile_in_progress(dispatcher: Dispatcher) -> None:
     this process is not compiling it. It holds none of the parent's kernel locks (the
     parent releases the one it took: a forked child shares it), ``dispatcher`` no longer
     reads as being compiled (a kernel that calls it would fail to type, as an unsupported
-    recursion), and the garbage collector runs again (:func:`_new_objects_only`)."""
-    global _collecting_later
+    recursion), and the garbage collector runs again (:func:`_outermost_compile`)."""
+    global _depth
     _HELD.clear()
     dispatcher._compiling_counter = type(dispatcher._compiling_counter)()
-    if _collecting_later:
-        _collecting_later = False
-        gc.enable()
-        gc.unfreeze()
+    _depth = 0
+    if _paused:
+        _resume_collector(collect=False)
 
 
 def silence_compile_notice() -> None:

@@ -29,6 +29,7 @@ import numpy as np
 
 from tinynet.layers.layer import Parameter
 from tinynet.optimizers import updates
+from tinynet.optimizers.checks import check_float
 from tinynet.optimizers.flat import FlatGroup
 
 __all__ = ["Optimizer"]
@@ -38,30 +39,6 @@ _EMPTY = np.empty(0, dtype=np.float32)
 # Parameters up to this size share one update call (their gradients are copied into one
 # buffer); a larger one gets its own call, where the copy would cost more than the call.
 GROUP_MAX_ELEMS = 16_384
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_))
-
-
-def check_float(value: Any, arg: str, owner: str, *, low: float = 0.0,
-                high: float = math.inf, low_open: bool = False, high_open: bool = True,
-                expected: str | None = None) -> float:
-    """Validates a float argument in a range, naming ``owner``, ``arg`` and the value."""
-    if expected is None:
-        expected = "a non-negative float" if not low_open else "a positive float"
-    if not _is_number(value):
-        raise TypeError(f"{owner}: {arg} must be {expected}, got {value!r}")
-    try:
-        v = float(value)
-    except OverflowError:  # an int beyond float range
-        v = math.inf
-    ok = (math.isfinite(v) and (v > low if low_open else v >= low)
-          and (v < high if high_open else v <= high))
-    if not ok:
-        raise ValueError(f"{owner}: {arg} must be {expected}, got {value!r}")
-    return v
 
 
 def _check_optional_float(value: Any, arg: str, owner: str, positive: bool) -> float | None:

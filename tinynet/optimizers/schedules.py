@@ -13,6 +13,9 @@ import math
 import numbers
 from typing import Any
 
+from tinynet.layers.layer import check_bool
+from tinynet.optimizers.checks import check_float
+
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay",
            "InverseTimeDecay", "PolynomialDecay", "CosineDecay", "CosineDecayRestarts",
            "serialize", "deserialize"]
@@ -20,18 +23,9 @@ __all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay",
 
 def _real(owner: str, arg: str, value: Any, *, positive: bool = False) -> float:
     """A finite number (an int stays an int, as Keras keeps it in the config)."""
-    expected = "a finite float > 0" if positive else "a finite float"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{owner}: {arg} must be {expected}, got {value!r}")
-    if not math.isfinite(value) or (positive and value <= 0):
-        raise ValueError(f"{owner}: {arg} must be {expected}, got {value!r}")
-    return int(value) if isinstance(value, numbers.Integral) else float(value)
-
-
-def _flag(owner: str, arg: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{owner}: {arg} must be a bool, got {value!r}")
-    return value
+    v = check_float(value, arg, owner, low=0.0 if positive else -math.inf, low_open=positive,
+                    expected="a finite float > 0" if positive else "a finite float")
+    return int(value) if isinstance(value, numbers.Integral) else v
 
 
 class LearningRateSchedule:
@@ -60,7 +54,7 @@ class _RateDecay(LearningRateSchedule):
         self.initial_learning_rate = _real(owner, "initial_learning_rate", initial_learning_rate)
         self.decay_steps = _real(owner, "decay_steps", decay_steps, positive=True)
         self.decay_rate = _real(owner, "decay_rate", decay_rate)
-        self.staircase = _flag(owner, "staircase", staircase)
+        self.staircase = check_bool(staircase, "staircase", owner)
         self.name = owner if name is None else name
 
     def _progress(self, step: int) -> float:
@@ -126,7 +120,7 @@ class PolynomialDecay(LearningRateSchedule):
         self.decay_steps = _real(owner, "decay_steps", decay_steps, positive=True)
         self.end_learning_rate = _real(owner, "end_learning_rate", end_learning_rate)
         self.power = _real(owner, "power", power)
-        self.cycle = _flag(owner, "cycle", cycle)
+        self.cycle = check_bool(cycle, "cycle", owner)
         self.name = name
 
     def __call__(self, step: int) -> float:
