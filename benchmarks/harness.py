@@ -633,6 +633,9 @@ class LayerCase:
         x_shape: Channels-last input shape.
         torch_op: ``torch_op(x, *params)`` -> output (x in PyTorch's logical layout).
         param_shapes: Shapes of the PyTorch weights (all ``requires_grad``).
+        sequence: A 3-D input ``[batch, steps, channels]`` goes to ``torch_op`` as
+            PyTorch's 1-D ``[batch, channels, steps]``, contiguous ("NCL") or a view of the
+            channels-last array ("NLC"); otherwise a 3-D input goes as it is.
     """
 
     label: str
@@ -640,6 +643,16 @@ class LayerCase:
     x_shape: tuple
     torch_op: Callable[..., Any]
     param_shapes: list[tuple] = field(default_factory=list)
+    sequence: bool = False
+
+
+def _sequence_layouts(x_nlc: np.ndarray, requires_grad: bool = False) -> dict[str, Any]:
+    """A channels-last sequence as PyTorch ``[N, C, L]`` tensors, contiguous and not."""
+    import torch
+
+    out = {"NCL": torch.from_numpy(np.ascontiguousarray(x_nlc.transpose(0, 2, 1))),
+           "NLC": torch.from_numpy(np.ascontiguousarray(x_nlc)).permute(0, 2, 1)}
+    return {k: t.requires_grad_(True) if requires_grad else t for k, t in out.items()}
 
 
 def _torch_fwd_bwd_fns(case: LayerCase, x: np.ndarray, g: np.ndarray,
@@ -648,6 +661,8 @@ def _torch_fwd_bwd_fns(case: LayerCase, x: np.ndarray, g: np.ndarray,
 
     if x.ndim == 4:
         xs, gs = torch_layouts(x, requires_grad=True), torch_layouts(g)
+    elif case.sequence:
+        xs, gs = _sequence_layouts(x, requires_grad=True), _sequence_layouts(g)
     else:
         xs = {"row-major": torch.from_numpy(x.copy()).requires_grad_(True)}
         gs = {"row-major": torch.from_numpy(g.copy())}

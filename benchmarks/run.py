@@ -33,6 +33,7 @@ import harness  # noqa: E402
 GROUPS = {
     "norm": "cases_norm",
     "conv": "cases_conv",
+    "newconv": "cases_newconv",
     "pool": "cases_pool",
     "dense": "cases_dense",
     "optimizer": "cases_optimizer",

@@ -29,8 +29,10 @@ from tinynet.layers import (ELU, Activation, Add, Average, AveragePooling2D,
                             Input, InputLayer, InstanceNormalization, LayerNormalization,
                             LeakyReLU, Maximum, MaxPooling2D, Multiply, Parameter, ReLU,
                             Reshape, Sigmoid, Softmax, SpatialDropout2D, Subtract, Tanh)
-from tinynet.layers import (AveragePooling1D, Cropping2D, GlobalAveragePooling1D, GlobalMaxPooling1D,
-                            MaxPooling1D, Rescaling, UpSampling2D, ZeroPadding2D)
+from tinynet.layers import (AveragePooling1D, Conv1D, Conv2DTranspose, Cropping2D,
+                            DepthwiseConv2D, GlobalAveragePooling1D, GlobalMaxPooling1D,
+                            MaxPooling1D, Rescaling, SeparableConv2D, UpSampling2D,
+                            ZeroPadding2D)
 from tinynet.utils import to_categorical
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
@@ -314,6 +316,80 @@ case("up-sampling-backward-wrong-grad", "UpSampling2D backward with grad (1, 2, 
      "UpSampling2D 'up_sampling2d': grad_output must have shape (1, 4, 4, 1)",
      "got (1, 2, 2, 1)")
 POOL1 = "must be a positive int or a tuple of 1 positive int"
+case("conv1d-kernel-pair", "Conv1D(2, (3, 3))", lambda: Conv1D(2, (3, 3)), ValueError,
+     "Conv1D: kernel_size " + POOL1, "got (3, 3)")
+case("conv1d-filters-zero", "Conv1D(0, 3)", lambda: Conv1D(0, 3), ValueError,
+     "Conv1D: filters", POS_INT, "got 0")
+case("conv1d-padding-full", "Conv1D(2, 3, padding='full')",
+     lambda: Conv1D(2, 3, padding="full"), ValueError,
+     "Conv1D: padding must be 'valid', 'same' or 'causal'", "got 'full'")
+case("conv1d-strides-with-dilation", "Conv1D(2, 3, strides=2, dilation_rate=2)",
+     lambda: Conv1D(2, 3, strides=2, dilation_rate=2), ValueError,
+     "Conv1D: strides > 1 is not supported with dilation_rate > 1", "got strides=2")
+case("conv1d-channels-first", "Conv1D(2, 3, data_format='channels_first')",
+     lambda: Conv1D(2, 3, data_format="channels_first"), ValueError,
+     "Conv1D: data_format must be None or 'channels_last'", "got 'channels_first'")
+case("conv1d-rank", "Conv1D(2, 3) on shape (2, 4, 4, 1)",
+     lambda: Conv1D(2, 3)(z(2, 4, 4, 1)), ValueError,
+     "Conv1D 'conv1d': input must have rank 3 (batch, steps, channels)",
+     "got shape (None, 4, 4, 1)")
+case("conv1d-too-short", "Conv1D(2, 5) on shape (1, 3, 2)", lambda: Conv1D(2, 5)(z(1, 3, 2)),
+     ValueError, "Conv1D 'conv1d': input spatial size (3,) is smaller than the dilated kernel",
+     "kernel_size=5, dilation_rate=1")
+case("conv1d-backward-wrong-grad", "Conv1D backward with grad (1, 3, 2)",
+     lambda: called(Conv1D(2, 3), 1, 5, 2).backward(z(1, 2, 2)), ValueError,
+     "Conv1D 'conv1d': grad_output must have shape (1, 3, 2)", "got (1, 2, 2)")
+case("conv2d-transpose-output-padding-stride", "Conv2DTranspose(2, 3, output_padding=1)",
+     lambda: Conv2DTranspose(2, 3, output_padding=1), ValueError,
+     "Conv2DTranspose: output_padding must be None, a non-negative int or a tuple of 2 "
+     "non-negative ints, each less than the stride (1, 1)", "got 1")
+case("conv2d-transpose-output-padding-float", "Conv2DTranspose(2, 3, 2, output_padding=0.5)",
+     lambda: Conv2DTranspose(2, 3, 2, output_padding=0.5), TypeError,
+     "Conv2DTranspose: output_padding must be None", "got 0.5")
+case("conv2d-transpose-output-padding-triple",
+     "Conv2DTranspose(2, 3, 2, output_padding=(1, 1, 1))",
+     lambda: Conv2DTranspose(2, 3, 2, output_padding=(1, 1, 1)), ValueError,
+     "Conv2DTranspose: output_padding must be None", "got (1, 1, 1)")
+case("conv2d-transpose-kernel-zero", "Conv2DTranspose(2, 0)", lambda: Conv2DTranspose(2, 0),
+     ValueError, "Conv2DTranspose: kernel_size", PAIR, "got 0")
+case("conv2d-transpose-channels", "Conv2DTranspose on 3 channels, built for 2",
+     lambda: called(Conv2DTranspose(2, 3), 1, 4, 4, 2)(z(1, 4, 4, 3)), ValueError,
+     "Conv2DTranspose 'conv2d_transpose': expected 2 input channels", "got shape (1, 4, 4, 3)")
+case("conv2d-transpose-backward-wrong-grad", "Conv2DTranspose backward with grad (1, 2, 2, 2)",
+     lambda: called(Conv2DTranspose(2, 3), 1, 2, 2, 1).backward(z(1, 2, 2, 2)), ValueError,
+     "Conv2DTranspose 'conv2d_transpose': grad_output must have shape (1, 4, 4, 2)",
+     "got (1, 2, 2, 2)")
+case("depthwise-multiplier-zero", "DepthwiseConv2D(3, depth_multiplier=0)",
+     lambda: DepthwiseConv2D(3, depth_multiplier=0), ValueError,
+     "DepthwiseConv2D: depth_multiplier", POS_INT, "got 0")
+case("depthwise-initializer-unknown", "DepthwiseConv2D(3, depthwise_initializer='nope')",
+     lambda: DepthwiseConv2D(3, depthwise_initializer="nope"), ValueError,
+     "DepthwiseConv2D: depthwise_initializer: unknown initializer 'nope'")
+case("depthwise-strides-with-dilation", "DepthwiseConv2D(3, 2, dilation_rate=2)",
+     lambda: DepthwiseConv2D(3, 2, dilation_rate=2), ValueError,
+     "DepthwiseConv2D: strides > 1 is not supported with dilation_rate > 1")
+case("depthwise-rank", "DepthwiseConv2D(3) on shape (2, 4, 4)",
+     lambda: DepthwiseConv2D(3)(z(2, 4, 4)), ValueError,
+     "DepthwiseConv2D 'depthwise_conv2d': input must have rank 4", "got shape (None, 4, 4)")
+case("depthwise-too-small", "DepthwiseConv2D(5) on shape (1, 3, 3, 2)",
+     lambda: DepthwiseConv2D(5)(z(1, 3, 3, 2)), ValueError,
+     "DepthwiseConv2D 'depthwise_conv2d': input spatial size (3, 3) is smaller than the "
+     "dilated kernel", "kernel_size=(5, 5)")
+case("depthwise-backward-wrong-grad", "DepthwiseConv2D backward with grad (1, 3, 3, 2)",
+     lambda: called(DepthwiseConv2D(3), 1, 4, 4, 2).backward(z(1, 3, 3, 2)), ValueError,
+     "DepthwiseConv2D 'depthwise_conv2d': grad_output must have shape (1, 2, 2, 2)",
+     "got (1, 3, 3, 2)")
+case("separable-filters-float", "SeparableConv2D(2.0, 3)", lambda: SeparableConv2D(2.0, 3),
+     TypeError, "SeparableConv2D: filters", POS_INT, "got 2.0")
+case("separable-pointwise-initializer", "SeparableConv2D(2, 3, pointwise_initializer=1)",
+     lambda: SeparableConv2D(2, 3, pointwise_initializer=1), TypeError,
+     "SeparableConv2D: pointwise_initializer must be an initializer name (str)", "got 1")
+case("separable-padding", "SeparableConv2D(2, 3, padding='causal')",
+     lambda: SeparableConv2D(2, 3, padding="causal"), ValueError,
+     "SeparableConv2D: padding must be 'valid' or 'same'", "got 'causal'")
+case("separable-channels", "SeparableConv2D on 3 channels, built for 2",
+     lambda: called(SeparableConv2D(4, 3), 1, 4, 4, 2)(z(1, 4, 4, 3)), ValueError,
+     "SeparableConv2D 'separable_conv2d': expected 2 input channels", "got shape (1, 4, 4, 3)")
 case("max-pooling1d-pool-pair", "MaxPooling1D((2, 2))", lambda: MaxPooling1D((2, 2)),
      ValueError, "MaxPooling1D: pool_size " + POOL1, "got (2, 2)")
 case("max-pooling1d-pool-zero", "MaxPooling1D(0)", lambda: MaxPooling1D(0), ValueError,

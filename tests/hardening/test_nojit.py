@@ -187,6 +187,29 @@ def _conv(out):
         layer = _built(Conv2D(16, 3, **kwargs), x16.shape, rng)
         y = np.asarray(layer.forward(x16, training=True))
         _layer_pass(layer, x16, _f32(rng, *y.shape), out, key)
+    _new_convolutions(out, rng)
+
+
+def _new_convolutions(out, rng):
+    """Conv1D and Conv2DTranspose (the convolution kernels with other roles), and the
+    depthwise kernels (DepthwiseConv2D, SeparableConv2D): stride 1 rows and strided pixels."""
+    from tinynet.layers import Conv1D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
+
+    cases = [("conv1d_causal", lambda: Conv1D(4, 3, padding="causal"), (2, 9, 3)),
+             ("transpose_s2", lambda: Conv2DTranspose(16, 3, strides=2, padding="same"),
+              (2, 4, 3, 16)),
+             ("depthwise_m2", lambda: DepthwiseConv2D(3, padding="same", depth_multiplier=2),
+              (2, 6, 5, 3)),
+             ("depthwise_s2", lambda: DepthwiseConv2D((3, 2), strides=2, activation="relu"),
+              (2, 7, 6, 4)),
+             ("depthwise_dilated", lambda: DepthwiseConv2D(3, dilation_rate=(1, 2),
+                                                           padding="same"), (2, 6, 7, 2)),
+             ("separable", lambda: SeparableConv2D(5, 3, padding="same"), (2, 5, 5, 3))]
+    for key, make, shape in cases:
+        x = _f32(rng, *shape)
+        layer = _built(make(), shape, rng)
+        y = np.asarray(layer.forward(x, training=True))
+        _layer_pass(layer, x, _f32(rng, *y.shape), out, key)
 
 
 def _activations(out):

@@ -15,7 +15,15 @@ from tinynet.math.matmul import matmul
 from tinynet.math.windows import window_axis
 from tinynet.tensor import Tensor, as_array
 
-__all__ = ["Conv2D", "conv_geometry"]
+__all__ = ["Conv2D", "Windowed", "conv_geometry", "check_strides_with_dilation"]
+
+
+def check_strides_with_dilation(strides: Any, dilation_rate: Any, owner: str) -> None:
+    """Keras refuses a stride above 1 together with a dilation above 1."""
+    if max(np.atleast_1d(strides)) > 1 and max(np.atleast_1d(dilation_rate)) > 1:
+        raise ValueError(
+            f"{owner}: strides > 1 is not supported with dilation_rate > 1 (as in Keras), "
+            f"got strides={strides} and dilation_rate={dilation_rate}")
 
 
 def conv_geometry(h: int, w: int, kernel: tuple, strides: tuple, dilation: tuple,
@@ -30,7 +38,57 @@ def conv_geometry(h: int, w: int, kernel: tuple, strides: tuple, dilation: tuple
     return oh, ow, pad_top, pad_left
 
 
-class Conv2D(Layer):
+class Windowed(Layer):
+    """The window geometry the 2-D convolutions share: a subclass sets ``kernel_size``,
+    ``strides``, ``dilation_rate`` (pairs) and ``padding``; the sizes follow TF/Keras
+    (:func:`conv_geometry`)."""
+
+    # -- shapes ------------------------------------------------------------------------
+    def _view(self, shape: tuple) -> tuple:
+        """The ``[batch, height, width, channels]`` shape the 2-D kernels see for an
+        input of ``shape`` (checked): the shape itself for a 2-D layer."""
+        shape = tuple(shape)
+        if len(shape) != 4:
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: input must have rank 4 (batch, height, width, "
+                f"channels), got shape {shape}")
+        return shape
+
+    def _pads(self, view: tuple) -> tuple:
+        """``(oh, ow, pad_top, pad_left)`` of the 2-D view ``view``."""
+        return conv_geometry(view[1], view[2], self.kernel_size, self.strides,
+                             self.dilation_rate, self.padding == "same")
+
+    def _geometry(self, shape: tuple) -> tuple:
+        view = self._view(shape)
+        if view[-1] is None:
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: the channel axis must be known, got "
+                f"shape {tuple(shape)}")
+        oh, ow, pt, pl = self._pads(view)
+        if (oh is not None and oh <= 0) or (ow is not None and ow <= 0):
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: input spatial size "
+                f"{tuple(shape)[1:-1]} is smaller than the dilated kernel with padding "
+                f"\"valid\" (kernel_size={self._shown('kernel_size')}, "
+                f"dilation_rate={self._shown('dilation_rate')})")
+        return oh, ow, pt, pl
+
+    def _shown(self, arg: str) -> Any:
+        """Argument ``arg`` as the user gave it (a pair for a 2-D layer)."""
+        return getattr(self, arg)
+
+    def _out(self, batch: Any, geom: tuple) -> tuple:
+        """The output shape from the 2-D output size in ``geom``."""
+        return (batch, geom[0], geom[1], self.filters)
+
+    def _tiling(self, geom: tuple) -> tuple:
+        """The geometry tuple of :mod:`tinynet.math.conv2d`."""
+        oh, ow, pt, pl = geom
+        return (*self.kernel_size, *self.strides, *self.dilation_rate, pt, pl, oh, ow)
+
+
+class Conv2D(Windowed):
     """2-D convolution (cross-correlation) over ``[batch, height, width, channels]``.
 
     :mod:`tinynet.math.conv2d` picks the kernels: for output channels in multiples of 16,
@@ -69,49 +127,29 @@ class Conv2D(Layer):
                  name: str | None = None, input_shape: tuple | None = None,
                  trainable: bool = True) -> None:
         super().__init__(name=name, trainable=trainable, input_shape=input_shape)
-        self.filters = check_positive_int(filters, "filters", "Conv2D")
-        self.kernel_size = check_pair(kernel_size, "kernel_size", "Conv2D")
-        self.strides = check_pair(strides, "strides", "Conv2D")
-        self.dilation_rate = check_pair(dilation_rate, "dilation_rate", "Conv2D")
-        self.padding = check_padding(padding, "Conv2D")
-        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
-            raise ValueError(
-                f"Conv2D: strides > 1 is not supported with dilation_rate > 1 (as in Keras), "
-                f"got strides={self.strides} and dilation_rate={self.dilation_rate}")
-        self.activation = activations.get(activation, owner="Conv2D")
-        self.use_bias = check_bool(use_bias, "use_bias", "Conv2D")
-        self.kernel_initializer = check_initializer(kernel_initializer, "Conv2D")
-        self.seed = check_seed(seed, "Conv2D")
+        owner = type(self).__name__
+        self.filters = check_positive_int(filters, "filters", owner)
+        self.kernel_size = check_pair(kernel_size, "kernel_size", owner)
+        self.strides = check_pair(strides, "strides", owner)
+        self.dilation_rate = check_pair(dilation_rate, "dilation_rate", owner)
+        self.padding = check_padding(padding, owner)
+        check_strides_with_dilation(self.strides, self.dilation_rate, owner)
+        self.activation = activations.get(activation, owner=owner)
+        self.use_bias = check_bool(use_bias, "use_bias", owner)
+        self.kernel_initializer = check_initializer(kernel_initializer, owner)
+        self.seed = check_seed(seed, owner)
         self.kernel = None
         self.bias = None
 
-    # -- shapes ------------------------------------------------------------------------
-    def _geometry(self, shape: tuple) -> tuple:
-        shape = tuple(shape)
-        if len(shape) != 4:
-            raise ValueError(
-                f"Conv2D {self.name!r}: input must have rank 4 (batch, height, width, "
-                f"channels), got shape {shape}")
-        if shape[-1] is None:
-            raise ValueError(
-                f"Conv2D {self.name!r}: the channel axis must be known, got shape {shape}")
-        oh, ow, pt, pl = conv_geometry(shape[1], shape[2], self.kernel_size, self.strides,
-                                       self.dilation_rate, self.padding == "same")
-        if (oh is not None and oh <= 0) or (ow is not None and ow <= 0):
-            raise ValueError(
-                f"Conv2D {self.name!r}: input spatial size {shape[1:3]} is smaller than the "
-                f"dilated kernel with padding \"valid\" (kernel_size={self.kernel_size}, "
-                f"dilation_rate={self.dilation_rate})")
-        return oh, ow, pt, pl
-
     def output_shape(self, input_shape: tuple) -> tuple:
-        oh, ow, _, _ = self._geometry(input_shape)
-        return (input_shape[0], oh, ow, self.filters)
+        return self._out(input_shape[0], self._geometry(input_shape))
+
+    def _kernel_shape(self, channels: int) -> tuple:
+        return (*self.kernel_size, channels, self.filters)
 
     def build(self, input_shape: tuple) -> None:
         self._geometry(input_shape)
-        kh, kw = self.kernel_size
-        shape = (kh, kw, int(input_shape[-1]), self.filters)
+        shape = self._kernel_shape(int(input_shape[-1]))
         self.kernel = self.add_weight("kernel", shape, self.kernel_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.filters,), "zeros")
@@ -121,36 +159,28 @@ class Conv2D(Layer):
     def _is_pointwise(self) -> bool:
         return self.kernel_size == (1, 1) and self.strides == (1, 1)
 
-    def _tiling(self, geom: tuple) -> tuple:
-        """The geometry tuple of :mod:`tinynet.math.conv2d`."""
-        oh, ow, pt, pl = geom
-        return (*self.kernel_size, *self.strides, *self.dilation_rate, pt, pl, oh, ow)
-
     def forward(self, x: Any, training: bool = False) -> Tensor:
         x = as_array(x)
-        if x.ndim != 4:
-            raise ValueError(
-                f"Conv2D {self.name!r}: input must have rank 4 (batch, height, width, "
-                f"channels), got shape {x.shape}")
+        view = self._view(x.shape)
         if not self.built:
             self.build((None, *x.shape[1:]))
-        ch = self.kernel.value.shape[2]
+        ch = self.kernel.value.shape[-2]
         if x.shape[-1] != ch:
             raise ValueError(
-                f"Conv2D {self.name!r}: expected {ch} input channels, got shape {x.shape}")
-        x = np.ascontiguousarray(x, dtype=np.float32)
+                f"{type(self).__name__} {self.name!r}: expected {ch} input channels, got "
+                f"shape {x.shape}")
+        x4 = np.ascontiguousarray(x, dtype=np.float32).reshape(view)
         geom = self._geometry(x.shape)
         self._cache = None
         w2 = self.kernel.value.reshape(-1, self.filters)
         bias = self.bias.value if self.use_bias else None
         if self._is_pointwise():
-            z = matmul(x.reshape(-1, ch), w2)
+            z = matmul(x4.reshape(-1, ch), w2)
         else:  # the bias is added tile by tile
-            z, bias = conv2d_forward(x, w2, self._tiling(geom), bias), None
+            z, bias = conv2d_forward(x4, w2, self._tiling(geom), bias), None
         y, pre = activations.bias_act_forward(z, bias, self.activation)
-        self._cache = {"x": x, "geom": geom, "pre": pre, "y": y}
-        oh, ow = geom[0], geom[1]
-        return Tensor(y.reshape(x.shape[0], oh, ow, self.filters))
+        self._cache = {"x": x4, "shape": x.shape, "geom": geom, "pre": pre, "y": y}
+        return Tensor(y.reshape(self._out(x.shape[0], geom)))
 
     def backward_params(self, grad_output: Any) -> None:
         self._gradients(grad_output, want_dx=False)
@@ -165,8 +195,8 @@ class Conv2D(Layer):
         g = as_array(grad_output)
         if g.size != y.size:
             raise ValueError(
-                f"Conv2D {self.name!r}: grad_output must have shape "
-                f"{(x.shape[0], geom[0], geom[1], self.filters)}, got {g.shape}")
+                f"{type(self).__name__} {self.name!r}: grad_output must have shape "
+                f"{self._out(x.shape[0], geom)}, got {g.shape}")
         dz = activations.bias_act_backward(self.activation, cache["pre"], y,
                                            g.reshape(y.shape))
         want_dw = self.kernel.trainable
@@ -182,7 +212,7 @@ class Conv2D(Layer):
         self.kernel.grad = dw2.reshape(self.kernel.value.shape) if want_dw else None
         if self.use_bias:
             self.bias.grad = db
-        return dx
+        return dx.reshape(cache["shape"]) if want_dx else None
 
     def get_config(self) -> dict:
         config = super().get_config()

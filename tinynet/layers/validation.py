@@ -41,26 +41,27 @@ def check_pair(value: Any, arg: str, owner: str) -> tuple[int, int]:
     return int(pair[0]), int(pair[1])
 
 
-def check_padding(padding: Any, owner: str) -> str:
-    """``padding`` lower-cased; it must be ``"valid"`` or ``"same"`` (any case)."""
-    what = f"{owner}: padding must be 'valid' or 'same', got {padding!r}"
+def check_padding(padding: Any, owner: str, allowed: tuple[str, ...] = _PADDINGS) -> str:
+    """``padding`` lower-cased; it must be one of ``allowed`` (any case; by default
+    ``"valid"`` or ``"same"``)."""
+    names = " or ".join(", ".join(repr(a) for a in allowed).rsplit(", ", 1))
+    what = f"{owner}: padding must be {names}, got {padding!r}"
     if not isinstance(padding, str):
         raise TypeError(what)
     value = padding.lower()
-    if value not in _PADDINGS:
+    if value not in allowed:
         raise ValueError(what)
     return value
 
 
-def check_initializer(value: Any, owner: str) -> str:
-    """An initializer name (Keras string)."""
+def check_initializer(value: Any, owner: str, arg: str = "kernel_initializer") -> str:
+    """An initializer name (Keras string) given as argument ``arg``."""
     if not isinstance(value, str):
-        raise TypeError(f"{owner}: kernel_initializer must be an initializer name (str), "
-                        f"got {value!r}")
+        raise TypeError(f"{owner}: {arg} must be an initializer name (str), got {value!r}")
     try:
         initializers.get(value)
     except ValueError as exc:
-        raise ValueError(f"{owner}: kernel_initializer: {exc}") from None
+        raise ValueError(f"{owner}: {arg}: {exc}") from None
     return value
 
 

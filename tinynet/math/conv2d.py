@@ -50,7 +50,8 @@ from tinynet.kernels import conv_direct as cd
 from tinynet.kernels.reduction import merge_cols
 from tinynet.math.matmul import single_threaded_blas
 
-__all__ = ["TILE_ELEMS", "MIN_TASKS", "tile_rows", "conv2d_forward", "conv2d_backward"]
+__all__ = ["TILE_ELEMS", "MIN_TASKS", "tile_rows", "conv2d_forward", "conv2d_backward",
+           "conv2d_input_grad"]
 
 TILE_ELEMS = 1 << 17  # patch-matrix elements per tile (512 KB of float32)
 MIN_TASKS = 8         # small samples are grouped, but into at least this many tasks
@@ -233,6 +234,19 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
         if want_db:
             db = _merge(bparts)
     return dx, dw2, db
+
+
+def conv2d_input_grad(dz: np.ndarray, w2: np.ndarray, geometry: tuple,
+                      x_shape: tuple) -> np.ndarray:
+    """The input gradient alone of :func:`conv2d_forward` on an input of ``x_shape``: the
+    transposed convolution of ``dz``. (Without the kernel gradient the kernels never read
+    the forward input, so an unfilled array of its shape stands in for it.)
+
+    Shape:
+        dz: ``[B*OH*OW, F]``; w2: ``[KH*KW*C, F]``; output: ``x_shape`` = ``[B, H, W, C]``.
+    """
+    placeholder = np.empty(x_shape, dtype=np.float32)
+    return conv2d_backward(placeholder, w2, dz, geometry, want_dx=True, want_dw=False)[0]
 
 
 def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,

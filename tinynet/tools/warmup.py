@@ -48,6 +48,13 @@ def _conv() -> None:
     _train_and_infer(L.Conv2D(16, 3, padding="same"), np.repeat(x, 4, axis=3))  # direct
 
 
+def _depthwise() -> None:
+    from tinynet import layers as L
+
+    _train_and_infer(L.DepthwiseConv2D(3, padding="same", depth_multiplier=2),
+                     _x((2, 8, 8, 4)))
+
+
 def _pooling() -> None:
     from tinynet import layers as L
 
@@ -140,7 +147,8 @@ def _losses_and_optimizers() -> None:
 TASKS: dict[str, Callable[[], None]] = {
     **{f"normalization {c} channels": functools.partial(_normalization, c)
        for c in _NORM_CHANNELS},
-    "layer norm": _layer_norm, "conv": _conv, "pooling": _pooling,
+    "layer norm": _layer_norm, "conv": _conv, "depthwise conv": _depthwise,
+    "pooling": _pooling,
     "elementwise": _elementwise, "dense": _dense, "losses, optimizers": _losses_and_optimizers,
 }
 

@@ -73,7 +73,8 @@ _GATES: dict[str, _Gate] = {
         2_097_152, "multiply-adds", "deterministic GEMM tiles on Numba's threads"),
     "conv_parallel_min_elems": _Gate(
         131_072, "patch elements",
-        "Conv2D passes (direct register kernels, tiled im2col / GEMM / col2im)"),
+        "convolution passes (direct register kernels, tiled im2col / GEMM / col2im; "
+        "depthwise rows)"),
     "pool_parallel_min_elems": _Gate(
         65_536, "elements", "pooling forward and backward"),
     "optimizer_parallel_min_elems": _Gate(

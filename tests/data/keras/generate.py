@@ -45,6 +45,41 @@ LAYERS = {
                                                           offset=np.array([0.1, 0.0, -0.2])),
                            (2, 2, 2, 3)),
 }
+WEIGHTED = {  # layers with weights: set from the generator, their gradients stored too
+    "conv1d_valid": (lambda: keras.layers.Conv1D(4, 3), (2, 7, 3)),
+    "conv1d_causal_dilated": (lambda: keras.layers.Conv1D(3, 3, padding="causal",
+                                                          dilation_rate=2), (2, 9, 4)),
+    "conv1d_same_strided": (lambda: keras.layers.Conv1D(16, 2, strides=2, padding="same",
+                                                        activation="tanh"), (2, 9, 4)),
+    "conv2d_transpose_same_s2": (lambda: keras.layers.Conv2DTranspose(3, 3, strides=2,
+                                                                      padding="same"),
+                                 (2, 4, 5, 2)),
+    "conv2d_transpose_valid_op": (lambda: keras.layers.Conv2DTranspose(
+        16, (2, 3), strides=(2, 1), output_padding=(1, 0)), (2, 4, 5, 16)),
+    "conv2d_transpose_dilated": (lambda: keras.layers.Conv2DTranspose(
+        4, 3, dilation_rate=2, padding="same"), (1, 5, 5, 3)),
+    "conv2d_transpose_k2_s3": (lambda: keras.layers.Conv2DTranspose(2, 2, strides=3),
+                               (1, 3, 3, 2)),
+    "conv2d_transpose_same_op": (lambda: keras.layers.Conv2DTranspose(
+        3, 4, strides=2, padding="same", output_padding=1, activation="tanh"), (1, 3, 4, 2)),
+    "conv2d_transpose_same_k4_s2": (lambda: keras.layers.Conv2DTranspose(
+        2, 4, strides=2, padding="same"), (1, 3, 3, 3)),
+    "depthwise_same_m2": (lambda: keras.layers.DepthwiseConv2D(3, depth_multiplier=2,
+                                                               padding="same"),
+                          (2, 5, 5, 3)),
+    "depthwise_strided": (lambda: keras.layers.DepthwiseConv2D((3, 2), strides=2,
+                                                               activation="tanh"),
+                          (2, 7, 6, 4)),
+    "depthwise_dilated": (lambda: keras.layers.DepthwiseConv2D(3, dilation_rate=2,
+                                                               padding="same",
+                                                               use_bias=False), (1, 6, 6, 2)),
+    "separable_same_m2": (lambda: keras.layers.SeparableConv2D(5, 3, padding="same",
+                                                               depth_multiplier=2),
+                          (2, 5, 5, 3)),
+    "separable_strided": (lambda: keras.layers.SeparableConv2D(4, 2, strides=2,
+                                                               activation="tanh"),
+                          (2, 6, 7, 3)),
+}
 LOSSES = {  # name: (loss, y_true kind, shape)
     "huber": (lambda: keras.losses.Huber(), "real", (4, 5)),
     "huber_delta": (lambda: keras.losses.Huber(delta=0.3), "real", (3, 2, 4)),
@@ -78,6 +113,8 @@ def main() -> None:
         out[f"{name}/y"] = y.detach().cpu().numpy()
         out[f"{name}/g"] = g
         out[f"{name}/dx"] = xt.grad.cpu().numpy()
+    for name, (make, shape) in WEIGHTED.items():
+        out.update(_weighted_case(name, make(), shape, rng))
     for name, (make, kind, shape) in LOSSES.items():
         y_pred = rng.standard_normal(shape).astype(np.float32)
         if kind == "real":
@@ -108,6 +145,28 @@ def main() -> None:
     out.update(_schedules())
     out.update(_top_k())
     np.savez(os.path.join(HERE, "keras_refs.npz"), **out)
+
+
+def _weighted_case(name: str, layer, shape: tuple, rng) -> dict:
+    """A layer with weights on a fixed input: weights ``w0, w1, ...`` (Keras's
+    ``layer.weights`` order) drawn from ``rng``, the output, and the gradients of
+    ``sum(output * g)`` for the input and each weight."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    layer.build(shape)
+    weights = [(rng.standard_normal(tuple(w.shape)) * 0.5).astype(np.float32)
+               for w in layer.weights]
+    layer.set_weights(weights)
+    xt = torch.tensor(x, requires_grad=True)
+    y = layer(xt)
+    g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    (y * torch.tensor(g)).sum().backward()
+    case = {f"{name}/x": x, f"{name}/y": y.detach().cpu().numpy(), f"{name}/g": g,
+            f"{name}/dx": xt.grad.cpu().numpy(),
+            f"{name}/names": np.array([w.name for w in layer.weights])}
+    for i, (w, v) in enumerate(zip(weights, layer.weights)):
+        case[f"{name}/w{i}"] = w
+        case[f"{name}/dw{i}"] = v.value.grad.cpu().numpy()
+    return case
 
 
 def _csv_logger_text() -> str:
