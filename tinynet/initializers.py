@@ -24,7 +24,11 @@ def fans(shape: tuple) -> tuple[int, int]:
 
 
 _NAMES = ("glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "zeros", "ones",
-          "lecun_uniform", "lecun_normal")
+          "lecun_uniform", "lecun_normal", "uniform", "random_uniform", "normal",
+          "random_normal")
+# Keras's RandomUniform(-0.05, 0.05) and RandomNormal(0.0, 0.05) under their string names
+_FIXED_SCALE = {"uniform": "uniform", "random_uniform": "uniform", "normal": "normal",
+                "random_normal": "normal"}
 
 
 def get(name: str, layer=None, seed: int | None = None) -> Callable[[tuple], np.ndarray]:
@@ -43,6 +47,11 @@ def get(name: str, layer=None, seed: int | None = None) -> Callable[[tuple], np.
 
     def init(shape: tuple) -> np.ndarray:
         rng = make_rng(seed)
+        kind = _FIXED_SCALE.get(name)
+        if kind == "uniform":
+            return rng.uniform(-0.05, 0.05, size=shape).astype(np.float32)
+        if kind == "normal":
+            return (rng.standard_normal(size=shape) * 0.05).astype(np.float32)
         fan_in, fan_out = fans(shape)
         if name.startswith("glorot"):
             scale = 2.0 / max(1.0, fan_in + fan_out)

@@ -30,9 +30,9 @@ from tinynet.layers import (ELU, Activation, Add, Average, AveragePooling2D,
                             LeakyReLU, Maximum, MaxPooling2D, Multiply, Parameter, ReLU,
                             Reshape, Sigmoid, Softmax, SpatialDropout2D, Subtract, Tanh)
 from tinynet.layers import (AveragePooling1D, Conv1D, Conv2DTranspose, Cropping2D,
-                            DepthwiseConv2D, GlobalAveragePooling1D, GlobalMaxPooling1D,
-                            MaxPooling1D, Rescaling, SeparableConv2D, UpSampling2D,
-                            ZeroPadding2D)
+                            DepthwiseConv2D, Embedding, GlobalAveragePooling1D,
+                            GlobalMaxPooling1D, MaxPooling1D, Normalization, Rescaling,
+                            SeparableConv2D, UpSampling2D, ZeroPadding2D)
 from tinynet.utils import to_categorical
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
@@ -58,6 +58,17 @@ def case(id: str, what: str, call: Callable[[], Any], exc: type, *fragments: str
 # -- fixtures for the cases (fresh objects per call) ------------------------------------------
 def z(*shape: int) -> np.ndarray:
     return np.zeros(shape, dtype=np.float32)
+
+
+def called_ids(layer: Any, ids: list) -> Any:
+    """``layer`` after one forward on the integer ``ids``."""
+    layer(np.array(ids))
+    return layer
+
+
+def adapted(layer: Any, data: np.ndarray) -> Any:
+    layer.adapt(data)
+    return layer
 
 
 def called(layer: Any, *shape: int) -> Any:
@@ -316,6 +327,71 @@ case("up-sampling-backward-wrong-grad", "UpSampling2D backward with grad (1, 2, 
      "UpSampling2D 'up_sampling2d': grad_output must have shape (1, 4, 4, 1)",
      "got (1, 2, 2, 1)")
 POOL1 = "must be a positive int or a tuple of 1 positive int"
+case("embedding-input-dim-zero", "Embedding(0, 4)", lambda: Embedding(0, 4), ValueError,
+     "Embedding: input_dim", POS_INT, "got 0")
+case("embedding-output-dim-float", "Embedding(10, 4.0)", lambda: Embedding(10, 4.0), TypeError,
+     "Embedding: output_dim", POS_INT, "got 4.0")
+case("embedding-initializer", "Embedding(10, 4, embeddings_initializer='nope')",
+     lambda: Embedding(10, 4, embeddings_initializer="nope"), ValueError,
+     "Embedding: embeddings_initializer: unknown initializer 'nope'")
+case("embedding-mask-zero", "Embedding(10, 4, mask_zero=True)",
+     lambda: Embedding(10, 4, mask_zero=True), ValueError,
+     "Embedding: mask_zero=True is not supported (tinynet carries no masks)")
+case("embedding-id-out-of-range", "Embedding(10, 4) on ids [[3, 12]]",
+     lambda: Embedding(10, 4)(np.array([[3, 12]])), ValueError,
+     "Embedding 'embedding': ids must be integers in [0, 10), got 12 at index (0, 1)")
+case("embedding-id-negative", "Embedding(10, 4) on ids [[-2]]",
+     lambda: Embedding(10, 4)(np.array([[-2]])), ValueError,
+     "Embedding 'embedding': ids must be integers in [0, 10), got -2 at index (0, 0)")
+case("embedding-id-fraction", "Embedding(10, 4) on ids [[0.5]]",
+     lambda: Embedding(10, 4)(np.array([[0.5]])), ValueError,
+     "Embedding 'embedding': ids must be integers in [0, 10), got 0.5 at index (0, 0)")
+case("embedding-id-strings", "Embedding(10, 4) on ids [['a']]",
+     lambda: Embedding(10, 4)(np.array([["a"]])), TypeError,
+     "Embedding 'embedding': inputs must be integer ids, got dtype <U1")
+case("embedding-backward-wrong-grad", "Embedding backward with grad (1, 2)",
+     lambda: called_ids(Embedding(10, 4), [[1, 2]]).backward(z(1, 2)), ValueError,
+     "Embedding 'embedding': grad_output must have shape (1, 2, 4)", "got (1, 2)")
+case("normalization-axis-str", "Normalization(axis='x')", lambda: Normalization(axis="x"),
+     TypeError, "Normalization: axis must be None, an int or a tuple of ints", "got 'x'")
+case("normalization-mean-alone", "Normalization(mean=1.0)", lambda: Normalization(mean=1.0),
+     ValueError, "Normalization: mean and variance must be given together",
+     "got mean=1.0 and variance=None")
+case("normalization-shapes-differ", "Normalization(mean=[1, 2], variance=[1])",
+     lambda: Normalization(mean=[1, 2], variance=[1]), ValueError,
+     "Normalization: mean and variance must have the same shape, got (2,) and (1,)")
+case("normalization-negative-variance", "Normalization(mean=0.0, variance=-1.0)",
+     lambda: Normalization(mean=0.0, variance=-1.0), ValueError,
+     "Normalization: mean must be finite and variance finite and >= 0")
+case("normalization-mean-rank", "Normalization(mean=[[1.0]], variance=[[1.0]])",
+     lambda: Normalization(mean=[[1.0]], variance=[[1.0]]), ValueError,
+     "Normalization: mean must have at most 1 axes (one per kept axis (-1,))",
+     "got shape (1, 1)")
+case("normalization-invert-int", "Normalization(invert=1)", lambda: Normalization(invert=1),
+     TypeError, "Normalization: invert must be a bool", "got 1")
+case("normalization-axis-range", "Normalization(axis=3) on shape (2, 4)",
+     lambda: Normalization(axis=3)(z(2, 4)), ValueError,
+     "Normalization 'normalization': axis (3,) is out of range for inputs of rank 2")
+case("normalization-batch-axis", "Normalization(axis=0) on shape (2, 4)",
+     lambda: Normalization(axis=0)(z(2, 4)), ValueError,
+     "Normalization 'normalization': axis must not keep the batch axis 0, got axis=(0,)")
+case("normalization-adapt-given", "Normalization(mean=0.0, variance=1.0).adapt(...)",
+     lambda: Normalization(mean=0.0, variance=1.0).adapt(z(2, 3)), ValueError,
+     "Normalization 'normalization': adapt() needs a layer built without mean and variance")
+case("normalization-adapt-type", "Normalization().adapt(3)",
+     lambda: Normalization().adapt(3), TypeError,
+     "Normalization 'normalization': adapt() takes an array or an iterable of batches",
+     "got int")
+case("normalization-adapt-empty", "Normalization().adapt([])",
+     lambda: Normalization().adapt([]), ValueError,
+     "Normalization 'normalization': adapt() got no data")
+case("normalization-adapt-shape", "Normalization().adapt on 3 then 4 features",
+     lambda: adapted(Normalization(), z(2, 3)).adapt(z(2, 4)), ValueError,
+     "Normalization 'normalization': adapt() data of shape (2, 4) does not match the built "
+     "input shape (None, 3)")
+case("normalization-call-shape", "Normalization built for 3 features on 4",
+     lambda: called(Normalization(), 2, 3)(z(2, 4)), ValueError,
+     "Normalization 'normalization': expected inputs of shape (None, 3), got (2, 4)")
 case("conv1d-kernel-pair", "Conv1D(2, (3, 3))", lambda: Conv1D(2, (3, 3)), ValueError,
      "Conv1D: kernel_size " + POOL1, "got (3, 3)")
 case("conv1d-filters-zero", "Conv1D(0, 3)", lambda: Conv1D(0, 3), ValueError,

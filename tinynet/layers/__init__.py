@@ -39,6 +39,8 @@ _EXPORTS = {
     "ZeroPadding2D": "tinynet.layers.zero_padding",
     "Cropping2D": "tinynet.layers.cropping",
     "Rescaling": "tinynet.layers.rescaling",
+    "Normalization": "tinynet.layers.normalization_preprocessing",
+    "Embedding": "tinynet.layers.embedding",
     "UpSampling2D": "tinynet.layers.up_sampling",
     "Activation": "tinynet.layers.activations",
     "ReLU": "tinynet.layers.activations",

@@ -85,7 +85,7 @@ class Parameter:
     __slots__ = ("value", "grad", "name", "_trainable", "_always_frozen", "path")
 
     def __init__(self, value: np.ndarray, name: str, trainable: bool = True) -> None:
-        self.value = np.ascontiguousarray(value, dtype=np.float32)
+        self.value = np.require(value, dtype=np.float32, requirements="C")  # 0-d stays 0-d
         self.grad: np.ndarray | None = None
         self.name = name
         self._always_frozen = not trainable

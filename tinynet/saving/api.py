@@ -36,7 +36,7 @@ def _save(model: Any, path: Any, weights_only: bool, owner: str) -> None:
 
     _check_model(model, owner)
     path = fspath(path, owner)
-    tensors = {key: np.ascontiguousarray(p.value, dtype=np.float32)
+    tensors = {key: np.require(p.value, dtype=np.float32, requirements="C")  # 0-d kept
                for key, p in _weight_names(model, owner)}
     metadata = {"format": FORMAT, "format_version": str(FORMAT_VERSION),
                 "kind": "weights" if weights_only else "model"}

@@ -77,7 +77,7 @@ def training_state(model: Any, tensors: dict[str, np.ndarray]) -> dict:
             if name in tensors:
                 raise ValueError(f"save_model: optimizer slot {name!r} collides with a weight "
                                  f"of the same name; rename the layer")
-            tensors[name] = np.ascontiguousarray(arr, dtype=np.float32)
+            tensors[name] = np.require(arr, dtype=np.float32, requirements="C")
         if model.shuffle_rng is not None:
             state["shuffle_rng"] = _rng_to_json(model.shuffle_rng)
     for path, layer in model.named_layers():

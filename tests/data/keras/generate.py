@@ -139,6 +139,8 @@ def main() -> None:
         out[f"{name}/grad"] = pt.grad.cpu().numpy()
     for name, (labels, classes) in LABELS.items():
         out[f"{name}/y"] = keras.utils.to_categorical(labels, classes)
+    out.update(_embedding(rng))
+    out.update(_normalization(rng))
     out["csv_logger/text"] = np.array(_csv_logger_text())
     out.update(_fit_epochs())
     out.update(_reduce_lr())
@@ -167,6 +169,55 @@ def _weighted_case(name: str, layer, shape: tuple, rng) -> dict:
         case[f"{name}/w{i}"] = w
         case[f"{name}/dw{i}"] = v.value.grad.cpu().numpy()
     return case
+
+
+def _embedding(rng) -> dict:
+    """``Embedding(10, 4)`` on fixed ids (repeats included): output and table gradient."""
+    layer = keras.layers.Embedding(10, 4)
+    ids = np.array([[1, 3, 3, 0, 9], [2, 1, 1, 1, 5], [9, 9, 0, 4, 7]], dtype=np.int64)
+    layer.build(ids.shape)
+    table = (rng.standard_normal((10, 4)) * 0.5).astype(np.float32)
+    layer.set_weights([table])
+    y = layer(torch.tensor(ids))
+    g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    (y * torch.tensor(g)).sum().backward()
+    return {"embedding/ids": ids, "embedding/w0": table, "embedding/y": y.detach().numpy(),
+            "embedding/g": g, "embedding/dw0": layer.weights[0].value.grad.cpu().numpy()}
+
+
+def _normalization(rng) -> dict:
+    """``Normalization``: given statistics (and inverted), adapted on an array and over two
+    kept axes or none: outputs, input gradients, adapted weights. (Adapting on an iterable
+    of batches needs TensorFlow in Keras 3.15; the tests check it by the formula.)"""
+    out = {}
+    data = (rng.standard_normal((50, 3)) * [1.0, 5.0, 0.1] + [0.0, 10.0, -2.0]).astype(
+        np.float32)
+    data4 = rng.standard_normal((6, 3, 2, 5)).astype(np.float32) * 3 + 1
+    cases = {
+        "normalization_fixed": (lambda: keras.layers.Normalization(
+            mean=[1.0, 2.0, 3.0], variance=[4.0, 0.0, 0.25]), None, (4, 3)),
+        "normalization_invert": (lambda: keras.layers.Normalization(
+            mean=[1.0, 2.0, 3.0], variance=[4.0, 0.0, 0.25], invert=True), None, (4, 3)),
+        "normalization_adapt": (lambda: keras.layers.Normalization(), data, (4, 3)),
+        "normalization_axes": (lambda: keras.layers.Normalization(axis=(1, 2)), data4,
+                               (4, 3, 2, 5)),
+        "normalization_none": (lambda: keras.layers.Normalization(axis=None), data, (4, 3)),
+    }
+    for name, (make, adapt_data, shape) in cases.items():
+        layer = make()
+        if adapt_data is not None:
+            layer.adapt(adapt_data)
+            out[f"{name}/weights"] = np.array(len(layer.weights))
+            for i, w in enumerate(layer.get_weights()):
+                out[f"{name}/w{i}"] = np.asarray(w)
+        x = (rng.standard_normal(shape) * 3).astype(np.float32)
+        xt = torch.tensor(x, requires_grad=True)
+        y = layer(xt)
+        g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+        (y * torch.tensor(g)).sum().backward()
+        out.update({f"{name}/x": x, f"{name}/y": y.detach().numpy(), f"{name}/g": g,
+                    f"{name}/dx": xt.grad.numpy()})
+    return out
 
 
 def _csv_logger_text() -> str:
