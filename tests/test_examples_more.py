@@ -111,3 +111,15 @@ def test_custom_layer_end_to_end(tmp_path):
     assert "predictions bitwise identical: True" in out
     assert "one more epoch each, weights bitwise identical: True" in out
     assert (tmp_path / "custom_prelu.safetensors").is_file()
+
+
+def test_sequence_conv1d_example_learns_the_wave_shapes(examples_path, capsys):
+    import sequence_conv1d
+
+    x, y = sequence_conv1d.make_signals(8, seed=0)
+    assert x.shape == (8, 128, 1) and x.dtype == np.float32 and set(y) <= {0, 1, 2, 3}
+    accuracy = sequence_conv1d.main(["--epochs", "3", "--samples", "400", "--verbose", "0"])
+    out = capsys.readouterr().out
+    assert "conv1d" in out and "global_average_pooling1d" in out
+    assert re.search(r"test accuracy: \d\.\d{4}", out) and "chirp" in out
+    assert accuracy > 0.5  # four classes: chance is 0.25

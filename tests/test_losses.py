@@ -305,7 +305,7 @@ def test_names_and_configs():
     for cls, name in expected.items():
         assert cls().name == name
     cfg = BinaryCrossentropy(from_logits=True, name="bce").get_config()
-    assert cfg == {"name": "bce", "from_logits": True}
+    assert cfg == {"name": "bce", "from_logits": True, "label_smoothing": 0.0}
     again = losses.get(json.loads(json.dumps(losses.serialize(BinaryCrossentropy(True)))))
     assert type(again) is BinaryCrossentropy and again.from_logits
     mse = MeanSquaredError.from_config(MeanSquaredError().get_config())
@@ -319,9 +319,11 @@ def test_get_passthrough_and_errors():
             "Unknown loss 'l2'; valid names: mse, mean_squared_error, mae, mean_absolute_error, "
             "binary_crossentropy, categorical_crossentropy, sparse_categorical_crossentropy, "
             "huber, log_cosh, logcosh, kl_divergence, kld, hinge, squared_hinge, "
-            "categorical_hinge, MeanSquaredError, MeanAbsoluteError, BinaryCrossentropy, "
+            "categorical_hinge, binary_focal_crossentropy, categorical_focal_crossentropy, "
+            "MeanSquaredError, MeanAbsoluteError, BinaryCrossentropy, "
             "CategoricalCrossentropy, SparseCategoricalCrossentropy, Huber, LogCosh, "
-            "KLDivergence, Hinge, SquaredHinge, CategoricalHinge")):
+            "KLDivergence, Hinge, SquaredHinge, CategoricalHinge, BinaryFocalCrossentropy, "
+            "CategoricalFocalCrossentropy")):
         losses.get("l2")
     with pytest.raises(TypeError, match=re.escape(
             "losses.get: expected a Loss instance, a name or a config dict, got float: 1.5")):

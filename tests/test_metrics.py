@@ -1,11 +1,13 @@
 """Metrics: hand values, "accuracy" resolution (from the loss, else Keras 3's shape rule),
 names, running state and lookup errors."""
 
+import os
 import re
 
 import numpy as np
 import pytest
 
+import tinynet as tn
 from tinynet import losses, metrics
 from tinynet.metrics import (BinaryAccuracy, CategoricalAccuracy, MeanAbsoluteError,
                              MeanSquaredError, SparseCategoricalAccuracy)
@@ -111,8 +113,10 @@ def test_errors():
             "Unknown metric 'f1'; valid names: accuracy, acc, binary_accuracy, "
             "categorical_accuracy, sparse_categorical_accuracy, mse, mean_squared_error, mae, "
             "mean_absolute_error, top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, "
+            "precision, recall, auc, "
             "BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, MeanSquaredError, "
-            "MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy")):
+            "MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, "
+            "Precision, Recall, AUC")):
         metrics.get("f1")
     with pytest.raises(TypeError, match=re.escape(
             "metrics.get: expected a Metric instance, a name or a function, got int: 3")):
@@ -123,3 +127,63 @@ def test_errors():
     with pytest.raises(ValueError, match=re.escape(
             "CategoricalAccuracy: y_true shape (4,) must equal y_pred shape (4, 3)")):
         CategoricalAccuracy()(LABELS, PROBS)
+
+
+# -- Precision, Recall, AUC against Keras 3.15.1 (tests/data/keras/generate.py) ----------
+KERAS = np.load(os.path.join(os.path.dirname(__file__), "data", "keras", "keras_refs.npz"))
+CONFUSION = {
+    "precision": lambda: metrics.Precision(),
+    "precision_0.3": lambda: metrics.Precision(thresholds=0.3),
+    "precision_top2": lambda: metrics.Precision(top_k=2),
+    "recall": lambda: metrics.Recall(),
+    "recall_class1": lambda: metrics.Recall(class_id=1),
+    "auc": lambda: metrics.AUC(),
+    "auc_pr": lambda: metrics.AUC(curve="PR"),
+    "auc_minoring": lambda: metrics.AUC(summation_method="minoring"),
+    "auc_majoring_pr": lambda: metrics.AUC(curve="PR", summation_method="majoring"),
+    "auc_50_logits": lambda: metrics.AUC(num_thresholds=50, from_logits=True),
+    "auc_given": lambda: metrics.AUC(thresholds=[0.1, 0.35, 0.5, 0.9]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFUSION))
+def test_confusion_metrics_match_keras(case):
+    metric = CONFUSION[case]()
+    t = [KERAS["confusion/t0"], KERAS["confusion/t1"]]
+    p = [KERAS["confusion/p0"], KERAS["confusion/p1"]]
+    if "logits" in case:
+        p = [x * 6 - 3 for x in p]
+    metric.update_state(t[0], p[0])
+    first = metric.result()
+    assert metric(t[0], p[0]) == first  # a call is one batch and leaves the state alone
+    metric.update_state(t[1], p[1])
+    np.testing.assert_allclose([first, metric.result()], KERAS[f"confusion/{case}"],
+                               rtol=1e-6, atol=1e-7)
+    again = type(metric).from_config(metric.get_config())
+    assert again.get_config() == metric.get_config()
+    metric.reset_state()
+    assert metric.result() == 0.0
+
+
+def test_precision_recall_and_auc_by_hand():
+    t = np.array([0, 1, 1, 0, 1.0])
+    s = np.array([0.2, 0.8, 0.4, 0.6, 0.9])
+    assert metrics.Precision()(t, s) == 2 / 3  # 0.8 and 0.9 right, 0.6 wrong
+    assert metrics.Recall()(t, s) == 2 / 3      # 0.4 missed
+    assert metrics.AUC(num_thresholds=1000)(t, s) == pytest.approx(5 / 6, abs=1e-3)
+
+
+def test_running_metrics_in_fit_are_epoch_values_not_batch_means():
+    tn.set_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((30, 4)).astype(np.float32)
+    y = (x[:, :1] > 0).astype(np.float32)
+    model = tn.Sequential([tn.Input((4,)), tn.layers.Dense(1, activation="sigmoid")])
+    model.compile("sgd", "binary_crossentropy", metrics=["precision", metrics.AUC(name="auc")])
+    history = model.fit(x, y, batch_size=7, epochs=1, verbose=0, shuffle=False,
+                        validation_data=(x, y))
+    evaluated = model.evaluate(x, y, batch_size=7, verbose=0, return_dict=True)
+    pred = model.predict(x, verbose=0)
+    assert evaluated["precision"] == metrics.Precision()(y, pred)
+    assert evaluated["auc"] == metrics.AUC()(y, pred)
+    assert history.history["val_precision"][0] == evaluated["precision"]

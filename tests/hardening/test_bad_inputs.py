@@ -857,7 +857,8 @@ case("seq-build-conflict", "model with Input((4,)) .build((None, 5))",
      "Sequential.build: model 'sequential' expects input shape (None, 4), got (None, 5)")
 case("seq-compile-optimizer-unknown", "model.compile('adamx', 'mse')",
      lambda: mlp().compile("adamx", "mse"), ValueError,
-     "Unknown optimizer 'adamx'; valid names: adagrad, adam, adamw, rmsprop, sgd")
+     "Unknown optimizer 'adamx'; valid names: adagrad, adam, adamax, adamw, lion, "
+     "nadam, rmsprop, sgd")
 case("seq-compile-optimizer-int", "model.compile(3, 'mse')", lambda: mlp().compile(3, "mse"),
      TypeError, "optimizers.get: expected an Optimizer instance, a name or a config dict",
      "got int: 3")
@@ -909,7 +910,60 @@ case("seq-fit-validation-split-too-few", "model.fit(x[:1], y[:1], validation_spl
      "Sequential.fit: 1 samples are not enough to split", "validation_split=0.5")
 case("seq-fit-validation-data-array", "model.fit(x, y, validation_data=x)",
      lambda: fit(compiled(), validation_data=X), ValueError,
-     "Sequential.fit: validation_data must be a tuple (x_val, y_val), got ndarray")
+     "Sequential.fit: validation_data must be a tuple (x_val, y_val) or (x_val, y_val, "
+     "sample_weight_val), got ndarray")
+case("seq-fit-sample-weight-length", "model.fit(x, y, sample_weight=ones(4))",
+     lambda: fit(compiled(), sample_weight=np.ones(4)), ValueError,
+     "Sequential.fit: sample_weight must hold one weight per sample (5), got shape (4,)")
+case("seq-fit-sample-weight-nan", "model.fit(x, y, sample_weight=[nan, 1, 1, 1, 1])",
+     lambda: fit(compiled(), sample_weight=[NAN, 1, 1, 1, 1]), ValueError,
+     "Sequential.fit: sample_weight must be finite")
+case("seq-fit-sample-weight-strings", "model.fit(x, y, sample_weight=['a'] * 5)",
+     lambda: fit(compiled(), sample_weight=["a"] * 5), TypeError,
+     "Sequential.fit: sample_weight must be an array of numbers")
+case("seq-fit-both-weights", "model.fit(x, y, sample_weight=..., class_weight=...)",
+     lambda: fit(compiled(), sample_weight=np.ones(5), class_weight={0: 1.0}), ValueError,
+     "Sequential.fit: give class_weight or sample_weight, not both (as Keras)")
+case("seq-fit-class-weight-list", "model.fit(x, y, class_weight=[1.0, 2.0])",
+     lambda: fit(compiled(), class_weight=[1.0, 2.0]), TypeError,
+     "Sequential.fit: class_weight must be a dict {class index: weight}", "got [1.0, 2.0]")
+case("seq-fit-class-weight-key", "model.fit(x, y, class_weight={-1: 2.0})",
+     lambda: fit(compiled(), class_weight={-1: 2.0}), ValueError,
+     "Sequential.fit: class_weight keys must be class indices (ints >= 0), got -1")
+case("seq-fit-class-weight-value", "model.fit(x, y, class_weight={0: inf})",
+     lambda: fit(compiled(), class_weight={0: INF}), ValueError,
+     "Sequential.fit: class_weight values must be finite numbers, got inf for class 0")
+case("seq-evaluate-sample-weight-length", "model.evaluate(x, y, sample_weight=ones(6))",
+     lambda: compiled().evaluate(X, Y, verbose=0, sample_weight=np.ones(6)), ValueError,
+     "Sequential.evaluate: sample_weight must hold one weight per sample (5), got shape (6,)")
+case("seq-train-on-batch-sample-weight", "model.train_on_batch(x, y, sample_weight=ones(2))",
+     lambda: compiled().train_on_batch(X, Y, sample_weight=np.ones(2)), ValueError,
+     "Sequential.train_on_batch: sample_weight must hold one weight per sample (5)")
+case("loss-sample-weight-shape", "MeanSquaredError()(y, p, sample_weight=ones(3))",
+     lambda: tn.losses.MeanSquaredError()(z(2, 4), z(2, 4), sample_weight=np.ones(3)),
+     ValueError, "MeanSquaredError: sample_weight shape (3,) does not match the per-sample "
+     "losses' shape (2,)")
+case("loss-sample-weight-nan", "MeanSquaredError()(y, p, sample_weight=[nan, 1])",
+     lambda: tn.losses.MeanSquaredError()(z(2, 4), z(2, 4), sample_weight=[NAN, 1.0]),
+     ValueError, "MeanSquaredError: sample_weight must be finite")
+case("bce-label-smoothing-range", "BinaryCrossentropy(label_smoothing=1.5)",
+     lambda: tn.losses.BinaryCrossentropy(label_smoothing=1.5), ValueError,
+     "BinaryCrossentropy: label_smoothing must be a float in [0, 1], got 1.5")
+case("cce-label-smoothing-str", "CategoricalCrossentropy(label_smoothing='0.1')",
+     lambda: tn.losses.CategoricalCrossentropy(label_smoothing="0.1"), TypeError,
+     "CategoricalCrossentropy: label_smoothing must be a float in [0, 1], got '0.1'")
+case("binary-focal-alpha", "BinaryFocalCrossentropy(alpha=2.0)",
+     lambda: tn.losses.BinaryFocalCrossentropy(alpha=2.0), ValueError,
+     "BinaryFocalCrossentropy: alpha must be a float in [0, 1], got 2.0")
+case("binary-focal-gamma", "BinaryFocalCrossentropy(gamma=-1.0)",
+     lambda: tn.losses.BinaryFocalCrossentropy(gamma=-1.0), ValueError,
+     "BinaryFocalCrossentropy: gamma must be a float in [0, inf], got -1.0")
+case("binary-focal-balancing", "BinaryFocalCrossentropy(apply_class_balancing=1)",
+     lambda: tn.losses.BinaryFocalCrossentropy(apply_class_balancing=1), TypeError,
+     "BinaryFocalCrossentropy: apply_class_balancing must be a bool", "got 1")
+case("categorical-focal-gamma-nan", "CategoricalFocalCrossentropy(gamma=nan)",
+     lambda: tn.losses.CategoricalFocalCrossentropy(gamma=NAN), ValueError,
+     "CategoricalFocalCrossentropy: gamma must be a float in [0, inf], got nan")
 case("seq-fit-xy-mismatch", "model.fit(x[5 samples], y[4 samples])",
      lambda: fit(compiled(), X, Y[:4]), ValueError,
      "Sequential.fit: x and y must hold the same number of samples",
@@ -1055,6 +1109,15 @@ case("fit-validation-freq-list", "model.fit(x, y, validation_freq=[1, 0])",
      lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq=[1, 0], verbose=0), ValueError,
      "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
      "got [1, 0]")
+case("backup-dir-int", "callbacks.BackupAndRestore(3)",
+     lambda: callbacks.BackupAndRestore(3), TypeError,
+     "BackupAndRestore: backup_dir must be a non-empty str or path, got 3")
+case("backup-save-freq-zero", "callbacks.BackupAndRestore('b', save_freq=0)",
+     lambda: callbacks.BackupAndRestore("b", save_freq=0), ValueError,
+     "BackupAndRestore: save_freq must be 'epoch', a positive int or False, got 0")
+case("backup-delete-int", "callbacks.BackupAndRestore('b', delete_checkpoint=1)",
+     lambda: callbacks.BackupAndRestore("b", delete_checkpoint=1), TypeError,
+     "BackupAndRestore: delete_checkpoint must be a bool", "got 1")
 case("reduce-lr-factor-one", "callbacks.ReduceLROnPlateau(factor=1.0)",
      lambda: callbacks.ReduceLROnPlateau(factor=1.0), ValueError,
      "ReduceLROnPlateau: factor must be a float in [0, 1)", "got 1.0")
@@ -1089,6 +1152,32 @@ case("schedule-restarts-t-mul", "schedules.CosineDecayRestarts(0.1, 10, t_mul=0)
 case("schedule-deserialize-unknown", "schedules.deserialize({'class_name': 'Step'})",
      lambda: optimizers.schedules.deserialize({"class_name": "Step"}), ValueError,
      "schedules.deserialize: unknown schedule 'Step'; valid names: ExponentialDecay")
+case("precision-threshold-range", "metrics.Precision(thresholds=1.5)",
+     lambda: metrics.Precision(thresholds=1.5), ValueError,
+     "Precision: thresholds must be None or a float in [0, 1], got 1.5")
+case("recall-top-k-zero", "metrics.Recall(top_k=0)", lambda: metrics.Recall(top_k=0),
+     ValueError, "Recall: top_k must be None or an int >= 1, got 0")
+case("recall-class-id-float", "metrics.Recall(class_id=1.0)",
+     lambda: metrics.Recall(class_id=1.0), TypeError,
+     "Recall: class_id must be None or an int >= 0, got 1.0")
+case("recall-class-id-range", "metrics.Recall(class_id=5) on 3 classes",
+     lambda: metrics.Recall(class_id=5)(z(2, 3), z(2, 3)), ValueError,
+     "Recall: class_id 5 is out of range for 3 classes")
+case("auc-curve", "metrics.AUC(curve='PRGAIN')", lambda: metrics.AUC(curve="PRGAIN"),
+     ValueError, "AUC: curve must be 'ROC' or 'PR', got 'PRGAIN'")
+case("auc-summation", "metrics.AUC(summation_method='careful')",
+     lambda: metrics.AUC(summation_method="careful"), ValueError,
+     "AUC: summation_method must be 'interpolation', 'minoring' or 'majoring'",
+     "got 'careful'")
+case("auc-num-thresholds", "metrics.AUC(num_thresholds=1)",
+     lambda: metrics.AUC(num_thresholds=1), ValueError,
+     "AUC: num_thresholds must be an int > 1, got 1")
+case("auc-thresholds-range", "metrics.AUC(thresholds=[0.5, 2.0])",
+     lambda: metrics.AUC(thresholds=[0.5, 2.0]), ValueError,
+     "AUC: thresholds must be None or a list of floats in [0, 1]")
+case("auc-multi-label", "metrics.AUC(multi_label=True)",
+     lambda: metrics.AUC(multi_label=True), ValueError,
+     "AUC: multi_label=True is not supported")
 case("top-k-zero", "metrics.TopKCategoricalAccuracy(k=0)",
      lambda: metrics.TopKCategoricalAccuracy(k=0), ValueError,
      "TopKCategoricalAccuracy: k must be a positive int, got 0")
@@ -1186,6 +1275,53 @@ case("adagrad-initial-negative", "Adagrad(initial_accumulator_value=-0.1)",
      "Adagrad: initial_accumulator_value must be a non-negative float, got -0.1")
 case("adagrad-epsilon-nan", "Adagrad(epsilon=nan)", lambda: optimizers.Adagrad(epsilon=NAN),
      ValueError, "Adagrad: epsilon must be a non-negative float, got nan")
+case("nadam-beta1-one", "Nadam(beta_1=1.0)", lambda: optimizers.Nadam(beta_1=1.0), ValueError,
+     "Nadam: beta_1 must be a float in [0, 1), got 1.0")
+case("nadam-beta2-negative", "Nadam(beta_2=-0.5)", lambda: optimizers.Nadam(beta_2=-0.5),
+     ValueError, "Nadam: beta_2 must be a float in [0, 1), got -0.5")
+case("nadam-beta2-str", "Nadam(beta_2='0.999')", lambda: optimizers.Nadam(beta_2="0.999"),
+     TypeError, "Nadam: beta_2 must be a float in [0, 1), got '0.999'")
+case("nadam-epsilon-nan", "Nadam(epsilon=nan)", lambda: optimizers.Nadam(epsilon=NAN),
+     ValueError, "Nadam: epsilon must be a non-negative float, got nan")
+case("nadam-lr-negative", "Nadam(learning_rate=-1)",
+     lambda: optimizers.Nadam(learning_rate=-1), ValueError, "Nadam: " + LR, "got -1")
+case("nadam-amsgrad", "Nadam(amsgrad=True)", lambda: optimizers.Nadam(amsgrad=True),
+     TypeError, "unexpected keyword argument 'amsgrad'")
+case("adamax-beta1-one", "Adamax(beta_1=1.0)", lambda: optimizers.Adamax(beta_1=1.0),
+     ValueError, "Adamax: beta_1 must be a float in [0, 1), got 1.0")
+case("adamax-beta2-high", "Adamax(beta_2=1.5)", lambda: optimizers.Adamax(beta_2=1.5),
+     ValueError, "Adamax: beta_2 must be a float in [0, 1], got 1.5")
+case("adamax-beta2-none", "Adamax(beta_2=None)", lambda: optimizers.Adamax(beta_2=None),
+     TypeError, "Adamax: beta_2 must be a float in [0, 1], got None")
+case("adamax-epsilon-negative", "Adamax(epsilon=-1e-7)",
+     lambda: optimizers.Adamax(epsilon=-1e-7), ValueError,
+     "Adamax: epsilon must be a non-negative float, got -1e-07")
+case("adamax-weight-decay-inf", "Adamax(weight_decay=inf)",
+     lambda: optimizers.Adamax(weight_decay=INF), ValueError,
+     "Adamax: weight_decay must be None or a non-negative float, got inf")
+case("lion-beta1-zero", "Lion(beta_1=0.0)", lambda: optimizers.Lion(beta_1=0.0), ValueError,
+     "Lion: beta_1 must be a float in (0, 1], got 0.0")
+case("lion-beta1-high", "Lion(beta_1=1.5)", lambda: optimizers.Lion(beta_1=1.5), ValueError,
+     "Lion: beta_1 must be a float in (0, 1], got 1.5")
+case("lion-beta1-bool", "Lion(beta_1=True)", lambda: optimizers.Lion(beta_1=True), TypeError,
+     "Lion: beta_1 must be a float in (0, 1], got True")
+case("lion-beta2-negative", "Lion(beta_2=-0.01)", lambda: optimizers.Lion(beta_2=-0.01),
+     ValueError, "Lion: beta_2 must be a float in [0, 1], got -0.01")
+case("lion-epsilon", "Lion(epsilon=1e-7)", lambda: optimizers.Lion(epsilon=1e-7), TypeError,
+     "unexpected keyword argument 'epsilon'")
+case("lion-clipnorm-zero", "Lion(clipnorm=0)", lambda: optimizers.Lion(clipnorm=0),
+     ValueError, "Lion: clipnorm must be None or a positive float, got 0")
+case("adamw-amsgrad-int", "AdamW(amsgrad=1)", lambda: optimizers.AdamW(amsgrad=1), TypeError,
+     "AdamW: amsgrad must be a bool, got 1")
+case("adam-amsgrad-none", "Adam(amsgrad=None)", lambda: optimizers.Adam(amsgrad=None),
+     TypeError, "Adam: amsgrad must be a bool, got None")
+case("nadam-set-state-no-u-product", "Nadam().set_state({'iterations': 3}, [])",
+     lambda: optimizers.Nadam().set_state({"iterations": np.int64(3)}, []), ValueError,
+     "Nadam: optimizer state has no entry 'u_product'")
+case("nadam-set-state-u-product-array", "Nadam().set_state({..., 'u_product': [1, 2]}, [])",
+     lambda: optimizers.Nadam().set_state(
+         {"iterations": np.int64(3), "u_product": np.array([1.0, 2.0])}, []), ValueError,
+     "Nadam: optimizer state 'u_product' must be one float", "got array([1., 2.])")
 case("optimizer-clipnorm-zero", "SGD(clipnorm=0.0)", lambda: optimizers.SGD(clipnorm=0.0),
      ValueError, "SGD: clipnorm must be None or a positive float, got 0.0")
 case("optimizer-clipvalue-nan", "SGD(clipvalue=nan)", lambda: optimizers.SGD(clipvalue=NAN),
@@ -1203,7 +1339,8 @@ case("optimizer-lr-setter-nan", "optimizer.learning_rate = nan",
 case("optimizer-name-empty", "Adam(name='')", lambda: optimizers.Adam(name=""), TypeError,
      "Adam: name must be a non-empty str, got ''")
 case("optimizers-get-unknown", "optimizers.get('adamx')", lambda: optimizers.get("adamx"),
-     ValueError, "Unknown optimizer 'adamx'; valid names: adagrad, adam, adamw, rmsprop, sgd")
+     ValueError, "Unknown optimizer 'adamx'; valid names: adagrad, adam, adamax, adamw, lion, "
+     "nadam, rmsprop, sgd")
 case("optimizers-get-float", "optimizers.get(1.0)", lambda: optimizers.get(1.0), TypeError,
      "optimizers.get: expected an Optimizer instance, a name or a config dict, got float: 1.0")
 case("optimizers-get-dict", "optimizers.get({'config': {}})",

@@ -244,7 +244,10 @@ def _optimizers(out):
              ("adamw", lambda: optimizers.AdamW(0.01, global_clipnorm=0.7)),
              ("rmsprop", lambda: optimizers.RMSprop(0.01)),
              ("rmsprop_centered", lambda: optimizers.RMSprop(0.01, momentum=0.5, centered=True)),
-             ("adagrad", lambda: optimizers.Adagrad(0.1))]
+             ("adagrad", lambda: optimizers.Adagrad(0.1)),
+             ("nadam", lambda: optimizers.Nadam(0.01, weight_decay=0.01)),
+             ("adamax", lambda: optimizers.Adamax(0.01)),
+             ("lion", lambda: optimizers.Lion(0.001, clipvalue=0.5))]
     for key, make in cases:
         params = [Parameter(_f32(rng, 37, 3), "kernel"), Parameter(_f32(rng, 5), "bias")]
         params[1].path = "layer/bias"

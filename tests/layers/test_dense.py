@@ -186,8 +186,8 @@ def test_backward_before_forward():
      "Dense: activation must be one of 'elu', 'gelu', 'leaky_relu', 'linear', 'relu', "
      "'sigmoid', 'silu', 'softmax', 'tanh', got 'swish'"),
     (lambda: Dense(2, use_bias=1), TypeError, "Dense: use_bias must be a bool, got 1"),
-    (lambda: Dense(2, kernel_initializer="uniform"), ValueError,
-     "Dense: kernel_initializer: unknown initializer 'uniform'"),
+    (lambda: Dense(2, kernel_initializer="uniformly"), ValueError,
+     "Dense: kernel_initializer: unknown initializer 'uniformly'"),
     (lambda: Dense(2, seed=-1), ValueError,
      "Dense: seed must be None or a non-negative int, got -1"),
 ])

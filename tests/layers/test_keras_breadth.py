@@ -134,18 +134,56 @@ LOSSES = {
     "hinge_signed": lambda: tn.losses.Hinge(),
     "squared_hinge": lambda: tn.losses.SquaredHinge(),
     "categorical_hinge": lambda: tn.losses.CategoricalHinge(),
+    "mse_3d": lambda: tn.losses.MeanSquaredError(),
+    "mae": lambda: tn.losses.MeanAbsoluteError(),
+    "bce": lambda: tn.losses.BinaryCrossentropy(),
+    "bce_logits_smoothed": lambda: tn.losses.BinaryCrossentropy(from_logits=True,
+                                                                label_smoothing=0.1),
+    "bce_smoothed": lambda: tn.losses.BinaryCrossentropy(label_smoothing=0.2),
+    "cce": lambda: tn.losses.CategoricalCrossentropy(),
+    "cce_logits_smoothed": lambda: tn.losses.CategoricalCrossentropy(from_logits=True,
+                                                                     label_smoothing=0.15),
+    "cce_smoothed": lambda: tn.losses.CategoricalCrossentropy(label_smoothing=0.3),
+    "scce_logits": lambda: tn.losses.SparseCategoricalCrossentropy(from_logits=True),
+    "binary_focal": lambda: tn.losses.BinaryFocalCrossentropy(),
+    "binary_focal_balanced": lambda: tn.losses.BinaryFocalCrossentropy(
+        apply_class_balancing=True, alpha=0.4, gamma=1.5, label_smoothing=0.1),
+    "binary_focal_logits": lambda: tn.losses.BinaryFocalCrossentropy(from_logits=True,
+                                                                     gamma=3.0),
+    "categorical_focal": lambda: tn.losses.CategoricalFocalCrossentropy(),
+    "categorical_focal_logits_smoothed": lambda: tn.losses.CategoricalFocalCrossentropy(
+        alpha=0.5, gamma=1.0, from_logits=True, label_smoothing=0.2),
 }
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("case", sorted(LOSSES))
-def test_losses_match_keras(case):
+def test_losses_match_keras(case, weighted):
     loss = LOSSES[case]()
-    value, grad = loss.value_and_grad(REFS[f"{case}/y_true"], REFS[f"{case}/y_pred"])
+    sw = REFS[f"{case}/sample_weight"] if weighted else None
+    suffix = "_weighted" if weighted else ""
+    value, grad = loss.value_and_grad(REFS[f"{case}/y_true"], REFS[f"{case}/y_pred"], sw)
     assert grad.dtype == np.float32
     # tinynet sums in float64, Keras in float32
-    np.testing.assert_allclose(value, float(REFS[f"{case}/value"]), rtol=1e-5)
-    np.testing.assert_allclose(grad, REFS[f"{case}/grad"], rtol=1e-4, atol=1e-7)
-    assert loss(REFS[f"{case}/y_true"], REFS[f"{case}/y_pred"]) == value
+    np.testing.assert_allclose(value, float(REFS[f"{case}/value{suffix}"]), rtol=1e-5)
+    np.testing.assert_allclose(grad, REFS[f"{case}/grad{suffix}"], rtol=1e-4, atol=1e-7)
+    assert loss(REFS[f"{case}/y_true"], REFS[f"{case}/y_pred"], sw) == value
+
+
+def test_a_weight_per_sample_broadcasts_over_its_losses():
+    """Keras 3.15 refuses a ``[batch]`` weight on ``[batch, h, w]`` losses; tinynet gives
+    each sample's losses its weight."""
+    rng = np.random.default_rng(0)
+    t, p = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((2, 3, 4, 5))
+    loss = tn.losses.MeanSquaredError()
+    full = np.repeat(np.repeat(np.array([0.5, 2.0])[:, None, None], 3, 1), 4, 2)
+    assert loss(t, p, [0.5, 2.0]) == loss(t, p, full)
+    np.testing.assert_array_equal(loss.value_and_grad(t, p, [[0.5], [2.0]])[1],
+                                  loss.value_and_grad(t, p, full)[1])
+    assert loss(t, p, np.ones(2)) == pytest.approx(loss(t, p), rel=1e-15)
+    with pytest.raises(ValueError, match=r"sample_weight shape \(3,\) does not match the "
+                                         r"per-sample losses' shape \(2, 3, 4\)"):
+        loss(t, p, np.ones(3))
 
 
 def test_losses_by_name_and_config():

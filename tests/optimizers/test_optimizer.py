@@ -8,9 +8,11 @@ import warnings
 import numpy as np
 import pytest
 
-from tinynet import optimizers, tuning
+from tinynet import optimizers
 from tinynet.optimizers import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
-from tests.optimizers.common import make_param
+from tests.optimizers.common import (assert_serial_parallel_threads_bitwise,
+                                     assert_state_round_trip_bitwise, make_param)
+from tests.optimizers.common import params as _params, train as _train
 
 ALL = [
     (SGD, dict(learning_rate=0.05)),
@@ -23,25 +25,6 @@ ALL = [
     (Adagrad, dict(learning_rate=0.05, weight_decay=0.1)),
 ]
 IDS = [f"{c.__name__}-{i}" for i, (c, _) in enumerate(ALL)]
-
-
-def _params(sizes=((4, 3), (3,)), seed=0):
-    rng = np.random.default_rng(seed)
-    names = ["kernel", "bias", "gamma", "beta"]
-    return [make_param(rng.standard_normal(s), names[i % 4], f"layer{i}/{names[i % 4]}")
-            for i, s in enumerate(sizes)]
-
-
-def _grads(params, step, scale=1.0):
-    rng = np.random.default_rng(100 + step)
-    for p in params:
-        p.grad = (rng.standard_normal(p.value.shape) * scale).astype(np.float32)
-
-
-def _train(opt, params, steps, start=0, scale=1.0):
-    for s in range(start, start + steps):
-        _grads(params, s, scale)
-        opt.apply(params)
 
 
 # -- clipping ----------------------------------------------------------------------------
@@ -237,8 +220,9 @@ def test_get_passthrough_dict_and_errors():
     again = optimizers.get(optimizers.serialize(opt))
     assert type(again) is Adam and again.get_config() == opt.get_config()
     with pytest.raises(ValueError, match=re.escape(
-            "Unknown optimizer 'adadelta'; valid names: adagrad, adam, adamw, rmsprop, sgd "
-            "(or the class names SGD, Adam, AdamW, RMSprop, Adagrad)")):
+            "Unknown optimizer 'adadelta'; valid names: adagrad, adam, adamax, adamw, lion, "
+            "nadam, rmsprop, sgd (or the class names SGD, Adam, AdamW, Nadam, Adamax, Lion, "
+            "RMSprop, Adagrad)")):
         optimizers.get("adadelta")
     with pytest.raises(TypeError, match=re.escape(
             "optimizers.get: expected an Optimizer instance, a name or a config dict, "
@@ -258,24 +242,7 @@ def test_configs_are_json_and_round_trip():
 # -- state ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("cls, kwargs", ALL, ids=IDS)
 def test_state_round_trip_continues_bitwise(cls, kwargs):
-    params = _params()
-    opt = cls(**kwargs)
-    _train(opt, params, 3)
-    state = opt.get_state()
-    weights = [p.value.copy() for p in params]
-    _train(opt, params, 3, start=3)
-    straight = [p.value.copy() for p in params]
-
-    params2 = _params()
-    for p, w in zip(params2, weights):
-        p.value[...] = w
-    opt2 = cls.from_config(opt.get_config())
-    opt2.set_state(state, params2)
-    assert opt2.iterations == 3 and opt2.count_params() == opt.count_params()
-    _train(opt2, params2, 3, start=3)
-    for a, b in zip(straight, params2):
-        np.testing.assert_array_equal(a, b.value)
-    assert set(opt2.get_state()) == set(state)
+    assert_state_round_trip_bitwise(lambda: cls(**kwargs))
 
 
 def test_state_keys_and_copies():
@@ -326,31 +293,9 @@ def test_set_state_of_an_unbuilt_optimizer():
 
 
 # -- determinism: gates and threads ---------------------------------------------------------
-BIG = 40_000  # > 2 update blocks of 16384, so the parallel kernels split the work
-
-
-def _run_big(cls, kwargs):
-    params = _params(((BIG,), (7,)), seed=3)
-    opt = cls(**kwargs)
-    _train(opt, params, 3, scale=50.0)   # large gradients so the clipping variants clip
-    return [p.value.copy() for p in params] + [v for _, v in sorted(opt.get_state().items())]
-
-
 @pytest.mark.parametrize("cls, kwargs", ALL, ids=IDS)
 def test_serial_parallel_and_threads_bitwise(cls, kwargs):
-    try:
-        with tuning.override(optimizer_parallel_min_elems=2**62):
-            serial = _run_big(cls, kwargs)
-        with tuning.override(optimizer_parallel_min_elems=0):
-            parallel = _run_big(cls, kwargs)
-            tuning.set_num_threads(1)
-            one = _run_big(cls, kwargs)
-            tuning.set_num_threads(min(2, tuning.max_threads()))
-            two = _run_big(cls, kwargs)
-    finally:
-        tuning.reset()
-    for a, b, c, d in zip(serial, parallel, one, two):
-        assert np.array_equal(a, b) and np.array_equal(a, c) and np.array_equal(a, d)
+    assert_serial_parallel_threads_bitwise(lambda: cls(**kwargs))
 
 
 def test_no_warnings_on_a_normal_step():

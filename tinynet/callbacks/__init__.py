@@ -9,6 +9,7 @@ as in Keras. Setting ``model.stop_training = True`` ends training after the curr
 batch (checked after each batch and each epoch).
 """
 
+from tinynet.callbacks.backup_and_restore import BackupAndRestore
 from tinynet.callbacks.base import Callback, CallbackList
 from tinynet.callbacks.csv_logger import CSVLogger
 from tinynet.callbacks.early_stopping import EarlyStopping
@@ -21,4 +22,4 @@ from tinynet.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "LearningRateScheduler",
            "ModelCheckpoint", "CSVLogger", "LambdaCallback", "TerminateOnNaN",
-           "ReduceLROnPlateau"]
+           "ReduceLROnPlateau", "BackupAndRestore"]

@@ -1,15 +1,16 @@
 """Fused optimizer update kernels (Keras 3 update rules, float32).
 
-Each optimizer has one block helper that updates ``[start, stop)`` of a flat parameter in
-a single pass: gradient scaling/clipping, decoupled weight decay, the slot updates and the
-parameter update. The serial variant runs the helper over the whole range; the parallel
-variant runs it over fixed blocks of ``UPDATE_BLOCK`` elements under ``prange``. Every
-element is computed by the same float32 expression in both, so the results are bitwise
-identical for any gate value and thread count. The serial variant is the block helper
-called from Python on the whole range (a compiled wrapper would only re-optimize the code
-it links in); the Python ints it passes are the run-time int64 starts the parallel
-variant passes, so the helper compiles once for both. The operations
-that pick a variant are in :mod:`tinynet.optimizers.updates`.
+Each kernel family (SGD; the first-moment optimizers Adam, AdamW, Nadam, Adamax and Lion,
+one ``rule`` argument apart; RMSprop; Adagrad) has one block helper that updates
+``[start, stop)`` of a flat parameter in a single pass: gradient scaling/clipping,
+decoupled weight decay, the slot updates and the parameter update. The serial variant
+runs the helper over the whole range; the parallel variant runs it over fixed blocks of
+``UPDATE_BLOCK`` elements under ``prange``. Every element is computed by the same float32
+expression in both, so the results are bitwise identical for any gate value and thread
+count. The serial variant is the block helper called from Python on the whole range (a
+compiled wrapper would only re-optimize the code it links in); the Python ints it passes
+are the run-time int64 starts the parallel variant passes, so the helper compiles once
+for both. The operations that pick a variant are in :mod:`tinynet.optimizers.updates`.
 
 Common arguments (all float32 scalars unless noted):
     gscale: gradient scale from clipnorm/global_clipnorm (exactly 1 when not clipping).
@@ -24,8 +25,9 @@ from numba import prange
 
 from tinynet.kernels._jit import njit
 
-__all__ = ["UPDATE_BLOCK", "sgd_serial", "sgd_parallel", "adam_serial", "adam_parallel",
-           "rmsprop_serial", "rmsprop_parallel", "adagrad_serial", "adagrad_parallel"]
+__all__ = ["UPDATE_BLOCK", "ADAM", "NADAM", "ADAMAX", "LION", "sgd_serial", "sgd_parallel",
+           "moments_serial", "moments_parallel", "rmsprop_serial", "rmsprop_parallel",
+           "adagrad_serial", "adagrad_parallel"]
 
 UPDATE_BLOCK = 16384
 
@@ -89,57 +91,124 @@ def sgd_parallel(w, g, m, lr, momentum, use_momentum, nesterov,
                    momentum, use_momentum, nesterov, gscale, do_clip, clipvalue, do_decay, wd)
 
 
-# -- Adam / AdamW ------------------------------------------------------------------------------
+# -- Adam / AdamW / Nadam / Adamax / Lion: the first-moment optimizers --------------------------
+#: The rules of the moments kernel (its ``rule`` argument).
+ADAM, NADAM, ADAMAX, LION = 0, 1, 2, 3
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def _maximum(a, b):
+    """``max(a, b)``, NaN if either is (as ``torch.maximum`` and ``np.maximum``)."""
+    return a if (a > b or a != a) else b
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def _sign(x):
+    """1, -1 or 0 (+0 for either zero); NaN stays NaN, as NumPy's, JAX's and TensorFlow's
+    sign (torch's gives 0)."""
+    if x > 0:
+        return np.float32(1.0)
+    if x < 0:
+        return np.float32(-1.0)
+    if x == 0:
+        return np.float32(0.0)
+    return x
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def _adam_moments(m, v, i, gi, one_minus_b1, one_minus_b2):
+    """Adam's first and second moments of element ``i``, stored and returned."""
+    mi = m[i] + (gi - m[i]) * one_minus_b1
+    vi = v[i] + (gi * gi - v[i]) * one_minus_b2
+    m[i] = mi
+    v[i] = vi
+    return mi, vi
+
+
 @njit(cache=True, error_model="numpy")
-def _adam_block(w, g, m, v, vhat, start, stop, alpha, one_minus_b1, one_minus_b2, eps,
-                amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd):
+def _moments_block(w, g, m, v, vhat, start, stop, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
+                   gscale, do_clip, clipvalue, do_decay, wd):
+    """One step of Adam (AMSGrad too), Nadam, Adamax or Lion (``rule``) on ``[start,
+    stop)``: Keras 3's elementwise operations in Keras's order, the per-step scalars
+    ``k = (k0, k1, k2, k3, k4)`` computed by the optimizer::
+
+        Adam     m = m + (g - m) * one_minus_b1
+                 v = v + (g*g - v) * b2                     b2 = 1 - beta_2
+                 amsgrad: vhat = max(vhat, v); v = vhat
+                 w = w - (m * k0) / (sqrt(v) + eps)         k0 = alpha
+        Nadam    m, v as Adam
+                 m_hat = (k0 * m) / k1 + (k2 * g) / k3      k0 = u(t+1), k1 = 1 - u(1)...u(t+1),
+                                                            k2 = 1 - u(t), k3 = 1 - u(1)...u(t)
+                 w = w - (m_hat * lr) / (sqrt(v / k4) + eps)   k4 = 1 - beta_2**t
+        Adamax   m as Adam
+                 v = max(b2 * v, |g|)                       b2 = beta_2 (slot "norm")
+                 w = w - (lr * m) / (k0 * (v + eps))        k0 = 1 - beta_1**t
+        Lion     w = w - lr * sign(m * k0 + g * one_minus_b1)   k0 = beta_1
+                 m = m * b2 + g * k1                        b2 = beta_2, k1 = 1 - beta_2
+    """
     # views indexed from 0: a computed flat index would block vectorization
     w_ = w[start:stop]
     g_ = g[start:stop]
     m_ = m[start:stop]
     v_ = v[start:stop]
     vhat_ = vhat[start:stop]
-    if not (amsgrad or do_clip or do_decay):
-        # the common case as a branch-free loop, so it vectorizes (the same expressions)
-        for i in range(stop - start):
-            gi = g_[i] * gscale
+    k0, k1, k2, k3, k4 = k
+    # one loop per rule (and Adam's common case branch-free): each vectorizes on its own
+    n = stop - start
+    if rule == LION:
+        for i in range(n):
+            gi = _grad(g_, i, gscale, do_clip, clipvalue)
+            wi = _decayed(w_, i, do_decay, wd, lr)
+            mi = m_[i]
+            w_[i] = wi - lr * _sign(mi * k0 + gi * one_minus_b1)
+            m_[i] = mi * b2 + gi * k1
+    elif rule == ADAMAX:
+        for i in range(n):
+            gi = _grad(g_, i, gscale, do_clip, clipvalue)
+            wi = _decayed(w_, i, do_decay, wd, lr)
             mi = m_[i] + (gi - m_[i]) * one_minus_b1
-            vi = v_[i] + (gi * gi - v_[i]) * one_minus_b2
+            vi = _maximum(b2 * v_[i], np.abs(gi))
             m_[i] = mi
             v_[i] = vi
-            w_[i] = w_[i] - (mi * alpha) / (np.sqrt(vi) + eps)
-        return
-    for i in range(stop - start):
-        gi = _grad(g_, i, gscale, do_clip, clipvalue)
-        wi = _decayed(w_, i, do_decay, wd, lr)
-        mi = m_[i] + (gi - m_[i]) * one_minus_b1
-        vi = v_[i] + (gi * gi - v_[i]) * one_minus_b2
-        m_[i] = mi
-        v_[i] = vi
-        if amsgrad:
-            vh = vhat_[i]
-            if vi > vh:
-                vh = vi
-            vhat_[i] = vh
-            vi = vh
-        w_[i] = wi - (mi * alpha) / (np.sqrt(vi) + eps)
+            w_[i] = wi - (lr * mi) / (k0 * (vi + eps))
+    elif rule == NADAM:
+        for i in range(n):
+            gi = _grad(g_, i, gscale, do_clip, clipvalue)
+            wi = _decayed(w_, i, do_decay, wd, lr)
+            mi, vi = _adam_moments(m_, v_, i, gi, one_minus_b1, b2)
+            m_hat = (k0 * mi) / k1 + (k2 * gi) / k3
+            w_[i] = wi - (m_hat * lr) / (np.sqrt(vi / k4) + eps)
+    elif not (amsgrad or do_clip or do_decay):
+        # Adam's common case as a branch-free loop (the same expressions)
+        for i in range(n):
+            mi, vi = _adam_moments(m_, v_, i, g_[i] * gscale, one_minus_b1, b2)
+            w_[i] = w_[i] - (mi * k0) / (np.sqrt(vi) + eps)
+    else:
+        for i in range(n):
+            gi = _grad(g_, i, gscale, do_clip, clipvalue)
+            wi = _decayed(w_, i, do_decay, wd, lr)
+            mi, vi = _adam_moments(m_, v_, i, gi, one_minus_b1, b2)
+            if amsgrad:
+                vi = _maximum(vhat_[i], vi)
+                vhat_[i] = vi
+            w_[i] = wi - (mi * k0) / (np.sqrt(vi) + eps)
 
 
-def adam_serial(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
-                 gscale, do_clip, clipvalue, do_decay, wd):
-    """The Adam update of all of ``w`` on the calling thread."""
-    _adam_block(w, g, m, v, vhat, 0, w.size, alpha, one_minus_b1, one_minus_b2, eps,
-                amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
+def moments_serial(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
+                   gscale, do_clip, clipvalue, do_decay, wd):
+    """The moments update of all of ``w`` on the calling thread."""
+    _moments_block(w, g, m, v, vhat, 0, w.size, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
+                   gscale, do_clip, clipvalue, do_decay, wd)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def adam_parallel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
-                   gscale, do_clip, clipvalue, do_decay, wd):
+def moments_parallel(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
+                     gscale, do_clip, clipvalue, do_decay, wd):
     nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
     for b in prange(nblocks):
-        _adam_block(w, g, m, v, vhat, b * UPDATE_BLOCK, min((b + 1) * UPDATE_BLOCK, w.size),
-                    alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
-                    gscale, do_clip, clipvalue, do_decay, wd)
+        _moments_block(w, g, m, v, vhat, b * UPDATE_BLOCK, min((b + 1) * UPDATE_BLOCK, w.size),
+                       rule, one_minus_b1, b2, k, eps, amsgrad, lr,
+                       gscale, do_clip, clipvalue, do_decay, wd)
 
 
 # -- RMSprop ---------------------------------------------------------------------------------

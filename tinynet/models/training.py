@@ -30,6 +30,7 @@ from tinynet.layers.layer import Parameter
 from tinynet.math.matmul import single_threaded_blas
 from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
+from tinynet.models.weighting import accumulate, means, sample_weights
 from tinynet.tools import compile_ahead
 
 __all__ = ["Trainer", "locked", "targets", "fits"]
@@ -236,18 +237,43 @@ class Trainer:
                    for p in layer.parameters() if not p.trainable]
         return self.trainable_parameters(), [(p, np.empty_like(p.value)) for p in guarded]
 
+    def _metric_values(self, ys: list[np.ndarray], preds: list[np.ndarray]) -> list[float]:
+        """Each metric's value for a batch: the batch mean, or for a metric of counts
+        (``stateful``: Precision, Recall, AUC) its running value with the batch added."""
+        values = []
+        for i, m in self._metric_slots:
+            if getattr(m, "stateful", False):
+                m.update_state(ys[i], preds[i])
+                values.append(float(m.result()))
+            else:
+                values.append(float(m(ys[i], preds[i])))
+        return values
+
+    @property
+    def _running_keys(self) -> frozenset:
+        """Indices in ``metrics_names`` of the metrics whose logged value is their running
+        ``result()``, not a mean of batch values."""
+        first = len(self.metrics_names) - len(self._metric_slots)
+        return frozenset(first + j for j, (_, m) in enumerate(self._metric_slots)
+                         if getattr(m, "stateful", False))
+
+    def _reset_running_metrics(self) -> None:
+        for _, m in self._metric_slots:
+            if getattr(m, "stateful", False):
+                m.reset_state()
+
     def _losses(self, ys: list[np.ndarray], preds: list[np.ndarray],
-                with_grads: bool) -> tuple[float, list[float], list]:
+                with_grads: bool, sw: np.ndarray | None = None) -> tuple[float, list[float], list]:
         """The total loss (the weighted sum), each output's loss unweighted (when there
         are several, as Keras reports ``<output>_loss``) and each output's gradient
-        (``None`` for an output without a loss)."""
+        (``None`` for an output without a loss); ``sw`` weighs every output's samples."""
         grads: list = [None] * len(preds)
         values, weighted = [], []
         for i, loss, weight in self._loss_slots:
             if with_grads:
-                value, grad = loss.value_and_grad(ys[i], preds[i])
+                value, grad = loss.value_and_grad(ys[i], preds[i], sw)
             else:
-                value, grad = loss(ys[i], preds[i]), None
+                value, grad = loss(ys[i], preds[i], sw), None
             value = float(value)
             values.append(value)
             if weight is not None:
@@ -263,41 +289,43 @@ class Trainer:
 
     def _train_step(self, xs: list[np.ndarray], ys: list[np.ndarray], params: list[Parameter],
                     guard: list[tuple[Parameter, np.ndarray]],
-                    where: Callable[[], str]) -> tuple[float, list[float]]:
+                    where: Callable[[], str],
+                    sw: np.ndarray | None = None) -> tuple[float, list[float]]:
         with single_threaded_blas():  # one BLAS setting per step (nested scopes are free)
             for p, backup in guard:
                 np.copyto(backup, p.value)
             preds = self._run_forward(xs, True)
-            total, values, grads = self._losses(ys, preds, True)
+            total, values, grads = self._losses(ys, preds, True, sw)
             if not math.isfinite(total):
                 for p, backup in guard:
                     np.copyto(p.value, backup)
                 raise FloatingPointError(f"{where()}: the loss is {total}; training stopped "
                                          f"before this step's update (weights are those after "
                                          f"the last finite step)")
-            values += [float(m(ys[i], preds[i])) for i, m in self._metric_slots]
+            values += self._metric_values(ys, preds)
             self._run_backward(grads, False)
             self.optimizer.apply(params)
         return total, values
 
     def _test_arrays(self, xs: list[np.ndarray], ys: list[np.ndarray], batch_size: int,
-                     bar: Any = None) -> dict[str, float]:
-        """Sample-weighted means of the batch loss and metrics (inference mode)."""
+                     bar: Any = None, sw: np.ndarray | None = None) -> dict[str, float]:
+        """Means of the batch loss and metrics weighted by batch size (inference mode);
+        ``sw`` weighs the losses' samples (Keras's ``sample_weight``)."""
         n = xs[0].shape[0]
         sums = [0.0] * len(self.metrics_names)
+        self._reset_running_metrics()
         for start in range(0, n, batch_size):
             xb = [a[start:start + batch_size] for a in xs]
             yb = [a[start:start + batch_size] for a in ys]
             k = xb[0].shape[0]
             preds = self._run_forward(xb, False)
-            total, values, _ = self._losses(yb, preds, False)
-            values += [float(m(yb[i], preds[i])) for i, m in self._metric_slots]
-            sums[0] += total * k
-            for j, v in enumerate(values, 1):
-                sums[j] += v * k
+            swb = None if sw is None else sw[start:start + batch_size]
+            total, values, _ = self._losses(yb, preds, False, swb)
+            values += self._metric_values(yb, preds)
+            accumulate(sums, total, values, k, self._running_keys)
             if bar is not None:
                 bar.update(1)
-        return {key: s / n for key, s in zip(self.metrics_names, sums)}
+        return means(self.metrics_names, sums, n, self._running_keys)
 
     def _ahead(self, xs: list[np.ndarray], ys: list[np.ndarray], batch_size: int,
                val: tuple | None) -> Any:
@@ -310,6 +338,7 @@ class Trainer:
     def fit(self, x: Any, y: Any, batch_size: int = 32, epochs: int = 1, verbose: int = 1,
             callbacks: list | None = None, validation_split: float = 0.0,
             validation_data: tuple | None = None, shuffle: bool = True,
+            class_weight: dict | None = None, sample_weight: Any = None,
             initial_epoch: int = 0, validation_freq: int | list = 1) -> History:
         """Trains until epoch ``epochs`` (Keras 3 semantics).
 
@@ -321,6 +350,12 @@ class Trainer:
         (1-based) epochs for a list. ``initial_epoch`` (0-based) is the first epoch run, to
         resume an earlier fit: epochs ``initial_epoch .. epochs - 1`` run, and the
         callbacks and the progress bar see those numbers.
+
+        ``sample_weight`` (one weight per sample, or per per-sample loss) or
+        ``class_weight`` (``{class: weight}``, a sample's weight that of its label; one
+        output only) weigh each output's loss as Keras does: ``sum(w * loss) / count``.
+        Metrics stay unweighted (Keras's ``metrics``). ``validation_data`` may be
+        ``(x, y, sample_weight)``; ``validation_split`` splits the weights too.
 
         Returns:
             The :class:`~tinynet.callbacks.History` (also stored as ``model.history``).
@@ -348,12 +383,17 @@ class Trainer:
             raise ValueError(f"{owner}: validation_split must be a float in [0, 1), got "
                              f"{validation_split!r}")
         xs, ys = self._data(x, y, owner)
-        val = None
+        sw = sample_weights(sample_weight, class_weight, ys, owner)
+        val, val_sw = None, None
         if validation_data is not None:
-            if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
-                raise ValueError(f"{owner}: validation_data must be a tuple (x_val, y_val), got "
+            if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+                raise ValueError(f"{owner}: validation_data must be a tuple (x_val, y_val) or "
+                                 f"(x_val, y_val, sample_weight_val), got "
                                  f"{type(validation_data).__name__}")
-            val = self._data(validation_data[0], validation_data[1], owner + " (validation_data)")
+            vowner = owner + " (validation_data)"
+            val = self._data(validation_data[0], validation_data[1], vowner)
+            if len(validation_data) == 3:
+                val_sw = sample_weights(validation_data[2], None, val[1], vowner)
         elif validation_split:
             n_all = xs[0].shape[0]
             split_at = int(math.floor(n_all * (1.0 - validation_split)))
@@ -363,6 +403,8 @@ class Trainer:
                                  f"{validation_split}")
             val = ([a[split_at:] for a in xs], [a[split_at:] for a in ys])
             xs, ys = [a[:split_at] for a in xs], [a[:split_at] for a in ys]
+            if sw is not None:
+                sw, val_sw = sw[:split_at], sw[split_at:]
 
         n = xs[0].shape[0]
         steps = -(-n // batch_size)
@@ -374,18 +416,27 @@ class Trainer:
         nan_stops = any(isinstance(cb, TerminateOnNaN) for cb in user_callbacks)
         if shuffle:
             rows = min(batch_size, n)
-            bufs = [np.empty((rows, *a.shape[1:]), dtype=a.dtype) for a in [*xs, *ys]]
+            bufs = [np.empty((rows, *a.shape[1:]), dtype=a.dtype)
+                    for a in [*xs, *ys, *([] if sw is None else [sw])]]
         keys = self.metrics_names
+        running_keys = self._running_keys
         self.stop_training = False
         self.history = history
         epoch_logs: dict[str, float] = {}
         # an empty kernel cache: a helper compiles the step's end meanwhile (same bits)
-        arrays, n_x = [*xs, *ys], len(xs)
+        arrays, n_x, n_xy = [*xs, *ys], len(xs), len(xs) + len(ys)
+        if sw is not None:
+            arrays.append(sw)
         with self._ahead(xs, ys, batch_size, val):
+            self._resume_epoch = None
             cbs.call("on_train_begin", None)
+            if self._resume_epoch is not None:  # BackupAndRestore restored a backup
+                initial_epoch = max(initial_epoch, self._resume_epoch)
+                self._resume_epoch = None
             for epoch in range(initial_epoch, epochs):
                 cbs.call("on_epoch_begin", epoch, None)
                 order = self.shuffle_rng.permutation(n) if shuffle else None
+                self._reset_running_metrics()
                 sums = [0.0] * len(keys)
                 seen = 0
                 started = time.perf_counter()
@@ -405,19 +456,18 @@ class Trainer:
                             cbs.call("on_train_batch_begin", step, None)
                         try:
                             loss_value, values = self._train_step(
-                                batch[:n_x], batch[n_x:], params, guard,
-                                lambda: f"{owner}: epoch {epoch + 1}, batch {step + 1}")
+                                batch[:n_x], batch[n_x:n_xy], params, guard,
+                                lambda: f"{owner}: epoch {epoch + 1}, batch {step + 1}",
+                                batch[n_xy] if sw is not None else None)
                         except FloatingPointError:
                             if not nan_stops:
                                 raise
                             # not applied; the callbacks see a nan loss (TerminateOnNaN)
                             loss_value, values = math.nan, [math.nan] * (len(keys) - 1)
                         seen += k
-                        sums[0] += loss_value * k
-                        for j, v in enumerate(values, 1):
-                            sums[j] += v * k
+                        accumulate(sums, loss_value, values, k, running_keys)
                         if batch_end or bar is not None:
-                            running = {key: s / seen for key, s in zip(keys, sums)}
+                            running = means(keys, sums, seen, running_keys)
                             if batch_end:
                                 cbs.call("on_train_batch_end", step, running)
                             if bar is not None:
@@ -425,9 +475,9 @@ class Trainer:
                                 bar.update(1)
                         if self.stop_training:
                             break
-                    epoch_logs = {key: s / seen for key, s in zip(keys, sums)}
+                    epoch_logs = means(keys, sums, seen, running_keys)
                     if val is not None and validate_at(epoch + 1):
-                        val_logs = self._test_arrays(val[0], val[1], batch_size)
+                        val_logs = self._test_arrays(val[0], val[1], batch_size, sw=val_sw)
                         epoch_logs.update({f"val_{key}": v for key, v in val_logs.items()})
                     if bar is not None:
                         bar.set_postfix_str(_format_logs(epoch_logs), refresh=False)
@@ -445,8 +495,10 @@ class Trainer:
         cbs.call("on_train_end", epoch_logs)
         return history
 
-    def train_on_batch(self, x: Any, y: Any) -> float | list[float]:
-        """One training step on one batch.
+    def train_on_batch(self, x: Any, y: Any, sample_weight: Any = None,
+                       class_weight: dict | None = None) -> float | list[float]:
+        """One training step on one batch (``sample_weight``, ``class_weight`` as in
+        :meth:`fit`).
 
         Returns:
             The batch loss from the forward pass before the update, or
@@ -455,14 +507,17 @@ class Trainer:
         owner = f"{type(self).__name__}.train_on_batch"
         self._require_compiled(owner)
         xs, ys = self._data(x, y, owner)
+        sw = sample_weights(sample_weight, class_weight, ys, owner)
         params, guard = self._step_state()
-        loss_value, values = self._train_step(xs, ys, params, guard, lambda: owner)
+        loss_value, values = self._train_step(xs, ys, params, guard, lambda: owner, sw)
         return [loss_value, *values] if values else loss_value
 
     @locked
     def evaluate(self, x: Any, y: Any, batch_size: int = 32, verbose: int = 1,
-                 return_dict: bool = False) -> float | list[float] | dict[str, float]:
-        """The loss (and metrics) over ``x``, ``y`` in inference mode.
+                 return_dict: bool = False, sample_weight: Any = None
+                 ) -> float | list[float] | dict[str, float]:
+        """The loss (and metrics) over ``x``, ``y`` in inference mode; ``sample_weight``
+        weighs the loss as in :meth:`fit`.
 
         Returns:
             The loss alone without metrics, else ``[loss, *metrics]``, or a dict
@@ -473,11 +528,12 @@ class Trainer:
         batch_size = _check_int(batch_size, "batch_size", owner, 1)
         verbose = _check_verbose(verbose, owner)
         xs, ys = self._data(x, y, owner)
+        sw = sample_weights(sample_weight, None, ys, owner)
         steps = -(-xs[0].shape[0] // batch_size)
         bar = self._bar(steps, "Evaluate") if verbose == 1 else None
         started = time.perf_counter()
         try:
-            logs = self._test_arrays(xs, ys, batch_size, bar)
+            logs = self._test_arrays(xs, ys, batch_size, bar, sw)
             if bar is not None:
                 bar.set_postfix_str(_format_logs(logs), refresh=False)
         finally:

@@ -1,8 +1,9 @@
 """Optimizers with Keras 3 names, defaults and update rules (see docs/optimizers.md).
 
 ``get`` resolves what ``Sequential.compile(optimizer=...)`` accepts: an optimizer
-instance (returned as is), a name (``"sgd"``, ``"adam"``, ``"adamw"``, ``"rmsprop"``,
-``"adagrad"`` or a class name, case-insensitive; a new instance with defaults), or a
+instance (returned as is), a name (``"sgd"``, ``"adam"``, ``"adamw"``, ``"nadam"``,
+``"adamax"``, ``"lion"``, ``"rmsprop"``, ``"adagrad"`` or a class name,
+case-insensitive; a new instance with defaults), or a
 ``{"class_name": ..., "config": ...}`` dict as written by :func:`serialize`.
 """
 
@@ -13,16 +14,20 @@ from typing import Any
 from tinynet.optimizers import schedules
 from tinynet.optimizers.adagrad import Adagrad
 from tinynet.optimizers.adam import Adam
+from tinynet.optimizers.adamax import Adamax
 from tinynet.optimizers.adamw import AdamW
+from tinynet.optimizers.lion import Lion
+from tinynet.optimizers.nadam import Nadam
 from tinynet.optimizers.optimizer import Optimizer
 from tinynet.optimizers.rmsprop import RMSprop
 from tinynet.optimizers.sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "get", "serialize",
-           "schedules"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "Adamax", "Lion", "RMSprop", "Adagrad",
+           "get", "serialize", "schedules"]
 
 _CLASSES: dict[str, type[Optimizer]] = {
-    "sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
+    "sgd": SGD, "adam": Adam, "adamw": AdamW, "nadam": Nadam, "adamax": Adamax, "lion": Lion,
+    "rmsprop": RMSprop, "adagrad": Adagrad,
 }
 _VALID = ", ".join(sorted(_CLASSES))
 _CLASS_NAMES = ", ".join(c.__name__ for c in _CLASSES.values())

@@ -5,16 +5,13 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-import numpy as np
-
 from tinynet.layers.layer import check_bool
-from tinynet.optimizers import updates
-from tinynet.optimizers.optimizer import Optimizer, check_float
+from tinynet.optimizers.moments import MomentOptimizer
 
 __all__ = ["Adam"]
 
 
-class Adam(Optimizer):
+class Adam(MomentOptimizer):
     """Adam as Keras 3 implements it.
 
     Step ``t = iterations + 1``; per parameter ``w`` with gradient ``g``::
@@ -33,46 +30,26 @@ class Adam(Optimizer):
         beta_1: Decay of the first moment, in ``[0, 1)``.
         beta_2: Decay of the second moment, in ``[0, 1)``.
         epsilon: Non-negative stabilizer added to ``sqrt(v)``.
-        amsgrad: Use the AMSGrad variant.
+        amsgrad: Use the AMSGrad variant (Reddi et al., 2018): divide by the largest
+            ``v`` seen so far instead of the current one.
         weight_decay, clipnorm, clipvalue, global_clipnorm, name: See :class:`Optimizer`.
     """
 
     _default_name = "adam"
+    _config_keys = ("beta_1", "beta_2", "epsilon", "amsgrad")
 
     def __init__(self, learning_rate: float | Callable = 0.001, beta_1: float = 0.9,
                  beta_2: float = 0.999, epsilon: float = 1e-7, amsgrad: bool = False,
                  weight_decay: float | None = None, clipnorm: float | None = None,
                  clipvalue: float | None = None, global_clipnorm: float | None = None,
                  name: str | None = None) -> None:
-        super().__init__(learning_rate, weight_decay=weight_decay, clipnorm=clipnorm,
-                         clipvalue=clipvalue, global_clipnorm=global_clipnorm, name=name)
-        owner = type(self).__name__
-        self.beta_1 = check_float(beta_1, "beta_1", owner, high=1.0,
-                                  expected="a float in [0, 1)")
-        self.beta_2 = check_float(beta_2, "beta_2", owner, high=1.0,
-                                  expected="a float in [0, 1)")
-        self.epsilon = check_float(epsilon, "epsilon", owner)
-        self.amsgrad = check_bool(amsgrad, "amsgrad", owner)
-        self._alpha = np.float32(0.0)
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, clipnorm,
+                         clipvalue, global_clipnorm, name)
+        self.amsgrad = check_bool(amsgrad, "amsgrad", type(self).__name__)
 
     def _slot_specs(self) -> list[tuple[str, float]]:
-        specs = [("momentum", 0.0), ("velocity", 0.0)]
-        if self.amsgrad:
-            specs.append(("velocity_hat", 0.0))
-        return specs
+        return super()._slot_specs() + ([("velocity_hat", 0.0)] if self.amsgrad else [])
 
-    def _prepare_step(self, lr: float) -> None:
-        t = self.iterations + 1
-        self._alpha = np.float32(lr * math.sqrt(1.0 - self.beta_2 ** t) / (1.0 - self.beta_1 ** t))
-
-    def _update(self, w, g, slots, lr, common) -> None:
-        updates.adam_update(w, g, slots["momentum"].reshape(-1), slots["velocity"].reshape(-1),
-                             self._flat(slots, "velocity_hat"), self._alpha,
-                             np.float32(1.0 - self.beta_1), np.float32(1.0 - self.beta_2),
-                             np.float32(self.epsilon), self.amsgrad, lr, common)
-
-    def get_config(self) -> dict:
-        config = super().get_config()
-        config.update({"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
-                       "amsgrad": self.amsgrad})
-        return config
+    def _step_scalars(self, t, lr):
+        alpha = lr * math.sqrt(1.0 - self.beta_2 ** t) / (1.0 - self.beta_1 ** t)
+        return 1.0 - self.beta_1, 1.0 - self.beta_2, (alpha,)

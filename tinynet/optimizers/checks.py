@@ -1,4 +1,4 @@
-"""The float check the optimizers and the learning-rate schedules share."""
+"""The float checks the optimizers and the learning-rate schedules share."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_float"]
+__all__ = ["check_float", "check_unit_interval"]
 
 
 def _is_number(value: Any) -> bool:
@@ -32,3 +32,9 @@ def check_float(value: Any, arg: str, owner: str, *, low: float = 0.0,
     if not ok:
         raise ValueError(f"{owner}: {arg} must be {expected}, got {value!r}")
     return v
+
+
+def check_unit_interval(value: Any, arg: str, owner: str, interval: str) -> float:
+    """Validates a float in ``interval``: ``"[0, 1)"``, ``"[0, 1]"`` or ``"(0, 1]"``."""
+    return check_float(value, arg, owner, low_open=interval[0] == "(", high=1.0,
+                       high_open=interval[-1] == ")", expected=f"a float in {interval}")

@@ -14,7 +14,8 @@ One :meth:`Optimizer.apply` call is one Keras ``apply_gradients`` step:
 4. ``iterations`` increases by one.
 
 Slot arrays ("optimizer variables" in Keras) are created lazily, the first time a
-parameter is seen. Scalar coefficients are computed in float64 and rounded once to
+parameter is seen; an optimizer's own float32 scalars (Nadam's ``u_product``) live with
+``iterations``. Scalar coefficients are computed in float64 and rounded once to
 float32; elementwise arithmetic is float32, as in Keras.
 """
 
@@ -68,8 +69,10 @@ class Optimizer:
         global_clipnorm: Clips all gradients together to this global L2 norm.
         name: The optimizer's name.
 
-    Subclasses define ``_slot_specs()`` (slot names and initial values) and
-    ``_update(param, grad, slots, lr, common)``, and extend ``get_config``.
+    Subclasses define ``_slot_specs()`` (slot names and initial values), optionally
+    ``_scalar_specs()`` (per-optimizer float32 scalars and initial values, saved with the
+    state) and ``_prepare_step(lr)``, and ``_update(param, grad, slots, lr, common)``, and
+    extend ``get_config``.
     """
 
     _default_name = "optimizer"
@@ -95,6 +98,7 @@ class Optimizer:
                 f"global_clipnorm={global_clipnorm!r}")
         self.iterations = 0
         self.built = False
+        self._scalars = {name: _F32(init) for name, init in self._scalar_specs()}
         self._slots: dict[int, tuple[Parameter, dict[str, np.ndarray]]] = {}
         self._group: FlatGroup | None = None  # the parameters last updated in one call
         self._exclude_ids: set[int] = set()
@@ -152,6 +156,12 @@ class Optimizer:
         """``[(slot_name, initial_value), ...]`` for each parameter (subclasses)."""
         return []
 
+    def _scalar_specs(self) -> list[tuple[str, float]]:
+        """``[(name, initial_value), ...]`` of the optimizer's own scalars (subclasses; no
+        ``/`` in a name, so they never meet a slot key). ``__init__`` calls it before a
+        subclass sets its attributes."""
+        return []
+
     def _ensure_slots(self, param: Parameter) -> dict[str, np.ndarray]:
         entry = self._slots.get(id(param))
         if entry is None:
@@ -168,14 +178,16 @@ class Optimizer:
         self.built = True
 
     def count_params(self) -> int:
-        """Slot scalars + ``iterations`` (+ the learning rate when it is a float).
+        """Slot scalars + ``iterations`` + the optimizer's own scalars (+ the learning
+        rate when it is a float).
 
         As Keras counts ``len(optimizer.variables)`` sizes; 0 before the first build.
         """
         if not self.built:
             return 0
         slots = sum(a.size for _, s in self._slots.values() for a in s.values())
-        return int(slots + 1 + (0 if callable(self._learning_rate) else 1))
+        return int(slots + 1 + len(self._scalars)
+                   + (0 if callable(self._learning_rate) else 1))
 
     # -- the step ----------------------------------------------------------------------------
     def _trainable(self, params: Iterable[Parameter]) -> list[Parameter]:
@@ -303,12 +315,14 @@ class Optimizer:
 
     # -- state (saving) --------------------------------------------------------------------
     def get_state(self) -> dict[str, np.ndarray]:
-        """Returns copies of every slot as ``"<param_path>/<slot>"`` plus ``"iterations"``.
+        """Returns copies of every slot as ``"<param_path>/<slot>"`` plus ``"iterations"``
+        and the optimizer's own scalars (float32, shape ``()``) under their names.
 
         Raises:
             ValueError: Two tracked parameters share a path (keys would collide).
         """
         state: dict[str, np.ndarray] = {"iterations": np.array(self.iterations, dtype=np.int64)}
+        state.update({name: np.array(v, dtype=np.float32) for name, v in self._scalars.items()})
         for p, slots in self._slots.values():
             for name, arr in slots.items():
                 key = f"{p.path}/{name}"
@@ -321,14 +335,16 @@ class Optimizer:
     def set_state(self, state: dict[str, Any], params: Iterable[Parameter]) -> None:
         """Restores :meth:`get_state` output bitwise for ``params`` (their ``path`` keys).
 
-        A state with ``iterations == 0`` and no slot keys restores an unbuilt optimizer. A
-        parameter with none of its slots in the state (a layer frozen while the optimizer
-        trained) gets fresh slots at its first update, as it would have without saving.
-        Everything is validated before anything changes.
+        A state with ``iterations == 0`` and no slot keys restores an unbuilt optimizer
+        (its own scalars, when absent, at their initial values). A parameter with none of
+        its slots in the state (a layer frozen while the optimizer trained) gets fresh
+        slots at its first update, as it would have without saving. Everything is
+        validated before anything changes.
 
         Raises:
-            ValueError: ``iterations`` or a slot is missing, a slot has the wrong shape,
-                or the state holds keys for no given parameter.
+            ValueError: ``iterations``, a slot or a scalar is missing, a slot has the wrong
+                shape, a scalar is not one float, or the state holds keys for no given
+                parameter.
         """
         owner = type(self).__name__
         if "iterations" not in state:
@@ -340,8 +356,21 @@ class Optimizer:
         iterations = int(it.reshape(-1)[0])
         params = self._trainable(params)
         specs = [name for name, _ in self._slot_specs()]
-        slot_keys = set(state) - {"iterations"}
+        scalar_specs = self._scalar_specs()
+        slot_keys = set(state) - {"iterations"} - {name for name, _ in scalar_specs}
         fresh = iterations == 0 and not slot_keys
+        scalars = {}
+        for name, init in scalar_specs:
+            if name not in state:
+                if not fresh:
+                    raise ValueError(f"{owner}: optimizer state has no entry {name!r}")
+                scalars[name] = _F32(init)
+                continue
+            arr = np.asarray(state[name])
+            if arr.size != 1 or not np.issubdtype(arr.dtype, np.floating):
+                raise ValueError(f"{owner}: optimizer state {name!r} must be one float, "
+                                 f"got {arr!r}")
+            scalars[name] = _F32(arr.reshape(-1)[0])
         restored: dict[int, tuple[Parameter, dict[str, np.ndarray]]] = {}
         used: set[str] = set()
         if not fresh:
@@ -365,6 +394,7 @@ class Optimizer:
         if unused:
             raise ValueError(f"{owner}: optimizer state entries match no parameter: {unused}")
         self._slots = restored
+        self._scalars = scalars
         self._group = None  # its slot views belong to the replaced slots
         self.iterations = iterations
         self.built = not fresh

@@ -10,7 +10,7 @@ from tinynet import tuning
 from tinynet.kernels import optimizers as ok
 from tinynet.math.reduction import det_reduce
 
-__all__ = ["sum_squares", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update"]
+__all__ = ["sum_squares", "sgd_update", "moments_update", "rmsprop_update", "adagrad_update"]
 
 _GATE = "optimizer_parallel_min_elems"
 
@@ -30,11 +30,13 @@ def sgd_update(w, g, m, lr, momentum, use_momentum, nesterov, common) -> None:
     kernel(w, g, m, lr, momentum, use_momentum, nesterov, *common)
 
 
-def adam_update(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr,
-                common) -> None:
-    """In-place Adam step (``vhat`` may be empty without amsgrad)."""
-    kernel = ok.adam_parallel if _parallel(w.size) else ok.adam_serial
-    kernel(w, g, m, v, vhat, alpha, one_minus_b1, one_minus_b2, eps, amsgrad, lr, *common)
+def moments_update(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
+                   common) -> None:
+    """In-place Adam, Nadam, Adamax or Lion step (``rule``, see
+    :func:`tinynet.kernels.optimizers._moments_block`); ``v``/``vhat`` may be empty where
+    the rule does not read them."""
+    kernel = ok.moments_parallel if _parallel(w.size) else ok.moments_serial
+    kernel(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr, *common)
 
 
 def rmsprop_update(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,

@@ -127,26 +127,53 @@ def load_model(path: str | os.PathLike, *, compile: bool = True) -> Any:
         raise TypeError(f"{owner}: compile must be a bool, got {compile!r}")
     metadata, tensors = read_file(path, owner)
     where = f"{owner}: {os.fspath(path)!r}"
+    _check_model_file(metadata, where)
+    config = check_model_config(loads(metadata["model_config"], "model_config", where), where)
+    compile_config = loads(metadata["compile_config"], "compile_config", where)
+    model = build_model(config, where,
+                         sum(arr.size for arr in tensors.values()) + WEIGHT_SLACK)
+    if compile and compile_config is not None:
+        compile_model(model, compile_config, where)
+    _set_state(model, metadata, tensors, compile, where)
+    return model
+
+
+def _check_model_file(metadata: dict, where: str) -> None:
     if metadata["kind"] != "model":
         raise ValueError(f"{where} holds weights only (written by save_weights); build the "
                          f"model and call load_weights instead")
     for key in ("model_config", "compile_config", "training_state"):
         if not isinstance(metadata.get(key), str):
             raise ValueError(f"{where}: metadata entry {key!r} is missing")
-    config = check_model_config(loads(metadata["model_config"], "model_config", where), where)
-    compile_config = loads(metadata["compile_config"], "compile_config", where)
-    state = loads(metadata["training_state"], "training_state", where)
-    model = build_model(config, where,
-                         sum(arr.size for arr in tensors.values()) + WEIGHT_SLACK)
+
+
+def _set_state(model: Any, metadata: dict, tensors: dict, with_state: bool,
+               where: str) -> None:
+    """Sets ``model``'s weights (and, ``with_state``, its training state) from a model
+    file's tensors, checking everything before anything changes."""
     pairs = _match_weights(model, tensors, where, allow_optimizer=True)
-    if compile and compile_config is not None:
-        compile_model(model, compile_config, where)
     apply_state = None
-    if compile:
+    if with_state:
+        state = loads(metadata["training_state"], "training_state", where)
         weights = {key for key, _ in _weight_names(model, where)}
         apply_state = restore_training_state(model, state, tensors, weights, where)
     for p, arr in pairs:
         p.value[...] = arr
     if apply_state is not None:
         apply_state()
-    return model
+
+
+def restore_training(model: Any, path: str | os.PathLike) -> None:
+    """Puts a file written by :func:`save_model` back into ``model`` (built and compiled
+    as the saved one): the weights, the optimizer's slots and iterations and the random
+    generators, so ``fit`` continues as the saved model's would (``BackupAndRestore``).
+
+    Raises:
+        ValueError: the file is not a model file of this model (the message says why).
+    """
+    owner = "restore_training"
+    _check_model(model, owner)
+    metadata, tensors = read_file(path, owner)
+    where = f"{owner}: {os.fspath(path)!r}"
+    _check_model_file(metadata, where)
+    _set_state(model, metadata, tensors, True, where)

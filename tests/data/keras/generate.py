@@ -89,6 +89,30 @@ LOSSES = {  # name: (loss, y_true kind, shape)
     "hinge_signed": (lambda: keras.losses.Hinge(), "signed", (4, 3)),
     "squared_hinge": (lambda: keras.losses.SquaredHinge(), "binary", (4, 3)),
     "categorical_hinge": (lambda: keras.losses.CategoricalHinge(), "onehot", (6, 4)),
+    "mse_3d": (lambda: keras.losses.MeanSquaredError(), "real", (3, 4, 2)),
+    "mae": (lambda: keras.losses.MeanAbsoluteError(), "real", (5, 3)),
+    "bce": (lambda: keras.losses.BinaryCrossentropy(), "binary_probs", (4, 3)),
+    "bce_logits_smoothed": (lambda: keras.losses.BinaryCrossentropy(
+        from_logits=True, label_smoothing=0.1), "binary", (4, 3)),
+    "bce_smoothed": (lambda: keras.losses.BinaryCrossentropy(label_smoothing=0.2),
+                     "binary_probs", (4, 3)),
+    "cce": (lambda: keras.losses.CategoricalCrossentropy(), "onehot_probs", (5, 4)),
+    "cce_logits_smoothed": (lambda: keras.losses.CategoricalCrossentropy(
+        from_logits=True, label_smoothing=0.15), "onehot", (5, 4)),
+    "cce_smoothed": (lambda: keras.losses.CategoricalCrossentropy(label_smoothing=0.3),
+                     "onehot_probs", (5, 4)),
+    "scce_logits": (lambda: keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                    "sparse", (6, 4)),
+    "binary_focal": (lambda: keras.losses.BinaryFocalCrossentropy(), "binary_probs", (4, 3)),
+    "binary_focal_balanced": (lambda: keras.losses.BinaryFocalCrossentropy(
+        apply_class_balancing=True, alpha=0.4, gamma=1.5, label_smoothing=0.1),
+        "binary_probs", (4, 3)),
+    "binary_focal_logits": (lambda: keras.losses.BinaryFocalCrossentropy(
+        from_logits=True, gamma=3.0), "binary", (4, 3)),
+    "categorical_focal": (lambda: keras.losses.CategoricalFocalCrossentropy(),
+                          "onehot_probs", (5, 4)),
+    "categorical_focal_logits_smoothed": (lambda: keras.losses.CategoricalFocalCrossentropy(
+        alpha=0.5, gamma=1.0, from_logits=True, label_smoothing=0.2), "onehot", (5, 4)),
 }
 LABELS = {
     "labels_inferred": ([3, 0, 2, 1, 1], None),
@@ -123,26 +147,40 @@ def main() -> None:
             y_true = rng.dirichlet(np.ones(shape[-1]), shape[:-1]).astype(np.float32)
             y_pred = rng.dirichlet(np.ones(shape[-1]), shape[:-1]).astype(np.float32)
             y_pred[0, 0] = 0.0  # below the clip: no gradient there
-        elif kind == "binary":
+        elif kind in ("binary", "binary_probs"):
             y_true = rng.integers(0, 2, shape).astype(np.float32)
+            if kind == "binary_probs":
+                y_pred = rng.uniform(0.02, 0.98, shape).astype(np.float32)
         elif kind == "signed":
             y_true = (2 * rng.integers(0, 2, shape) - 1).astype(np.float32)
+        elif kind == "sparse":
+            y_true = rng.integers(0, shape[-1], shape[:-1]).astype(np.int64)
         else:
             y_true = np.eye(shape[-1], dtype=np.float32)[rng.integers(0, shape[-1], shape[0])]
-            y_pred *= 0.3  # some rows inside the margin, some out
-        pt = torch.tensor(y_pred, requires_grad=True)
-        loss = make()(torch.tensor(y_true), pt)
-        loss.backward()
+            if kind == "onehot_probs":
+                y_pred = rng.dirichlet(np.ones(shape[-1]) * 3, shape[0]).astype(np.float32)
+            else:
+                y_pred *= 0.3  # some rows inside the margin, some out
         out[f"{name}/y_true"] = y_true
         out[f"{name}/y_pred"] = y_pred
-        out[f"{name}/value"] = np.float64(loss.item())
-        out[f"{name}/grad"] = pt.grad.cpu().numpy()
+        sw = rng.uniform(0.0, 2.0, shape[:-1]).astype(np.float32)  # one per per-sample loss
+        sw.reshape(-1)[0] = 0.0
+        out[f"{name}/sample_weight"] = sw
+        for suffix, weight in (("", None), ("_weighted", sw)):
+            pt = torch.tensor(y_pred, requires_grad=True)
+            loss = make()(torch.tensor(y_true), pt,
+                          sample_weight=None if weight is None else torch.tensor(weight))
+            loss.backward()
+            out[f"{name}/value{suffix}"] = np.float64(loss.item())
+            out[f"{name}/grad{suffix}"] = pt.grad.cpu().numpy()
     for name, (labels, classes) in LABELS.items():
         out[f"{name}/y"] = keras.utils.to_categorical(labels, classes)
     out.update(_embedding(rng))
     out.update(_normalization(rng))
     out["csv_logger/text"] = np.array(_csv_logger_text())
     out.update(_fit_epochs())
+    out.update(_weighted_fits())
+    out.update(_confusion_metrics())
     out.update(_reduce_lr())
     out.update(_schedules())
     out.update(_top_k())
@@ -260,6 +298,71 @@ def _fit_epochs() -> dict:
         out[f"{name}/history_epoch"] = np.array(history.epoch)
         out[f"{name}/val_len"] = np.array(len(history.history["val_loss"]))
         out[f"{name}/loss_len"] = np.array(len(history.history["loss"]))
+    return out
+
+
+def _weighted_fits() -> dict:
+    """Fits of a Dense model from fixed weights with SGD, unshuffled, weighted by
+    ``sample_weight`` or ``class_weight``, from ``initial_epoch``, weighted validation
+    data: the history and the final weights, and a weighted ``evaluate``."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((20, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 20).astype(np.int64)
+    sw = rng.uniform(0.0, 3.0, 20).astype(np.float32)
+    w0 = (rng.standard_normal((4, 3)) * 0.5).astype(np.float32)
+    b0 = (rng.standard_normal(3) * 0.1).astype(np.float32)
+    out = {"weighted_fit/x": x, "weighted_fit/y": y, "weighted_fit/sw": sw,
+           "weighted_fit/w0": w0, "weighted_fit/b0": b0}
+    cases = {"sample_weight": {"sample_weight": sw},
+             "class_weight": {"class_weight": {0: 0.5, 1: 2.0}},
+             "initial_epoch": {"sample_weight": sw, "initial_epoch": 2},
+             "validation": {"sample_weight": sw, "validation_data": (x[:8], y[:8], sw[:8])}}
+    for name, kwargs in cases.items():
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+        model.set_weights([w0, b0])
+        model.compile(keras.optimizers.SGD(0.1),
+                      keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        history = model.fit(x, y, batch_size=8, epochs=4, shuffle=False, verbose=0, **kwargs)
+        for key, values in history.history.items():
+            out[f"weighted_fit/{name}/{key}"] = np.array(values, dtype=np.float64)
+        for i, w in enumerate(model.get_weights()):
+            out[f"weighted_fit/{name}/w{i}"] = w
+        if name == "sample_weight":
+            out["weighted_fit/evaluate"] = np.float64(
+                model.evaluate(x, y, batch_size=8, sample_weight=sw, verbose=0))
+    return out
+
+
+CONFUSION = {  # name: metric
+    "precision": lambda: keras.metrics.Precision(),
+    "precision_0.3": lambda: keras.metrics.Precision(thresholds=0.3),
+    "precision_top2": lambda: keras.metrics.Precision(top_k=2),
+    "recall": lambda: keras.metrics.Recall(),
+    "recall_class1": lambda: keras.metrics.Recall(class_id=1),
+    "auc": lambda: keras.metrics.AUC(),
+    "auc_pr": lambda: keras.metrics.AUC(curve="PR"),
+    "auc_minoring": lambda: keras.metrics.AUC(summation_method="minoring"),
+    "auc_majoring_pr": lambda: keras.metrics.AUC(curve="PR", summation_method="majoring"),
+    "auc_50_logits": lambda: keras.metrics.AUC(num_thresholds=50, from_logits=True),
+    "auc_given": lambda: keras.metrics.AUC(thresholds=[0.1, 0.35, 0.5, 0.9]),
+}
+
+
+def _confusion_metrics() -> dict:
+    """Precision, Recall and AUC over two batches of fixed labels and scores (the result
+    after the first batch and after both)."""
+    rng = np.random.default_rng(11)
+    t = [rng.integers(0, 2, (6, 3)).astype(np.float32) for _ in range(2)]
+    p = [np.round(rng.uniform(0, 1, (6, 3)), 2).astype(np.float32) for _ in range(2)]
+    out = {"confusion/t0": t[0], "confusion/t1": t[1], "confusion/p0": p[0],
+           "confusion/p1": p[1]}
+    for name, make in CONFUSION.items():
+        metric = make()
+        scores = [x * 6 - 3 for x in p] if "logits" in name else p
+        metric.update_state(t[0], scores[0])
+        first = float(metric.result())
+        metric.update_state(t[1], scores[1])
+        out[f"confusion/{name}"] = np.array([first, float(metric.result())])
     return out
 
 

@@ -20,87 +20,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tinynet.tensor import Tensor, as_array
+from tinynet.metrics.base import Metric, _same_rank, _sparse_labels
+from tinynet.metrics.confusion import AUC, Precision, Recall
+from tinynet.tensor import as_array
 
 __all__ = ["Metric", "MeanMetricWrapper", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
-           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "get"]
-
-
-def _same_rank(owner: str, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
-    """float32 arrays of equal shape (Keras squeezes/expands a trailing axis of 1)."""
-    t, p = as_array(y_true, f"{owner}: y_true"), as_array(y_pred, f"{owner}: y_pred")
-    if t.shape != p.shape:
-        if t.ndim == p.ndim + 1 and t.shape[-1] == 1 and t.shape[:-1] == p.shape:
-            t = t.reshape(p.shape)
-        elif p.ndim == t.ndim + 1 and p.shape[-1] == 1 and p.shape[:-1] == t.shape:
-            t = t.reshape(p.shape)
-        else:
-            raise ValueError(f"{owner}: y_true shape {t.shape} is incompatible with y_pred "
-                             f"shape {p.shape}")
-    return t, p
-
-
-def _sparse_labels(owner: str, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Integer labels shaped like ``y_pred`` without its last axis (a trailing axis of 1
-    dropped), and ``y_pred``."""
-    p = as_array(y_pred)
-    t = y_true.data if isinstance(y_true, Tensor) else np.asarray(y_true)
-    if t.ndim == p.ndim and t.ndim > 0 and t.shape[-1] == 1:
-        t = t.reshape(t.shape[:-1])
-    if t.shape != p.shape[:-1]:
-        raise ValueError(f"{owner}: y_true shape {np.shape(y_true)} does not match y_pred "
-                         f"shape {p.shape}")
-    return t, p
-
-
-class Metric:
-    """Base class: per-entry ``values``, batch mean ``__call__`` and running mean state.
-
-    Args:
-        name: The metric's name (its key in ``History.history``).
-    """
-
-    _default_name = "metric"
-
-    def __init__(self, *, name: str | None = None) -> None:
-        if name is not None and (not isinstance(name, str) or not name):
-            raise TypeError(f"{type(self).__name__}: name must be a non-empty str, got {name!r}")
-        self.name = name if name is not None else self._default_name
-        self.reset_state()
-
-    def values(self, y_true: Any, y_pred: Any) -> np.ndarray:  # pragma: no cover - abstract
-        """Per-entry metric values (float64)."""
-        raise NotImplementedError(f"{type(self).__name__}.values")
-
-    def __call__(self, y_true: Any, y_pred: Any) -> float:
-        """The batch mean of :meth:`values` (stateless)."""
-        v = np.ascontiguousarray(self.values(y_true, y_pred), dtype=np.float64).reshape(-1)
-        return float(np.sum(v) / v.size) if v.size else 0.0
-
-    def update_state(self, y_true: Any, y_pred: Any) -> None:
-        """Adds a batch to the running mean."""
-        v = np.ascontiguousarray(self.values(y_true, y_pred), dtype=np.float64).reshape(-1)
-        self._total += float(np.sum(v))
-        self._count += v.size
-
-    def result(self) -> float:
-        """The running mean since the last :meth:`reset_state` (0.0 when empty)."""
-        return self._total / self._count if self._count else 0.0
-
-    def reset_state(self) -> None:
-        self._total = 0.0
-        self._count = 0
-
-    def get_config(self) -> dict:
-        return {"name": self.name}
-
-    @classmethod
-    def from_config(cls, config: dict) -> "Metric":
-        return cls(**config)
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} name={self.name!r}>"
+           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "Precision", "Recall",
+           "AUC", "get"]
 
 
 class MeanMetricWrapper(Metric):
@@ -299,9 +226,11 @@ _EXPLICIT: dict[str, type[Metric]] = {
     "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError,
     "top_k_categorical_accuracy": TopKCategoricalAccuracy,
     "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
+    "precision": Precision, "recall": Recall, "auc": AUC,
 }
 for _cls in (BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, MeanSquaredError,
-             MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy):
+             MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
+             Precision, Recall, AUC):
     _EXPLICIT[_cls.__name__] = _cls
 _VALID = ", ".join(["accuracy", "acc", *_EXPLICIT])
 

@@ -1,0 +1,235 @@
+"""The crossentropies: binary, categorical and sparse categorical."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tinynet.losses.base import (_ProbabilisticLoss, _clip, _log_softmax, _match_true, _out,
+                                 _pred, _rows, _total)
+from tinynet.tensor import Tensor, as_array
+
+__all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
+           "check_smoothing"]
+
+
+def check_smoothing(value: Any, owner: str) -> float:
+    """Keras's ``label_smoothing``: a float in ``[0, 1]``."""
+    what = f"{owner}: label_smoothing must be a float in [0, 1], got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(what)
+    if not 0.0 <= value <= 1.0:  # compared as given: a huge int has no float
+        raise ValueError(what)
+    return float(value)
+
+
+class _Smoothed(_ProbabilisticLoss):
+    """A crossentropy with Keras's ``label_smoothing``: the labels move towards uniform,
+    ``t * (1 - s) + s / k`` (``k`` = 2 for the binary losses, the class count for the
+    categorical ones), before anything else."""
+
+    _smooth_over_classes = True
+
+    def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0, *,
+                 name: str | None = None) -> None:
+        super().__init__(from_logits, name=name)
+        self.label_smoothing = check_smoothing(label_smoothing, type(self).__name__)
+
+    def _smooth(self, t: np.ndarray) -> np.ndarray:
+        s = self.label_smoothing
+        if not s:
+            return t
+        k = t.shape[-1] if self._smooth_over_classes else 2
+        return t * (1.0 - s) + s / k
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "label_smoothing": self.label_smoothing}
+
+
+class BinaryCrossentropy(_Smoothed):
+    """Binary crossentropy, averaged over every element (Keras ``binary_crossentropy``).
+
+    Probabilities: ``-(t*log(q) + (1-t)*log(1-q))`` with ``q = clip(p, 1e-7, 1-1e-7)``.
+    Logits: ``max(x, 0) - x*t + log(1 + exp(-|x|))``, gradient ``sigmoid(x) - t``.
+
+    Args:
+        from_logits: ``y_pred`` holds logits instead of probabilities.
+        label_smoothing: ``t * (1 - s) + s / 2`` replaces the labels (default 0).
+        name: Defaults to ``"binary_crossentropy"``.
+    """
+
+    _default_name = "binary_crossentropy"
+    _smooth_over_classes = False
+
+    def _terms(self, y_true, y_pred) -> tuple:
+        owner = type(self).__name__
+        p = _pred(owner, y_pred)
+        t = self._smooth(_match_true(owner, y_true, p))
+        x = p.astype(np.float64)
+        if self.from_logits:
+            e = np.exp(-np.abs(x))
+            return p, t, x, e, np.maximum(x, 0.0) - x * t + np.log1p(e)
+        q, live = _clip(x)
+        return p, t, q, live, -(t * np.log(q) + (1.0 - t) * np.log(1.0 - q))
+
+    def _sample_losses(self, y_true, y_pred):
+        return self._terms(y_true, y_pred)[-1].mean(axis=-1)
+
+    def _compute(self, y_true, y_pred, need_grad):
+        p, t, a, b, terms = self._terms(y_true, y_pred)
+        n = p.size
+        if self.from_logits:
+            value = _total(terms) / n
+            if not need_grad:
+                return value, None
+            x, e = a, b
+            sig = np.where(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+            return value, _out((sig - t) / n, p.shape)
+        q, live = a, b
+        value = _total(terms) / n
+        if not need_grad:
+            return value, None
+        grad = np.where(live, (1.0 - t) / (1.0 - q) - t / q, 0.0) / n
+        return value, _out(grad, p.shape)
+
+
+def _one_hot_true(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
+    t_arr = as_array(y_true, f"{owner}: y_true")
+    if t_arr.shape != p.shape:
+        raise ValueError(f"{owner}: y_true shape {t_arr.shape} must equal y_pred shape "
+                         f"{p.shape} (one-hot labels; use SparseCategoricalCrossentropy "
+                         f"for integer labels)")
+    return t_arr.astype(np.float64)
+
+
+class CategoricalCrossentropy(_Smoothed):
+    """Crossentropy with one-hot (or soft) labels over the last axis.
+
+    Probabilities are first normalized to sum to 1 per row, then clipped (as Keras):
+    ``-sum(t * log(clip(p / sum(p))))``; logits use ``-sum(t * log_softmax(x))``.
+    The per-row loss is averaged over rows.
+
+    Args:
+        from_logits: ``y_pred`` holds logits instead of probabilities.
+        label_smoothing: ``t * (1 - s) + s / classes`` replaces the labels (default 0).
+        name: Defaults to ``"categorical_crossentropy"``.
+    """
+
+    _default_name = "categorical_crossentropy"
+
+    def _terms(self, y_true, y_pred) -> tuple:
+        owner = type(self).__name__
+        p = _pred(owner, y_pred)
+        t = self._smooth(_one_hot_true(owner, y_true, p))
+        x = p.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.from_logits:
+                logp, soft = _log_softmax(x)
+                return p, t, soft, None, None, -(t * logp)
+            s = np.sum(x, axis=-1, keepdims=True)
+            q, live = _clip(x / s)
+            return p, t, q, live, s, -(t * np.log(q))
+
+    def _sample_losses(self, y_true, y_pred):
+        return self._terms(y_true, y_pred)[-1].sum(axis=-1)
+
+    def _compute(self, y_true, y_pred, need_grad):
+        p, t, q, live, s, terms = self._terms(y_true, y_pred)
+        rows = _rows(p)
+        value = _total(terms) / rows
+        if not need_grad:
+            return value, None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.from_logits:
+                grad = (q * np.sum(t, axis=-1, keepdims=True) - t) / rows
+                return value, _out(grad, p.shape)
+            tl = np.where(live, t, 0.0)
+            grad = (np.sum(tl, axis=-1, keepdims=True) - tl / q) / s / rows
+        return value, _out(grad, p.shape)
+
+
+class SparseCategoricalCrossentropy(_ProbabilisticLoss):
+    """Crossentropy with integer class labels (Keras ``sparse_categorical_crossentropy``).
+
+    ``y_true`` holds class indices (any integer dtype, or integral floats) shaped like
+    ``y_pred`` without its last axis, optionally with a trailing axis of 1 (``[N]`` or
+    ``[N, 1]`` for ``y_pred`` ``[N, C]``). Otherwise as :class:`CategoricalCrossentropy`
+    with the one-hot of the labels.
+
+    Args:
+        from_logits: ``y_pred`` holds logits instead of probabilities.
+        name: Defaults to ``"sparse_categorical_crossentropy"``.
+
+    Raises:
+        ValueError: Shapes do not match, a label is not an integer, or a label is
+            outside ``[0, classes)``.
+    """
+
+    _default_name = "sparse_categorical_crossentropy"
+
+    def _labels(self, y_true: Any, p: np.ndarray) -> np.ndarray:
+        owner = type(self).__name__
+        raw = y_true.data if isinstance(y_true, Tensor) else np.asarray(y_true)
+        lead = p.shape[:-1]
+        if raw.shape != lead and raw.shape != (*lead, 1):
+            raise ValueError(f"{owner}: y_true shape {raw.shape} does not match y_pred shape "
+                             f"{p.shape}: expected labels of shape {lead} or {(*lead, 1)}")
+        flat = raw.reshape(-1)
+        classes = p.shape[-1]
+        if np.issubdtype(flat.dtype, np.integer):
+            labels = flat.astype(np.int64)
+        elif np.issubdtype(flat.dtype, np.floating) or flat.dtype == np.bool_:
+            f = flat.astype(np.float64)
+            bad = ~(np.isfinite(f) & (np.floor(f) == f))
+            if bad.any():
+                raise ValueError(f"{owner}: labels must be integer class indices, got "
+                                 f"{flat[np.argmax(bad)].item()!r}")
+            labels = f.astype(np.int64)
+        else:
+            raise TypeError(f"{owner}: labels must be integers, got dtype {flat.dtype}")
+        bad = (labels < 0) | (labels >= classes)
+        if bad.any():
+            raise ValueError(f"{owner}: label {int(labels[np.argmax(bad)])} is out of range for "
+                             f"{classes} classes (expected 0 <= label < {classes})")
+        return labels
+
+    def _sample_losses(self, y_true, y_pred):
+        p = _pred(type(self).__name__, y_pred)
+        labels = self._labels(y_true, p)
+        x = p.astype(np.float64).reshape(-1, p.shape[-1])
+        idx = np.arange(x.shape[0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.from_logits:
+                values = -_log_softmax(x)[0][idx, labels]
+            else:
+                values = -np.log(_clip(x[idx, labels] / np.sum(x, axis=-1))[0])
+        return values.reshape(p.shape[:-1])
+
+    def _compute(self, y_true, y_pred, need_grad):
+        p = _pred(type(self).__name__, y_pred)
+        labels = self._labels(y_true, p)
+        classes = p.shape[-1]
+        x = p.astype(np.float64).reshape(-1, classes)
+        rows = x.shape[0]
+        idx = np.arange(rows)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.from_logits:
+                logp, soft = _log_softmax(x)
+                value = -_total(logp[idx, labels]) / rows
+                if not need_grad:
+                    return value, None
+                grad = soft
+                grad[idx, labels] -= 1.0
+                return value, _out(grad / rows, p.shape)
+            s = np.sum(x, axis=-1)
+            q, live = _clip(x[idx, labels] / s)
+            value = -_total(np.log(q)) / rows
+            if not need_grad:
+                return value, None
+            u = live.astype(np.float64)
+            grad = np.repeat((u / s)[:, None], classes, axis=1)
+            grad[idx, labels] -= u / q / s
+        return value, _out(grad / rows, p.shape)
+
+
