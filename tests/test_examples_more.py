@@ -123,3 +123,16 @@ def test_sequence_conv1d_example_learns_the_wave_shapes(examples_path, capsys):
     assert "conv1d" in out and "global_average_pooling1d" in out
     assert re.search(r"test accuracy: \d\.\d{4}", out) and "chirp" in out
     assert accuracy > 0.5  # four classes: chance is 0.25
+
+
+def test_augmented_cnn_example_logs_every_epoch_and_reloads(tmp_path, examples_path, capsys):
+    import augmented_cnn
+
+    accuracy = augmented_cnn.main(["--epochs", "3", "--out", str(tmp_path), "--verbose", "0"])
+    out = capsys.readouterr().out
+    for name in ("random_translation", "random_rotation", "random_zoom", "random_contrast"):
+        assert name in out
+    assert re.search(r"test loss: \d+\.\d{4}  test accuracy: \d\.\d{4}", out)
+    assert "training_log.csv: 3 epochs, columns epoch, accuracy, learning_rate, loss, " \
+           "val_accuracy, val_loss" in out
+    assert "reloaded test accuracy" in out and 0.0 <= accuracy <= 1.0

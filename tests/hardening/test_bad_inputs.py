@@ -33,6 +33,8 @@ from tinynet.layers import (AveragePooling1D, Conv1D, Conv2DTranspose, Cropping2
                             DepthwiseConv2D, Embedding, GlobalAveragePooling1D,
                             GlobalMaxPooling1D, MaxPooling1D, Normalization, Rescaling,
                             SeparableConv2D, UpSampling2D, ZeroPadding2D)
+from tinynet.layers import (RandomContrast, RandomCrop, RandomFlip, RandomRotation,
+                            RandomTranslation, RandomZoom)
 from tinynet.utils import to_categorical
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
@@ -326,6 +328,84 @@ case("up-sampling-backward-wrong-grad", "UpSampling2D backward with grad (1, 2, 
      lambda: called(UpSampling2D(), 1, 2, 2, 1).backward(z(1, 2, 2, 1)), ValueError,
      "UpSampling2D 'up_sampling2d': grad_output must have shape (1, 4, 4, 1)",
      "got (1, 2, 2, 1)")
+AUG = "must be a number or a tuple of 2 numbers in"
+FILL_MODES = "'reflect', 'wrap', 'constant' or 'nearest'"
+case("random-flip-mode", "RandomFlip('diagonal')", lambda: RandomFlip("diagonal"), ValueError,
+     "RandomFlip: mode must be 'horizontal', 'vertical' or 'horizontal_and_vertical'",
+     "got 'diagonal'")
+case("random-flip-mode-none", "RandomFlip(None)", lambda: RandomFlip(None), TypeError,
+     "RandomFlip: mode must be 'horizontal', 'vertical' or 'horizontal_and_vertical'",
+     "got None")
+case("random-flip-seed-negative", "RandomFlip(seed=-1)", lambda: RandomFlip(seed=-1),
+     ValueError, "RandomFlip: seed must be None or a non-negative int", "got -1")
+case("random-flip-channels-first", "RandomFlip(data_format='channels_first')",
+     lambda: RandomFlip(data_format="channels_first"), ValueError,
+     "RandomFlip: data_format must be None or 'channels_last'", "got 'channels_first'")
+case("random-flip-rank", "RandomFlip() on shape (2, 3, 4)",
+     lambda: RandomFlip()(z(2, 3, 4), training=True), ValueError,
+     "RandomFlip 'random_flip': input must have rank 4 [batch, height, width, channels]",
+     "got shape (None, 3, 4)")
+case("random-flip-backward-wrong-grad", "RandomFlip backward with grad (1, 2, 3, 1)",
+     lambda: called(RandomFlip(), 1, 3, 2, 1).backward(z(1, 2, 3, 1)), ValueError,
+     "RandomFlip 'random_flip': grad_output must have shape (1, 3, 2, 1)", "got (1, 2, 3, 1)")
+case("random-crop-height-zero", "RandomCrop(0, 3)", lambda: RandomCrop(0, 3), ValueError,
+     "RandomCrop: height must be a positive int", "got 0")
+case("random-crop-width-float", "RandomCrop(3, 2.5)", lambda: RandomCrop(3, 2.5), TypeError,
+     "RandomCrop: width must be a positive int", "got 2.5")
+case("random-crop-backward-wrong-grad", "RandomCrop(2, 2) backward with grad (1, 4, 4, 1)",
+     lambda: called(RandomCrop(2, 2), 1, 4, 4, 1).backward(z(1, 4, 4, 1)), ValueError,
+     "RandomCrop 'random_crop': grad_output must have shape (1, 2, 2, 1)", "got (1, 4, 4, 1)")
+case("random-translation-factor-big", "RandomTranslation(1.5, 0.1)",
+     lambda: RandomTranslation(1.5, 0.1), ValueError,
+     "RandomTranslation: height_factor " + AUG + " [-1, 1]", "got 1.5")
+case("random-translation-factor-three", "RandomTranslation(0.1, (0.1, 0.2, 0.3))",
+     lambda: RandomTranslation(0.1, (0.1, 0.2, 0.3)), ValueError,
+     "RandomTranslation: width_factor " + AUG + " [-1, 1]", "got (0.1, 0.2, 0.3)")
+case("random-translation-factor-str", "RandomTranslation('0.1', 0.1)",
+     lambda: RandomTranslation("0.1", 0.1), TypeError,
+     "RandomTranslation: height_factor " + AUG + " [-1, 1]", "got '0.1'")
+case("random-translation-fill-mode", "RandomTranslation(0.1, 0.1, fill_mode='mirror')",
+     lambda: RandomTranslation(0.1, 0.1, fill_mode="mirror"), ValueError,
+     "RandomTranslation: fill_mode must be " + FILL_MODES, "got 'mirror'")
+case("random-translation-interpolation", "RandomTranslation(0.1, 0.1, interpolation='bicubic')",
+     lambda: RandomTranslation(0.1, 0.1, interpolation="bicubic"), ValueError,
+     "RandomTranslation: interpolation must be 'nearest' or 'bilinear'", "got 'bicubic'")
+case("random-rotation-factor-nan", "RandomRotation(nan)", lambda: RandomRotation(NAN),
+     ValueError, "RandomRotation: factor " + AUG + " [-1, 1]", "got nan")
+case("random-rotation-factor-none", "RandomRotation(None)", lambda: RandomRotation(None),
+     TypeError, "RandomRotation: factor " + AUG + " [-1, 1]", "got None")
+case("random-rotation-fill-mode-int", "RandomRotation(0.1, fill_mode=0)",
+     lambda: RandomRotation(0.1, fill_mode=0), TypeError,
+     "RandomRotation: fill_mode must be " + FILL_MODES, "got 0")
+case("random-rotation-fill-value-str", "RandomRotation(0.1, fill_value='0')",
+     lambda: RandomRotation(0.1, fill_value="0"), TypeError,
+     "RandomRotation: fill_value must be a finite number", "got '0'")
+case("random-rotation-fill-value-inf", "RandomRotation(0.1, fill_value=inf)",
+     lambda: RandomRotation(0.1, fill_value=INF), ValueError,
+     "RandomRotation: fill_value must be a finite number", "got inf")
+case("random-zoom-factor-minus-one", "RandomZoom(-1.0)", lambda: RandomZoom(-1.0), ValueError,
+     "RandomZoom: height_factor " + AUG + " (-1, 1]", "got -1.0")
+case("random-zoom-width-factor", "RandomZoom(0.2, (0.1, -1.5))",
+     lambda: RandomZoom(0.2, (0.1, -1.5)), ValueError,
+     "RandomZoom: width_factor " + AUG + " (-1, 1]", "got (0.1, -1.5)")
+case("random-zoom-interpolation", "RandomZoom(0.1, interpolation='bicubic')",
+     lambda: RandomZoom(0.1, interpolation="bicubic"), ValueError,
+     "RandomZoom: interpolation must be 'nearest' or 'bilinear'", "got 'bicubic'")
+case("random-zoom-rank", "RandomZoom(0.1) on shape (2, 3)",
+     lambda: RandomZoom(0.1)(z(2, 3), training=True), ValueError,
+     "RandomZoom 'random_zoom': input must have rank 4", "got shape (None, 3)")
+case("random-contrast-factor-negative", "RandomContrast(-0.1)",
+     lambda: RandomContrast(-0.1), ValueError,
+     "RandomContrast: factor " + AUG + " [0, 1]", "got -0.1")
+case("random-contrast-factor-bool", "RandomContrast(True)", lambda: RandomContrast(True),
+     TypeError, "RandomContrast: factor " + AUG + " [0, 1]", "got True")
+case("random-contrast-value-range-order", "RandomContrast(0.2, value_range=(1, 0))",
+     lambda: RandomContrast(0.2, value_range=(1, 0)), ValueError,
+     "RandomContrast: value_range must be a tuple of 2 finite numbers (low, high) with "
+     "low < high", "got (1, 0)")
+case("random-contrast-value-range-int", "RandomContrast(0.2, value_range=255)",
+     lambda: RandomContrast(0.2, value_range=255), TypeError,
+     "RandomContrast: value_range must be a tuple of 2 finite numbers", "got 255")
 POOL1 = "must be a positive int or a tuple of 1 positive int"
 case("embedding-input-dim-zero", "Embedding(0, 4)", lambda: Embedding(0, 4), ValueError,
      "Embedding: input_dim", POS_INT, "got 0")

@@ -16,6 +16,11 @@ _META = "training_metadata.json"
 _PREVIOUS = ".bkp"  # the previous backup's suffix (``double_checkpoint``)
 
 
+def _scheduled(optimizer) -> bool:
+    """Whether the rate is a schedule (its state is the optimizer's iterations)."""
+    return callable(getattr(optimizer, "_learning_rate", None))
+
+
 class BackupAndRestore(Callback):
     """Backs up the training state in ``backup_dir`` and, when a ``fit`` starts and a
     backup is there, restores it and resumes after the backed-up epoch, as
@@ -98,7 +103,7 @@ class BackupAndRestore(Callback):
             raise ValueError(f"BackupAndRestore: {meta_path!r} holds no valid epoch")
         restore_training(self.model, model_path)
         rate = meta.get("learning_rate")
-        if isinstance(rate, float) and not callable(self.model.optimizer.learning_rate):
+        if isinstance(rate, float) and not _scheduled(self.model.optimizer):
             self.model.optimizer.learning_rate = rate
         self.model._resume_epoch = epoch + 1
 
@@ -129,8 +134,9 @@ class BackupAndRestore(Callback):
             os.replace(model_path, previous[0])
             os.replace(meta_path, previous[1])
         save_model(self.model, model_path)
-        rate = self.model.optimizer.learning_rate
-        meta = {"epoch": int(epoch), "learning_rate": None if callable(rate) else float(rate)}
+        optimizer = self.model.optimizer
+        meta = {"epoch": int(epoch), "learning_rate": (None if _scheduled(optimizer)
+                                                       else float(optimizer.learning_rate))}
         temp = meta_path + ".tmp"
         with open(temp, "w", encoding="utf-8") as fh:
             json.dump(meta, fh)

@@ -28,9 +28,9 @@ from tinynet.callbacks.history import History
 from tinynet.callbacks.terminate_on_nan import TerminateOnNaN
 from tinynet.layers.layer import Parameter
 from tinynet.math.matmul import single_threaded_blas
+from tinynet.models.weighting import accumulate, means, sample_weights
 from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
-from tinynet.models.weighting import accumulate, means, sample_weights
 from tinynet.tools import compile_ahead
 
 __all__ = ["Trainer", "locked", "targets", "fits"]

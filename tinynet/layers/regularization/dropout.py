@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers.layer import Layer
+from tinynet.layers.seeded import OwnGenerator
 from tinynet.layers.validation import check_seed
-from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Dropout", "SpatialDropout2D"]
@@ -48,7 +48,7 @@ def _check_noise_shape(noise_shape: Any, owner: str) -> tuple | None:
     return tuple(None if d is None else int(d) for d in noise_shape)
 
 
-class Dropout(Layer):
+class Dropout(OwnGenerator, Layer):
     """Randomly zeroes inputs in training, as ``keras.layers.Dropout``.
 
     Args:
@@ -80,22 +80,6 @@ class Dropout(Layer):
         self.seed = check_seed(seed, owner)
         self.noise_shape = _check_noise_shape(noise_shape, owner)
         self._rng: np.random.Generator | None = None
-
-    # -- generator -------------------------------------------------------------
-    @property
-    def rng(self) -> np.random.Generator:
-        """The mask generator, created with ``make_rng(self.seed)`` on first access."""
-        if self._rng is None:
-            self._rng = make_rng(self.seed)
-        return self._rng
-
-    @rng.setter
-    def rng(self, value: np.random.Generator) -> None:
-        if not isinstance(value, np.random.Generator):
-            raise TypeError(
-                f"{type(self).__name__} {self.name!r}: rng must be a numpy.random.Generator, "
-                f"got {type(value).__name__}")
-        self._rng = value
 
     # -- shapes ----------------------------------------------------------------
     def _check_input_shape(self, input_shape: tuple) -> None:
