@@ -185,6 +185,7 @@ def main() -> None:
     out.update(_schedules())
     out.update(_top_k())
     np.savez(os.path.join(HERE, "keras_refs.npz"), **out)
+    _summaries()
 
 
 def _weighted_case(name: str, layer, shape: tuple, rng) -> dict:
@@ -256,6 +257,25 @@ def _normalization(rng) -> dict:
         out.update({f"{name}/x": x, f"{name}/y": y.detach().numpy(), f"{name}/g": g,
                     f"{name}/dx": xt.grad.numpy()})
     return out
+
+
+def _summaries() -> None:
+    """Keras's summary of each SUMMARY_MODELS model, each in a fresh process (Keras names
+    layers uniquely across a whole session; tinynet within a model)."""
+    import subprocess
+    import sys
+
+    from summary_models import SUMMARY_MODELS
+
+    for name in SUMMARY_MODELS:
+        code = ("import os, sys; os.environ['KERAS_BACKEND'] = 'torch'; "
+                f"sys.path.insert(0, {HERE!r}); import keras, summary_models; "
+                f"m = summary_models.SUMMARY_MODELS[{name!r}](keras.layers, keras); "
+                "m.summary(print_fn=lambda s, line_break=None: print(s, end=''))")
+        text = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True, env=os.environ).stdout
+        with open(os.path.join(HERE, f"{name}.txt"), "w", encoding="utf-8") as fh:
+            fh.write(text)
 
 
 def _csv_logger_text() -> str:

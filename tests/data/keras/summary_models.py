@@ -1,0 +1,18 @@
+"""Models whose Keras 3.15.1 summaries are stored beside this file (``summary_*.txt``,
+written by ``generate.py``): each is built from a layers module and a models module, so
+the same code builds the Keras model and the tinynet one."""
+
+SUMMARY_MODELS = {  # file name: the model, built from a layers module and a models module
+    "summary_augment_convs": lambda L, M: M.Sequential([
+        L.Input((16, 16, 3)), L.RandomFlip(), L.RandomRotation(0.1), L.RandomZoom(0.1),
+        L.RandomTranslation(0.1, 0.1), L.RandomContrast(0.2), L.RandomCrop(14, 14),
+        L.Rescaling(1 / 255.0), L.Normalization(mean=[0.5, 0.5, 0.5], variance=[0.1] * 3),
+        L.Conv2D(8, 3, padding="same", activation="relu"),
+        L.DepthwiseConv2D(3, depth_multiplier=2), L.SeparableConv2D(16, 3, padding="same"),
+        L.Conv2DTranspose(4, 3, strides=2, padding="same"), L.GlobalAveragePooling2D(),
+        L.Dense(10)]),
+    "summary_sequence": lambda L, M: M.Sequential([
+        L.Input((20,)), L.Embedding(100, 8),
+        L.Conv1D(16, 3, padding="causal", activation="relu"), L.MaxPooling1D(2),
+        L.Conv1D(16, 3, padding="same"), L.GlobalMaxPooling1D(), L.Dense(4)]),
+}
