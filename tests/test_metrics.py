@@ -187,3 +187,22 @@ def test_running_metrics_in_fit_are_epoch_values_not_batch_means():
     assert evaluated["precision"] == metrics.Precision()(y, pred)
     assert evaluated["auc"] == metrics.AUC()(y, pred)
     assert history.history["val_precision"][0] == evaluated["precision"]
+
+
+def test_train_on_batch_counts_its_own_batch_only():
+    x = np.random.default_rng(1).standard_normal((16, 4)).astype(np.float32)
+    y = (x[:, :1] > 0).astype(np.float32)
+    model = tn.Sequential([tn.Input((4,)), tn.layers.Dense(1, activation="sigmoid")])
+    model.compile(tn.optimizers.SGD(0.0), "binary_crossentropy", metrics=["precision"])
+    model.evaluate(x, y, verbose=0)
+    model.train_on_batch(x[:8], y[:8])
+    second = model.train_on_batch(x[8:], y[8:])[1]
+    assert second == metrics.Precision()(y[8:], model.predict(x[8:], verbose=0))
+
+
+def test_auc_clips_scores_to_the_unit_interval_as_keras():
+    rng = np.random.default_rng(2)
+    t = rng.integers(0, 2, 50).astype(np.float32)
+    s = (rng.standard_normal(50) * 3).astype(np.float32)
+    for curve in ("ROC", "PR"):
+        assert metrics.AUC(curve=curve)(t, s) == metrics.AUC(curve=curve)(t, np.clip(s, 0, 1))

@@ -149,3 +149,39 @@ def test_no_backup_means_a_normal_fit(tmp_path):
     b.fit(x, y, epochs=2, verbose=0, callbacks=[BackupAndRestore(tmp_path / "none")])
     assert hashlib.sha256(a.get_weights()[0].tobytes()).digest() == \
         hashlib.sha256(b.get_weights()[0].tobytes()).digest()
+
+
+def test_the_epoch_travels_in_the_model_file(tmp_path, monkeypatch):
+    """A kill after the model file and before the readable JSON: the model file's own
+    epoch is the one restored (one atomic write holds both)."""
+    x, y = np.ones((4, 3), np.float32), np.zeros((4, 2), np.float32)
+    backup = tmp_path / "b"
+    straight = _model()
+    straight.fit(x, y, epochs=3, verbose=0)
+    model = _model()
+
+    class Kill(tn.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 1:
+                raise KeyboardInterrupt
+
+    calls = {"n": 0}
+    real_dump = json.dump
+
+    def dump(obj, fh, **kwargs):  # the second epoch's JSON never gets written
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        real_dump(obj, fh, **kwargs)
+
+    monkeypatch.setattr(json, "dump", dump)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(x, y, epochs=3, verbose=0, callbacks=[BackupAndRestore(backup), Kill()])
+    monkeypatch.setattr(json, "dump", real_dump)
+    with open(backup / "training_metadata.json", encoding="utf-8") as fh:
+        assert json.load(fh)["epoch"] == 0  # stale
+    resumed = _model()
+    history = resumed.fit(x, y, epochs=3, verbose=0, callbacks=[BackupAndRestore(backup)])
+    assert history.epoch == [2]
+    for a, b in zip(resumed.get_weights(), straight.get_weights()):
+        np.testing.assert_array_equal(a, b)

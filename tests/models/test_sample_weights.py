@@ -98,3 +98,13 @@ def test_both_weights_are_refused():
     with pytest.raises(ValueError, match="give class_weight or sample_weight, not both"):
         model.fit(REFS[R + "x"], REFS[R + "y"], verbose=0, sample_weight=np.ones(20),
                   class_weight={0: 1.0})
+
+
+def test_class_weight_leaves_the_split_validation_loss_unweighted():
+    """Keras splits first and weighs the training part only."""
+    x, y = REFS[R + "x"], REFS[R + "y"]
+    model = _model()
+    history = model.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False,
+                        validation_split=0.4, class_weight={0: 5.0, 1: 1.0, 2: 0.1})
+    assert history.history["val_loss"][0] == model.evaluate(x[12:], y[12:], batch_size=8,
+                                                            verbose=0)

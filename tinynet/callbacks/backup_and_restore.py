@@ -27,8 +27,10 @@ class BackupAndRestore(Callback):
     ``keras.callbacks.BackupAndRestore``.
 
     A backup is the whole model file of :func:`tinynet.save_model` (weights, optimizer
-    slots and iterations, the shuffling and dropout generators) plus the epoch and the
-    learning rate in force (``training_metadata.json``), both written atomically. With
+    slots and iterations, the shuffling and dropout generators) with the epoch and the
+    learning rate in force in its metadata, written in one atomic step; the same two go to
+    ``training_metadata.json`` beside it for people to read (the model file is what a
+    restore trusts). With
     ``save_freq="epoch"`` a backup follows every epoch, so a fit interrupted between
     epochs and run again with the same model, data and callback ends with bitwise the
     weights of an uninterrupted fit. With an int, every ``save_freq`` batches as well: a
@@ -78,30 +80,25 @@ class BackupAndRestore(Callback):
         tries = [""] + ([_PREVIOUS] if self.double_checkpoint else [])
         last_error = None
         for suffix in tries:
-            model_path, meta_path = self._paths(suffix)
-            if not (os.path.exists(model_path) and os.path.exists(meta_path)):
+            model_path = self._paths(suffix)[0]
+            if not os.path.exists(model_path):
                 continue
             try:
-                self._restore(model_path, meta_path)
+                self._restore(model_path)
                 return
             except (ValueError, OSError) as exc:
                 last_error = exc
         if last_error is not None:
             raise last_error
 
-    def _restore(self, model_path: str, meta_path: str) -> None:
+    def _restore(self, model_path: str) -> None:
         from tinynet.saving.api import restore_training
 
-        with open(meta_path, encoding="utf-8") as fh:
-            try:
-                meta = json.load(fh)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"BackupAndRestore: {meta_path!r} is not valid JSON: "
-                                 f"{exc}") from None
-        epoch = meta.get("epoch") if isinstance(meta, dict) else None
+        meta = restore_training(self.model, model_path)
+        epoch = meta.get("epoch")
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < -1:
-            raise ValueError(f"BackupAndRestore: {meta_path!r} holds no valid epoch")
-        restore_training(self.model, model_path)
+            raise ValueError(f"BackupAndRestore: {model_path!r} holds no backup epoch (not "
+                             f"written by BackupAndRestore)")
         rate = meta.get("learning_rate")
         if isinstance(rate, float) and not _scheduled(self.model.optimizer):
             self.model.optimizer.learning_rate = rate
@@ -124,19 +121,19 @@ class BackupAndRestore(Callback):
             self._backup(self._epoch - 1)  # the epoch under way starts again on restore
 
     def _backup(self, epoch: int) -> None:
-        from tinynet.saving.api import save_model
+        from tinynet.saving.api import save_training
 
         os.makedirs(self.backup_dir, exist_ok=True)
         model_path, meta_path = self._paths()
-        if self.double_checkpoint and os.path.exists(model_path) \
-                and os.path.exists(meta_path):
+        if self.double_checkpoint and os.path.exists(model_path):
             previous = self._paths(_PREVIOUS)
-            os.replace(model_path, previous[0])
-            os.replace(meta_path, previous[1])
-        save_model(self.model, model_path)
+            if os.path.exists(meta_path):
+                os.replace(meta_path, previous[1])
+            os.replace(model_path, previous[0])  # a kill now leaves the previous to restore
         optimizer = self.model.optimizer
         meta = {"epoch": int(epoch), "learning_rate": (None if _scheduled(optimizer)
                                                        else float(optimizer.learning_rate))}
+        save_training(self.model, model_path, meta)
         temp = meta_path + ".tmp"
         with open(temp, "w", encoding="utf-8") as fh:
             json.dump(meta, fh)

@@ -176,7 +176,9 @@ class AUC(_Confusion):
     thresholds, as ``keras.metrics.AUC`` (single label): thresholds ``-1e-7``,
     ``(i + 1) / (num_thresholds - 1)`` and ``1 + 1e-7`` (or the given ones between the two
     ends), a Riemann sum of the curve's points with the ``summation_method``'s heights;
-    for "PR" with "interpolation" Keras's closed form (Davis & Goadrich).
+    for "PR" with "interpolation" Keras's closed form (Davis & Goadrich). With evenly
+    spaced thresholds the scores are clipped to ``[0, 1]`` first, as Keras's bucketed
+    count does.
 
     Args:
         num_thresholds: Thresholds (an int > 1; default 200).
@@ -234,6 +236,10 @@ class AUC(_Confusion):
                      for i in range(self.num_thresholds - 2)]
             self._given = None
         self._points = np.array([0.0 - 1e-7] + inner + [1.0 + 1e-7]).astype(np.float32)
+        # Keras counts evenly spaced thresholds by buckets, on scores clipped to [0, 1]
+        ends = np.array([0.0] + inner + [1.0], dtype=np.float32)
+        even = np.arange(ends.size, dtype=np.float32) / (ends.size - 1)
+        self._evenly = bool(ends.size >= 3 and np.allclose(ends, even, atol=1e-7))
         self._ready = True
         super().__init__(name=name)
 
@@ -244,6 +250,8 @@ class AUC(_Confusion):
         t, p = super()._scores(y_true, y_pred)
         if self.from_logits:
             p = (1.0 / (1.0 + np.exp(-p.astype(np.float64)))).astype(np.float32)
+        if self._evenly:  # Keras's bucketed count clips the scores to [0, 1]
+            p = np.clip(p, np.float32(0.0), np.float32(1.0))
         return t, p
 
     def _pr_interpolated(self) -> float:

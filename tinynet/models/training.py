@@ -404,7 +404,8 @@ class Trainer:
             val = ([a[split_at:] for a in xs], [a[split_at:] for a in ys])
             xs, ys = [a[:split_at] for a in xs], [a[:split_at] for a in ys]
             if sw is not None:
-                sw, val_sw = sw[:split_at], sw[split_at:]
+                # class weights weigh the training loss only (Keras splits first)
+                sw, val_sw = sw[:split_at], (sw[split_at:] if class_weight is None else None)
 
         n = xs[0].shape[0]
         steps = -(-n // batch_size)
@@ -509,6 +510,7 @@ class Trainer:
         xs, ys = self._data(x, y, owner)
         sw = sample_weights(sample_weight, class_weight, ys, owner)
         params, guard = self._step_state()
+        self._reset_running_metrics()  # one batch's counts, as Keras resets its metrics
         loss_value, values = self._train_step(xs, ys, params, guard, lambda: owner, sw)
         return [loss_value, *values] if values else loss_value
 

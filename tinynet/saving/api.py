@@ -31,7 +31,8 @@ def _weight_names(model: Any, owner: str) -> list[tuple[str, Any]]:
         out.append((key, p))
     return out
 
-def _save(model: Any, path: Any, weights_only: bool, owner: str) -> None:
+def _save(model: Any, path: Any, weights_only: bool, owner: str,
+          extra: dict | None = None) -> None:
     from safetensors.numpy import save
 
     _check_model(model, owner)
@@ -44,6 +45,8 @@ def _save(model: Any, path: Any, weights_only: bool, owner: str) -> None:
         metadata["model_config"] = json.dumps(model_config(model))
         metadata["compile_config"] = json.dumps(compile_config(model))
         metadata["training_state"] = json.dumps(training_state(model, tensors))
+    if extra is not None:  # written in the same file, so in the same atomic step
+        metadata["extra"] = json.dumps(extra)
     atomic_write(path, save(tensors, metadata=metadata))
 
 def save_model(model: Any, path: str | os.PathLike) -> None:
@@ -163,10 +166,19 @@ def _set_state(model: Any, metadata: dict, tensors: dict, with_state: bool,
         apply_state()
 
 
-def restore_training(model: Any, path: str | os.PathLike) -> None:
+def save_training(model: Any, path: str | os.PathLike, extra: dict) -> None:
+    """:func:`save_model` with ``extra`` (JSON-able) in the same file, so both land in one
+    atomic write (``BackupAndRestore``'s epoch); :func:`restore_training` returns it."""
+    _save(model, path, False, "save_training", extra)
+
+
+def restore_training(model: Any, path: str | os.PathLike) -> dict:
     """Puts a file written by :func:`save_model` back into ``model`` (built and compiled
     as the saved one): the weights, the optimizer's slots and iterations and the random
     generators, so ``fit`` continues as the saved model's would (``BackupAndRestore``).
+
+    Returns:
+        The ``extra`` dict :func:`save_training` stored (``{}`` without one).
 
     Raises:
         ValueError: the file is not a model file of this model (the message says why).
@@ -176,4 +188,8 @@ def restore_training(model: Any, path: str | os.PathLike) -> None:
     metadata, tensors = read_file(path, owner)
     where = f"{owner}: {os.fspath(path)!r}"
     _check_model_file(metadata, where)
+    extra = loads(metadata["extra"], "extra", where) if "extra" in metadata else {}
+    if not isinstance(extra, dict):
+        raise ValueError(f"{where}: metadata entry 'extra' must be an object")
     _set_state(model, metadata, tensors, True, where)
+    return extra

@@ -30,7 +30,9 @@ class RandomCrop(BaseAugmentation):
     ``x[:, h_start:h_start + height, w_start:w_start + width]`` (cut at the image's edge)
     is resized to ``height x width`` with bilinear interpolation (half-pixel centres, as
     PyTorch's ``align_corners=False``) when it is smaller. An image at least as large as
-    the target is thus cropped to it, a smaller one stretched.
+    the target is thus cropped to it, a smaller one stretched. (This differs from Keras
+    3.15.1 on PyTorch at inference, which returns the input uncropped although its
+    ``compute_output_shape`` says ``height x width``; tinynet keeps the shape it declares.)
 
     The backward pass puts the gradient back in the window (the transpose of the resize
     when there is one), zeros elsewhere.
