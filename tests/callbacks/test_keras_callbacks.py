@@ -155,3 +155,20 @@ def test_reduce_lr_on_plateau_in_a_fit(capsys):
     assert capsys.readouterr().out == ("\nEpoch 2: ReduceLROnPlateau reducing learning rate to "
                                        "0.0005.\n\nEpoch 3: ReduceLROnPlateau reducing learning "
                                        "rate to 0.00025.\n")
+
+
+def test_reduce_lr_on_plateau_refuses_to_replace_a_schedule():
+    """Keras's optimizer raises when a callback sets the rate of a schedule; so does
+    tinynet, instead of silently swapping the schedule for a float."""
+    import numpy as np
+
+    import tinynet as tn
+
+    schedule = tn.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)
+    model = tn.Sequential([tn.Input((2,)), tn.layers.Dense(1)])
+    model.compile(tn.optimizers.SGD(schedule), "mse")
+    x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
+    with pytest.raises(TypeError, match="the optimizer's learning_rate is a schedule, so it "
+                                        "cannot be lowered"):
+        model.fit(x, y, epochs=4, verbose=0, callbacks=[
+            tn.callbacks.ReduceLROnPlateau(monitor="loss", patience=1, min_delta=10.0)])

@@ -35,7 +35,8 @@ class ReduceLROnPlateau(Callback):
         min_lr: The lowest rate. Defaults to 0.0.
 
     Raises:
-        TypeError: An argument of the wrong type.
+        TypeError: An argument of the wrong type; during ``fit``, a reduction due while the
+            optimizer's rate is a schedule (Keras's optimizer refuses it too).
         ValueError: ``factor`` outside ``[0, 1)``, a negative count or ``min_lr``, or an
             unknown ``mode``.
     """
@@ -97,6 +98,11 @@ class ReduceLROnPlateau(Callback):
             if self.wait >= self.patience:
                 old = float(optimizer.learning_rate)
                 if old > np.float32(self.min_lr):
+                    if callable(getattr(optimizer, "_learning_rate", None)):
+                        raise TypeError(  # Keras's optimizer refuses it the same way
+                            "ReduceLROnPlateau: the optimizer's learning_rate is a schedule, "
+                            "so it cannot be lowered (as in Keras); give the optimizer a "
+                            f"float learning_rate, got {optimizer._learning_rate!r}")
                     new = max(old * self.factor, self.min_lr)
                     optimizer.learning_rate = new
                     if self.verbose > 0:
