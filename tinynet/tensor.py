@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Tensor", "as_array"]
+__all__ = ["Tensor", "as_array", "match_labels"]
 
 _EXPECTED = "a real-valued numeric array (bool, int or float)"
 
@@ -152,3 +152,19 @@ class Tensor:
         return self.data == (other.data if isinstance(other, Tensor) else other)
 
     __hash__ = None
+
+
+def match_labels(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
+    """``y_true`` as float32 in the shape of ``p`` (predictions): Keras squeezes or adds a
+    trailing axis of 1; any other difference is an error naming both shapes."""
+    t = as_array(y_true, f"{owner}: y_true")
+    if t.shape != p.shape:
+        if t.ndim == p.ndim + 1 and t.shape[-1] == 1 and t.shape[:-1] == p.shape:
+            t = t.reshape(p.shape)
+        elif p.ndim == t.ndim + 1 and p.shape[-1] == 1 and p.shape[:-1] == t.shape:
+            t = t.reshape(p.shape)
+        else:
+            raise ValueError(f"{owner}: y_true shape {t.shape} is incompatible with y_pred "
+                             f"shape {p.shape}")
+    return t
+

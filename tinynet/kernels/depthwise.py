@@ -91,6 +91,25 @@ def _tap(xe, wrow, r0, t, kw, dh, dw, span):
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
+def _add_taps(out, a, wa, b, wb, c, wc, count, n):
+    """``out[:n]`` plus ``a * wa``, then ``b * wb``, then ``c * wc`` (the first ``count`` of
+    them), element by element in that order: one pass over ``out`` for up to three
+    taps (the forward's rows and the input gradient's gathered rows)."""
+    if count == 3:
+        for e in range(n):
+            v = out[e] + a[e] * wa[e]
+            v += b[e] * wb[e]
+            out[e] = v + c[e] * wc[e]
+    elif count == 2:
+        for e in range(n):
+            v = out[e] + a[e] * wa[e]
+            out[e] = v + b[e] * wb[e]
+    else:
+        for e in range(n):
+            out[e] += a[e] * wa[e]
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _forward_slot(x, w, wrow, y, tasks, s, slots, pt, pl, sh, sw, dh, dw, xe):
     kh, kw, cm = w.shape
     mult = cm // x.shape[3]
@@ -104,22 +123,12 @@ def _forward_slot(x, w, wrow, y, tasks, s, slots, pt, pl, sh, sw, dh, dw, xe):
                 yr[:] = np.float32(0.0)
                 if sw == 1:  # whole output rows, three taps per pass, in tap order
                     for t0 in range(0, kh * kw, 3):
+                        count = min(3, kh * kw - t0)
                         xa, wa = _tap(xe, wrow, oy * sh, t0, kw, dh, dw, span)
-                        if t0 + 2 < kh * kw:
-                            xb, wb = _tap(xe, wrow, oy * sh, t0 + 1, kw, dh, dw, span)
-                            xc, wc = _tap(xe, wrow, oy * sh, t0 + 2, kw, dh, dw, span)
-                            for n in range(span):
-                                v = yr[n] + xa[n] * wa[n]
-                                v += xb[n] * wb[n]
-                                yr[n] = v + xc[n] * wc[n]
-                        elif t0 + 1 < kh * kw:
-                            xb, wb = _tap(xe, wrow, oy * sh, t0 + 1, kw, dh, dw, span)
-                            for n in range(span):
-                                v = yr[n] + xa[n] * wa[n]
-                                yr[n] = v + xb[n] * wb[n]
-                        else:
-                            for n in range(span):
-                                yr[n] += xa[n] * wa[n]
+                        xb, wb = _tap(xe, wrow, oy * sh, t0 + min(count - 1, 1), kw, dh, dw,
+                                      span)
+                        xc, wc = _tap(xe, wrow, oy * sh, t0 + count - 1, kw, dh, dw, span)
+                        _add_taps(yr, xa, wa, xb, wb, xc, wc, count, span)
                     continue
                 for i in range(kh):
                     xrow = xe[oy * sh + i * dh].reshape(-1)
@@ -180,27 +189,12 @@ def _dx_row(gpad, wrow, drow, i, j0, count, dw, cm, lead):
     ``j0 .. j0 + count - 1`` (at most 3) of one output row, held in ``gpad`` behind
     ``lead`` zero pixels: element ``n`` adds ``g[n - j * dw * cm] * w[i, j]``, ``j`` in
     order, as the scatter of each output element in tap order would."""
-    n_all = drow.shape[0]
-    ga = gpad[(lead - j0 * dw) * cm:(lead - j0 * dw) * cm + n_all]
-    wa = wrow[i, j0]
-    if count == 3:
-        gb = gpad[(lead - (j0 + 1) * dw) * cm:(lead - (j0 + 1) * dw) * cm + n_all]
-        gc = gpad[(lead - (j0 + 2) * dw) * cm:(lead - (j0 + 2) * dw) * cm + n_all]
-        wb = wrow[i, j0 + 1]
-        wc = wrow[i, j0 + 2]
-        for n in range(n_all):
-            v = drow[n] + ga[n] * wa[n]
-            v += gb[n] * wb[n]
-            drow[n] = v + gc[n] * wc[n]
-    elif count == 2:
-        gb = gpad[(lead - (j0 + 1) * dw) * cm:(lead - (j0 + 1) * dw) * cm + n_all]
-        wb = wrow[i, j0 + 1]
-        for n in range(n_all):
-            v = drow[n] + ga[n] * wa[n]
-            drow[n] = v + gb[n] * wb[n]
-    else:
-        for n in range(n_all):
-            drow[n] += ga[n] * wa[n]
+    n = drow.shape[0]
+    jb, jc = j0 + min(count - 1, 1), j0 + count - 1  # taps past ``count`` repeat (unused)
+    ga = gpad[(lead - j0 * dw) * cm:(lead - j0 * dw) * cm + n]
+    gb = gpad[(lead - jb * dw) * cm:(lead - jb * dw) * cm + n]
+    gc = gpad[(lead - jc * dw) * cm:(lead - jc * dw) * cm + n]
+    _add_taps(drow, ga, wrow[i, j0], gb, wrow[i, jb], gc, wrow[i, jc], count, n)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")

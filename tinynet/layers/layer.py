@@ -350,6 +350,14 @@ class Layer:
                 f"{tuple(expected)} (the last output's shape), got {g.shape}")
         return g
 
+    def _shape4(self, input_shape: tuple) -> tuple:
+        """``input_shape`` as a tuple, which must have rank 4 (an image batch)."""
+        input_shape = tuple(input_shape)
+        if len(input_shape) != 4:
+            raise ValueError(f"{type(self).__name__} {self.name!r}: input must have rank 4 "
+                             f"[batch, height, width, channels], got shape {input_shape}")
+        return input_shape
+
     def _check_rank(self, x: np.ndarray, min_rank: int, max_rank: int | None = None) -> None:
         if x.ndim < min_rank or (max_rank is not None and x.ndim > max_rank):
             want = f"{min_rank}" if max_rank == min_rank else (

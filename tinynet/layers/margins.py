@@ -38,13 +38,6 @@ class Margins2D(Layer):
     def margins(self) -> tuple:
         return getattr(self, self.arg)
 
-    def _shape4(self, input_shape: tuple) -> tuple:
-        input_shape = tuple(input_shape)
-        if len(input_shape) != 4:
-            raise ValueError(f"{type(self).__name__} {self.name!r}: input must have rank 4 "
-                             f"[batch, height, width, channels], got shape {input_shape}")
-        return input_shape
-
     def build(self, input_shape: tuple) -> None:
         self.output_shape(input_shape)
         super().build(input_shape)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers.layer import check_bool
-from tinynet.tensor import as_array
+from tinynet.tensor import as_array, match_labels
 
 __all__ = ["Loss", "EPSILON", "sample_weights"]
 
@@ -39,16 +39,7 @@ def _pred(owner: str, y_pred: Any) -> np.ndarray:
 
 def _match_true(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
     """``y_true`` as float64 in ``p``'s shape (Keras squeezes/expands a trailing 1)."""
-    t = as_array(y_true, f"{owner}: y_true")
-    if t.shape != p.shape:
-        if t.ndim == p.ndim + 1 and t.shape[-1] == 1 and t.shape[:-1] == p.shape:
-            t = t.reshape(p.shape)
-        elif p.ndim == t.ndim + 1 and p.shape[-1] == 1 and p.shape[:-1] == t.shape:
-            t = t.reshape(p.shape)
-        else:
-            raise ValueError(f"{owner}: y_true shape {t.shape} is incompatible with y_pred "
-                             f"shape {p.shape}")
-    return t.astype(np.float64)
+    return match_labels(owner, y_true, p).astype(np.float64)
 
 
 def _total(x: np.ndarray) -> float:

@@ -11,17 +11,22 @@ from tinynet.losses.base import (_ProbabilisticLoss, _clip, _log_softmax, _match
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
-           "check_smoothing"]
+           "check_range", "check_smoothing"]
+
+
+def check_range(value: Any, arg: str, owner: str, low: float, high: float) -> float:
+    """A float in ``[low, high]`` (compared as given: a huge int has no float)."""
+    what = f"{owner}: {arg} must be a float in [{low:g}, {high:g}], got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(what)
+    if not low <= value <= high:  # NaN fails too
+        raise ValueError(what)
+    return float(value)
 
 
 def check_smoothing(value: Any, owner: str) -> float:
     """Keras's ``label_smoothing``: a float in ``[0, 1]``."""
-    what = f"{owner}: label_smoothing must be a float in [0, 1], got {value!r}"
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(what)
-    if not 0.0 <= value <= 1.0:  # compared as given: a huge int has no float
-        raise ValueError(what)
-    return float(value)
+    return check_range(value, "label_smoothing", owner, 0.0, 1.0)
 
 
 class _Smoothed(_ProbabilisticLoss):

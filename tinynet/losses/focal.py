@@ -4,24 +4,14 @@ already right, ``(1 - p_t) ** gamma``, so training attends to the hard examples.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from tinynet.layers.layer import check_bool
 from tinynet.losses.base import _clip, _match_true, _out, _pred, _rows, _total
-from tinynet.losses.crossentropy import _one_hot_true, _Smoothed
+from tinynet.losses.crossentropy import _one_hot_true, _Smoothed, check_range
 
 __all__ = ["BinaryFocalCrossentropy", "CategoricalFocalCrossentropy"]
-
-
-def _check_float(value: Any, arg: str, owner: str, low: float, high: float) -> float:
-    what = f"{owner}: {arg} must be a float in [{low:g}, {high:g}], got {value!r}"
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(what)
-    if not (low <= value <= high) or value != value:  # as given: a huge int has no float
-        raise ValueError(what)
-    return float(value)
 
 
 def _focal_factor(base: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
@@ -60,8 +50,8 @@ class BinaryFocalCrossentropy(_Smoothed):
         owner = type(self).__name__
         self.apply_class_balancing = check_bool(apply_class_balancing,
                                                 "apply_class_balancing", owner)
-        self.alpha = _check_float(alpha, "alpha", owner, 0.0, 1.0)
-        self.gamma = _check_float(gamma, "gamma", owner, 0.0, math.inf)
+        self.alpha = check_range(alpha, "alpha", owner, 0.0, 1.0)
+        self.gamma = check_range(gamma, "gamma", owner, 0.0, math.inf)
 
     def _terms(self, y_true, y_pred) -> tuple:
         owner = type(self).__name__
@@ -118,8 +108,8 @@ class CategoricalFocalCrossentropy(_Smoothed):
                  label_smoothing: float = 0.0, *, name: str | None = None) -> None:
         super().__init__(from_logits, label_smoothing, name=name)
         owner = type(self).__name__
-        self.alpha = _check_float(alpha, "alpha", owner, 0.0, 1.0)
-        self.gamma = _check_float(gamma, "gamma", owner, 0.0, math.inf)
+        self.alpha = check_range(alpha, "alpha", owner, 0.0, 1.0)
+        self.gamma = check_range(gamma, "gamma", owner, 0.0, math.inf)
 
     def _terms(self, y_true, y_pred) -> tuple:
         owner = type(self).__name__

@@ -6,23 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.tensor import Tensor, as_array
+from tinynet.tensor import Tensor, as_array, match_labels
 
 __all__ = ["Metric"]
 
 
 def _same_rank(owner: str, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
     """float32 arrays of equal shape (Keras squeezes/expands a trailing axis of 1)."""
-    t, p = as_array(y_true, f"{owner}: y_true"), as_array(y_pred, f"{owner}: y_pred")
-    if t.shape != p.shape:
-        if t.ndim == p.ndim + 1 and t.shape[-1] == 1 and t.shape[:-1] == p.shape:
-            t = t.reshape(p.shape)
-        elif p.ndim == t.ndim + 1 and p.shape[-1] == 1 and p.shape[:-1] == t.shape:
-            t = t.reshape(p.shape)
-        else:
-            raise ValueError(f"{owner}: y_true shape {t.shape} is incompatible with y_pred "
-                             f"shape {p.shape}")
-    return t, p
+    p = as_array(y_pred, f"{owner}: y_pred")
+    return match_labels(owner, y_true, p), p
 
 
 def _sparse_labels(owner: str, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -46,6 +38,9 @@ class Metric:
     """
 
     _default_name = "metric"
+    #: Whether the logged value is ``result()`` over the batches so far (metrics of counts),
+    #: rather than the mean of per-batch values.
+    stateful = False
 
     def __init__(self, *, name: str | None = None) -> None:
         if name is not None and (not isinstance(name, str) or not name):

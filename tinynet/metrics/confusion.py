@@ -48,14 +48,18 @@ def _check_optional_int(value: Any, arg: str, owner: str, low: int) -> int | Non
 
 def _counts(t: np.ndarray, p: np.ndarray, thresholds: np.ndarray) -> tuple:
     """(tp, fp, tn, fn) per threshold, float64, for labels ``t`` and scores ``p``
-    (flat)."""
+    (flat): the positives and negatives scored strictly above each threshold (a NaN score
+    never is), counted by a binary search in their sorted scores."""
     positive = t != 0
-    above = p[None, :] > thresholds[:, None]
-    tp = np.sum(above & positive, axis=1, dtype=np.float64)
-    fp = np.sum(above & ~positive, axis=1, dtype=np.float64)
-    n_pos = float(np.count_nonzero(positive))
-    n_neg = float(positive.size) - n_pos
-    return tp, fp, n_neg - fp, n_pos - tp
+    pos, neg = np.sort(p[positive]), np.sort(p[~positive])
+
+    def above(scores: np.ndarray) -> np.ndarray:
+        real = scores.size - np.count_nonzero(np.isnan(scores))  # NaNs sort last, never above
+        return (real - np.searchsorted(scores[:real], thresholds, side="right")).astype(
+            np.float64)
+
+    tp, fp = above(pos), above(neg)
+    return tp, fp, neg.size - fp, pos.size - tp
 
 
 class _Confusion(Metric):

@@ -242,7 +242,7 @@ class Trainer:
         (``stateful``: Precision, Recall, AUC) its running value with the batch added."""
         values = []
         for i, m in self._metric_slots:
-            if getattr(m, "stateful", False):
+            if m.stateful:
                 m.update_state(ys[i], preds[i])
                 values.append(float(m.result()))
             else:
@@ -255,11 +255,11 @@ class Trainer:
         ``result()``, not a mean of batch values."""
         first = len(self.metrics_names) - len(self._metric_slots)
         return frozenset(first + j for j, (_, m) in enumerate(self._metric_slots)
-                         if getattr(m, "stateful", False))
+                         if m.stateful)
 
     def _reset_running_metrics(self) -> None:
         for _, m in self._metric_slots:
-            if getattr(m, "stateful", False):
+            if m.stateful:
                 m.reset_state()
 
     def _losses(self, ys: list[np.ndarray], preds: list[np.ndarray],
@@ -313,6 +313,7 @@ class Trainer:
         ``sw`` weighs the losses' samples (Keras's ``sample_weight``)."""
         n = xs[0].shape[0]
         sums = [0.0] * len(self.metrics_names)
+        running = self._running_keys
         self._reset_running_metrics()
         for start in range(0, n, batch_size):
             xb = [a[start:start + batch_size] for a in xs]
@@ -322,10 +323,10 @@ class Trainer:
             swb = None if sw is None else sw[start:start + batch_size]
             total, values, _ = self._losses(yb, preds, False, swb)
             values += self._metric_values(yb, preds)
-            accumulate(sums, total, values, k, self._running_keys)
+            accumulate(sums, total, values, k, running)
             if bar is not None:
                 bar.update(1)
-        return means(self.metrics_names, sums, n, self._running_keys)
+        return means(self.metrics_names, sums, n, running)
 
     def _ahead(self, xs: list[np.ndarray], ys: list[np.ndarray], batch_size: int,
                val: tuple | None) -> Any:

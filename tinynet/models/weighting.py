@@ -84,4 +84,6 @@ def class_weights(class_weight: Any, ys: list[np.ndarray], owner: str) -> np.nda
         raise ValueError(f"{owner}: class_weight needs one label per sample, got targets of "
                          f"shape {ys[0].shape}")
     labels = np.round(y).astype(np.int64)
-    return np.array([class_weight.get(int(c), 1.0) for c in labels], dtype=np.float32)
+    classes, index = np.unique(labels, return_inverse=True)  # one lookup per class
+    table = np.array([class_weight.get(int(c), 1.0) for c in classes], dtype=np.float32)
+    return table[index.reshape(-1)]

@@ -137,13 +137,6 @@ class BaseAugmentation(OwnGenerator, Layer):
         self._rng: np.random.Generator | None = None
 
     # -- shapes ----------------------------------------------------------------
-    def _shape4(self, input_shape: tuple) -> tuple:
-        input_shape = tuple(input_shape)
-        if len(input_shape) != 4:
-            raise ValueError(f"{type(self).__name__} {self.name!r}: input must have rank 4 "
-                             f"[batch, height, width, channels], got shape {input_shape}")
-        return input_shape
-
     def output_shape(self, input_shape: tuple) -> tuple:
         return self._shape4(input_shape)
 
