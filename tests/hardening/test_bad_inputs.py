@@ -83,6 +83,11 @@ def mlp() -> tn.Sequential:
     return tn.Sequential([Input((4,)), Dense(3)])
 
 
+class Doubler(tn.layers.Layer):  # a user's layer: no ONNX export
+    def forward(self, x, training=False):
+        return tn.Tensor(np.asarray(x) * 2)
+
+
 def compiled(loss: str = "mse") -> tn.Sequential:
     model = mlp()
     model.compile(optimizer="sgd", loss=loss)
@@ -1584,6 +1589,41 @@ case("model-save-path-float", "model.save(3.5)", lambda: mlp().save(3.5), TypeEr
 case("model-save-weights-bytes", "model.save_weights(b'w.safetensors')",
      lambda: mlp().save_weights(b"w.safetensors"), TypeError,
      "save_weights: path must be a str or os.PathLike, got bytes")
+EXPORT_FORMAT = "Sequential.export: format must be 'onnx' (the only export format)"
+case("model-export-format-keras-default", "model.export('m', format='tf_saved_model')",
+     lambda: mlp().export("m", format="tf_saved_model"), ValueError, EXPORT_FORMAT,
+     "got 'tf_saved_model'")
+case("model-export-format-upper", "model.export('m.onnx', format='ONNX')",
+     lambda: mlp().export("m.onnx", format="ONNX"), ValueError, EXPORT_FORMAT, "got 'ONNX'")
+case("model-export-format-none", "model.export('m.onnx', format=None)",
+     lambda: mlp().export("m.onnx", format=None), ValueError, EXPORT_FORMAT, "got None")
+case("model-export-path-int", "model.export(5)", lambda: mlp().export(5), TypeError,
+     "Sequential.export: path must be a str or os.PathLike, got int")
+EXPORT_OPSET = "Sequential.export: opset must be None or an int >= 13"
+case("model-export-opset-low", "model.export('m.onnx', opset=12)",
+     lambda: mlp().export("m.onnx", opset=12), ValueError, EXPORT_OPSET, "got 12")
+case("model-export-opset-str", "model.export('m.onnx', opset='17')",
+     lambda: mlp().export("m.onnx", opset="17"), TypeError, EXPORT_OPSET, "got '17'")
+case("model-export-opset-float", "model.export('m.onnx', opset=17.0)",
+     lambda: mlp().export("m.onnx", opset=17.0), TypeError, EXPORT_OPSET, "got 17.0")
+case("model-export-opset-bool", "model.export('m.onnx', opset=True)",
+     lambda: mlp().export("m.onnx", opset=True), TypeError, EXPORT_OPSET, "got True")
+case("model-export-custom-layer", "Sequential([Input((3,)), Doubler()]).export('m.onnx')",
+     lambda: tn.Sequential([Input((3,)), Doubler(name="doubler")]).export("m.onnx"),
+     ValueError, "Sequential.export: layer 'doubler' (Doubler) has no ONNX export; only the "
+     "built-in layers of tinynet.layers export (docs/export.md lists them)")
+case("model-export-custom-layer-nested", "Model(x, Sequential([Doubler()])(x)).export('m.onnx')",
+     lambda: (lambda x: tn.Model(x, tn.Sequential([Doubler(name="doubler")], name="block")(x)))(
+         Input((3,))).export("m.onnx"),
+     ValueError, "Model.export: layer 'block/doubler' (Doubler) has no ONNX export")
+case("model-export-subclass-of-dense", "Sequential([Input((3,)), MyDense(2)]).export('m.onnx')",
+     lambda: tn.Sequential([Input((3,)), type("MyDense", (Dense,), {})(2, name="mine")]).export(
+         "m.onnx"),
+     ValueError, "Sequential.export: layer 'mine' (MyDense) has no ONNX export")
+case("model-export-unbuilt", "Sequential([Dense(2)]).export('m.onnx')",
+     lambda: tn.Sequential([Dense(2)]).export("m.onnx"), ValueError,
+     "Sequential.export: Sequential model 'sequential' is not built yet: call "
+     "build(input_shape), or fit/predict on data, first")
 
 WARM = "warmup: workers must be a positive int"
 case("warmup-workers-zero", "warmup(workers=0)", lambda: warmup(workers=0), ValueError, WARM,

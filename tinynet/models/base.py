@@ -235,6 +235,26 @@ class BaseModel(Trainer, Layer):
         must match this model."""
         saving.load_weights(self, path)
 
+    def export(self, path: str, format: str = "onnx", opset: int | None = None) -> None:
+        """Writes the inference graph to ``path`` as ONNX (Keras 3's ``model.export``):
+        channels-last inputs and outputs as the model's, a dynamic batch axis; see
+        :mod:`tinynet.export` and docs/export.md.
+
+        Args:
+            path: The file to write (atomically), e.g. ``"model.onnx"``.
+            format: ``"onnx"``, the only format.
+            opset: The ONNX operator set version (>= 13); default 17.
+
+        Raises:
+            ValueError: another ``format``, a layer without an export (a custom layer),
+                an unbuilt model, or an ``opset`` out of range.
+            TypeError: ``path`` is not a str or os.PathLike, or ``opset`` not an int.
+            ImportError: the ``onnx`` package is missing (``pip install tinynet[onnx]``).
+        """
+        from tinynet.export import export_model
+
+        export_model(self, path, format=format, opset=opset)
+
     def __getstate__(self) -> dict:  # the lock cannot be pickled or deep-copied
         return {k: v for k, v in self.__dict__.items() if k != "_lock"}
 

@@ -1,0 +1,62 @@
+"""The converter registry: one function per tinynet layer class, found by exact class.
+
+A converter is ``fn(builder, layer, x, shape) -> str``: it appends the layer's inference
+computation to the :class:`~tinynet.export.builder.OnnxBuilder` and returns the name of
+its output value. ``x`` is the input value's name and ``shape`` the input's shape (batch
+axis ``None``); a layer with several inputs (``multiple_inputs``) gets lists of both.
+
+Lookup is by the exact class (``type(layer)``): a subclass of a tinynet layer may compute
+something else (it overrides ``forward``), so it has no export unless one is registered
+for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+__all__ = ["converts", "converter_for", "exported_names"]
+
+Converter = Callable[..., str]
+
+_CONVERTERS: dict[str, Converter] = {}
+_MODULES = ("tinynet.export.convert_basic", "tinynet.export.convert_conv",
+            "tinynet.export.convert_image", "tinynet.export.convert_norm")
+_loaded = False
+
+
+def converts(*names: str) -> Callable[[Converter], Converter]:
+    """Registers the decorated function for the ``tinynet.layers`` classes ``names``."""
+
+    def decorate(fn: Converter) -> Converter:
+        for name in names:
+            _CONVERTERS[name] = fn
+        return fn
+
+    return decorate
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        for module in _MODULES:
+            importlib.import_module(module)
+        _loaded = True
+
+
+def exported_names() -> list[str]:
+    """The names of the ``tinynet.layers`` classes that have a converter, sorted."""
+    _load()
+    return sorted(_CONVERTERS)
+
+
+def converter_for(layer: Any) -> Converter | None:
+    """The converter of ``layer``'s exact class, or ``None``."""
+    _load()
+    cls = type(layer)
+    fn = _CONVERTERS.get(cls.__name__)
+    if fn is None:
+        return None
+    import tinynet.layers as layers_module
+
+    return fn if getattr(layers_module, cls.__name__, None) is cls else None
