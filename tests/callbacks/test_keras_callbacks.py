@@ -168,7 +168,45 @@ def test_reduce_lr_on_plateau_refuses_to_replace_a_schedule():
     model = tn.Sequential([tn.Input((2,)), tn.layers.Dense(1)])
     model.compile(tn.optimizers.SGD(schedule), "mse")
     x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
-    with pytest.raises(TypeError, match="the optimizer's learning_rate is a schedule, so it "
-                                        "cannot be lowered"):
+    with pytest.raises(TypeError, match=re.escape(
+            "SGD: learning_rate was given as a schedule, so it cannot be set to a number (as "
+            "in Keras); give the optimizer a float learning_rate to set it, got 0.")):
         model.fit(x, y, epochs=4, verbose=0, callbacks=[
             tn.callbacks.ReduceLROnPlateau(monitor="loss", patience=1, min_delta=10.0)])
+    assert model.optimizer._learning_rate is schedule
+
+
+def test_learning_rate_scheduler_refuses_to_replace_a_schedule():
+    """Keras's LearningRateScheduler sets the optimizer's rate, which raises over a
+    schedule; tinynet's too (before the first epoch runs)."""
+    import numpy as np
+
+    import tinynet as tn
+
+    schedule = tn.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)
+    model = tn.Sequential([tn.Input((2,)), tn.layers.Dense(1)])
+    model.compile(tn.optimizers.Adam(schedule), "mse")
+    before = [w.copy() for w in model.get_weights()]
+    x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
+    with pytest.raises(TypeError, match=re.escape(
+            "Adam: learning_rate was given as a schedule, so it cannot be set to a number")):
+        model.fit(x, y, epochs=2, verbose=0, callbacks=[
+            tn.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.5)])
+    assert all(np.array_equal(a, b) for a, b in zip(before, model.get_weights()))
+
+
+def test_a_schedule_may_replace_a_float_or_a_schedule():
+    """As in Keras: a schedule can be set over a float or another schedule; a float over
+    a float."""
+    import tinynet as tn
+
+    opt = tn.optimizers.SGD(0.1)
+    first = tn.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)
+    opt.learning_rate = first
+    assert opt._learning_rate is first
+    second = tn.optimizers.schedules.InverseTimeDecay(0.2, 10, 0.5)
+    opt.learning_rate = second
+    assert opt._learning_rate is second and opt.learning_rate == 0.2
+    other = tn.optimizers.SGD(0.1)
+    other.learning_rate = 0.05
+    assert other.learning_rate == 0.05

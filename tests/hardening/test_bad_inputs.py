@@ -1330,6 +1330,11 @@ case("sgd-lr-str", "SGD(learning_rate='0.1')", lambda: optimizers.SGD(learning_r
      TypeError, "SGD: " + LR, "got '0.1'")
 case("sgd-lr-huge-int", "SGD(learning_rate=10**400)",
      lambda: optimizers.SGD(learning_rate=10**400), ValueError, "SGD: " + LR, "got 1000")
+case("sgd-lr-number-over-schedule", "opt = SGD(ExponentialDecay(...)); opt.learning_rate = 0.01",
+     lambda: setattr(optimizers.SGD(optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)),
+                     "learning_rate", 0.01), TypeError,
+     "SGD: learning_rate was given as a schedule, so it cannot be set to a number (as in "
+     "Keras); give the optimizer a float learning_rate to set it, got 0.01 over")
 case("sgd-momentum-high", "SGD(momentum=2.0)", lambda: optimizers.SGD(momentum=2.0),
      ValueError, "SGD: momentum must be a float in [0, 1], got 2.0")
 case("sgd-nesterov-int", "SGD(nesterov=1)", lambda: optimizers.SGD(nesterov=1), TypeError,

@@ -22,6 +22,10 @@ class LearningRateScheduler(Callback):
 
     The rate in force is logged as ``learning_rate`` at each epoch's end (so it appears
     in ``History.history``), as Keras does.
+
+    Raises:
+        TypeError: (during ``fit``) the optimizer's rate is a schedule, which a number
+            cannot replace (Keras's optimizer refuses it too).
     """
 
     def __init__(self, schedule: Callable[..., float], verbose: int = 0) -> None:

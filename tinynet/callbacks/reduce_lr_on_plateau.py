@@ -98,13 +98,8 @@ class ReduceLROnPlateau(Callback):
             if self.wait >= self.patience:
                 old = float(optimizer.learning_rate)
                 if old > np.float32(self.min_lr):
-                    if callable(getattr(optimizer, "_learning_rate", None)):
-                        raise TypeError(  # Keras's optimizer refuses it the same way
-                            "ReduceLROnPlateau: the optimizer's learning_rate is a schedule, "
-                            "so it cannot be lowered (as in Keras); give the optimizer a "
-                            f"float learning_rate, got {optimizer._learning_rate!r}")
                     new = max(old * self.factor, self.min_lr)
-                    optimizer.learning_rate = new
+                    optimizer.learning_rate = new  # TypeError over a schedule, as in Keras
                     if self.verbose > 0:
                         print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate "
                               f"to {new}.")

@@ -116,7 +116,20 @@ class Optimizer:
 
     @learning_rate.setter
     def learning_rate(self, value: float | Callable) -> None:
-        self._learning_rate = _check_learning_rate(value, type(self).__name__)
+        """A new float or schedule; a float cannot replace a schedule given before, as in
+        Keras (its rate follows the schedule, not a number set over it).
+
+        Raises:
+            TypeError: a number over a schedule (the message says to give the optimizer a
+                float learning_rate instead).
+        """
+        owner = type(self).__name__
+        if callable(self._learning_rate) and not callable(value):
+            raise TypeError(f"{owner}: learning_rate was given as a schedule, so it cannot be "
+                            f"set to a number (as in Keras); give the optimizer a float "
+                            f"learning_rate to set it, got {value!r} over "
+                            f"{self._learning_rate!r}")
+        self._learning_rate = _check_learning_rate(value, owner)
 
     # -- weight decay exclusion ------------------------------------------------------------
     def exclude_from_weight_decay(self, var_list: Iterable[Parameter] | None = None,
