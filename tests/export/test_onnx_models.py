@@ -62,6 +62,42 @@ def test_residual_cnn_exports(examples_path):
     assert [o.name for o in sess.get_outputs()] == [model.output_names[0]]
 
 
+def test_augmented_cnn_exports(examples_path):
+    """The augmentation layers are the identity at inference (as predict)."""
+    import augmented_cnn
+
+    tn.set_seed(0)
+    model = augmented_cnn.build_model()
+    randomize(model)
+    check_export(model, [digits()])
+
+
+def test_sequence_conv1d_exports(examples_path):
+    """Causal and dilated Conv1D with 1-D pooling on generated signals."""
+    import sequence_conv1d
+
+    tn.set_seed(0)
+    model = sequence_conv1d.build_model()
+    randomize(model)
+    signals, _ = sequence_conv1d.make_signals(32, seed=1)
+    check_export(model, [signals])
+
+
+def test_mnist_cnn_exports(examples_path):
+    """The MNIST example's model (its data is never needed to build it). Its logits reach
+    5.3 in size, and before opset 21 its two GroupNormalizations are primitive operators
+    summing in ONNX Runtime's order: they differ by up to 1.7e-5 (3.2e-6 of the largest
+    logit; 5.6e-6 with opset 21's GroupNormalization), so atol is 1e-5 of that scale."""
+    import mnist_cnn
+
+    tn.set_seed(0)
+    model = mnist_cnn.build_model((28, 28, 1))
+    randomize(model)
+    for opset in (13, 17, 21):
+        check_export(model, [np.abs(normal((32, 28, 28, 1), seed=4))], opset=opset,
+                     atol=5.3e-5)
+
+
 # IN needs atol=1e-5: tinynet's one-pass float32 shifted sums (docs/normalization.md) round
 # the statistics of a sparse ReLU channel (a few positive cells among zeros, shifted by an
 # outlier) to about 1e-5 relative (measured: 1.7e-4 from float64 on one IN output, ONNX
