@@ -26,7 +26,7 @@ import numpy as np
 import tinynet as tn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_digits_cnn import build_model  # noqa: E402 - the example's own folder first
+from train_digits_cnn import compiled_model  # noqa: E402 - the example's own folder first
 
 
 def median_seconds(run, repeats: int) -> float:
@@ -57,10 +57,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     tn.set_seed(0)
     (x_train, y_train), (x_test, y_test) = tn.datasets.load_digits(test_size=0.25, seed=0)
-    model = build_model()
-    model.compile(optimizer=tn.optimizers.Adam(1e-3),
-                  loss=tn.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
+    model = compiled_model()
     model.fit(x_train, y_train, batch_size=32, epochs=args.epochs, verbose=0)
 
     os.makedirs(args.out, exist_ok=True)
