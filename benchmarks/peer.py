@@ -234,7 +234,6 @@ def _step_parts(model: Any, xb: Any, yb: Any) -> tuple[dict[str, float], float, 
     import numpy as np
 
     from tinynet import tuning
-    from tinynet.math.matmul import single_threaded_blas
 
     parts: dict[str, list[float]] = {}
     parallel: set = set()
@@ -260,19 +259,18 @@ def _step_parts(model: Any, xb: Any, yb: Any) -> tuple[dict[str, float], float, 
     try:
         for i in range(70):
             start = time.perf_counter()
-            with single_threaded_blas():
-                out = xb
-                for layer in layers:
-                    out = timed(f"{layer.name} forward",
-                                lambda l=layer, o=out: l.forward(o, training=True))
-                pred = np.asarray(out)
-                _, grad = timed("loss", lambda: model.loss.value_and_grad(yb, pred))
-                timed("metric", lambda: [m(yb, pred) for m in model.metrics])
-                for k in range(len(layers) - 1, 0, -1):
-                    grad = timed(f"{layers[k].name} backward",
-                                 lambda l=layers[k], g=grad: l.backward(g))
-                timed(f"{layers[0].name} backward", lambda g=grad: layers[0].backward_params(g))
-                timed("optimizer", lambda: model.optimizer.apply(params))
+            out = xb
+            for layer in layers:
+                out = timed(f"{layer.name} forward",
+                            lambda l=layer, o=out: l.forward(o, training=True))
+            pred = np.asarray(out)
+            _, grad = timed("loss", lambda: model.loss.value_and_grad(yb, pred))
+            timed("metric", lambda: [m(yb, pred) for m in model.metrics])
+            for k in range(len(layers) - 1, 0, -1):
+                grad = timed(f"{layers[k].name} backward",
+                             lambda l=layers[k], g=grad: l.backward(g))
+            timed(f"{layers[0].name} backward", lambda g=grad: layers[0].backward_params(g))
+            timed("optimizer", lambda: model.optimizer.apply(params))
             parts.setdefault("step", []).append(time.perf_counter() - start)
             if i < 20:
                 for v in parts.values():

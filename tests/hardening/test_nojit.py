@@ -263,14 +263,23 @@ def _optimizers(out):
 
 
 def _matmul(out):
-    from tinynet.math.matmul import matmul
+    """Each product by the small-product kernel and by the blocked GEMM (every size
+    counted as large)."""
+    from tinynet.math import matmul as mm
 
     rng = _rng()
     a, b = _f32(rng, 33, 20), _f32(rng, 20, 70)
-    out["ab"] = matmul(a, b)
-    out["atb"] = matmul(a.T.copy(), b, trans_a=True)
-    out["abt"] = matmul(a, b.T.copy(), trans_b=True)
-    out["ksplit"] = matmul(_f32(rng, 3, 5000), _f32(rng, 5000, 4))  # inner-dimension chunks
+    long_a, long_b = _f32(rng, 3, 5000), _f32(rng, 5000, 4)  # a long inner dimension
+    small = mm.SMALL_MULADDS
+    for route, limit in (("small", small), ("blocked", 0)):
+        mm.SMALL_MULADDS = limit
+        try:
+            out[f"{route}/ab"] = mm.matmul(a, b)
+            out[f"{route}/atb"] = mm.matmul(a.T.copy(), b, trans_a=True)
+            out[f"{route}/abt"] = mm.matmul(a, b.T.copy(), trans_b=True)
+            out[f"{route}/long"] = mm.matmul(long_a, long_b)
+        finally:
+            mm.SMALL_MULADDS = small
 
 
 FAMILIES = {"normalization": _normalization, "gn_cores": _gn_cores, "folds": _folds,

@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
-from tinynet.kernels import blas as blas_module
-from tinynet.math import matmul as matmul_module
-from tinynet.math.matmul import _blas, matmul, plan, single_threaded_blas
+from tinynet.math.matmul import matmul
 
 
 @pytest.fixture(autouse=True)
@@ -33,8 +31,8 @@ def _reference(a, b, trans_a=False, trans_b=False):
     return (a64.T if trans_a else a64) @ (b64.T if trans_b else b64)
 
 
-# shapes that exercise each tiling: one call, row blocks (M not a multiple of the block),
-# column blocks, and inner-dimension chunks (weight-gradient shape)
+# shapes that exercise the blocking: one tile, row bands (M not a multiple of the tile),
+# column bands (wider than tall), and a long inner dimension (weight-gradient shape)
 SHAPES = [(1, 1, 1), (37, 19, 23), (1000, 64, 70), (20, 2048, 128), (64, 32, 16384)]
 
 
@@ -48,20 +46,6 @@ def test_matches_float64_reference(m, n, k, trans_a, trans_b):
     ref = _reference(a, b, trans_a, trans_b)
     tol = 1e-5 * np.sqrt(k) * np.abs(ref).max() + 1e-6
     np.testing.assert_allclose(got, ref, rtol=0, atol=tol)
-
-
-def test_plan_covers_the_output_and_depends_on_shape_only():
-    assert plan(10, 10, 10) == ([0, 10], [0, 10], [0, 10])
-    rows, cols, ks = plan(1000, 64, 70)
-    assert len(rows) > 2 and cols == [0, 64] and ks == [0, 70]
-    assert rows[-1] == 1000 and all(r % 16 == 0 for r in rows[:-1])
-    rows, cols, ks = plan(20, 2048, 128)
-    assert rows == [0, 20] and len(cols) > 2 and cols[-1] == 2048
-    rows, cols, ks = plan(64, 32, 16384)
-    assert rows == [0, 64] and cols == [0, 32] and len(ks) > 2 and ks[-1] == 16384
-    with tuning.override(matmul_parallel_min_flops=0):
-        tuning.set_num_threads(1)
-        assert plan(1000, 64, 70) == plan(1000, 64, 70)
 
 
 @pytest.mark.parametrize("m,n,k", SHAPES[2:] + [(300, 300, 300)])
@@ -113,55 +97,3 @@ def test_errors():
     sq = np.ones((4, 4), np.float32)
     with pytest.raises(ValueError, match=re.escape("matmul: out must not overlap a or b")):
         matmul(sq, np.ones((4, 4), np.float32), out=sq)
-
-
-def test_blas_thread_control_found():
-    assert _blas(), "threadpoolctl found no BLAS under NumPy"
-
-
-def _numpy_blas_threads():
-    from threadpoolctl import threadpool_info
-
-    ours = {lib.filepath for lib in _blas()}  # NumPy's BLAS (SciPy may load another)
-    return [lib["num_threads"] for lib in threadpool_info() if lib["filepath"] in ours]
-
-
-def test_without_a_thread_local_setting_the_blas_is_held_at_one_thread(monkeypatch):
-    """The fallback for a BLAS without OpenBLAS's thread-local setting."""
-    from threadpoolctl import threadpool_limits
-
-    monkeypatch.setattr(matmul_module, "LOCAL_THREADS", False)
-    with threadpool_limits(2, user_api="blas"):
-        with single_threaded_blas():
-            with single_threaded_blas():  # nested: still one thread, restored once
-                assert _numpy_blas_threads() == [1] * len(_numpy_blas_threads())
-            assert _numpy_blas_threads() == [1] * len(_numpy_blas_threads())
-        assert _numpy_blas_threads() == [2] * len(_numpy_blas_threads())
-
-
-@pytest.mark.skipif(not blas_module.LOCAL_THREADS, reason="the BLAS has no thread-local setting")
-def test_each_gemm_call_sets_its_own_thread_and_puts_it_back():
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(2, user_api="blas"):
-        previous = blas_module._py_local_threads(1)  # what a GEMM call does first
-        assert previous == 2
-        assert blas_module._py_local_threads(previous) == 1  # ... and last
-        c = np.empty((64, 64), np.float32)
-        blas_module.gemm(np.ones((64, 32), np.float32), np.ones((32, 64), np.float32), c)
-        assert np.all(c == 32.0)
-        with single_threaded_blas():  # holds nothing: the calls set their own threads
-            matmul(np.ones((300, 200), np.float32), np.ones((200, 100), np.float32))
-            assert _numpy_blas_threads() == [2] * len(_numpy_blas_threads())
-        assert _numpy_blas_threads() == [2] * len(_numpy_blas_threads())
-        assert blas_module._py_local_threads(2) == 2  # the calling thread left as found
-
-
-@pytest.mark.parametrize("m,n,k", [(1024, 512, 512), (512, 512, 1024), (256, 128, 1600),
-                                   (64, 128, 3136), (128, 128, 65536)])
-def test_plan_makes_at_most_eight_tiles(m, n, k):
-    # each tile is a BLAS call that packs its operands again; 8 keep 8 threads busy
-    rows, cols, ks = plan(m, n, k)
-    assert (len(rows) - 1) * (len(cols) - 1) * (len(ks) - 1) <= 8
-    assert plan(1024, 512, 512) == ([0, 128, 256, 384, 512, 640, 768, 896, 1024], [0, 512],
-                                    [0, 512])

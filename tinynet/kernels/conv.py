@@ -24,7 +24,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.blas import gemm
+from tinynet.kernels.sgemm import gemm
 
 __all__ = ["pad_sample", "im2col_tile", "col2im_tile", "conv_forward_serial",
            "conv_forward_parallel", "conv_backward_serial", "conv_backward_parallel"]

@@ -14,8 +14,8 @@ tiled path below; the choice depends on the shape alone.
 doing the same for its gradient costs more than the multiplications. Here the patch
 matrix only ever exists as a tile of :func:`tile_rows` rows (about 512 KB) in a
 per-slot scratch buffer, which stays in the core's cache from the im2col through the
-GEMMs (single-threaded BLAS called from the kernel, :mod:`tinynet.kernels.blas`) to the
-col2im. The work is cut into *tasks* by shape alone:
+GEMMs (tinynet's own fixed-order GEMM, :mod:`tinynet.kernels.sgemm`, called from the
+kernel) to the col2im. The work is cut into *tasks* by shape alone:
 
 * samples smaller than a tile are grouped, whole, into tiles (but into at least
   ``MIN_TASKS`` tasks, so both cores get work); a larger sample is one task whose
@@ -47,8 +47,8 @@ from tinynet import tuning
 from tinynet.kernels import _jit
 from tinynet.kernels import conv as ck
 from tinynet.kernels import conv_direct as cd
+from tinynet.kernels import sgemm
 from tinynet.kernels.reduction import merge_cols
-from tinynet.math.matmul import single_threaded_blas
 
 __all__ = ["TILE_ELEMS", "MIN_TASKS", "tile_rows", "conv2d_forward", "conv2d_backward",
            "conv2d_input_grad"]
@@ -172,9 +172,9 @@ def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
         kernel(x, w2.reshape(-1), plan.row_offsets(plan.ch, plan.wp), bias, add_bias, z, pt,
                pl, oh, ow, sh, sw, plan.scratch(slots), plan.offsets(slots))
         return z
+    sgemm.ready()  # the tiled kernels' products call the C GEMM
     kernel = ck.conv_forward_parallel if plan.parallel else ck.conv_forward_serial
-    with single_threaded_blas():  # the tiles' GEMMs are single-threaded BLAS calls
-        kernel(x, w2, bias, add_bias, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
+    kernel(x, w2, bias, add_bias, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
     return z
 
 
@@ -224,11 +224,11 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     tiled_dw = want_dw and not direct_dw
     if tiled_dx or tiled_dw or want_db:
         parts = np.empty((ntasks if tiled_dw else 1, plan.width, plan.filters), dtype=np.float32)
+        sgemm.ready()  # the tiled kernels' products call the C GEMM
         kernel = ck.conv_backward_parallel if plan.parallel else ck.conv_backward_serial
-        with single_threaded_blas():
-            kernel(x, w2, dz, dx if tiled_dx else x, parts, bparts, tiled_dx, tiled_dw,
-                   want_db, plan.tasks, *plan.args, plan.scratch(), plan.scratch(),
-                   plan.tiles())
+        kernel(x, w2, dz, dx if tiled_dx else x, parts, bparts, tiled_dx, tiled_dw,
+               want_db, plan.tasks, *plan.args, plan.scratch(), plan.scratch(),
+               plan.tiles())
         if tiled_dw:
             dw2 = _merge(parts)
         if want_db:

@@ -18,7 +18,6 @@ from tinynet.layers.input import InputLayer
 from tinynet.layers.layer import Layer
 from tinynet.layers.node import SymbolicTensor, symbolic_list
 from tinynet.layers.registry import register_model
-from tinynet.math.matmul import single_threaded_blas
 from tinynet.models.base import BaseModel
 from tinynet.models.graph import map_graph
 from tinynet.models.sequential import build_layer
@@ -234,16 +233,15 @@ class Model(BaseModel):
     def _run_forward(self, xs: list[np.ndarray], training: bool) -> list[np.ndarray]:
         values = {id(t): x for t, x in zip(self.inputs, xs)}
         states, shapes = {}, {}
-        with single_threaded_blas():
-            for node in self._graph.nodes:
-                args = [values[id(t)] for t in node.inputs]
-                out = node.layer.forward(args if node.listed else args[0], training=training)
-                outs = out if isinstance(out, list) else [out]
-                for t, o in zip(node.outputs, outs):
-                    values[id(t)] = as_array(o)
-                    shapes[id(t)] = values[id(t)].shape
-                if id(node.layer) in self._shared:
-                    states[id(node)] = node.layer.forward_state()
+        for node in self._graph.nodes:
+            args = [values[id(t)] for t in node.inputs]
+            out = node.layer.forward(args if node.listed else args[0], training=training)
+            outs = out if isinstance(out, list) else [out]
+            for t, o in zip(node.outputs, outs):
+                values[id(t)] = as_array(o)
+                shapes[id(t)] = values[id(t)].shape
+            if id(node.layer) in self._shared:
+                states[id(node)] = node.layer.forward_state()
         self._states, self._shapes = states, shapes
         return [values[id(t)] for t in self.outputs]
 
@@ -257,31 +255,30 @@ class Model(BaseModel):
             if g is not None:
                 add(t, as_array(g))
         shared_grads: dict[int, tuple] = {}
-        with single_threaded_blas():
-            for node in reversed(self._graph.nodes):
-                layer = node.layer
-                gs = []
-                for t in node.outputs:  # an output no loss reaches passes zeros back
-                    g = acc.pop(id(t), None)
-                    gs.append(np.zeros(self._shapes[id(t)], dtype=np.float32) if g is None else g)
-                g = gs if len(gs) > 1 else gs[0]
-                if id(layer) in self._shared:
-                    layer.restore_forward_state(self._states[id(node)])
-                if (not input_grads and not node.listed
-                        and all(id(t) in self._input_ids for t in node.inputs)):
-                    layer.backward_params(g)  # nothing consumes dL/dx of a model input
-                else:
-                    dx = layer.backward(g)
-                    dxs = dx if node.listed else [dx]
-                    for t, d in zip(node.inputs, dxs):
-                        add(t, as_array(d))
-                if id(layer) in self._shared:
-                    for p in layer.parameters():
-                        if p.grad is None:
-                            continue
-                        prev = shared_grads.get(id(p))
-                        shared_grads[id(p)] = (p, p.grad.copy() if prev is None
-                                               else prev[1] + p.grad)
+        for node in reversed(self._graph.nodes):
+            layer = node.layer
+            gs = []
+            for t in node.outputs:  # an output no loss reaches passes zeros back
+                g = acc.pop(id(t), None)
+                gs.append(np.zeros(self._shapes[id(t)], dtype=np.float32) if g is None else g)
+            g = gs if len(gs) > 1 else gs[0]
+            if id(layer) in self._shared:
+                layer.restore_forward_state(self._states[id(node)])
+            if (not input_grads and not node.listed
+                    and all(id(t) in self._input_ids for t in node.inputs)):
+                layer.backward_params(g)  # nothing consumes dL/dx of a model input
+            else:
+                dx = layer.backward(g)
+                dxs = dx if node.listed else [dx]
+                for t, d in zip(node.inputs, dxs):
+                    add(t, as_array(d))
+            if id(layer) in self._shared:
+                for p in layer.parameters():
+                    if p.grad is None:
+                        continue
+                    prev = shared_grads.get(id(p))
+                    shared_grads[id(p)] = (p, p.grad.copy() if prev is None
+                                           else prev[1] + p.grad)
         for p, g in shared_grads.values():
             p.grad = g
         if not input_grads:

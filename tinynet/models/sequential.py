@@ -13,7 +13,6 @@ from tinynet.layers.input import InputLayer
 from tinynet.layers.layer import Layer, normalize_shape
 from tinynet.layers.node import SymbolicTensor
 from tinynet.layers.registry import register_model, registered_layers
-from tinynet.math.matmul import single_threaded_blas
 from tinynet.models.base import BaseModel
 from tinynet.models.training import fits, targets
 from tinynet.tensor import as_array
@@ -285,20 +284,18 @@ class Sequential(BaseModel):
 
     def _run_forward(self, xs: list[np.ndarray], training: bool) -> list[np.ndarray]:
         out = xs[0]
-        with single_threaded_blas():  # one BLAS setting per pass, not per product
-            for layer in self._layers:
-                out = layer.forward(out, training=training)
+        for layer in self._layers:
+            out = layer.forward(out, training=training)
         return [as_array(out)]
 
     def _run_backward(self, grads: list, input_grads: bool) -> list[np.ndarray] | None:
         grad = grads[0]
-        with single_threaded_blas():
-            for i in range(len(self._layers) - 1, -1, -1):
-                layer = self._layers[i]
-                if i == 0 and not input_grads:  # nothing consumes dL/dx of the first layer
-                    layer.backward_params(grad)
-                    return None
-                grad = layer.backward(grad)
+        for i in range(len(self._layers) - 1, -1, -1):
+            layer = self._layers[i]
+            if i == 0 and not input_grads:  # nothing consumes dL/dx of the first layer
+                layer.backward_params(grad)
+                return None
+            grad = layer.backward(grad)
         return [as_array(grad)] if input_grads else None
 
     def __repr__(self) -> str:

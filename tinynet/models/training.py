@@ -27,7 +27,6 @@ from tinynet.callbacks.base import CallbackList, check_callbacks
 from tinynet.callbacks.history import History
 from tinynet.callbacks.terminate_on_nan import TerminateOnNaN
 from tinynet.layers.layer import Parameter
-from tinynet.math.matmul import single_threaded_blas
 from tinynet.models.weighting import accumulate, means, sample_weights
 from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
@@ -291,20 +290,19 @@ class Trainer:
                     guard: list[tuple[Parameter, np.ndarray]],
                     where: Callable[[], str],
                     sw: np.ndarray | None = None) -> tuple[float, list[float]]:
-        with single_threaded_blas():  # one BLAS setting per step (nested scopes are free)
+        for p, backup in guard:
+            np.copyto(backup, p.value)
+        preds = self._run_forward(xs, True)
+        total, values, grads = self._losses(ys, preds, True, sw)
+        if not math.isfinite(total):
             for p, backup in guard:
-                np.copyto(backup, p.value)
-            preds = self._run_forward(xs, True)
-            total, values, grads = self._losses(ys, preds, True, sw)
-            if not math.isfinite(total):
-                for p, backup in guard:
-                    np.copyto(p.value, backup)
-                raise FloatingPointError(f"{where()}: the loss is {total}; training stopped "
-                                         f"before this step's update (weights are those after "
-                                         f"the last finite step)")
-            values += self._metric_values(ys, preds)
-            self._run_backward(grads, False)
-            self.optimizer.apply(params)
+                np.copyto(p.value, backup)
+            raise FloatingPointError(f"{where()}: the loss is {total}; training stopped "
+                                     f"before this step's update (weights are those after "
+                                     f"the last finite step)")
+        values += self._metric_values(ys, preds)
+        self._run_backward(grads, False)
+        self.optimizer.apply(params)
         return total, values
 
     def _test_arrays(self, xs: list[np.ndarray], ys: list[np.ndarray], batch_size: int,

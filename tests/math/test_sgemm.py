@@ -1,0 +1,111 @@
+"""tinynet's own GEMM: serial, parallel, in a kernel and its NumPy twin give the same bits."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from tinynet import tuning
+from tinynet.kernels import sgemm
+from tinynet.kernels._jit import njit
+from tinynet.kernels.sgemm_small import gemm_small, padded_columns
+from tinynet.math.matmul import matmul
+
+SIZES = (1, 5, 6, 7, 31, 33, 257)
+
+
+@njit(cache=True)
+def _gemm_in_kernel(a, b, c, trans_a, trans_b, beta):
+    sgemm.gemm(a, b, c, trans_a, trans_b, beta)
+
+
+def _case(m, n, k, trans_a, trans_b, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((k, m) if trans_a else (m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k) if trans_b else (k, n)).astype(np.float32)
+    c = rng.standard_normal((m, n)).astype(np.float32)
+    return a, b, c
+
+
+def _kernels(a, b, c0, trans_a, trans_b, beta):
+    """The product by every route: serial, parallel in 2 and 3 tasks, in a kernel, and
+    (without ``beta``) the small-product kernel."""
+    sgemm.ready()  # what matmul and the convolutions do before their kernels
+    m, n = c0.shape
+    k = a.shape[0] if trans_a else a.shape[1]
+    size = max(1, min(sgemm.KC, k) * min(sgemm.NC, -(-n // sgemm.NR) * sgemm.NR))
+    out = []
+    for kernel, tasks in ((sgemm.gemm_serial, 1), (sgemm.gemm_parallel, 2),
+                          (sgemm.gemm_parallel, 3)):
+        c = c0.copy()
+        kernel(a, b, c, trans_a, trans_b, beta, np.empty((tasks, size), np.float32),
+               np.empty((tasks, sgemm.MR, sgemm.NR), np.float32))
+        out.append(c)
+    c = c0.copy()
+    _gemm_in_kernel(a, b, c, trans_a, trans_b, beta)
+    out.append(c)
+    if beta == 0.0:  # the small-product kernel (matmul's route for small sizes)
+        c = c0.copy()
+        gemm_small(a, b, c, trans_a, trans_b,
+                   np.empty((k, padded_columns(n)), np.float32), np.empty(16, np.float32))
+        out.append(c)
+    return out
+
+
+@pytest.mark.parametrize("trans_a,trans_b", list(itertools.product((False, True), repeat=2)))
+@pytest.mark.parametrize("beta", [0.0, 1.0, 0.5])
+def test_every_route_gives_the_twins_bits(trans_a, trans_b, beta):
+    rng = np.random.default_rng(7)
+    shapes = [(m, n, k) for m in SIZES for n in SIZES for k in SIZES]
+    picked = [shapes[i] for i in rng.choice(len(shapes), 40, replace=False)]
+    picked += [(1, 1, 1), (7, 33, 257), (257, 31, 33), (33, 257, 6), (6, 16, 300)]
+    for seed, (m, n, k) in enumerate(picked):
+        a, b, c0 = _case(m, n, k, trans_a, trans_b, seed)
+        ref = c0.copy()
+        sgemm.gemm(a, b, ref, trans_a, trans_b, beta)  # the NumPy twin
+        for got in _kernels(a, b, c0, trans_a, trans_b, beta):
+            assert np.array_equal(got, ref), (m, n, k, trans_a, trans_b, beta)
+
+
+def test_twin_is_the_fma_chain():
+    a, b, _ = _case(3, 4, 9, False, False, 0)
+    c = np.empty((3, 4), np.float32)
+    sgemm.gemm(a, b, c)
+    for i in range(3):
+        for j in range(4):
+            acc = np.float32(0.0)
+            for kk in range(9):  # fma through float64: exact product, one rounding
+                acc = np.float32(np.float64(a[i, kk]) * np.float64(b[kk, j]) + np.float64(acc))
+            assert c[i, j] == acc
+
+
+def test_zero_inner_size_and_strided_output_in_a_kernel():
+    a = np.ones((3, 0), np.float32)
+    b = np.ones((0, 4), np.float32)
+    c = np.full((3, 4), 2.0, np.float32)
+    _gemm_in_kernel(a, b, c, False, False, 0.5)
+    assert np.all(c == 1.0)
+    a, b, c0 = _case(9, 40, 20, False, False, 3)
+    wide = np.zeros((9, 80), np.float32)
+    wide[:, ::2] = c0
+    _gemm_in_kernel(a, b, wide[:, ::2], False, False, 1.0)
+    ref = c0.copy()
+    sgemm.gemm(a, b, ref, beta=1.0)
+    assert np.array_equal(wide[:, ::2], ref) and np.all(wide[:, 1::2] == 0.0)
+
+
+@pytest.mark.parametrize("m,n,k", [(64, 10, 128), (300, 70, 1030), (40, 700, 300)])
+def test_matmul_is_the_twin_for_any_thread_count(m, n, k):
+    for trans_a, trans_b in itertools.product((False, True), repeat=2):
+        a, b, _ = _case(m, n, k, trans_a, trans_b, 5)
+        ref = np.empty((m, n), np.float32)
+        sgemm.gemm(a, b, ref, trans_a, trans_b)
+        for threads in (1, 2):
+            tuning.set_num_threads(min(threads, tuning.max_threads()))
+            for gate in (0, 2**62):
+                with tuning.override(matmul_parallel_min_flops=gate):
+                    got = matmul(a, b, trans_a=trans_a, trans_b=trans_b)
+                assert np.array_equal(got, ref), (trans_a, trans_b, threads, gate)
+    tuning.reset()

@@ -1,0 +1,344 @@
+"""tinynet's own float32 GEMM: one fixed order of operations on every CPU.
+
+A BLAS picks its inner kernel by CPU (OpenBLAS's Haswell, SkylakeX or Zen kernels sum a
+product's terms in different orders), so its products, and every weight trained with
+them, differ from one machine to another. This GEMM fixes the order instead: each output
+element is one chain of fused multiply-adds over the inner index in increasing order,
+
+    acc = 0;  acc = fma(op(a)[i, k], op(b)[k, j], acc) for k = 0, 1, ..., K - 1
+
+then ``c = acc`` (or ``acc + beta * c``: two rounded float32 operations). The fused
+multiply-add is IEEE 754's ``fusedMultiplyAdd`` (:func:`tinynet.kernels.simd.vfma`), the
+same bits with or without an FMA unit, and the 16-lane vectors lower to the same per-lane
+operations on AVX-512, AVX2 and SSE. Nothing else takes part in an element's sum, so the
+blocking below (which is for speed only), the split over threads and the thread count
+never show in a result.
+
+The compiled kernels block GotoBLAS/BLIS-style, each task (a band of rows or of columns
+of the output) on its own: ``op(b)`` is packed :data:`KC` inner steps by :data:`NC`
+columns at a time into the task's scratch (panels of :data:`NR` columns, ``bp[k][column]``,
+zeros past the last column; a last panel of at most 16 columns is packed 16 wide), and a
+6 x 32 register tile (twelve 16-lane accumulators: two vector loads of ``b`` and six
+broadcasts of ``a`` per inner step) runs over every :data:`MR` rows of ``op(a)`` and panel.
+``op(a)`` is not packed: the tile reads its six rows in place through ``a``'s strides
+(``a`` or ``a.T`` alike). Between two ``KC`` steps the chains wait in ``c`` itself (a
+float32 round trip: the same chain). A 6 x 16 tile serves the narrow last panel; tiles
+that cross the product's edge run on a small buffer, their inside moved from and back to
+``c`` with masked vector loads and stores. Bands of the output go to Numba's threads
+(:func:`gemm_parallel`), each band one task with its own scratch; no band's elements
+depend on another's, so the bits are those of one task (:func:`gemm_serial`).
+
+All of it is compiled once, as a cached C function that every kernel calls through an
+LLVM symbol (:data:`SYMBOL`): linked into its callers instead, its code would be
+optimized again in each of them (the tiled convolution's kernels took 10 s more to
+compile). Under ``NUMBA_DISABLE_JIT=1`` the same code runs as Python (the same bits,
+slowly), and :func:`gemm` called from Python computes the same chains with NumPy, one
+inner index at a time over the whole output.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import llvmlite.binding as ll
+import numpy as np
+from numba import carray, cfunc, prange, types
+from numba.core import config as numba_config
+from numba.extending import overload
+
+from tinynet.kernels._jit import CALLEE_OPTIONS, njit
+from tinynet.kernels.sgemm_tiles import cload, cload_n, cstore, cstore_n, tile16, tile32
+from tinynet.kernels.simd import vfma, vstore
+
+__all__ = ["MR", "NR", "KC", "NC", "SYMBOL", "ready", "gemm", "workspace_size", "gemm_serial",
+           "gemm_parallel"]
+
+MR = 6    # rows of op(a) per register tile
+NR = 32   # columns of op(b) per register tile (two 16-lane vectors)
+KC = 256  # inner steps per packed block of op(b) (the chains wait in c in between)
+NC = 512  # columns per packed block of op(b)
+
+
+def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = False,
+         trans_b: bool = False, beta: float = 0.0) -> None:
+    """``c = op(a) @ op(b) + beta * c`` in float32, in place, in the fixed order above.
+
+    ``a``, ``b`` and ``c`` are 2-D float32 arrays; ``op(a)`` is ``a.T`` when ``trans_a``.
+    Works in Numba kernels and in plain Python (the same bits).
+
+    Shape:
+        op(a): ``[M, K]``; op(b): ``[K, N]``; c: ``[M, N]``.
+    """
+    opa = a.T if trans_a else a
+    opb = b.T if trans_b else b
+    acc = np.zeros(c.shape, dtype=np.float32)
+    for kk in range(opa.shape[1]):
+        acc = vfma(opa[:, kk:kk + 1], opb[kk:kk + 1, :], acc)
+    c[...] = acc + np.float32(beta) * c if beta else acc
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+def workspace_size(m, n, k):
+    """Floats of one task's packing scratch for an ``[m, k] @ [k, n]`` product."""
+    return max(1, min(KC, k) * min(NC, (n + NR - 1) // NR * NR))
+
+
+# ------------------------------------------------------------ packing and blocks
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _pack_b(b, trans_b, k0, kc, j0, nc, bp):
+    """``op(b)[k0:k0 + kc, j0:j0 + nc]`` as panels: the panel of columns ``jp`` on at
+    ``bp[jp * kc:]``, ``NR`` floats a step (16 for a last panel of at most 16 columns),
+    zeros past ``nc``."""
+    unit = b.strides[1] == 4
+    for jp in range(0, nc, NR):
+        base = jp * kc
+        width = min(NR, nc - jp)
+        st = 16 if width <= 16 else NR
+        if trans_b:  # op(b)[kk, j] = b[j, kk]: read along b's rows
+            for col in range(width):
+                row = b[j0 + jp + col]
+                for kk in range(kc):
+                    bp[base + kk * st + col] = row[k0 + kk]
+            for kk in range(kc):
+                for col in range(width, st):
+                    bp[base + kk * st + col] = np.float32(0.0)
+        elif width == NR and unit:
+            for kk in range(kc):
+                vstore(bp, base + kk * NR, cload(b, k0 + kk, j0 + jp))
+                vstore(bp, base + kk * NR + 16, cload(b, k0 + kk, j0 + jp + 16))
+        else:
+            for kk in range(kc):
+                row = b[k0 + kk]
+                for col in range(width):
+                    bp[base + kk * st + col] = row[j0 + jp + col]
+                for col in range(width, st):
+                    bp[base + kk * st + col] = np.float32(0.0)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb):
+    """``c[r0:r1, c0:c1] = op(a)[r0:r1] @ op(b)[:, c0:c1] (+ beta * c)``: one task,
+    ``op(b)`` packed block by block into ``bp``. Tiles crossing the edge (``h`` rows,
+    ``wd`` columns inside) run on the buffer ``tb`` (``[MR, NR]``), their inside copied
+    from and back to ``c``. With ``beta`` and more than ``KC`` inner steps the chains
+    pass through ``c``, so ``beta * c`` is added at the end from ``saved``, the caller's
+    copy of ``c`` (the same two roundings as in one pass). One function, not a chain of
+    helpers: Numba optimizes a helper's code again in every helper that links it."""
+    m = c.shape[0]
+    if trans_a:  # op(a)[i, kk] = a[kk, i]
+        k = a.shape[0]
+        si, sk = a.strides[1], a.strides[0]
+    else:
+        k = a.shape[1]
+        si, sk = a.strides[0], a.strides[1]
+    fb = np.float32(beta)
+    if k == 0:  # empty chains: acc = 0
+        for i in range(r0, r1):
+            for j in range(c0, c1):
+                c[i, j] = np.float32(0.0) + fb * c[i, j] if beta != 0.0 else np.float32(0.0)
+        return
+    split = beta != 0.0 and k > KC
+    beta_on = beta != 0.0 and not split
+    for jc in range(c0, c1, NC):
+        nc = min(NC, c1 - jc)
+        for pc in range(0, k, KC):
+            kc = min(KC, k - pc)
+            _pack_b(b, trans_b, pc, kc, jc, nc, bp)
+            load = pc > 0
+            last = beta_on and pc + kc == k
+            for i0 in range(r0, r1, MR):
+                h = min(MR, r1 - i0)
+                for jp in range(0, nc, NR):
+                    wd = min(NR, nc - jp)
+                    j0 = jc + jp
+                    if h == MR and wd == NR:
+                        tile32(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, c, i0, j0, load,
+                                last, fb)
+                    elif h == MR and wd == 16:
+                        tile16(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, c, i0, j0, load,
+                                last, fb)
+                    else:  # on the buffer
+                        if load or last:
+                            for r in range(h):
+                                for v in range(0, wd, 16):
+                                    cstore(tb, r, v, cload_n(c, i0 + r, j0 + v,
+                                                               min(16, wd - v)))
+                        if wd <= 16:
+                            tile16(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, tb, 0, 0,
+                                    load, last, fb)
+                        else:
+                            tile32(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, tb, 0, 0,
+                                    load, last, fb)
+                        for r in range(h):
+                            for v in range(0, wd, 16):
+                                cstore_n(c, i0 + r, j0 + v, cload(tb, r, v), min(16, wd - v))
+    if split:
+        for i in range(r0, r1):
+            for j in range(c0, c1):
+                c[i, j] = c[i, j] + fb * saved[i, j]
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _saved(c, a, trans_a, beta):
+    """A copy of ``c`` when :func:`_task` needs one (else an empty array)."""
+    k = a.shape[0] if trans_a else a.shape[1]
+    if beta != 0.0 and k > KC:
+        return c.copy()
+    return np.empty((0, 0), dtype=np.float32)
+
+
+# ------------------------------------------------------------ one compiled GEMM
+# The blocked GEMM above is compiled once, as a C function (``cfunc``, cached like the
+# kernels) registered with LLVM under :data:`SYMBOL`, and every kernel calls it there: a
+# kernel that linked it instead (the convolutions call it per tile) would have its code
+# optimized again at every level of every caller, several seconds each. The address is
+# registered by :func:`ready` before any kernel that calls it is compiled or loaded from
+# the cache. ``_gemm_task(m, n, k, trans_a, trans_b, a, lda, b, ldb, beta, c, ldc, saved,
+# r0, r1, c0, c1, ws, ws_size, wt)``: :func:`_run` on ``c[r0:r1, c0:c1]``, every matrix a
+# pointer and a row stride in floats (columns adjacent), ``saved`` an ``[M, N]`` copy of
+# ``c`` when ``beta`` and ``K > KC`` (else unused), ``ws``/``wt`` the task's scratch.
+SYMBOL = "tinynet_sgemm_task"
+_JIT = not numba_config.DISABLE_JIT
+_i64, _f32 = types.int64, types.float32
+_FP = types.CPointer(types.float32)
+_SIG = types.void(_i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _f32, _i64, _i64,
+                  _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64)
+# the same ABI (a pointer travels like a 64-bit int), typed pointers for carray
+_SIG_PTR = types.void(_i64, _i64, _i64, _i64, _i64, _FP, _i64, _FP, _i64, _f32, _FP, _i64,
+                      _FP, _i64, _i64, _i64, _i64, _FP, _i64, _FP)
+
+
+def _gemm_task_c(m, n, k, trans_a, trans_b, a, lda, b, ldb, beta, c, ldc, saved, r0, r1, c0,
+                 c1, ws, ws_size, wt):  # pragma: no cover (compiled)
+    ta = trans_a != 0
+    tb = trans_b != 0
+    av = carray(a, (k if ta else m, lda))[:, :(m if ta else k)]
+    bv = carray(b, (n if tb else k, ldb))[:, :(k if tb else n)]
+    cv = carray(c, (m, ldc))[:, :n]
+    sv = carray(saved, (m, n)) if beta != 0.0 and k > KC else carray(saved, (0, 0))
+    _run(av, bv, cv, ta, tb, beta, sv, r0, r1, c0, c1, carray(ws, ws_size),
+         carray(wt, (MR, NR)))
+
+
+_ready = not _JIT  # without the JIT nothing calls the symbol
+_ready_lock = threading.Lock()
+
+
+def ready() -> None:
+    """Compiles (or loads from the cache) the C GEMM and registers it as :data:`SYMBOL`,
+    once per process. Every Python entry to a kernel that calls it (``matmul``, the tiled
+    convolution) calls this first: a kernel that calls the symbol can be compiled or
+    loaded from the cache only once it is registered. Not at import, so a first run
+    compiles it when a model first needs a product, by then beside the compile-ahead
+    helper, which compiles it among the first things it does."""
+    global _ready
+    if _ready:
+        return
+    with _ready_lock:
+        if not _ready:
+            compiled = cfunc(_SIG_PTR, cache=True, nogil=True, error_model="numpy",
+                             boundscheck=False)(_gemm_task_c)
+            ll.add_symbol(SYMBOL, compiled.address)
+            _keep.append(compiled)  # its code lives as long as the process
+            _ready = True
+
+
+_keep: list = []
+_gemm_task = types.ExternalFunction(SYMBOL, _SIG)
+
+
+def _task(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt):
+    """:func:`_run` on ``c[r0:r1, c0:c1]`` (compiled: through :data:`SYMBOL`; ``a``, ``b``
+    and ``c`` need adjacent columns, ``saved`` is C-contiguous)."""
+    _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt)
+
+
+@overload(_task, jit_options=CALLEE_OPTIONS)
+def _task_jit(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt):
+    def impl(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt):
+        m, n = c.shape
+        k = a.shape[0] if trans_a else a.shape[1]
+        _gemm_task(m, n, k, 1 if trans_a else 0, 1 if trans_b else 0, a.ctypes.data,
+                   a.strides[0] // 4, b.ctypes.data, b.strides[0] // 4, np.float32(beta),
+                   c.ctypes.data, c.strides[0] // 4, saved.ctypes.data, r0, r1, c0, c1,
+                   ws.ctypes.data, ws.shape[0], wt.ctypes.data)
+    return impl
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _adjacent(a):
+    """``a`` has adjacent columns and a nonnegative row stride (what the C GEMM takes)."""
+    return a.strides[1] == 4 and a.strides[0] >= 0 and a.strides[0] % 4 == 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def gemm_serial(a, b, c, trans_a, trans_b, beta, ws, wt):
+    """``c = op(a) @ op(b) (+ beta * c)`` (:func:`gemm`'s chains) in one task, with the
+    scratch ``ws[0]`` (:func:`workspace_size` floats) and ``wt[0]`` (``[MR, NR]``).
+    ``a``, ``b`` and ``c`` must have adjacent columns (``strides[1] == 4``)."""
+    m, n = c.shape
+    if m == 0 or n == 0:
+        return
+    _task(a, b, c, trans_a, trans_b, beta, _saved(c, a, trans_a, beta), 0, m, 0, n, ws[0],
+          wt[0])
+
+
+@njit(cache=True, parallel=True, error_model="numpy", boundscheck=False)
+def gemm_parallel(a, b, c, trans_a, trans_b, beta, ws, wt):
+    """:func:`gemm_serial` in ``ws.shape[0]`` tasks over Numba's threads: bands of rows
+    (or of columns when the output is wider than tall), each packing its own ``op(b)``;
+    every element is still one chain, so the bits are the serial kernel's."""
+    m, n = c.shape
+    if m == 0 or n == 0:
+        return
+    saved = _saved(c, a, trans_a, beta)
+    tasks = ws.shape[0]
+    rows = n <= m  # bands of rows, or of columns when the output is wider than tall
+    units = (m + MR - 1) // MR if rows else (n + NR - 1) // NR  # whole tiles
+    per = (units + tasks - 1) // tasks
+    for t in prange(tasks):
+        u0 = min(t * per, units)
+        u1 = min(u0 + per, units)
+        if u1 > u0 and rows:
+            _task(a, b, c, trans_a, trans_b, beta, saved, u0 * MR, min(u1 * MR, m), 0, n,
+                  ws[t], wt[t])
+        elif u1 > u0:
+            _task(a, b, c, trans_a, trans_b, beta, saved, 0, m, u0 * NR, min(u1 * NR, n),
+                  ws[t], wt[t])
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _sgemm_whole(a, b, c, trans_a, trans_b, beta):
+    """The whole product in one call of the C GEMM, scratch allocated here (``a``, ``b``
+    and ``c`` with adjacent columns)."""
+    m, n = c.shape
+    k = a.shape[0] if trans_a else a.shape[1]
+    size = max(1, min(KC, k) * min(NC, (n + NR - 1) // NR * NR))
+    ws = np.empty(size, dtype=np.float32)
+    wt = np.empty(MR * NR, dtype=np.float32)
+    saved = _saved(c, a, trans_a, beta)
+    _gemm_task(m, n, k, 1 if trans_a else 0, 1 if trans_b else 0, a.ctypes.data,
+               a.strides[0] // 4, b.ctypes.data, b.strides[0] // 4, np.float32(beta),
+               c.ctypes.data, c.strides[0] // 4, saved.ctypes.data, 0, m, 0, n,
+               ws.ctypes.data, size, wt.ctypes.data)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _sgemm(a, b, c, trans_a, trans_b, beta):
+    if c.shape[0] == 0 or c.shape[1] == 0:
+        return
+    if _adjacent(a) and _adjacent(b) and _adjacent(c):
+        _sgemm_whole(a, b, c, trans_a, trans_b, beta)
+    else:  # the C GEMM takes adjacent columns: contiguous copies
+        cc = c.copy()
+        _sgemm_whole(a.copy(), b.copy(), cc, trans_a, trans_b, beta)
+        for i in range(c.shape[0]):  # a loop: ``c[:] = cc`` compiles a shape-error message
+            for j in range(c.shape[1]):
+                c[i, j] = cc[i, j]
+
+
+@overload(gemm, jit_options={"nogil": True})
+def _gemm_jit(a, b, c, trans_a=False, trans_b=False, beta=0.0):
+    def impl(a, b, c, trans_a=False, trans_b=False, beta=0.0):  # pragma: no cover
+        _sgemm(a, b, c, trans_a, trans_b, beta)
+    return impl
