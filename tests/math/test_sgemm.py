@@ -30,18 +30,19 @@ def _case(m, n, k, trans_a, trans_b, seed):
 
 
 def _kernels(a, b, c0, trans_a, trans_b, beta):
-    """The product by every route: serial, parallel in 2 and 3 tasks, in a kernel, and
-    (without ``beta``) the small-product kernel."""
+    """The product by every route: serial, parallel in 2 and 3 tasks, each with the wide
+    and the narrow tile, in a kernel, and (without ``beta``) the small-product kernel."""
     sgemm.ready()  # what matmul and the convolutions do before their kernels
     m, n = c0.shape
     k = a.shape[0] if trans_a else a.shape[1]
     size = max(1, min(sgemm.KC, k) * min(sgemm.NC, -(-n // sgemm.NR) * sgemm.NR))
     out = []
-    for kernel, tasks in ((sgemm.gemm_serial, 1), (sgemm.gemm_parallel, 2),
-                          (sgemm.gemm_parallel, 3)):
+    for (kernel, tasks), narrow in itertools.product(
+            ((sgemm.gemm_serial, 1), (sgemm.gemm_parallel, 2), (sgemm.gemm_parallel, 3)),
+            (False, True)):
         c = c0.copy()
         kernel(a, b, c, trans_a, trans_b, beta, np.empty((tasks, size), np.float32),
-               np.empty((tasks, sgemm.MR, sgemm.NR), np.float32))
+               np.empty((tasks, sgemm.MR, sgemm.NR), np.float32), narrow)
         out.append(c)
     c = c0.copy()
     _gemm_in_kernel(a, b, c, trans_a, trans_b, beta)

@@ -39,31 +39,20 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from llvmlite import binding as _llvm
 from numba import prange
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.conv import pad_sample
-from tinynet.kernels.simd import vfma, vload, vsplat, vstore
+from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vload, vsplat, vstore
 
 __all__ = ["BLOCK", "NARROW", "forward_kernel", "backward_kernel"]
 
 BLOCK = 8  # output pixels (output pass) or kernel rows (gradient pass) per block
 NARROW_BLOCK = 6  # pixels or kernel rows of a narrow block
 
-
-def _narrow_registers() -> bool:
-    """Whether this machine's vector registers cannot hold the wide blocks' 16 ``f32x16``
-    accumulators and their operands: no AVX-512 (16 registers of at most 256 bits)."""
-    try:
-        return not _llvm.get_host_cpu_features().get("avx512f", False)
-    except RuntimeError:  # features unknown: the blocks that spill least
-        return True
-
-
 #: The passes use the narrow blocks (the kernels take it as an argument; it is a fact of
 #: the machine, the same for every call, so it never changes a result).
-NARROW: bool = _narrow_registers()
+NARROW: bool = NARROW_REGISTERS
 #: The gradient pass's kernel rows are padded to a multiple of this (its block height).
 GRAD_ROWS: int = NARROW_BLOCK if NARROW else BLOCK
 

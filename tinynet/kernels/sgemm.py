@@ -22,7 +22,8 @@ zeros past the last column; a last panel of at most 16 columns is packed 16 wide
 broadcasts of ``a`` per inner step) runs over every :data:`MR` rows of ``op(a)`` and panel.
 ``op(a)`` is not packed: the tile reads its six rows in place through ``a``'s strides
 (``a`` or ``a.T`` alike). Between two ``KC`` steps the chains wait in ``c`` itself (a
-float32 round trip: the same chain). A 6 x 16 tile serves the narrow last panel; tiles
+float32 round trip: the same chain). A 6 x 16 tile serves the narrow last panel, and every
+panel, packed 16 wide, on cores without AVX-512 (:data:`NARROW`); tiles
 that cross the product's edge run on a small buffer, their inside moved from and back to
 ``c`` with masked vector loads and stores. Bands of the output go to Numba's threads
 (:func:`gemm_parallel`), each band one task with its own scratch; no band's elements
@@ -48,15 +49,19 @@ from numba.extending import overload
 
 from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 from tinynet.kernels.sgemm_tiles import cload, cload_n, cstore, cstore_n, tile16, tile32
-from tinynet.kernels.simd import vfma, vstore
+from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vstore
 
-__all__ = ["MR", "NR", "KC", "NC", "SYMBOL", "ready", "gemm", "workspace_size", "gemm_serial",
-           "gemm_parallel"]
+__all__ = ["MR", "NR", "KC", "NC", "NARROW", "SYMBOL", "ready", "gemm", "workspace_size",
+           "gemm_serial", "gemm_parallel"]
 
 MR = 6    # rows of op(a) per register tile
 NR = 32   # columns of op(b) per register tile (two 16-lane vectors)
 KC = 256  # inner steps per packed block of op(b) (the chains wait in c in between)
 NC = 512  # columns per packed block of op(b)
+#: The 6 x 16 tile on every panel: on cores without AVX-512 the 6 x 32 tile's twelve
+#: ``f32x16`` accumulators need 24 of the 16 registers and spill (for speed only: a tile
+#: chooses which chains run together, never a chain's order).
+NARROW = NARROW_REGISTERS
 
 
 def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = False,
@@ -85,14 +90,14 @@ def workspace_size(m, n, k):
 
 # ------------------------------------------------------------ packing and blocks
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _pack_b(b, trans_b, k0, kc, j0, nc, bp):
-    """``op(b)[k0:k0 + kc, j0:j0 + nc]`` as panels: the panel of columns ``jp`` on at
-    ``bp[jp * kc:]``, ``NR`` floats a step (16 for a last panel of at most 16 columns),
-    zeros past ``nc``."""
+def _pack_b(b, trans_b, k0, kc, j0, nc, bp, pw):
+    """``op(b)[k0:k0 + kc, j0:j0 + nc]`` as panels of ``pw`` (``NR`` or 16) columns: the
+    panel of columns ``jp`` on at ``bp[jp * kc:]``, ``pw`` floats a step (16 for a last
+    panel of at most 16 columns), zeros past ``nc``."""
     unit = b.strides[1] == 4
-    for jp in range(0, nc, NR):
+    for jp in range(0, nc, pw):
         base = jp * kc
-        width = min(NR, nc - jp)
+        width = min(pw, nc - jp)
         st = 16 if width <= 16 else NR
         if trans_b:  # op(b)[kk, j] = b[j, kk]: read along b's rows
             for col in range(width):
@@ -102,10 +107,10 @@ def _pack_b(b, trans_b, k0, kc, j0, nc, bp):
             for kk in range(kc):
                 for col in range(width, st):
                     bp[base + kk * st + col] = np.float32(0.0)
-        elif width == NR and unit:
+        elif width == st and unit:
             for kk in range(kc):
-                vstore(bp, base + kk * NR, cload(b, k0 + kk, j0 + jp))
-                vstore(bp, base + kk * NR + 16, cload(b, k0 + kk, j0 + jp + 16))
+                for v in range(0, st, 16):
+                    vstore(bp, base + kk * st + v, cload(b, k0 + kk, j0 + jp + v))
         else:
             for kk in range(kc):
                 row = b[k0 + kk]
@@ -116,14 +121,15 @@ def _pack_b(b, trans_b, k0, kc, j0, nc, bp):
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb):
+def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow):
     """``c[r0:r1, c0:c1] = op(a)[r0:r1] @ op(b)[:, c0:c1] (+ beta * c)``: one task,
     ``op(b)`` packed block by block into ``bp``. Tiles crossing the edge (``h`` rows,
     ``wd`` columns inside) run on the buffer ``tb`` (``[MR, NR]``), their inside copied
     from and back to ``c``. With ``beta`` and more than ``KC`` inner steps the chains
     pass through ``c``, so ``beta * c`` is added at the end from ``saved``, the caller's
-    copy of ``c`` (the same two roundings as in one pass). One function, not a chain of
-    helpers: Numba optimizes a helper's code again in every helper that links it."""
+    copy of ``c`` (the same two roundings as in one pass). ``narrow``: 16-column panels
+    and the 6 x 16 tile everywhere (:data:`NARROW`). One function, not a chain of helpers:
+    Numba optimizes a helper's code again in every helper that links it."""
     m = c.shape[0]
     if trans_a:  # op(a)[i, kk] = a[kk, i]
         k = a.shape[0]
@@ -139,17 +145,18 @@ def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb):
         return
     split = beta != 0.0 and k > KC
     beta_on = beta != 0.0 and not split
+    pw = 16 if narrow else NR
     for jc in range(c0, c1, NC):
         nc = min(NC, c1 - jc)
         for pc in range(0, k, KC):
             kc = min(KC, k - pc)
-            _pack_b(b, trans_b, pc, kc, jc, nc, bp)
+            _pack_b(b, trans_b, pc, kc, jc, nc, bp, pw)
             load = pc > 0
             last = beta_on and pc + kc == k
             for i0 in range(r0, r1, MR):
                 h = min(MR, r1 - i0)
-                for jp in range(0, nc, NR):
-                    wd = min(NR, nc - jp)
+                for jp in range(0, nc, pw):
+                    wd = min(pw, nc - jp)
                     j0 = jc + jp
                     if h == MR and wd == NR:
                         tile32(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, c, i0, j0, load,
@@ -202,14 +209,14 @@ _JIT = not numba_config.DISABLE_JIT
 _i64, _f32 = types.int64, types.float32
 _FP = types.CPointer(types.float32)
 _SIG = types.void(_i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _f32, _i64, _i64,
-                  _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64)
+                  _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64)
 # the same ABI (a pointer travels like a 64-bit int), typed pointers for carray
 _SIG_PTR = types.void(_i64, _i64, _i64, _i64, _i64, _FP, _i64, _FP, _i64, _f32, _FP, _i64,
-                      _FP, _i64, _i64, _i64, _i64, _FP, _i64, _FP)
+                      _FP, _i64, _i64, _i64, _i64, _FP, _i64, _FP, _i64)
 
 
 def _gemm_task_c(m, n, k, trans_a, trans_b, a, lda, b, ldb, beta, c, ldc, saved, r0, r1, c0,
-                 c1, ws, ws_size, wt):  # pragma: no cover (compiled)
+                 c1, ws, ws_size, wt, narrow):  # pragma: no cover (compiled)
     ta = trans_a != 0
     tb = trans_b != 0
     av = carray(a, (k if ta else m, lda))[:, :(m if ta else k)]
@@ -217,7 +224,7 @@ def _gemm_task_c(m, n, k, trans_a, trans_b, a, lda, b, ldb, beta, c, ldc, saved,
     cv = carray(c, (m, ldc))[:, :n]
     sv = carray(saved, (m, n)) if beta != 0.0 and k > KC else carray(saved, (0, 0))
     _run(av, bv, cv, ta, tb, beta, sv, r0, r1, c0, c1, carray(ws, ws_size),
-         carray(wt, (MR, NR)))
+         carray(wt, (MR, NR)), narrow != 0)
 
 
 _ready = not _JIT  # without the JIT nothing calls the symbol
@@ -247,21 +254,21 @@ _keep: list = []
 _gemm_task = types.ExternalFunction(SYMBOL, _SIG)
 
 
-def _task(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt):
+def _task(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt, narrow):
     """:func:`_run` on ``c[r0:r1, c0:c1]`` (compiled: through :data:`SYMBOL`; ``a``, ``b``
     and ``c`` need adjacent columns, ``saved`` is C-contiguous)."""
-    _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt)
+    _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt, narrow)
 
 
 @overload(_task, jit_options=CALLEE_OPTIONS)
-def _task_jit(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt):
-    def impl(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt):
+def _task_jit(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt, narrow):
+    def impl(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt, narrow):
         m, n = c.shape
         k = a.shape[0] if trans_a else a.shape[1]
         _gemm_task(m, n, k, 1 if trans_a else 0, 1 if trans_b else 0, a.ctypes.data,
                    a.strides[0] // 4, b.ctypes.data, b.strides[0] // 4, np.float32(beta),
                    c.ctypes.data, c.strides[0] // 4, saved.ctypes.data, r0, r1, c0, c1,
-                   ws.ctypes.data, ws.shape[0], wt.ctypes.data)
+                   ws.ctypes.data, ws.shape[0], wt.ctypes.data, 1 if narrow else 0)
     return impl
 
 
@@ -272,19 +279,20 @@ def _adjacent(a):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def gemm_serial(a, b, c, trans_a, trans_b, beta, ws, wt):
+def gemm_serial(a, b, c, trans_a, trans_b, beta, ws, wt, narrow):
     """``c = op(a) @ op(b) (+ beta * c)`` (:func:`gemm`'s chains) in one task, with the
-    scratch ``ws[0]`` (:func:`workspace_size` floats) and ``wt[0]`` (``[MR, NR]``).
-    ``a``, ``b`` and ``c`` must have adjacent columns (``strides[1] == 4``)."""
+    scratch ``ws[0]`` (:func:`workspace_size` floats) and ``wt[0]`` (``[MR, NR]``);
+    ``narrow``: the 6 x 16 tile everywhere (pass :data:`NARROW`; either gives the same
+    bits). ``a``, ``b`` and ``c`` must have adjacent columns (``strides[1] == 4``)."""
     m, n = c.shape
     if m == 0 or n == 0:
         return
     _task(a, b, c, trans_a, trans_b, beta, _saved(c, a, trans_a, beta), 0, m, 0, n, ws[0],
-          wt[0])
+          wt[0], narrow)
 
 
 @njit(cache=True, parallel=True, error_model="numpy", boundscheck=False)
-def gemm_parallel(a, b, c, trans_a, trans_b, beta, ws, wt):
+def gemm_parallel(a, b, c, trans_a, trans_b, beta, ws, wt, narrow):
     """:func:`gemm_serial` in ``ws.shape[0]`` tasks over Numba's threads: bands of rows
     (or of columns when the output is wider than tall), each packing its own ``op(b)``;
     every element is still one chain, so the bits are the serial kernel's."""
@@ -301,10 +309,10 @@ def gemm_parallel(a, b, c, trans_a, trans_b, beta, ws, wt):
         u1 = min(u0 + per, units)
         if u1 > u0 and rows:
             _task(a, b, c, trans_a, trans_b, beta, saved, u0 * MR, min(u1 * MR, m), 0, n,
-                  ws[t], wt[t])
+                  ws[t], wt[t], narrow)
         elif u1 > u0:
             _task(a, b, c, trans_a, trans_b, beta, saved, 0, m, u0 * NR, min(u1 * NR, n),
-                  ws[t], wt[t])
+                  ws[t], wt[t], narrow)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -320,7 +328,7 @@ def _sgemm_whole(a, b, c, trans_a, trans_b, beta):
     _gemm_task(m, n, k, 1 if trans_a else 0, 1 if trans_b else 0, a.ctypes.data,
                a.strides[0] // 4, b.ctypes.data, b.strides[0] // 4, np.float32(beta),
                c.ctypes.data, c.strides[0] // 4, saved.ctypes.data, 0, m, 0, n,
-               ws.ctypes.data, size, wt.ctypes.data)
+               ws.ctypes.data, size, wt.ctypes.data, 1 if NARROW else 0)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)

@@ -36,6 +36,7 @@ import operator
 import platform
 
 import numpy as np
+from llvmlite import binding as _llvm
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -45,12 +46,28 @@ from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 
 __all__ = ["LANES", "STREAM_ALIGN", "F32x16", "f32x16", "vload", "vload8x2", "vstore",
            "vstream", "sfence", "vsplat", "vsplat8x2", "vlows", "vhighs", "vfold8x4", "vfma",
-           "load4", "store4", "splat4", "zero4", "add4", "sub4", "mul4"]
+           "load4", "store4", "splat4", "zero4", "add4", "sub4", "mul4", "NARROW_REGISTERS"]
 
 LANES = 16
 STREAM_ALIGN = 64  # bytes: a streamed vector's address must be a multiple of this
 _X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
 _VT = ir.VectorType(ir.FloatType(), LANES)
+
+
+def _narrow_registers() -> bool:
+    """Whether this machine's vector registers cannot hold a kernel's wide register blocks
+    (16 or more ``f32x16`` accumulators and their operands): no AVX-512, so 16 registers
+    of at most 256 bits, and an ``f32x16`` takes two of them."""
+    try:
+        return not _llvm.get_host_cpu_features().get("avx512f", False)
+    except RuntimeError:  # features unknown: the blocks that spill least
+        return True
+
+
+#: The kernels with register blocks (the direct convolution, the GEMM's tile) use their
+#: narrow blocks. A fact of the machine, for speed only: the blocks change which outputs
+#: are computed together, never an output's own chain of operations, so never a bit.
+NARROW_REGISTERS: bool = _narrow_registers()
 
 
 class F32x16(types.Type):

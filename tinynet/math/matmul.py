@@ -19,6 +19,7 @@ import threading
 import numpy as np
 
 from tinynet import tuning
+from tinynet.kernels import sgemm
 from tinynet.kernels.sgemm import KC, MR, NC, NR, gemm_parallel, gemm_serial, ready
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
 
@@ -113,8 +114,9 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
     if tuning.use_parallel("matmul_parallel_min_flops", m * n * k):
         tasks = tuning.get_num_threads()
         ws, wt = _scratch(tasks, m, n, k)
-        (gemm_parallel if tasks > 1 else gemm_serial)(a, b, out, trans_a, trans_b, 0.0, ws, wt)
+        (gemm_parallel if tasks > 1 else gemm_serial)(a, b, out, trans_a, trans_b, 0.0, ws, wt,
+                                                       sgemm.NARROW)
     else:
         ws, wt = _scratch(1, m, n, k)
-        gemm_serial(a, b, out, trans_a, trans_b, 0.0, ws, wt)
+        gemm_serial(a, b, out, trans_a, trans_b, 0.0, ws, wt, sgemm.NARROW)
     return out
