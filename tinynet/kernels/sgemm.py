@@ -23,7 +23,8 @@ broadcasts of ``a`` per inner step) runs over every :data:`MR` rows of ``op(a)``
 ``op(a)`` is not packed: the tile reads its six rows in place through ``a``'s strides
 (``a`` or ``a.T`` alike). Between two ``KC`` steps the chains wait in ``c`` itself (a
 float32 round trip: the same chain). A 6 x 16 tile serves the narrow last panel, and every
-panel, packed 16 wide, on cores without AVX-512 (:data:`NARROW`); tiles
+panel, packed 16 wide, on cores without AVX-512 (``simd.NARROW_REGISTERS``: there the
+6 x 32 tile's twelve accumulators need 24 of the 16 vector registers and spill); tiles
 that cross the product's edge run on a small buffer, their inside moved from and back to
 ``c`` with masked vector loads and stores. Bands of the output go to Numba's threads
 (:func:`gemm_parallel`), each band one task with its own scratch; no band's elements
@@ -51,17 +52,13 @@ from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 from tinynet.kernels.sgemm_tiles import cload, cload_n, cstore, cstore_n, tile16, tile32
 from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vstore
 
-__all__ = ["MR", "NR", "KC", "NC", "NARROW", "SYMBOL", "ready", "gemm", "workspace_size",
+__all__ = ["MR", "NR", "KC", "NC", "SYMBOL", "ready", "gemm", "workspace_size",
            "gemm_serial", "gemm_parallel"]
 
 MR = 6    # rows of op(a) per register tile
 NR = 32   # columns of op(b) per register tile (two 16-lane vectors)
 KC = 256  # inner steps per packed block of op(b) (the chains wait in c in between)
 NC = 512  # columns per packed block of op(b)
-#: The 6 x 16 tile on every panel: on cores without AVX-512 the 6 x 32 tile's twelve
-#: ``f32x16`` accumulators need 24 of the 16 registers and spill (for speed only: a tile
-#: chooses which chains run together, never a chain's order).
-NARROW = NARROW_REGISTERS
 
 
 def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = False,
@@ -128,7 +125,7 @@ def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow)
     from and back to ``c``. With ``beta`` and more than ``KC`` inner steps the chains
     pass through ``c``, so ``beta * c`` is added at the end from ``saved``, the caller's
     copy of ``c`` (the same two roundings as in one pass). ``narrow``: 16-column panels
-    and the 6 x 16 tile everywhere (:data:`NARROW`). One function, not a chain of helpers:
+    and the 6 x 16 tile everywhere. One function, not a chain of helpers:
     Numba optimizes a helper's code again in every helper that links it."""
     m = c.shape[0]
     if trans_a:  # op(a)[i, kk] = a[kk, i]
@@ -282,7 +279,7 @@ def _adjacent(a):
 def gemm_serial(a, b, c, trans_a, trans_b, beta, ws, wt, narrow):
     """``c = op(a) @ op(b) (+ beta * c)`` (:func:`gemm`'s chains) in one task, with the
     scratch ``ws[0]`` (:func:`workspace_size` floats) and ``wt[0]`` (``[MR, NR]``);
-    ``narrow``: the 6 x 16 tile everywhere (pass :data:`NARROW`; either gives the same
+    ``narrow``: the 6 x 16 tile everywhere (pass ``simd.NARROW_REGISTERS``; either gives the same
     bits). ``a``, ``b`` and ``c`` must have adjacent columns (``strides[1] == 4``)."""
     m, n = c.shape
     if m == 0 or n == 0:
@@ -328,7 +325,7 @@ def _sgemm_whole(a, b, c, trans_a, trans_b, beta):
     _gemm_task(m, n, k, 1 if trans_a else 0, 1 if trans_b else 0, a.ctypes.data,
                a.strides[0] // 4, b.ctypes.data, b.strides[0] // 4, np.float32(beta),
                c.ctypes.data, c.strides[0] // 4, saved.ctypes.data, 0, m, 0, n,
-               ws.ctypes.data, size, wt.ctypes.data, 1 if NARROW else 0)
+               ws.ctypes.data, size, wt.ctypes.data, 1 if NARROW_REGISTERS else 0)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)

@@ -19,9 +19,9 @@ import threading
 import numpy as np
 
 from tinynet import tuning
-from tinynet.kernels import sgemm
 from tinynet.kernels.sgemm import KC, MR, NC, NR, gemm_parallel, gemm_serial, ready
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
+from tinynet.kernels.simd import NARROW_REGISTERS
 
 __all__ = ["SMALL_MULADDS", "matmul"]
 
@@ -115,8 +115,8 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
         tasks = tuning.get_num_threads()
         ws, wt = _scratch(tasks, m, n, k)
         (gemm_parallel if tasks > 1 else gemm_serial)(a, b, out, trans_a, trans_b, 0.0, ws, wt,
-                                                       sgemm.NARROW)
+                                                       NARROW_REGISTERS)
     else:
         ws, wt = _scratch(1, m, n, k)
-        gemm_serial(a, b, out, trans_a, trans_b, 0.0, ws, wt, sgemm.NARROW)
+        gemm_serial(a, b, out, trans_a, trans_b, 0.0, ws, wt, NARROW_REGISTERS)
     return out
