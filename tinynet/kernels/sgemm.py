@@ -126,7 +126,9 @@ def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow)
     pass through ``c``, so ``beta * c`` is added at the end from ``saved``, the caller's
     copy of ``c`` (the same two roundings as in one pass). ``narrow``: 16-column panels
     and the 6 x 16 tile everywhere. One function, not a chain of helpers:
-    Numba optimizes a helper's code again in every helper that links it."""
+    Numba optimizes a helper's code again in every helper that links it; and each tile
+    has one call site, on ``c`` or on ``tb`` (so both must have one array type), because
+    LLVM inlines a tile's unrolled loop at every site it is called from."""
     m = c.shape[0]
     if trans_a:  # op(a)[i, kk] = a[kk, i]
         k = a.shape[0]
@@ -155,24 +157,23 @@ def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow)
                 for jp in range(0, nc, pw):
                     wd = min(pw, nc - jp)
                     j0 = jc + jp
-                    if h == MR and wd == NR:
-                        tile32(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, c, i0, j0, load,
-                                last, fb)
-                    elif h == MR and wd == 16:
-                        tile16(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, c, i0, j0, load,
-                                last, fb)
+                    inside = h == MR and (wd == NR or wd == 16)
+                    if inside:  # the tile works on c itself
+                        dst, di, dj = c, i0, j0
                     else:  # on the buffer
+                        dst, di, dj = tb, 0, 0
                         if load or last:
                             for r in range(h):
                                 for v in range(0, wd, 16):
                                     cstore(tb, r, v, cload_n(c, i0 + r, j0 + v,
                                                                min(16, wd - v)))
-                        if wd <= 16:
-                            tile16(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, tb, 0, 0,
-                                    load, last, fb)
-                        else:
-                            tile32(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, tb, 0, 0,
-                                    load, last, fb)
+                    if wd > 16:
+                        tile32(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, dst, di, dj, load,
+                               last, fb)
+                    else:
+                        tile16(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, dst, di, dj, load,
+                               last, fb)
+                    if not inside:
                         for r in range(h):
                             for v in range(0, wd, 16):
                                 cstore_n(c, i0 + r, j0 + v, cload(tb, r, v), min(16, wd - v))
@@ -221,7 +222,7 @@ def _gemm_task_c(m, n, k, trans_a, trans_b, a, lda, b, ldb, beta, c, ldc, saved,
     cv = carray(c, (m, ldc))[:, :n]
     sv = carray(saved, (m, n)) if beta != 0.0 and k > KC else carray(saved, (0, 0))
     _run(av, bv, cv, ta, tb, beta, sv, r0, r1, c0, c1, carray(ws, ws_size),
-         carray(wt, (MR, NR)), narrow != 0)
+         carray(wt, (MR, NR))[:, :NR], narrow != 0)  # a view typed as cv (see _run)
 
 
 _ready = not _JIT  # without the JIT nothing calls the symbol
