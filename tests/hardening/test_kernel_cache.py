@@ -50,7 +50,7 @@ def test_tinynet_kernels_use_the_stamping_locator():
     from tinynet.math import reduction
 
     assert _jit.LOCATORS_INSTALLED
-    for kernel in (forward.forward_kernel(forward.SPANS, forward.SERIAL), forward._finish_stats,
+    for kernel in (forward.forward_kernel(forward.SPANS, forward.SERIAL, False), forward._finish_stats,
                    reduction.lane_sum, simd.load4):
         locator = kernel._cache._impl._locator
         assert getattr(type(locator), "_tinynet", False)

@@ -9,9 +9,10 @@ weighted by ``gamma`` and reduced per group, the per-(sample, group) sums behind
 forward sweep computed it. When whole samples go to a task both passes of a sample run
 back to back while it is still in cache.
 
-Each layout has its own compiled gradient-sums block and ``dx`` pass (``recompute`` a
-constant of two copies of each), and :func:`backward_kernel` one driver per (layout,
-mode), as :mod:`.forward` does.
+Each (layout, ``recompute``) has its own compiled gradient-sums block and ``dx`` pass,
+and :func:`backward_kernel` one driver per (layout, mode, ``recompute``), as
+:mod:`.forward` does: the layers always recompute ``xn``, so they compile one copy of
+each pass, without the given-``xn`` branches.
 """
 
 from __future__ import annotations
@@ -188,66 +189,23 @@ def _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, co
                  mean_c, ga_c, xa_c, ca_c, width)
 
 
-def _pass_fns(layout: int):
-    """The compiled gradient-sums block and ``dx`` pass of ``layout``. On spans
-    ``recompute`` is a constant of each of two copies; the wide rows test it per vector
-    (one copy)."""
+@functools.cache
+def _pass_fns(layout: int, recompute: bool):
+    """The compiled gradient-sums block and ``dx`` pass of ``layout``, ``xn`` recomputed
+    from the input or given (a constant: the layers always recompute, so they compile
+    one copy of each)."""
+    variant = f"{layout}_{int(recompute)}"
 
-    @njit(callee=True, cache=True, variant=layout, error_model="numpy")
-    def grad(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
-        if layout != SPANS:
-            _grad_body(layout, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp,
-                       k)
-        elif recompute:
-            _grad_body(layout, True, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-        else:
-            _grad_body(layout, False, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    @njit(callee=True, cache=True, variant=variant, error_model="numpy")
+    def grad(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+        _grad_body(layout, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
 
-    @njit(callee=True, cache=True, variant=layout, error_model="numpy")
-    def dx_pass(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
-        if layout != SPANS:
-            _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
-                     scratch)
-        elif recompute:
-            _dx_body(layout, True, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
-                     scratch)
-        else:
-            _dx_body(layout, False, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
-                     scratch)
+    @njit(callee=True, cache=True, variant=variant, error_model="numpy")
+    def dx_pass(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+        _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                 scratch)
 
     return grad, dx_pass
-
-
-(_grad_spans, _dx_spans), (_grad_half, _dx_half), (_grad_quad, _dx_quad), \
-    (_grad_two_quads, _dx_two_quads) = (_pass_fns(layout) for layout in
-                                        (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _grad(layout, g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
-    """The gradient sums of ``layout`` (a constant of the caller: one call remains)."""
-    if layout == SPANS:
-        _grad_spans(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    elif layout == HALF_ROWS:
-        _grad_half(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    elif layout == QUAD_ROWS:
-        _grad_quad(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    else:
-        _grad_two_quads(g, s, recompute, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _dx(layout, g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
-    """The dx pass of ``layout`` (a constant of the caller: one call remains)."""
-    if layout == SPANS:
-        _dx_spans(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    elif layout == HALF_ROWS:
-        _dx_half(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    elif layout == QUAD_ROWS:
-        _dx_quad(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    else:
-        _dx_two_quads(g, s, dx, recompute, stream, b, r0, r1, d, stats, gamma, coeff,
-                      scratch)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -263,8 +221,8 @@ def _add_row(parts, t, u, v, channels, first):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _samples(layout, g, s, dx, d, recompute, affine_only, stream, gamma, stats, gp, coeff,
-             parts, b0, b1):
+def _samples(grad, dx_pass, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts,
+             b0, b1):
     """Both passes, sample by sample; parameter partials per task row (the first sample
     of each chunk of ``spc`` starts its rows)."""
     w = span_reps(d.channels) * d.channels
@@ -274,45 +232,48 @@ def _samples(layout, g, s, dx, d, recompute, affine_only, stream, gamma, stats, 
     v = lanes[w:]
     for b in range(b0, b1):
         for k in range(d.nblk):
-            _grad(layout, g, s, recompute, b, k * d.block, min((k + 1) * d.block, d.positions),
-                  d, stats, gamma, scratch, u, v, gp, k)
+            grad(g, s, b, k * d.block, min((k + 1) * d.block, d.positions), d, stats, gamma,
+                 scratch, u, v, gp, k)
             _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels, b % d.spc == 0)
         _coefficients(b, d, gp, affine_only, coeff)
-        _dx(layout, g, s, dx, recompute, stream, b, b - b, d.positions, d, stats, gamma,
-            coeff, scratch)  # b - b: see forward._samples
+        dx_pass(g, s, dx, stream, b, b - b, d.positions, d, stats, gamma, coeff,
+                scratch)  # b - b: see forward._samples
 
 
 @functools.cache
-def backward_kernel(layout: int, mode: int):
-    """The compiled backward driver of one layout and mode (compiled on first use).
+def backward_kernel(layout: int, mode: int, recompute: bool):
+    """The compiled backward driver of one layout, mode and ``recompute`` (compiled on
+    first use).
 
-    The driver is ``kernel(g, s, dx, d, recompute, affine_only, stream, gamma, stats, gp,
-    coeff, parts)``: flat float32 ``g``, ``s`` (``xn``, or the input when ``recompute``),
+    The driver is ``kernel(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
+    parts)``: flat float32 ``g``, ``s`` (the input when ``recompute``, else ``xn``),
     ``dx``; ``d`` the plan's ``Dims``; ``stats[2, batch * groups]`` mean and inv_std;
     ``gp[2, batch, nblk, groups]`` float64 block partials; ``coeff[2, batch * groups]``
     float32 per-group coefficients; ``parts[2, ntasks, C]`` float64 parameter partials.
     """
+    grad, dx_pass = _pass_fns(layout, recompute)
+    variant = f"{layout}_{int(recompute)}"
     if mode == SERIAL:
-        @njit(cache=True, variant=layout, error_model="numpy")
-        def group_backward_serial(g, s, dx, d, recompute, affine_only, stream, gamma, stats,
-                                  gp, coeff, parts):
-            _samples(layout, g, s, dx, d, recompute, affine_only, stream, gamma, stats, gp,
-                     coeff, parts, 0, d.batch)
+        @njit(cache=True, variant=variant, error_model="numpy")
+        def group_backward_serial(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
+                                  parts):
+            _samples(grad, dx_pass, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
+                     parts, 0, d.batch)
 
         return group_backward_serial
     if mode == CHUNKS:
-        @njit(cache=True, variant=layout, parallel=True, error_model="numpy")
-        def group_backward_chunks_parallel(g, s, dx, d, recompute, affine_only, stream, gamma,
-                                           stats, gp, coeff, parts):
+        @njit(cache=True, variant=variant, parallel=True, error_model="numpy")
+        def group_backward_chunks_parallel(g, s, dx, d, affine_only, stream, gamma, stats,
+                                           gp, coeff, parts):
             for j in prange((d.batch + d.spc - 1) // d.spc):
-                _samples(layout, g, s, dx, d, recompute, affine_only, stream, gamma, stats,
-                         gp, coeff, parts, j * d.spc, min((j + 1) * d.spc, d.batch))
+                _samples(grad, dx_pass, g, s, dx, d, affine_only, stream, gamma, stats, gp,
+                         coeff, parts, j * d.spc, min((j + 1) * d.spc, d.batch))
 
         return group_backward_chunks_parallel
 
-    @njit(cache=True, variant=layout, parallel=True, error_model="numpy")
-    def group_backward_blocks_parallel(g, s, dx, d, recompute, affine_only, stream, gamma,
-                                       stats, gp, coeff, parts):
+    @njit(cache=True, variant=variant, parallel=True, error_model="numpy")
+    def group_backward_blocks_parallel(g, s, dx, d, affine_only, stream, gamma, stats, gp,
+                                       coeff, parts):
         """Few samples: the sums of every (sample, block) over threads, then ``dx``."""
         w = span_reps(d.channels) * d.channels
         for t in prange(d.batch * d.nblk):
@@ -322,15 +283,15 @@ def backward_kernel(layout: int, mode: int):
             scratch = np.empty(5 * w, dtype=np.float32)
             u = lanes[:w]
             v = lanes[w:]
-            _grad(layout, g, s, recompute, b, k * d.block, min((k + 1) * d.block, d.positions),
-                  d, stats, gamma, scratch, u, v, gp, k)
+            grad(g, s, b, k * d.block, min((k + 1) * d.block, d.positions), d, stats, gamma,
+                 scratch, u, v, gp, k)
             _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels, b % d.spc == 0)
         for b in range(d.batch):
             _coefficients(b, d, gp, affine_only, coeff)
         for t in prange(d.batch * d.nblk):
             b, k = reversed_task(t, d.batch, d.nblk)
             scratch = np.empty(5 * w, dtype=np.float32)
-            _dx(layout, g, s, dx, recompute, stream, b, k * d.block,
-                min((k + 1) * d.block, d.positions), d, stats, gamma, coeff, scratch)
+            dx_pass(g, s, dx, stream, b, k * d.block, min((k + 1) * d.block, d.positions), d,
+                    stats, gamma, coeff, scratch)
 
     return group_backward_blocks_parallel

@@ -14,12 +14,12 @@ block order in float64. The serial and parallel drivers share these helpers, so 
 or the thread count decides where work runs, never the bits.
 
 **Compiled pieces.** Each layout has its own compiled statistics block and sweep (a
-generic body inlined with the layout constant; ``want_xn`` becomes a constant of two
-copies of the sweep's loops), and :func:`forward_kernel` builds one driver per (layout,
-mode): the parallel ones call those pieces, the serial one inlines their bodies (but the
-spans' two-copy sweep), so a model that runs serially compiles one function, not three.
-The layout is the closure's constant, so Numba prunes the other layouts' code before it
-types the driver. A model compiles its own layouts only, each piece on first use.
+generic body inlined with the layout constant), and :func:`forward_kernel` builds one
+driver per (layout, mode, ``want_xn``): the parallel ones call those pieces, the serial
+one inlines their bodies, so a model that runs serially compiles one function, not three.
+The layout and ``want_xn`` are the closure's constants, so Numba prunes the other
+layouts' code and the unwanted ``xn`` stores before it types the driver (the layers never
+want ``xn``: they compile the sweep without them). A model compiles its own layouts only, each piece on first use.
 Otherwise inlining stays within a block function (its loops and one-line helpers): Numba
 re-derives and copies an inlined function's IR at every call site, so deep chains of
 inlined functions cost compile time far beyond their size.
@@ -233,53 +233,27 @@ def _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
                     bet, width)
 
 
-def _sweep_fn(layout: int):
-    """The compiled sweep of ``layout``. On spans ``want_xn`` is a constant of each of two
-    copies (no test per span); the wide rows test it per vector store, as they test
-    ``stream`` (a well-predicted branch; one copy compiles in half the time)."""
+@functools.cache
+def _sweep_fn(layout: int, want_xn: bool):
+    """The compiled sweep of ``layout``, writing ``xn`` too when ``want_xn`` (a constant:
+    the layers never want it, so they compile the sweep without its ``xn`` stores)."""
 
-    @njit(callee=True, cache=True, variant=layout, error_model="numpy")
-    def sweep(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
-        if layout != SPANS:
-            _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
-                        beta, scratch)
-        elif want_xn:
-            _sweep_body(layout, True, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
-                        scratch)
-        else:
-            _sweep_body(layout, False, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
-                        scratch)
+    @njit(callee=True, cache=True, variant=f"{layout}_{int(want_xn)}", error_model="numpy")
+    def sweep(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
+        _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
+                    scratch)
 
     return sweep
 
 
-_sweep_spans, _sweep_half, _sweep_quad, _sweep_two_quads = (
-    _sweep_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
-
-
 @njit(cache=True, inline="always", error_model="numpy")
-def _sweep(layout, x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
-    """The sweep of ``layout`` (a constant of the caller: one call remains)."""
-    if layout == SPANS:
-        _sweep_spans(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
-    elif layout == HALF_ROWS:
-        _sweep_half(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
-    elif layout == QUAD_ROWS:
-        _sweep_quad(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
-    else:
-        _sweep_two_quads(x, out, xn, want_xn, stream, b, r0, r1, d, stats, gamma, beta,
-                         scratch)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _samples(layout, flat, x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta, part,
+def _samples(layout, want_xn, sweep, x, out, xn, d, epsilon, given, stream, gamma, beta, part,
              stats, b0, b1):
-    """Statistics then sweep, sample by sample (each sample is still in cache). ``flat``
-    (the serial driver) inlines the statistics block and the wide rows' sweep: linked in as
+    """Statistics then sweep, sample by sample (each sample is still in cache). The serial
+    driver (``sweep`` None) inlines the statistics block and the sweep: linked in as
     compiled functions, their code would be optimized once more in the driver. The chunks
-    driver calls them (a parallel loop's large inlined body costs Numba's parfor passes),
-    and so does every driver for the spans' sweep (two copies inlined would cost more
-    than the call saves)."""
+    driver calls them (a parallel loop's large inlined body costs Numba's parfor
+    passes)."""
     w = span_reps(d.channels) * d.channels
     lanes = np.empty(3 * w, dtype=np.float32)
     scratch = np.empty(4 * w, dtype=np.float32)
@@ -288,54 +262,57 @@ def _samples(layout, flat, x, out, xn, d, epsilon, given, want_xn, stream, gamma
         if not given:
             for k in range(d.nblk):
                 p0, p1 = k * d.block, min((k + 1) * d.block, d.positions)
-                if flat:
+                if sweep is None:
                     _stats_body(layout, x, base, p0, p1, d, lanes, part, b, k)
                 else:
                     _stats_block(layout, x, base, p0, p1, d, lanes, part, b, k)
             _finish_stats(x, b, d, epsilon, part, stats)
         # ``b - b``: position 0 as a run-time value (a literal argument would compile a
         # second specialization of the sweep, beside the blocks driver's)
-        if flat and layout != SPANS:  # (the spans' two copies stay a compiled function)
+        if sweep is None:
             _sweep_body(layout, want_xn, x, out, xn, stream, b, b - b, d.positions, d, stats,
                         gamma, beta, scratch)
         else:
-            _sweep(layout, x, out, xn, want_xn, stream, b, b - b, d.positions, d, stats,
-                   gamma, beta, scratch)
+            sweep(x, out, xn, stream, b, b - b, d.positions, d, stats, gamma, beta, scratch)
 
 
 @functools.cache
-def forward_kernel(layout: int, mode: int):
-    """The compiled forward driver of one layout and mode (compiled on first use).
+def forward_kernel(layout: int, mode: int, want_xn: bool):
+    """The compiled forward driver of one layout, mode and ``want_xn`` (compiled on first
+    use).
 
-    The driver is ``kernel(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta,
-    part, stats)``: flat float32 ``x``, ``out``, ``xn``; ``d`` the plan's ``Dims``;
-    ``given`` when ``stats[0]`` (mean) and ``stats[2]`` (inv_std) hold fixed statistics;
-    ``part[2, batch, nblk, groups]`` float64 block partials; ``stats[3, batch * groups]``
-    float32 mean, var, inv_std (written unless given). Serial and parallel drivers are
-    distinct functions (Numba's cache does not tell ``parallel=`` apart); the layout is
-    the closure's constant, so Numba prunes the other layouts' calls before typing.
+    The driver is ``kernel(x, out, xn, d, epsilon, given, stream, gamma, beta, part,
+    stats)``: flat float32 ``x``, ``out``, ``xn`` (written when ``want_xn``); ``d`` the
+    plan's ``Dims``; ``given`` when ``stats[0]`` (mean) and ``stats[2]`` (inv_std) hold
+    fixed statistics; ``part[2, batch, nblk, groups]`` float64 block partials;
+    ``stats[3, batch * groups]`` float32 mean, var, inv_std (written unless given). Serial
+    and parallel drivers are distinct functions (Numba's cache does not tell ``parallel=``
+    apart); the layout and ``want_xn`` are the closure's constants, so Numba prunes the
+    other layouts' calls and the unwanted stores before typing.
     """
+    variant = f"{layout}_{int(want_xn)}"
     if mode == SERIAL:
-        @njit(cache=True, variant=layout, error_model="numpy")
-        def group_forward_serial(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta,
-                                 part, stats):
-            _samples(layout, True, x, out, xn, d, epsilon, given, want_xn, stream, gamma,
+        @njit(cache=True, variant=variant, error_model="numpy")
+        def group_forward_serial(x, out, xn, d, epsilon, given, stream, gamma, beta, part,
+                                 stats):
+            _samples(layout, want_xn, None, x, out, xn, d, epsilon, given, stream, gamma,
                      beta, part, stats, 0, d.batch)
 
         return group_forward_serial
+    sweep = _sweep_fn(layout, want_xn)
     if mode == CHUNKS:
-        @njit(cache=True, variant=layout, parallel=True, error_model="numpy")
-        def group_forward_chunks_parallel(x, out, xn, d, epsilon, given, want_xn, stream,
-                                          gamma, beta, part, stats):
+        @njit(cache=True, variant=variant, parallel=True, error_model="numpy")
+        def group_forward_chunks_parallel(x, out, xn, d, epsilon, given, stream, gamma, beta,
+                                          part, stats):
             for j in prange((d.batch + d.spc - 1) // d.spc):
-                _samples(layout, False, x, out, xn, d, epsilon, given, want_xn, stream, gamma,
+                _samples(layout, want_xn, sweep, x, out, xn, d, epsilon, given, stream, gamma,
                          beta, part, stats, j * d.spc, min((j + 1) * d.spc, d.batch))
 
         return group_forward_chunks_parallel
 
-    @njit(cache=True, variant=layout, parallel=True, error_model="numpy")
-    def group_forward_blocks_parallel(x, out, xn, d, epsilon, given, want_xn, stream, gamma,
-                                      beta, part, stats):
+    @njit(cache=True, variant=variant, parallel=True, error_model="numpy")
+    def group_forward_blocks_parallel(x, out, xn, d, epsilon, given, stream, gamma, beta,
+                                      part, stats):
         """Few samples: each split into its position blocks, statistics then sweep."""
         w = span_reps(d.channels) * d.channels
         if not given:
@@ -350,7 +327,7 @@ def forward_kernel(layout: int, mode: int):
         for t in prange(d.batch * d.nblk):
             b, k = reversed_task(t, d.batch, d.nblk)
             scratch = np.empty(4 * w, dtype=np.float32)
-            _sweep(layout, x, out, xn, want_xn, stream, b, k * d.block,
-                   min((k + 1) * d.block, d.positions), d, stats, gamma, beta, scratch)
+            sweep(x, out, xn, stream, b, k * d.block, min((k + 1) * d.block, d.positions), d,
+                  stats, gamma, beta, scratch)
 
     return group_forward_blocks_parallel
