@@ -189,7 +189,6 @@ def _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, co
                  mean_c, ga_c, xa_c, ca_c, width)
 
 
-@functools.cache
 def _pass_fns(layout: int, recompute: bool):
     """The compiled gradient-sums block and ``dx`` pass of ``layout``, ``xn`` recomputed
     from the input or given (a constant: the layers always recompute, so they compile
@@ -208,6 +207,60 @@ def _pass_fns(layout: int, recompute: bool):
     return grad, dx_pass
 
 
+# Module globals, not closure cells of the drivers: Numba keys a closure's cache entry on
+# its cells' pickled contents, and a dispatcher pickles differently in every process.
+((_grad_spans_given, _dx_spans_given), (_grad_spans, _dx_spans),
+ (_grad_half_given, _dx_half_given), (_grad_half, _dx_half),
+ (_grad_quad_given, _dx_quad_given), (_grad_quad, _dx_quad),
+ (_grad_two_quads_given, _dx_two_quads_given), (_grad_two_quads, _dx_two_quads)) = (
+    _pass_fns(layout, recompute) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
+    for recompute in (False, True))
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _grad(layout, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+    """The gradient sums of ``layout`` and ``recompute`` (constants of the caller: one
+    call remains)."""
+    if layout == SPANS and recompute:
+        _grad_spans(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    elif layout == SPANS:
+        _grad_spans_given(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    elif layout == HALF_ROWS and recompute:
+        _grad_half(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    elif layout == HALF_ROWS:
+        _grad_half_given(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    elif layout == QUAD_ROWS and recompute:
+        _grad_quad(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    elif layout == QUAD_ROWS:
+        _grad_quad_given(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    elif layout == TWO_QUADS and recompute:
+        _grad_two_quads(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+    elif layout == TWO_QUADS:
+        _grad_two_quads_given(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dx(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+    """The ``dx`` pass of ``layout`` and ``recompute`` (constants of the caller: one call
+    remains)."""
+    if layout == SPANS and recompute:
+        _dx_spans(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    elif layout == SPANS:
+        _dx_spans_given(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    elif layout == HALF_ROWS and recompute:
+        _dx_half(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    elif layout == HALF_ROWS:
+        _dx_half_given(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    elif layout == QUAD_ROWS and recompute:
+        _dx_quad(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    elif layout == QUAD_ROWS:
+        _dx_quad_given(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    elif layout == TWO_QUADS and recompute:
+        _dx_two_quads(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+    elif layout == TWO_QUADS:
+        _dx_two_quads_given(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
+
+
 @njit(cache=True, inline="always", error_model="numpy")
 def _add_row(parts, t, u, v, channels, first):
     """Adds the block lanes ``u``, ``v`` to task row ``t`` of the float64 parameter
@@ -221,8 +274,8 @@ def _add_row(parts, t, u, v, channels, first):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _samples(grad, dx_pass, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts,
-             b0, b1):
+def _samples(layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
+             parts, b0, b1):
     """Both passes, sample by sample; parameter partials per task row (the first sample
     of each chunk of ``spc`` starts its rows)."""
     w = span_reps(d.channels) * d.channels
@@ -232,12 +285,12 @@ def _samples(grad, dx_pass, g, s, dx, d, affine_only, stream, gamma, stats, gp, 
     v = lanes[w:]
     for b in range(b0, b1):
         for k in range(d.nblk):
-            grad(g, s, b, k * d.block, min((k + 1) * d.block, d.positions), d, stats, gamma,
-                 scratch, u, v, gp, k)
+            _grad(layout, recompute, g, s, b, k * d.block, min((k + 1) * d.block, d.positions),
+                  d, stats, gamma, scratch, u, v, gp, k)
             _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels, b % d.spc == 0)
         _coefficients(b, d, gp, affine_only, coeff)
-        dx_pass(g, s, dx, stream, b, b - b, d.positions, d, stats, gamma, coeff,
-                scratch)  # b - b: see forward._samples
+        _dx(layout, recompute, g, s, dx, stream, b, b - b, d.positions, d, stats, gamma,
+            coeff, scratch)  # b - b: see forward._samples
 
 
 @functools.cache
@@ -251,13 +304,12 @@ def backward_kernel(layout: int, mode: int, recompute: bool):
     ``gp[2, batch, nblk, groups]`` float64 block partials; ``coeff[2, batch * groups]``
     float32 per-group coefficients; ``parts[2, ntasks, C]`` float64 parameter partials.
     """
-    grad, dx_pass = _pass_fns(layout, recompute)
     variant = f"{layout}_{int(recompute)}"
     if mode == SERIAL:
         @njit(cache=True, variant=variant, error_model="numpy")
         def group_backward_serial(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
                                   parts):
-            _samples(grad, dx_pass, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
+            _samples(layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
                      parts, 0, d.batch)
 
         return group_backward_serial
@@ -266,7 +318,7 @@ def backward_kernel(layout: int, mode: int, recompute: bool):
         def group_backward_chunks_parallel(g, s, dx, d, affine_only, stream, gamma, stats,
                                            gp, coeff, parts):
             for j in prange((d.batch + d.spc - 1) // d.spc):
-                _samples(grad, dx_pass, g, s, dx, d, affine_only, stream, gamma, stats, gp,
+                _samples(layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats, gp,
                          coeff, parts, j * d.spc, min((j + 1) * d.spc, d.batch))
 
         return group_backward_chunks_parallel
@@ -283,15 +335,15 @@ def backward_kernel(layout: int, mode: int, recompute: bool):
             scratch = np.empty(5 * w, dtype=np.float32)
             u = lanes[:w]
             v = lanes[w:]
-            grad(g, s, b, k * d.block, min((k + 1) * d.block, d.positions), d, stats, gamma,
-                 scratch, u, v, gp, k)
+            _grad(layout, recompute, g, s, b, k * d.block, min((k + 1) * d.block, d.positions),
+                  d, stats, gamma, scratch, u, v, gp, k)
             _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels, b % d.spc == 0)
         for b in range(d.batch):
             _coefficients(b, d, gp, affine_only, coeff)
         for t in prange(d.batch * d.nblk):
             b, k = reversed_task(t, d.batch, d.nblk)
             scratch = np.empty(5 * w, dtype=np.float32)
-            dx_pass(g, s, dx, stream, b, k * d.block, min((k + 1) * d.block, d.positions), d,
-                    stats, gamma, coeff, scratch)
+            _dx(layout, recompute, g, s, dx, stream, b, k * d.block,
+                min((k + 1) * d.block, d.positions), d, stats, gamma, coeff, scratch)
 
     return group_backward_blocks_parallel

@@ -19,7 +19,8 @@ driver per (layout, mode, ``want_xn``): the parallel ones call those pieces, the
 one inlines their bodies, so a model that runs serially compiles one function, not three.
 The layout and ``want_xn`` are the closure's constants, so Numba prunes the other
 layouts' code and the unwanted ``xn`` stores before it types the driver (the layers never
-want ``xn``: they compile the sweep without them). A model compiles its own layouts only, each piece on first use.
+want ``xn``: they compile the sweep without them). A model compiles its own layouts only,
+each piece on first use.
 Otherwise inlining stays within a block function (its loops and one-line helpers): Numba
 re-derives and copies an inlined function's IR at every call site, so deep chains of
 inlined functions cost compile time far beyond their size.
@@ -233,7 +234,6 @@ def _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
                     bet, width)
 
 
-@functools.cache
 def _sweep_fn(layout: int, want_xn: bool):
     """The compiled sweep of ``layout``, writing ``xn`` too when ``want_xn`` (a constant:
     the layers never want it, so they compile the sweep without its ``xn`` stores)."""
@@ -246,11 +246,41 @@ def _sweep_fn(layout: int, want_xn: bool):
     return sweep
 
 
+# Module globals, not closure cells of the drivers: Numba keys a closure's cache entry on
+# its cells' pickled contents, and a dispatcher pickles differently in every process.
+(_sweep_spans, _sweep_spans_xn, _sweep_half, _sweep_half_xn, _sweep_quad, _sweep_quad_xn,
+ _sweep_two_quads, _sweep_two_quads_xn) = (
+    _sweep_fn(layout, want_xn) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
+    for want_xn in (False, True))
+
+
 @njit(cache=True, inline="always", error_model="numpy")
-def _samples(layout, want_xn, sweep, x, out, xn, d, epsilon, given, stream, gamma, beta, part,
+def _sweep(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
+    """The sweep of ``layout`` and ``want_xn`` (constants of the caller: one call
+    remains)."""
+    if layout == SPANS and want_xn:
+        _sweep_spans_xn(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+    elif layout == SPANS:
+        _sweep_spans(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+    elif layout == HALF_ROWS and want_xn:
+        _sweep_half_xn(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+    elif layout == HALF_ROWS:
+        _sweep_half(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+    elif layout == QUAD_ROWS and want_xn:
+        _sweep_quad_xn(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+    elif layout == QUAD_ROWS:
+        _sweep_quad(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+    elif layout == TWO_QUADS and want_xn:
+        _sweep_two_quads_xn(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+    elif layout == TWO_QUADS:
+        _sweep_two_quads(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _samples(layout, want_xn, flat, x, out, xn, d, epsilon, given, stream, gamma, beta, part,
              stats, b0, b1):
-    """Statistics then sweep, sample by sample (each sample is still in cache). The serial
-    driver (``sweep`` None) inlines the statistics block and the sweep: linked in as
+    """Statistics then sweep, sample by sample (each sample is still in cache). ``flat``
+    (the serial driver) inlines the statistics block and the sweep: linked in as
     compiled functions, their code would be optimized once more in the driver. The chunks
     driver calls them (a parallel loop's large inlined body costs Numba's parfor
     passes)."""
@@ -262,18 +292,19 @@ def _samples(layout, want_xn, sweep, x, out, xn, d, epsilon, given, stream, gamm
         if not given:
             for k in range(d.nblk):
                 p0, p1 = k * d.block, min((k + 1) * d.block, d.positions)
-                if sweep is None:
+                if flat:
                     _stats_body(layout, x, base, p0, p1, d, lanes, part, b, k)
                 else:
                     _stats_block(layout, x, base, p0, p1, d, lanes, part, b, k)
             _finish_stats(x, b, d, epsilon, part, stats)
         # ``b - b``: position 0 as a run-time value (a literal argument would compile a
         # second specialization of the sweep, beside the blocks driver's)
-        if sweep is None:
+        if flat:
             _sweep_body(layout, want_xn, x, out, xn, stream, b, b - b, d.positions, d, stats,
                         gamma, beta, scratch)
         else:
-            sweep(x, out, xn, stream, b, b - b, d.positions, d, stats, gamma, beta, scratch)
+            _sweep(layout, want_xn, x, out, xn, stream, b, b - b, d.positions, d, stats, gamma,
+                   beta, scratch)
 
 
 @functools.cache
@@ -295,17 +326,16 @@ def forward_kernel(layout: int, mode: int, want_xn: bool):
         @njit(cache=True, variant=variant, error_model="numpy")
         def group_forward_serial(x, out, xn, d, epsilon, given, stream, gamma, beta, part,
                                  stats):
-            _samples(layout, want_xn, None, x, out, xn, d, epsilon, given, stream, gamma,
+            _samples(layout, want_xn, True, x, out, xn, d, epsilon, given, stream, gamma,
                      beta, part, stats, 0, d.batch)
 
         return group_forward_serial
-    sweep = _sweep_fn(layout, want_xn)
     if mode == CHUNKS:
         @njit(cache=True, variant=variant, parallel=True, error_model="numpy")
         def group_forward_chunks_parallel(x, out, xn, d, epsilon, given, stream, gamma, beta,
                                           part, stats):
             for j in prange((d.batch + d.spc - 1) // d.spc):
-                _samples(layout, want_xn, sweep, x, out, xn, d, epsilon, given, stream, gamma,
+                _samples(layout, want_xn, False, x, out, xn, d, epsilon, given, stream, gamma,
                          beta, part, stats, j * d.spc, min((j + 1) * d.spc, d.batch))
 
         return group_forward_chunks_parallel
@@ -327,7 +357,7 @@ def forward_kernel(layout: int, mode: int, want_xn: bool):
         for t in prange(d.batch * d.nblk):
             b, k = reversed_task(t, d.batch, d.nblk)
             scratch = np.empty(4 * w, dtype=np.float32)
-            sweep(x, out, xn, stream, b, k * d.block, min((k + 1) * d.block, d.positions), d,
-                  stats, gamma, beta, scratch)
+            _sweep(layout, want_xn, x, out, xn, stream, b, k * d.block,
+                   min((k + 1) * d.block, d.positions), d, stats, gamma, beta, scratch)
 
     return group_forward_blocks_parallel
