@@ -73,3 +73,22 @@ def test_other_code_keeps_numbas_locators():
 def test_digest_is_of_the_installed_package():
     assert _jit.kernel_sources_digest() == _jit.sources_digest(_jit.PACKAGE_DIR)
     assert os.path.isfile(os.path.join(_jit.PACKAGE_DIR, "kernels", "simd.py"))
+
+
+def test_normalization_drivers_keep_no_dispatcher_in_their_closure():
+    """Numba keys a closure's cache entry on its cells' pickled contents, and a dispatcher
+    pickles differently in every process: a driver that captured one would never be
+    loaded from the cache. The group drivers capture constants only (their pieces are
+    module globals)."""
+    from numba.core.dispatcher import Dispatcher
+
+    from tinynet.layers.regularization.normalization import backward, forward, layout
+
+    for lay in (layout.SPANS, layout.HALF_ROWS, layout.QUAD_ROWS, layout.TWO_QUADS):
+        for mode in (layout.SERIAL, layout.CHUNKS, layout.BLOCKS):
+            for flag in (False, True):
+                for driver in (forward.forward_kernel(lay, mode, flag),
+                               backward.backward_kernel(lay, mode, flag)):
+                    cells = [c.cell_contents for c in driver.py_func.__closure__ or ()]
+                    assert cells and not any(isinstance(c, Dispatcher) for c in cells), \
+                        driver.py_func.__qualname__
