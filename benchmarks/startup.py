@@ -4,12 +4,14 @@ Run: python benchmarks/startup.py [--reps 3] [--top 25] [--skip-warmup]
 
 On a fresh, empty ``NUMBA_CACHE_DIR`` it times, each as a whole process:
 
-- the README's main command (``python examples/train_digits_cnn.py``) cold (empty
-  cache), then warm (the cache that run left), ``--reps`` warm runs, median;
+- the README's main command (``python examples/train_digits_cnn.py``) cold (each on a
+  new empty cache) and warm (on the cache the first cold run left), ``--reps`` of each,
+  taken in turns (cold, warm, cold, warm, ...), so a drift of the machine's speed during
+  the run reaches both sides alike; each side is the median of its runs;
 - ``python -m tinynet.warmup`` on another empty cache (its worker processes included);
 
 and lists every kernel's compile seconds from Numba's compile events (kind
-``numba:compile``), recorded inside the cold runs: *total* is a dispatcher's own compile
+``numba:compile``), recorded inside the first cold run and the warmup: *total* is a dispatcher's own compile
 with the helpers compiled inside it, *self* without them. The figures the start-up issue
 asks for are printed last: cold / warm, warmup seconds, and the slowest kernel.
 
@@ -151,7 +153,8 @@ def _slowest(events: list[dict]) -> tuple[str, float]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=3, help="warm runs of the example")
+    parser.add_argument("--reps", type=int, default=3,
+                        help="cold runs and warm runs of the example (each)")
     parser.add_argument("--top", type=int, default=25, help="kernels listed per table")
     parser.add_argument("--skip-warmup", action="store_true")
     args = parser.parse_args(argv)
@@ -160,20 +163,23 @@ def main(argv: list[str] | None = None) -> int:
     out = os.path.join(work, "out")
     example = [EXAMPLE, "--epochs", "15", "--out", out, "--verbose", "0"]
     print(f"start-up benchmark in {work} (each cache starts empty)", flush=True)
-    cache = os.path.join(work, "cache-example")
+    cache = os.path.join(work, "cache-example")  # the first cold run's: the warm runs'
     trace = os.path.join(work, "example.jsonl")
-    cold = _run(example, cache, trace, work)
-    print(f"  example cold: {cold:.1f} s", flush=True)
-    warm = [_run(example, cache, None, work) for _ in range(args.reps)]
-    warm_s = statistics.median(warm)
-    print(f"  example warm: {warm_s:.2f} s (median of {len(warm)})", flush=True)
+    colds: list[float] = []
+    warm: list[float] = []
+    for rep in range(max(args.reps, 1)):
+        fresh = cache if rep == 0 else os.path.join(work, f"cache-cold-{rep}")
+        colds.append(_run(example, fresh, trace if rep == 0 else None, work))
+        warm.append(_run(example, cache, None, work))
+        print(f"  example cold {colds[-1]:.1f} s, warm {warm[-1]:.2f} s", flush=True)
+    cold, warm_s = statistics.median(colds), statistics.median(warm)
     warm_events = os.path.join(work, "warm.jsonl")
     _run(example, cache, warm_events, work)
     recompiled = _events(warm_events)
 
     lines = ["| run | seconds | / warm |", "|---|---:|---:|",
-             f"| `python examples/train_digits_cnn.py`, empty cache | {cold:.1f} | "
-             f"{cold / warm_s:.1f}x |",
+             f"| `python examples/train_digits_cnn.py`, empty cache (median of "
+             f"{len(colds)}) | {cold:.1f} | {cold / warm_s:.1f}x |",
              f"| the same, warm cache (median of {len(warm)}) | {warm_s:.2f} | 1.0x |"]
     warmup_events: list[dict] = []
     if not args.skip_warmup:
@@ -190,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("\n".join(lines))
     print()
-    print(f"Compile events in the example's cold run: {len(ex_events)} compiles, "
+    print(f"Compile events in the example's first cold run: {len(ex_events)} compiles, "
           f"{compile_s:.1f} s in all; compiles in its warm run: {len(recompiled)}")
     print("\n".join(_processes(ex_events)))
     print("\n".join(_table(ex_events, args.top)))
@@ -203,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(_table(warmup_events, args.top)))
     print()
     print(f"slowest kernel compile: {secs:.1f} s ({name})")
-    print(f"cold / warm: {cold / warm_s:.1f}x")
+    print(f"cold / warm: {cold / warm_s:.2f}x (runs: cold "
+          f"{', '.join(f'{c:.1f}' for c in colds)} s; warm "
+          f"{', '.join(f'{w:.2f}' for w in warm)} s)")
     return 0
 
 

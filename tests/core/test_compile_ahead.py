@@ -168,3 +168,43 @@ def test_a_compile_leaves_the_garbage_collector_as_it_found_it(tmp_path, mode):
     # on, with the program's own frozen objects still frozen and no other; the kernel
     # keeps what a cache load keeps (no typed IR, no compile metadata)
     assert out.stdout.split() == ["True", str(mode == "frozen"), "None", "None"]
+
+
+NESTED = """
+import fcntl, os, sys, time
+from tinynet.kernels import _jit
+from tinynet.kernels.pooling import max_fwd_serial as kernel
+path = os.path.join(sys.argv[2], "held.lock")
+_jit.lock_path = lambda dispatcher, sig: path
+read, write = os.pipe()
+other = os.fork()
+if other == 0:  # another process compiling the kernel: holds its lock for a second
+    with open(path, "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        os.write(write, b"x")
+        time.sleep(1.0)
+    os._exit(0)
+os.read(read, 1)
+_jit.WAIT_FOR_BUSY_KERNELS = False
+_jit._depth = int(sys.argv[1])  # compiles already under way in this process
+try:
+    with _jit._compile_lock(kernel, ()):
+        print("waited")
+except _jit.KernelBusy as exc:
+    print("busy:", exc)
+os.waitpid(other, 0)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="compile locks need fcntl")
+@pytest.mark.parametrize("depth, expected", [
+    (0, "busy: max_fwd_serial is being compiled by another process"),
+    (1, "waited"),  # a nested compile waits: giving up would waste the outer one's work
+])
+def test_only_an_outermost_compile_gives_up_on_a_busy_kernel(tmp_path, depth, expected):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    env.pop("NUMBA_DISABLE_JIT", None)
+    out = subprocess.run([sys.executable, "-c", NESTED, str(depth), str(tmp_path)], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == expected

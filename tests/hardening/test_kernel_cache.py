@@ -92,3 +92,22 @@ def test_normalization_drivers_keep_no_dispatcher_in_their_closure():
                     cells = [c.cell_contents for c in driver.py_func.__closure__ or ()]
                     assert cells and not any(isinstance(c, Dispatcher) for c in cells), \
                         driver.py_func.__qualname__
+
+
+def test_the_inliner_copies_a_callee_block_once():
+    # inline_ir copies the callee's blocks, then that copy again as an "original" every
+    # caller discards: the copier hands its own copies back instead
+    from numba.core import ir
+
+    from tinynet.kernels._jit import _BlockCopier
+
+    scope = ir.Scope(None, ir.Loc("f", 1))
+    block = ir.Block(scope, ir.Loc("f", 1))
+    block.append(ir.Assign(ir.Const(1, block.loc), scope.redefine("a", block.loc), block.loc))
+    copier = _BlockCopier()
+    first = copier.deepcopy(block)
+    assert first is not block and first.body[0].target is not block.body[0].target
+    assert str(first.body[0]) == str(block.body[0])
+    assert copier.deepcopy(first) is first  # the second copy of inline_ir
+    other = ir.Block(scope, ir.Loc("f", 2))  # a block it did not make is copied
+    assert copier.deepcopy(other) is not other

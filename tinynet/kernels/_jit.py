@@ -72,14 +72,25 @@ SLP: int = 0 if (tuning.env("NUMBA_SLP_VECTORIZE") or "1").strip() in ("0", "") 
 class _BlockCopier:
     """Stands in for the ``copy`` module in ``numba.core.inline_closurecall`` during one
     inlining: the blocks of one IR are deep-copied with one shared memo per scope, so the
-    scope they share (and every variable in it) is copied once, not once per block."""
+    scope they share (and every variable in it) is copied once, not once per block.
+
+    ``inline_ir`` copies the callee's IR twice: once to splice into the caller, then that
+    copy again as an "unmutated original" it returns first, which every caller of
+    ``inline_ir`` in Numba discards (``_, _, _, new_blocks = ...``). A block this copier
+    made is handed back as it is instead of being copied a second time."""
 
     def __init__(self) -> None:
         self._memos: dict = {}
+        self._made: set = set()
 
     def deepcopy(self, x: Any, memo: Any = None) -> Any:
         if memo is None and isinstance(x, numba_ir.Block):
+            if id(x) in self._made:
+                return x
             memo = self._memos.setdefault(id(x.scope), {})  # scopes live through the call
+            block = copy.deepcopy(x, memo)
+            self._made.add(id(block))
+            return block
         return copy.deepcopy(x, memo)
 
     def __getattr__(self, name: str) -> Any:
@@ -123,8 +134,10 @@ LINEAR_INLINING: bool = (_INLINE_IR is not None and _DERIVE is not None
 
 # ------------------------------------------------- one compile across processes
 _HELD: set = set()  # the lock files this process holds (compiles nest)
-#: Whether a compile whose kernel another process is compiling waits for it (True) or
-#: raises :class:`KernelBusy` (the compile-ahead helper, which then does other work).
+#: Whether an outermost compile whose kernel another process is compiling waits for it
+#: (True) or raises :class:`KernelBusy` (the compile-ahead helper, which then does other
+#: work). A nested compile (a helper of the kernel being compiled) always waits: giving
+#: up there would throw away the part of the outer compile already done.
 WAIT_FOR_BUSY_KERNELS: bool = True
 
 
@@ -167,9 +180,10 @@ def _compile_lock(dispatcher: Dispatcher, sig: Any):
     except OSError:  # a read-only cache: compile unlocked, as Numba would
         yield
         return
+    wait = WAIT_FOR_BUSY_KERNELS or _depth > 0
     with fh:
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | (0 if WAIT_FOR_BUSY_KERNELS else fcntl.LOCK_NB))
+            fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
             raise KernelBusy(f"{dispatcher.py_func.__qualname__} {BUSY}") from None
         _HELD.add(path)
