@@ -232,9 +232,11 @@ def _tasks(spec: dict) -> list:
 
 
 def run(spec: dict) -> None:
-    """The helper's work (:func:`_tasks`). A task that meets a kernel the fit is compiling
-    goes to the back of the queue instead of waiting, so the helper keeps compiling what
-    the fit needs later; a task that fails again with no kernel busy is dropped."""
+    """The helper's work (:func:`_tasks`). A task whose kernel the fit is compiling goes
+    to the back of the queue instead of waiting, so the helper keeps compiling what the
+    fit needs later (a helper kernel met inside a compile already under way is waited
+    for: :data:`tinynet.kernels._jit.WAIT_FOR_BUSY_KERNELS`); a task that fails again
+    with no kernel busy is dropped."""
     from tinynet import tuning
     from tinynet.kernels import _jit
 
