@@ -11,9 +11,10 @@ On a fresh, empty ``NUMBA_CACHE_DIR`` it times, each as a whole process:
 - ``python -m tinynet.warmup`` on another empty cache (its worker processes included);
 
 and lists every kernel's compile seconds from Numba's compile events (kind
-``numba:compile``), recorded inside the first cold run and the warmup: *total* is a dispatcher's own compile
-with the helpers compiled inside it, *self* without them. The figures the start-up issue
-asks for are printed last: cold / warm, warmup seconds, and the slowest kernel.
+``numba:compile``), recorded inside the first cold run and the warmup: *total* is a
+dispatcher's own compile with the helpers compiled inside it, *self* without them. The
+figures the start-up issue asks for are printed last: cold / warm, warmup seconds, and
+the slowest kernel.
 
 The events are recorded by a ``sitecustomize`` put on the timed processes' path only
 (their child processes inherit it), so tinynet itself carries no benchmark code.

@@ -50,8 +50,8 @@ def test_tinynet_kernels_use_the_stamping_locator():
     from tinynet.math import reduction
 
     assert _jit.LOCATORS_INSTALLED
-    for kernel in (forward.forward_kernel(forward.SPANS, forward.SERIAL, False), forward._finish_stats,
-                   reduction.lane_sum, simd.load4):
+    for kernel in (forward.forward_kernel(forward.SPANS, forward.SERIAL, False),
+                   forward._finish_stats, reduction.lane_sum, simd.load4):
         locator = kernel._cache._impl._locator
         assert getattr(type(locator), "_tinynet", False)
         own, digest = locator.get_source_stamp()
