@@ -171,27 +171,32 @@ def test_a_compile_leaves_the_garbage_collector_as_it_found_it(tmp_path, mode):
 
 
 NESTED = """
-import fcntl, os, sys, time
+import fcntl, os, select, sys
 from tinynet.kernels import _jit
 from tinynet.kernels.pooling import max_fwd_serial as kernel
 path = os.path.join(sys.argv[2], "held.lock")
+released = os.path.join(sys.argv[2], "released")
 _jit.lock_path = lambda dispatcher, sig: path
-read, write = os.pipe()
+held_r, held_w = os.pipe()
+done_r, done_w = os.pipe()
 other = os.fork()
-if other == 0:  # another process compiling the kernel: holds its lock for a second
+if other == 0:  # another process compiling the kernel: holds its lock until told (or 2 s)
     with open(path, "a+b") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
-        os.write(write, b"x")
-        time.sleep(1.0)
+        os.write(held_w, b"x")
+        select.select([done_r], [], [], 2.0)
+        open(released, "w").close()
     os._exit(0)
-os.read(read, 1)
+os.read(held_r, 1)
 _jit.WAIT_FOR_BUSY_KERNELS = False
 _jit._depth = int(sys.argv[1])  # compiles already under way in this process
 try:
     with _jit._compile_lock(kernel, ()):
-        print("waited")
+        # the lock came only once the other process had let it go
+        print("waited" if os.path.exists(released) else "did not wait")
 except _jit.KernelBusy as exc:
     print("busy:", exc)
+os.write(done_w, b"x")
 os.waitpid(other, 0)
 """
 

@@ -99,7 +99,7 @@ def test_the_inliner_copies_a_callee_block_once():
     # caller discards: the copier hands its own copies back instead
     from numba.core import ir
 
-    from tinynet.kernels._jit import _BlockCopier
+    from tinynet.kernels._jit import _ONE_COPY, _BlockCopier
 
     scope = ir.Scope(None, ir.Loc("f", 1))
     block = ir.Block(scope, ir.Loc("f", 1))
@@ -108,6 +108,7 @@ def test_the_inliner_copies_a_callee_block_once():
     first = copier.deepcopy(block)
     assert first is not block and first.body[0].target is not block.body[0].target
     assert str(first.body[0]) == str(block.body[0])
-    assert copier.deepcopy(first) is first  # the second copy of inline_ir
+    # the second copy of inline_ir (copied again under a Numba newer than checked)
+    assert (copier.deepcopy(first) is first) == _ONE_COPY
     other = ir.Block(scope, ir.Loc("f", 2))  # a block it did not make is copied
     assert copier.deepcopy(other) is not other

@@ -69,6 +69,10 @@ SLP: int = 0 if (tuning.env("NUMBA_SLP_VECTORIZE") or "1").strip() in ("0", "") 
 
 
 # ---------------------------------------------------- inlining in linear time
+# Numba releases whose every caller of ``inline_ir`` discards its first result.
+_ONE_COPY: bool = tuple(numba.version_info[:2]) <= (0, 68)
+
+
 class _BlockCopier:
     """Stands in for the ``copy`` module in ``numba.core.inline_closurecall`` during one
     inlining: the blocks of one IR are deep-copied with one shared memo per scope, so the
@@ -77,7 +81,9 @@ class _BlockCopier:
     ``inline_ir`` copies the callee's IR twice: once to splice into the caller, then that
     copy again as an "unmutated original" it returns first, which every caller of
     ``inline_ir`` in Numba discards (``_, _, _, new_blocks = ...``). A block this copier
-    made is handed back as it is instead of being copied a second time."""
+    made is handed back as it is instead of being copied a second time (up to the Numba
+    release whose callers this was checked against: a later one copies twice, as Numba
+    does)."""
 
     def __init__(self) -> None:
         self._memos: dict = {}
@@ -85,7 +91,7 @@ class _BlockCopier:
 
     def deepcopy(self, x: Any, memo: Any = None) -> Any:
         if memo is None and isinstance(x, numba_ir.Block):
-            if id(x) in self._made:
+            if id(x) in self._made and _ONE_COPY:
                 return x
             memo = self._memos.setdefault(id(x.scope), {})  # scopes live through the call
             block = copy.deepcopy(x, memo)
@@ -180,6 +186,9 @@ def _compile_lock(dispatcher: Dispatcher, sig: Any):
     except OSError:  # a read-only cache: compile unlocked, as Numba would
         yield
         return
+    # A nested compile waits even where waiting is off: the locks a process holds follow
+    # the call graph (callers first), so two processes can only wait on each other through
+    # a cycle of kernels calling each other, which Numba cannot compile anyway.
     wait = WAIT_FOR_BUSY_KERNELS or _depth > 0
     with fh:
         try:
