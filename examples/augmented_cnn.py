@@ -12,7 +12,7 @@ LearningRateScheduler as a per-epoch factor) and ReduceLROnPlateau halves it whe
 force (an optimizer built on a schedule object cannot also be lowered by
 ReduceLROnPlateau, in Keras as here). ``training_log.csv`` gets one row per epoch
 (CSVLogger, with the rate in force). It ends with the test accuracy and a model saved
-and reloaded.
+and reloaded. Both files go to ``--out`` (default ``outputs/augmented_cnn``).
 """
 
 from __future__ import annotations
@@ -50,7 +50,9 @@ def build_model() -> tn.Sequential:
 def main(argv: list[str] | None = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--out", default=".", help="folder for the CSV log and the model")
+    parser.add_argument("--out", default=os.path.join("outputs", "augmented_cnn"),
+                        help="folder for the CSV log and the model (created if missing; "
+                        "default: %(default)s)")
     parser.add_argument("--verbose", type=int, default=2)
     args = parser.parse_args(argv)
 

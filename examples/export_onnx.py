@@ -4,7 +4,8 @@ Run: python examples/export_onnx.py [--epochs 5] [--repeats 7] [--out DIR]
 
 Needs the extras: pip install -e ".[examples,onnx]" onnxruntime
 
-Trains examples/train_digits_cnn.py's model briefly, writes ``digits_cnn.onnx`` with
+Trains examples/train_digits_cnn.py's model briefly, writes ``digits_cnn.onnx`` (in
+``--out``, default ``outputs/export_onnx``) with
 ``model.export`` (channels-last input ``[batch, 8, 8, 1]`` named ``input_layer``, output
 ``[batch, 10]`` named after the last layer), checks the file with ``onnx.checker``, runs
 the test images through an ONNX Runtime session, and prints how well the two predictions
@@ -44,7 +45,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=7, help="timed runs of each (median)")
-    parser.add_argument("--out", default=".", help="folder for digits_cnn.onnx")
+    parser.add_argument("--out", default=os.path.join("outputs", "export_onnx"),
+                        help="folder for digits_cnn.onnx (created if missing; "
+                        "default: %(default)s)")
     args = parser.parse_args(argv)
     if args.epochs < 1 or args.repeats < 1:
         parser.error("--epochs and --repeats must be positive ints")

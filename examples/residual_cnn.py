@@ -5,7 +5,8 @@ Run: python examples/residual_cnn.py [--epochs 12] [--out DIR]
 Two residual blocks (Conv2D -> BatchNormalization -> Conv2D -> BatchNormalization, added
 to the block's input), a GroupNormalization before the head; prints the summary (with
 its "Connected to" column), trains with a progress bar per epoch, prints the test
-accuracy, saves the model and checks the reloaded model predicts bitwise the same.
+accuracy, saves the model (in ``--out``, default ``outputs/residual_cnn``) and checks the
+reloaded model predicts bitwise the same.
 Everything is seeded: two runs print the same numbers at any thread count.
 """
 
@@ -49,7 +50,9 @@ def build_model() -> tn.Model:
 def main(argv: list[str] | None = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=12)
-    parser.add_argument("--out", default=".", help="folder for the model file")
+    parser.add_argument("--out", default=os.path.join("outputs", "residual_cnn"),
+                        help="folder for the model file (created if missing; "
+                        "default: %(default)s)")
     parser.add_argument("--verbose", type=int, default=1)
     args = parser.parse_args(argv)
 

@@ -4,7 +4,8 @@ Run: python examples/train_digits_cnn.py [--epochs 15] [--out DIR]
 
 Prints the model summary, trains with a progress bar per epoch, prints the test accuracy
 and a confusion matrix, saves the training curves (training_curves.png) and the model
-(digits_cnn.safetensors), reloads the model and checks the reloaded accuracy is identical.
+(digits_cnn.safetensors) in ``--out`` (default ``outputs/train_digits_cnn``), reloads the
+model and checks the reloaded accuracy is identical.
 Everything is seeded: two runs print the same numbers at any thread count.
 """
 
@@ -57,7 +58,9 @@ def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, classes: int = 10) 
 def main(argv: list[str] | None = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=15)
-    parser.add_argument("--out", default=".", help="folder for the plot and the model file")
+    parser.add_argument("--out", default=os.path.join("outputs", "train_digits_cnn"),
+                        help="folder for the plot and the model file (created if missing; "
+                        "default: %(default)s)")
     parser.add_argument("--verbose", type=int, default=1)
     args = parser.parse_args(argv)
 

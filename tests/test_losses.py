@@ -251,8 +251,14 @@ def test_shape_mismatch_names_both_shapes():
             "MeanSquaredError: y_true shape (4, 3) is incompatible with y_pred shape (4, 2)")):
         MeanSquaredError()(np.zeros((4, 3)), np.zeros((4, 2)))
     with pytest.raises(ValueError, match=re.escape(
-            "CategoricalCrossentropy: y_true shape (4,) must equal y_pred shape (4, 3)")):
+            "CategoricalCrossentropy: y_true shape (4,) holds one label per sample, but this "
+            "loss expects one-hot labels of y_pred's shape (4, 3); for integer class labels use "
+            "SparseCategoricalCrossentropy")):
         CategoricalCrossentropy()(np.zeros(4), np.ones((4, 3)))
+    with pytest.raises(ValueError, match=re.escape(
+            "CategoricalCrossentropy: y_true shape (4, 2) must equal y_pred shape (4, 3) "
+            "(one-hot labels: 2 classes in y_true, 3 units in y_pred)")):
+        CategoricalCrossentropy()(np.zeros((4, 2)), np.ones((4, 3)))
     with pytest.raises(ValueError, match=re.escape(
             "SparseCategoricalCrossentropy: y_true shape (5,) does not match y_pred shape (4, 3): "
             "expected labels of shape (4,) or (4, 1)")):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from tinynet.keywords import KeywordChecked
+
 __all__ = ["Callback", "CallbackList", "check_callbacks"]
 
 _HOOKS = ("on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end",
@@ -13,7 +15,7 @@ _HOOKS = ("on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end",
           "on_predict_batch_begin", "on_predict_batch_end")
 
 
-class Callback:
+class Callback(KeywordChecked):
     """Base class: override the hooks you need (each receives an optional ``logs`` dict).
 
     Attributes:

@@ -9,6 +9,7 @@ import warnings
 
 from tinynet.callbacks.base import Callback
 from tinynet.callbacks.monitor import finite, monitor_direction
+from tinynet.saving.files import check_suffix
 
 __all__ = ["ModelCheckpoint"]
 
@@ -50,9 +51,7 @@ class ModelCheckpoint(Callback):
         if not isinstance(filepath, (str, os.PathLike)):
             raise TypeError(f"{owner}: filepath must be a str or os.PathLike, got "
                             f"{type(filepath).__name__}")
-        filepath = os.fspath(filepath)
-        if not filepath.endswith(".safetensors"):
-            raise ValueError(f"{owner}: filepath must end in .safetensors, got {filepath!r}")
+        filepath = check_suffix(os.fspath(filepath), owner, "filepath")  # as save's
         if not isinstance(monitor, str) or not monitor:
             raise TypeError(f"{owner}: monitor must be a non-empty str, got {monitor!r}")
         if isinstance(verbose, bool) or not isinstance(verbose, numbers.Integral) or verbose < 0:

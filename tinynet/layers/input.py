@@ -7,8 +7,12 @@ first item of a ``Sequential`` list, which then knows its input shape.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
+import numpy as np
+
+from tinynet.keywords import checked_function
 from tinynet.layers.layer import Layer, normalize_shape
 from tinynet.layers.node import Node, SymbolicTensor
 from tinynet.tensor import Tensor, as_array
@@ -89,6 +93,28 @@ class InputLayer(Layer):
                    dtype=config.get("dtype", "float32"), name=config.get("name"))
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _shape_not_spread(function: Callable) -> Callable:
+    """Refuses ``Input(8, 8, 1)``: a shape spread over positional arguments (which would
+    make 8 the dtype and 1 the name), whatever their number, naming ``shape``."""
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > 1 and _is_int(args[0]) and _is_int(args[1]):
+            args = tuple(int(a) if _is_int(a) else a for a in args)
+            extra = args[1:]
+            raise TypeError(
+                f"Input: shape must be a tuple, e.g. Input(shape={tuple(args)!r}); got extra "
+                f"positional argument{'s' if len(extra) > 1 else ''} "
+                f"{', '.join(repr(a) for a in extra)}")
+        return function(*args, **kwargs)
+    return wrapper
+
+
+@_shape_not_spread
+@checked_function
 def Input(shape: tuple | None = None, dtype: str = "float32", name: str | None = None, *,
           batch_shape: tuple | None = None) -> SymbolicTensor:
     """A symbolic input tensor (``keras.Input``): call layers on it, then build a
@@ -102,6 +128,12 @@ def Input(shape: tuple | None = None, dtype: str = "float32", name: str | None =
 
     Returns:
         The :class:`~tinynet.layers.node.SymbolicTensor` of a new ``InputLayer``.
+
+    Raises:
+        TypeError: the shape spread over positional arguments (``Input(8, 8, 1)``; write
+            ``Input((8, 8, 1))``), or an unknown keyword (the message suggests the closest).
+        ValueError: a size is negative or unknown, a ``dtype`` other than ``"float32"``,
+            or both or neither of ``shape`` and ``batch_shape``.
 
     Shape:
         ``(None, *shape)``.

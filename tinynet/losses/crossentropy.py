@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from tinynet.losses.base import (_ProbabilisticLoss, _clip, _log_softmax, _match_true, _out,
-                                 _pred, _rows, _total)
-from tinynet.tensor import Tensor, as_array
+from tinynet.losses.base import (_ProbabilisticLoss, _clip, _log_softmax, _out, _pred, _rows,
+                                 _total)
+from tinynet.tensor import Tensor, as_array, match_labels
 
 __all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
            "check_range", "check_smoothing"]
+
+# the losses a label mismatch points to
+_SPARSE = "SparseCategoricalCrossentropy (loss='sparse_categorical_crossentropy')"
+_CATEGORICAL = "CategoricalCrossentropy (loss='categorical_crossentropy')"
+_BINARY = "BinaryCrossentropy (loss='binary_crossentropy')"
+
+
+def _one_per_sample(t_shape: tuple, p_shape: tuple) -> bool:
+    """Whether labels of ``t_shape`` hold one value per sample (and position) where the
+    predictions of ``p_shape`` have several units: integer class labels, likely."""
+    lead = p_shape[:-1]
+    return p_shape[-1] > 1 and t_shape in (lead, (*lead, 1))
 
 
 def check_range(value: Any, arg: str, owner: str, low: float, high: float) -> float:
@@ -52,6 +65,47 @@ class _Smoothed(_ProbabilisticLoss):
         return {**super().get_config(), "label_smoothing": self.label_smoothing}
 
 
+def _binary_true(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
+    """``y_true`` as float64 in ``p``'s shape (a trailing axis of 1 squeezed or added); a
+    shape that fits a categorical loss instead says which."""
+    return _binary_labels(owner, y_true, p).astype(np.float64)
+
+
+def _binary_labels(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
+    """:func:`_binary_true`'s check, the labels as float32 (no float64 copy)."""
+    t = as_array(y_true, f"{owner}: y_true")
+    if t.shape != p.shape:
+        if _one_per_sample(t.shape, p.shape):
+            raise ValueError(
+                f"{owner}: y_true shape {t.shape} holds one label per sample, but y_pred shape "
+                f"{p.shape} has {p.shape[-1]} units (one 0/1 label each); for integer class "
+                f"labels use {_SPARSE}; for binary labels give the model one sigmoid unit")
+        if (p.shape[-1] == 1 and t.ndim == p.ndim and t.shape[:-1] == p.shape[:-1]
+                and t.shape[-1] > 1):
+            raise ValueError(
+                f"{owner}: y_true shape {t.shape} has {t.shape[-1]} columns, as one-hot "
+                f"labels do, but y_pred shape {p.shape} has one unit; for one-hot labels use "
+                f"{_CATEGORICAL} with {t.shape[-1]} softmax units; for binary labels pass one "
+                f"0/1 column")
+    return match_labels(owner, t, p)
+
+
+def _binary_targets(self: _ProbabilisticLoss, y_true: Any, p: np.ndarray) -> None:
+    """``_targets`` of the binary losses: the shapes, then labels in [0, 1] (checked once
+    per ``fit``, not per batch)."""
+    owner = type(self).__name__
+    t = _binary_labels(owner, y_true, p)
+    low, high = float(np.min(t)), float(np.max(t))  # nan if any label is
+    if low >= 0.0 and high <= 1.0:
+        return
+    value = high if high > 1.0 else low if low < 0.0 else math.nan
+    hint = ("; for integer class labels use " + _SPARSE + " with one softmax unit per class"
+            if value > 1.0 else "; for -1/1 labels use Hinge (loss='hinge')"
+            if value < 0.0 else "")
+    raise ValueError(f"{owner}: y_true must hold binary labels in [0, 1] (or "
+                     f"probabilities), got {value:g}{hint}")
+
+
 class BinaryCrossentropy(_Smoothed):
     """Binary crossentropy, averaged over every element (Keras ``binary_crossentropy``).
 
@@ -66,11 +120,12 @@ class BinaryCrossentropy(_Smoothed):
 
     _default_name = "binary_crossentropy"
     _smooth_over_classes = False
+    _targets = _binary_targets
 
     def _terms(self, y_true, y_pred) -> tuple:
         owner = type(self).__name__
         p = _pred(owner, y_pred)
-        t = self._smooth(_match_true(owner, y_true, p))
+        t = self._smooth(_binary_true(owner, y_true, p))
         x = p.astype(np.float64)
         if self.from_logits:
             e = np.exp(-np.abs(x))
@@ -100,12 +155,37 @@ class BinaryCrossentropy(_Smoothed):
 
 
 def _one_hot_true(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
+    """``y_true`` as float64, checked to have ``p``'s shape (one-hot labels)."""
+    return _one_hot_labels(owner, y_true, p).astype(np.float64)
+
+
+def _one_hot_labels(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
+    """:func:`_one_hot_true`'s check, the labels as float32 (no float64 copy)."""
     t_arr = as_array(y_true, f"{owner}: y_true")
     if t_arr.shape != p.shape:
+        if _one_per_sample(t_arr.shape, p.shape):
+            fix = (f"use {_SPARSE}, or one-hot them" if owner == "CategoricalCrossentropy"
+                   else "one-hot them")
+            raise ValueError(
+                f"{owner}: y_true shape {t_arr.shape} holds one label per sample, but this "
+                f"loss expects one-hot labels of y_pred's shape {p.shape}; for integer class "
+                f"labels {fix} with tinynet.utils.to_categorical(y, {p.shape[-1]})")
+        detail = (f"{t_arr.shape[-1]} classes in y_true, {p.shape[-1]} units in y_pred"
+                  if t_arr.shape[:-1] == p.shape[:-1] else "one row of classes per sample")
         raise ValueError(f"{owner}: y_true shape {t_arr.shape} must equal y_pred shape "
-                         f"{p.shape} (one-hot labels; use SparseCategoricalCrossentropy "
-                         f"for integer labels)")
-    return t_arr.astype(np.float64)
+                         f"{p.shape} (one-hot labels: {detail})")
+    return t_arr
+
+
+def _categorical_targets(self: _ProbabilisticLoss, y_true: Any, p: np.ndarray) -> None:
+    """``_targets`` of the one-hot losses: the shapes, and not a single unit (whose
+    normalized probability is always 1, so the loss is 0 whatever the model does)."""
+    owner = type(self).__name__
+    _one_hot_labels(owner, y_true, p)
+    if p.shape[-1] == 1:
+        raise ValueError(f"{owner}: y_pred shape {p.shape} has one unit, so this loss is 0 "
+                         f"whatever the model predicts; for binary labels use {_BINARY} "
+                         f"with one sigmoid unit")
 
 
 class CategoricalCrossentropy(_Smoothed):
@@ -122,6 +202,7 @@ class CategoricalCrossentropy(_Smoothed):
     """
 
     _default_name = "categorical_crossentropy"
+    _targets = _categorical_targets
 
     def _terms(self, y_true, y_pred) -> tuple:
         owner = type(self).__name__
@@ -178,6 +259,12 @@ class SparseCategoricalCrossentropy(_ProbabilisticLoss):
         raw = y_true.data if isinstance(y_true, Tensor) else np.asarray(y_true)
         lead = p.shape[:-1]
         if raw.shape != lead and raw.shape != (*lead, 1):
+            if raw.shape == p.shape:
+                raise ValueError(
+                    f"{owner}: y_true shape {raw.shape} matches y_pred shape {p.shape}, as "
+                    f"one-hot labels do, but this loss expects integer class labels of shape "
+                    f"{lead} or {(*lead, 1)}; for one-hot labels use {_CATEGORICAL}, or pass "
+                    f"the class indices, y.argmax(axis=-1)")
             raise ValueError(f"{owner}: y_true shape {raw.shape} does not match y_pred shape "
                              f"{p.shape}: expected labels of shape {lead} or {(*lead, 1)}")
         flat = raw.reshape(-1)
@@ -195,9 +282,14 @@ class SparseCategoricalCrossentropy(_ProbabilisticLoss):
             raise TypeError(f"{owner}: labels must be integers, got dtype {flat.dtype}")
         bad = (labels < 0) | (labels >= classes)
         if bad.any():
+            hint = (f"; y_pred has one unit: for binary labels use {_BINARY} with one sigmoid "
+                    f"unit" if classes == 1 else "")
             raise ValueError(f"{owner}: label {int(labels[np.argmax(bad)])} is out of range for "
-                             f"{classes} classes (expected 0 <= label < {classes})")
+                             f"{classes} classes (expected 0 <= label < {classes}){hint}")
         return labels
+
+    def _targets(self, y_true: Any, p: np.ndarray) -> None:
+        self._labels(y_true, p)
 
     def _sample_losses(self, y_true, y_pred):
         p = _pred(type(self).__name__, y_pred)

@@ -8,8 +8,9 @@ import math
 import numpy as np
 
 from tinynet.layers.layer import check_bool
-from tinynet.losses.base import _clip, _match_true, _out, _pred, _rows, _total
-from tinynet.losses.crossentropy import _one_hot_true, _Smoothed, check_range
+from tinynet.losses.base import _clip, _out, _pred, _rows, _total
+from tinynet.losses.crossentropy import (_binary_targets, _binary_true, _categorical_targets,
+                                         _one_hot_true, _Smoothed, check_range)
 
 __all__ = ["BinaryFocalCrossentropy", "CategoricalFocalCrossentropy"]
 
@@ -42,6 +43,7 @@ class BinaryFocalCrossentropy(_Smoothed):
 
     _default_name = "binary_focal_crossentropy"
     _smooth_over_classes = False
+    _targets = _binary_targets
 
     def __init__(self, apply_class_balancing: bool = False, alpha: float = 0.25,
                  gamma: float = 2.0, from_logits: bool = False, label_smoothing: float = 0.0,
@@ -56,7 +58,7 @@ class BinaryFocalCrossentropy(_Smoothed):
     def _terms(self, y_true, y_pred) -> tuple:
         owner = type(self).__name__
         p = _pred(owner, y_pred)
-        t = self._smooth(_match_true(owner, y_true, p))
+        t = self._smooth(_binary_true(owner, y_true, p))
         x = p.astype(np.float64)
         q = 1.0 / (1.0 + np.exp(-x)) if self.from_logits else x
         c, live = _clip(q)
@@ -103,6 +105,7 @@ class CategoricalFocalCrossentropy(_Smoothed):
     """
 
     _default_name = "categorical_focal_crossentropy"
+    _targets = _categorical_targets
 
     def __init__(self, alpha: float = 0.25, gamma: float = 2.0, from_logits: bool = False,
                  label_smoothing: float = 0.0, *, name: str | None = None) -> None:

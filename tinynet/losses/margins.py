@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.losses.base import EPSILON, Loss, _match_true, _out, _pred, _rows, _total
+from tinynet.losses.base import (EPSILON, Loss, _like_predictions, _match_true, _out, _pred,
+                                 _rows, _total)
 
 __all__ = ["KLDivergence", "Hinge", "SquaredHinge", "CategoricalHinge"]
 
@@ -19,6 +20,7 @@ class KLDivergence(Loss):
     """
 
     _default_name = "kl_divergence"
+    _targets = _like_predictions
 
     def _terms(self, y_true, y_pred) -> tuple:
         p = _pred(type(self).__name__, y_pred)
@@ -57,6 +59,7 @@ class Hinge(Loss):
     """
 
     _default_name = "hinge"
+    _targets = _like_predictions
     _power = 1
 
     def _margins(self, y_true, y_pred) -> tuple:
@@ -96,6 +99,7 @@ class CategoricalHinge(Loss):
     """
 
     _default_name = "categorical_hinge"
+    _targets = _like_predictions
 
     def _rows(self, y_true, y_pred) -> tuple:
         p = _pred(type(self).__name__, y_pred)

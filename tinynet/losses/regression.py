@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from tinynet.losses.base import Loss, _match_true, _out, _pred, _total
+from tinynet.losses.base import Loss, _like_predictions, _match_true, _out, _pred, _total
 
 __all__ = ["Elementwise", "MeanSquaredError", "MeanAbsoluteError", "Huber", "LogCosh"]
 
@@ -18,6 +18,8 @@ __all__ = ["Elementwise", "MeanSquaredError", "MeanAbsoluteError", "Huber", "Log
 class Elementwise(Loss):
     """A loss of ``d = y_pred - y_true`` per element: :meth:`_terms` and its derivative
     over the element count, :meth:`_slope`; the mean over every element."""
+
+    _targets = _like_predictions
 
     def _terms(self, d: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from tinynet.keywords import KeywordChecked
 from tinynet.layers.layer import Parameter
 from tinynet.optimizers import updates
 from tinynet.optimizers.checks import check_float
@@ -56,7 +57,7 @@ def _check_learning_rate(value: Any, owner: str) -> float | Callable:
                        expected="a non-negative float or a callable schedule")
 
 
-class Optimizer:
+class Optimizer(KeywordChecked):
     """Base class: clipping, weight decay, learning rate, iterations, slots and state.
 
     Args:

@@ -13,6 +13,7 @@ import math
 import numbers
 from typing import Any
 
+from tinynet.keywords import KeywordChecked
 from tinynet.layers.layer import check_bool
 from tinynet.optimizers.checks import check_float
 
@@ -28,7 +29,7 @@ def _real(owner: str, arg: str, value: Any, *, positive: bool = False) -> float:
     return int(value) if isinstance(value, numbers.Integral) else v
 
 
-class LearningRateSchedule:
+class LearningRateSchedule(KeywordChecked):
     """Base class: subclasses define ``__call__(step) -> float`` and ``get_config``."""
 
     def __call__(self, step: int) -> float:
@@ -42,6 +43,13 @@ class LearningRateSchedule:
     @classmethod
     def from_config(cls, config: dict) -> "LearningRateSchedule":
         return cls(**config)
+
+    def __repr__(self) -> str:  # the config, not an address: error messages show it
+        try:
+            config = self.get_config()
+        except NotImplementedError:
+            return super().__repr__()
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in config.items())})"
 
 
 class _RateDecay(LearningRateSchedule):

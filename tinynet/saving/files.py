@@ -25,12 +25,37 @@ WEIGHT_SLACK = 1 << 20
 _DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "I64": 8, "U64": 8, "I32": 4, "U32": 4,
                 "I16": 2, "U16": 2, "I8": 1, "U8": 1, "BOOL": 1, "C64": 8}
 
+#: The file names ``save``, ``save_weights`` and ``ModelCheckpoint`` write (one format).
+SUFFIXES = (".safetensors",)
 
 
 def fspath(path: Any, owner: str) -> str:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{owner}: path must be a str or os.PathLike, got {type(path).__name__}")
     return os.fspath(path)
+
+def check_suffix(path: str, owner: str, arg: str = "path") -> str:
+    """``path`` when it ends in one of :data:`SUFFIXES`; else a ValueError naming the path,
+    the suffixes and a path that would do (a Keras ``.keras`` or ``.h5`` name is not
+    silently written as safetensors)."""
+    if path.endswith(SUFFIXES):
+        return path
+    root, ext = os.path.splitext(path)
+    stem = root if ext and not set("{}") & set(ext) else path
+    raise ValueError(f"{owner}: {arg} must end in {' or '.join(SUFFIXES)} (the format tinynet "
+                     f"saves; .keras and .h5 are not supported yet), got {path!r}; e.g. "
+                     f"{stem + SUFFIXES[0]!r}")
+
+def _named(exc: OSError, path: str, doing: str, owner: str) -> OSError:
+    """``exc`` (of the same type and errno) told as the user's ``path``: an error that
+    names the temporary file of an atomic write, or none, is no help."""
+    folder = os.path.dirname(path) or "."
+    if isinstance(exc, FileNotFoundError) and not os.path.isdir(folder):
+        reason = f"the folder {folder!r} does not exist"
+    else:
+        reason = exc.strerror or str(exc)
+    text = f"{owner}: cannot {doing} {path!r}: {reason}"
+    return type(exc)(exc.errno, text) if exc.errno is not None else type(exc)(text)
 
 def _json_depth_ok(value: Any) -> bool:
     stack = [(value, 1)]
@@ -58,8 +83,11 @@ def loads(text: str | bytes, what: str, where: str) -> Any:
 def _write(file: Any, payload: bytes) -> None:
     file.write(payload)
 
-def atomic_write(path: str, payload: bytes) -> None:
-    """Writes ``payload`` to a temporary file beside ``path``, fsyncs it, renames it over."""
+def atomic_write(path: str, payload: bytes, owner: str = "save") -> None:
+    """Writes ``payload`` to a temporary file beside ``path``, fsyncs it, renames it over.
+
+    An error about the temporary file (a missing folder, no permission) is raised as the
+    same exception type naming ``path`` instead."""
     folder = os.path.dirname(os.path.abspath(path))
     base = os.path.basename(path)
     while True:
@@ -70,6 +98,29 @@ def atomic_write(path: str, payload: bytes) -> None:
             break
         except FileExistsError:
             continue
+        except OSError as exc:
+            raise _named(exc, path, "write", owner) from None
+    try:
+        _write_and_rename(fd, tmp, path, payload)
+    except OSError as exc:
+        if tmp in (exc.filename, exc.filename2):
+            raise _named(exc, path, "write", owner) from None
+        raise
+    if hasattr(os, "O_DIRECTORY"):  # make the rename durable (POSIX)
+        try:
+            dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return
+        try:
+            os.fsync(dir_fd)
+        except OSError:
+            pass
+        finally:
+            os.close(dir_fd)
+
+def _write_and_rename(fd: int, tmp: str, path: str, payload: bytes) -> None:
+    """Fills the temporary file ``tmp`` (open as ``fd``) and renames it to ``path``; on any
+    failure the temporary file is removed and ``path`` is left as it was."""
     try:
         with os.fdopen(fd, "wb") as file:
             _write(file, payload)
@@ -86,17 +137,6 @@ def atomic_write(path: str, payload: bytes) -> None:
         except OSError:
             pass
         raise
-    if hasattr(os, "O_DIRECTORY"):  # make the rename durable (POSIX)
-        try:
-            dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:
-            return
-        try:
-            os.fsync(dir_fd)
-        except OSError:
-            pass
-        finally:
-            os.close(dir_fd)
 
 def read_file(path: Any, owner: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
     """Reads and validates a tinynet safetensors file: (metadata, tensors)."""
@@ -105,7 +145,14 @@ def read_file(path: Any, owner: str) -> tuple[dict[str, str], dict[str, np.ndarr
 
     path = fspath(path, owner)
     where = f"{owner}: {path!r}"
-    with open(path, "rb") as file:
+    try:
+        file = open(path, "rb")
+    except OSError as exc:
+        error = _named(exc, path, "read", owner)
+        if isinstance(exc, FileNotFoundError) and os.path.isfile(path + SUFFIXES[0]):
+            error.strerror += f"; did you mean {path + SUFFIXES[0]!r}?"
+        raise error from None
+    with file:
         size = os.fstat(file.fileno()).st_size
         if size == 0:
             raise ValueError(f"{where} is empty (0 bytes); not a safetensors file")

@@ -12,6 +12,7 @@ compiling into the same cache; a progress bar counts the tasks done.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import sys
 import time
@@ -205,12 +206,32 @@ def warmup(verbose: bool = True, workers: int | None = None) -> float:
     return seconds
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive int, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv:
-        print("usage: python -m tinynet.warmup", file=sys.stderr)
-        return 2
-    warmup()
+    """``python -m tinynet.warmup [--workers N] [--quiet]``; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tinynet.warmup",
+        description="Compile (or load from Numba's cache) every tinynet kernel once, in its "
+                    "serial and parallel variants, so the first real run starts fast. Run it "
+                    "once after installing; with a warm cache it only loads the kernels.",
+        epilog="The kernels go to Numba's cache (the folder NUMBA_CACHE_DIR names, when "
+               "set).")
+    parser.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                        help="worker processes compiling at once (default: one per core "
+                             "this process may run on); 1 compiles in this process")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bar and no closing line")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    warmup(verbose=not args.quiet, workers=args.workers)
     return 0
 
 

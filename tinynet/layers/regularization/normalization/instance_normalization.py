@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tinynet.layers.regularization.normalization.group_normalization import GroupNormalization
 
 __all__ = ["InstanceNormalization"]
@@ -20,17 +18,19 @@ class InstanceNormalization(GroupNormalization):
         epsilon: Added to the variance; a finite number > 0.
         center: Learn ``beta``.
         scale: Learn ``gamma``.
-        **kwargs: ``name``, ``trainable``, ``input_shape``.
+        name, trainable, input_shape: As for every layer.
 
     Shape:
         Input: ``[batch, *spatial, C]`` (rank >= 2); output: same shape.
         gamma, beta: ``[C]``.
     """
 
-    def __init__(self, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
-                 **kwargs: Any) -> None:
+    def __init__(self, epsilon: float = 1e-3, center: bool = True, scale: bool = True, *,
+                 name: str | None = None, trainable: bool = True,
+                 input_shape: tuple | None = None) -> None:
+        # explicit keywords (not **kwargs): groups and axis are fixed, not accepted
         super().__init__(groups=-1, axis=-1, epsilon=epsilon, center=center, scale=scale,
-                         **kwargs)
+                         name=name, trainable=trainable, input_shape=input_shape)
 
     def get_config(self) -> dict:
         config = super().get_config()
