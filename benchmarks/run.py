@@ -39,6 +39,7 @@ GROUPS = {
     "optimizer": "cases_optimizer",
     "train": "cases_train",
     "import": "cases_import",
+    "ops": "cases_ops",
 }
 DOCS_PATH = os.path.join(os.path.dirname(HERE), "docs", "performance.md")
 

@@ -142,13 +142,13 @@ def test_keras_values():
 
 def test_relu_general_matches_keras_examples():
     x = np.array([-10, -5, 0.0, 5, 10], np.float32)
-    np.testing.assert_array_equal(activations.relu(negative_slope=0.5).forward(x),
+    np.testing.assert_array_equal(activations.relu_fn(negative_slope=0.5).forward(x),
                                   [-5, -2.5, 0, 5, 10])
-    np.testing.assert_array_equal(activations.relu(max_value=5.0).forward(x), [0, 0, 0, 5, 5])
-    np.testing.assert_array_equal(activations.relu(threshold=5.0).forward(x), [0, 0, 0, 0, 10])
+    np.testing.assert_array_equal(activations.relu_fn(max_value=5.0).forward(x), [0, 0, 0, 5, 5])
+    np.testing.assert_array_equal(activations.relu_fn(threshold=5.0).forward(x), [0, 0, 0, 0, 10])
     np.testing.assert_array_equal(
-        activations.relu(negative_slope=0.5, max_value=10.0).forward(x), [-5, -2.5, 0, 5, 10])
-    fn = activations.relu(negative_slope=0.1, max_value=4.0, threshold=1.0)
+        activations.relu_fn(negative_slope=0.5, max_value=10.0).forward(x), [-5, -2.5, 0, 5, 10])
+    fn = activations.relu_fn(negative_slope=0.1, max_value=4.0, threshold=1.0)
     x = np.array([-2.0, 0.5, 2.0, 6.0], np.float32)
     np.testing.assert_allclose(fn.forward(x), [-0.3, -0.05, 2.0, 4.0], rtol=1e-6)
     np.testing.assert_allclose(fn.backward(x, None, np.ones(4, np.float32)), [0.1, 0.1, 1, 0],

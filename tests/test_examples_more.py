@@ -9,6 +9,8 @@ import sys
 import numpy as np
 import pytest
 
+import tinynet as tn
+
 EXAMPLES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "examples"))
 
 
@@ -95,22 +97,71 @@ def test_normalization_zoo_tiny_budget(examples_path, capsys):
 
 
 def test_custom_layer_end_to_end(tmp_path):
-    """A fresh process: the example registers its layer class at import."""
+    """A fresh process: the example registers its layer, loss and metric classes at import.
+    Run in tmp_path without --out, it saves to the default folder, outputs/custom_layer
+    there, and reloads the model, the loss and the metric from their registered names."""
     pytest.importorskip("sklearn")
     proc = subprocess.run(
-        [sys.executable, os.path.join(EXAMPLES, "custom_layer.py"), "--epochs", "1",
-         "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=600)
+        [sys.executable, os.path.join(EXAMPLES, "custom_layer.py"), "--epochs", "2"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert re.search(r"worst error ratio \S+ \(<= 1 passes\)", out)
+    assert "gated_residual (GatedResidual)" in out and "1,152" in out  # the norm's 64 too
+    assert re.search(r"^Epoch 2/2 .* - loss: \d\.\d{4} - accuracy: \d\.\d{4} - "
+                     r"top2_hit_rate: \d\.\d{4}$", out, re.M)
+    assert re.search(r"^test: loss \d\.\d{4}, accuracy \d\.\d{4}, top2_hit_rate \d\.\d{4}$",
+                     out, re.M)
+    saved = os.path.join("outputs", "custom_layer", "custom_layer.safetensors")
+    assert f"saved and reloaded {saved}" in out
+    assert ("layers Flatten, Dense, GatedResidual, GatedResidual, Dense; loss "
+            "SmoothedCrossentropy; metrics loss, accuracy, top2_hit_rate") in out
+    assert "predictions bitwise identical: True" in out
+    assert "metrics identical: True" in out
+    assert (tmp_path / saved).is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outputs"]
+
+
+def test_custom_layer_pieces(examples_path):
+    """The example's loss and metric by hand: the smoothed crossentropy with no smoothing
+    is the built-in sparse crossentropy; the top-k hit rate counts labels among the k
+    largest logits (ties do not push a label out)."""
+    import custom_layer
+
+    logits = np.array([[2.0, 0.0, -1.0], [0.5, 0.5, 0.0], [0.0, 1.0, 3.0]], np.float32)
+    labels = np.array([0, 1, 1])  # the second sample's label ties for the largest logit
+    plain = tn.losses.SparseCategoricalCrossentropy(from_logits=True)
+    value, grad = custom_layer.SmoothedCrossentropy(0.0).value_and_grad(labels, logits)
+    ref_value, ref_grad = plain.value_and_grad(labels, logits)
+    assert value == pytest.approx(ref_value, rel=1e-6)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-5, atol=1e-7)
+    for k, hits in ((1, 2), (2, 3), (3, 3)):
+        metric = custom_layer.TopKHitRate(k=k)
+        metric.update_state(labels, logits)
+        assert float(metric.result()) == pytest.approx(hits / 3)
+    metric.reset_state()
+    assert float(metric.result()) == 0.0
+
+
+def test_custom_kernel_layer_end_to_end(tmp_path):
+    """A fresh process: the example registers its layer class at import. Run in tmp_path
+    without --out, it saves to the default folder, outputs/custom_kernel_layer there."""
+    pytest.importorskip("sklearn")
+    proc = subprocess.run(
+        [sys.executable, os.path.join(EXAMPLES, "custom_kernel_layer.py"), "--epochs", "1"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert re.search(r"worst error ratio \S+ \(<= 1 passes\)", out)
     assert "check_gradients(ForgetfulPReLU 'forgetful_p_re_lu'): gradient mismatch at input[" \
         in out
     assert "channel_p_re_lu (ChannelPReLU)" in out
-    assert "layer 1 is a ChannelPReLU again" in out
+    saved = os.path.join("outputs", "custom_kernel_layer", "custom_prelu.safetensors")
+    assert f"saved and reloaded {saved}: layer 1 is a ChannelPReLU again" in out
     assert "predictions bitwise identical: True" in out
     assert "one more epoch each, weights bitwise identical: True" in out
-    assert (tmp_path / "custom_prelu.safetensors").is_file()
+    assert (tmp_path / saved).is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outputs"]
 
 
 def test_sequence_conv1d_example_learns_the_wave_shapes(examples_path, capsys):

@@ -12,6 +12,7 @@ from tinynet import tuning  # first: it sets OpenMP's spin count before Numba lo
 from tinynet.tuning import SPIN_COUNT
 from tinynet.random import set_seed
 from tinynet.tensor import Tensor
+from tinynet import ops  # light (NumPy only); Tensor's operators are its ops
 
 __version__ = "0.1.0"
 
@@ -24,7 +25,7 @@ _LAZY_ATTRS = {
 _LAZY_MODULES = ("layers", "optimizers", "losses", "metrics", "callbacks", "datasets",
                  "saving", "testing", "utils", "models", "math", "initializers", "activations")
 
-__all__ = ["Tensor", "tuning", "set_seed", "__version__", "SPIN_COUNT", *_LAZY_ATTRS,
+__all__ = ["Tensor", "tuning", "ops", "set_seed", "__version__", "SPIN_COUNT", *_LAZY_ATTRS,
            *_LAZY_MODULES]
 
 

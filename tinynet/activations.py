@@ -1,14 +1,19 @@
 """Activation functions (Keras 3 names and defaults), used by layers and by name in configs.
 
-``get("relu")`` returns an :class:`ActivationFn` with ``forward(x)`` and
-``backward(x, y, grad)`` on float32 arrays; ``get(None)`` and ``get("linear")`` return
-``None`` (identity). Keras semantics: ``"leaky_relu"`` has negative slope 0.2, ``"gelu"``
-is the exact erf form (``approximate=False``), ``"elu"`` has alpha 1.0, ``"softmax"``
-normalizes the last axis. The loops are Numba kernels (:mod:`tinynet.kernels.elementwise`)
-gated by ``elementwise_parallel_min_elems``; results never depend on the gate.
+``get("relu")`` returns the :class:`~tinynet.ops.fused.ActivationFn` a layer runs, with
+``forward(x)`` and ``backward(x, y, grad)`` on float32 arrays (fused Numba passes, see
+:mod:`tinynet.ops.fused`); ``get(None)`` and ``get("linear")`` return ``None``
+(identity). Keras semantics: ``"leaky_relu"`` has negative slope 0.2, ``"gelu"`` is the
+exact erf form (``approximate=False``), ``"elu"`` has alpha 1.0, ``"softmax"`` normalizes
+the last axis.
 
-Dense and Conv2D use :func:`bias_act_forward` / :func:`bias_act_backward`, which fuse the
-bias add into the activation pass.
+The module is also Keras's ``keras.activations`` namespace: ``relu(x, negative_slope=0.0,
+max_value=None, threshold=0.0)``, ``sigmoid(x)``, ``softmax(x, axis=-1)``,
+``gelu(x, approximate=False)``, ... apply the activation to a tensor through
+:mod:`tinynet.ops` (so they are recorded inside a ``call()`` layer), and ``get`` accepts
+them where it accepts their names (``Dense(8, activation=tn.activations.relu)``).
+:func:`relu_fn` and :func:`elu_fn` build the parametrised activations the ReLU,
+LeakyReLU and ELU layers run.
 """
 
 from __future__ import annotations
@@ -17,112 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import tuning
-from tinynet.kernels import elementwise as ek
-from tinynet.math.reduction import col_sum
+from tinynet.ops.fused import (_REGISTRY, ActivationFn, bias_act_backward, bias_act_forward,
+                               bias_grad, elu_fn, relu_fn)
 
-__all__ = ["ActivationFn", "get", "names", "relu", "elu", "bias_act_forward",
-           "bias_act_backward", "bias_grad"]
-
-_EMPTY = np.empty(0, dtype=np.float32)
-_FLAT_ROW = 4096  # row length used for purely elementwise passes without a bias
-
-
-class ActivationFn:
-    """An activation function with a hand-written derivative.
-
-    Attributes:
-        name: The Keras name (``"relu"``, ``"softmax"``, ...).
-        kind: The kernel code (:mod:`tinynet.kernels.elementwise`).
-        params: Three float parameters of the kernel (slope, maximum, threshold or alpha).
-        uses_input: ``backward`` reads ``x`` (else ``x`` may be ``None``).
-        uses_output: ``backward`` reads ``y`` (else ``y`` may be ``None``).
-    """
-
-    __slots__ = ("name", "kind", "params", "uses_input", "uses_output")
-
-    def __init__(self, name: str, kind: int, params: tuple = (0.0, 0.0, 0.0), *,
-                 uses_input: bool, uses_output: bool) -> None:
-        self.name = name
-        self.kind = kind
-        self.params = tuple(np.float32(p) for p in params)
-        self.uses_input = uses_input
-        self.uses_output = uses_output
-
-    def _row_len(self, arr: np.ndarray, bias: np.ndarray | None) -> int:
-        if bias is not None or self.kind == ek.SOFTMAX:
-            return max(arr.shape[-1], 1) if arr.ndim else 1
-        return max(min(arr.size, _FLAT_ROW), 1)
-
-    def _check_out(self, out: Any, shape: tuple) -> np.ndarray:
-        if (not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape
-                or not out.flags.c_contiguous):
-            raise ValueError(f"activation {self.name}: out must be a C-contiguous float32 array "
-                             f"of shape {shape}, got {getattr(out, 'shape', type(out).__name__)}")
-        return out
-
-    def forward(self, x: Any, *, bias: Any = None, out: np.ndarray | None = None) -> np.ndarray:
-        """Returns ``act(x + bias)`` as float32 (``bias`` runs along the last axis).
-
-        Args:
-            x: Input array (converted to C-contiguous float32 once).
-            bias: Optional ``[x.shape[-1]]`` vector added before the activation.
-            out: Optional C-contiguous float32 array shaped like ``x``; may be ``x`` itself.
-        """
-        x = np.ascontiguousarray(x, dtype=np.float32)
-        out = np.empty_like(x) if out is None else self._check_out(out, x.shape)
-        if x.size == 0:
-            return out
-        b = _EMPTY if bias is None else np.ascontiguousarray(bias, dtype=np.float32).reshape(-1)
-        row_len = self._row_len(x, bias)
-        kernel = ek.act_forward_kernel(
-            self.kind, tuning.use_parallel("elementwise_parallel_min_elems", x.size))
-        kernel(x.reshape(-1), b, row_len, *self.params, out.reshape(-1))
-        return out
-
-    def backward(self, x: Any, y: Any, grad: Any, *, out: np.ndarray | None = None) -> np.ndarray:
-        """Returns dL/dx from the input ``x``, the output ``y`` and dL/dy ``grad``.
-
-        ``x`` may be ``None`` unless :attr:`uses_input`; ``y`` may be ``None`` unless
-        :attr:`uses_output`. ``out`` may be ``grad`` itself (in-place).
-        """
-        g = np.ascontiguousarray(grad, dtype=np.float32)
-        xs = np.ascontiguousarray(x, dtype=np.float32) if self.uses_input else g
-        ys = np.ascontiguousarray(y, dtype=np.float32) if self.uses_output else g
-        if xs.shape != g.shape or ys.shape != g.shape:
-            raise ValueError(
-                f"activation {self.name}: x, y and grad must have one shape, got "
-                f"{xs.shape}, {ys.shape} and {g.shape}")
-        out = np.empty_like(g) if out is None else self._check_out(out, g.shape)
-        if g.size == 0:
-            return out
-        kernel = ek.act_backward_kernel(
-            self.kind, tuning.use_parallel("elementwise_parallel_min_elems", g.size))
-        kernel(xs.reshape(-1), ys.reshape(-1), g.reshape(-1), self._row_len(g, None),
-               *self.params, out.reshape(-1))
-        return out
-
-    def __call__(self, x: Any) -> np.ndarray:
-        return self.forward(x)
-
-    def __repr__(self) -> str:
-        return f"ActivationFn({self.name!r})"
-
-
-_LINEAR = ActivationFn("linear", ek.LINEAR, uses_input=False, uses_output=False)
-
-_REGISTRY: dict[str, ActivationFn] = {
-    "relu": ActivationFn("relu", ek.RELU, uses_input=False, uses_output=True),
-    "sigmoid": ActivationFn("sigmoid", ek.SIGMOID, uses_input=False, uses_output=True),
-    "tanh": ActivationFn("tanh", ek.TANH, uses_input=False, uses_output=True),
-    "softmax": ActivationFn("softmax", ek.SOFTMAX, uses_input=False, uses_output=True),
-    "elu": ActivationFn("elu", ek.ELU, (1.0, 0.0, 0.0), uses_input=True, uses_output=False),
-    "leaky_relu": ActivationFn("leaky_relu", ek.LEAKY_RELU, (0.2, 0.0, 0.0),
-                               uses_input=False, uses_output=True),
-    "gelu": ActivationFn("gelu", ek.GELU, uses_input=True, uses_output=False),
-    "silu": ActivationFn("silu", ek.SILU, uses_input=True, uses_output=False),
-}
-
+__all__ = ["ActivationFn", "get", "names", "relu_fn", "elu_fn", "bias_act_forward",
+           "bias_act_backward", "bias_grad",
+           # keras.activations: functions of a tensor
+           "relu", "relu6", "elu", "selu", "leaky_relu", "sigmoid", "hard_sigmoid",
+           "log_sigmoid", "tanh", "softplus", "softsign", "silu", "swish", "hard_silu",
+           "hard_swish", "gelu", "softmax", "log_softmax", "exponential", "linear"]
 
 def names() -> tuple[str, ...]:
     """The accepted activation strings, ``"linear"`` included, sorted."""
@@ -133,7 +41,8 @@ def get(identifier: str | None, *, owner: str | None = None) -> ActivationFn | N
     """Looks up an activation by its Keras name.
 
     Args:
-        identifier: ``None``, ``"linear"`` or one of :func:`names`.
+        identifier: ``None``, ``"linear"`` or one of :func:`names`, or the function of
+            this module of that name (``relu``, ..., ``swish`` for ``"silu"``).
         owner: Class name used to prefix error messages (e.g. ``"Dense"``).
 
     Returns:
@@ -147,6 +56,9 @@ def get(identifier: str | None, *, owner: str | None = None) -> ActivationFn | N
     valid = ", ".join(repr(n) for n in names())
     if identifier is None:
         return None
+    if callable(identifier) and _KERAS_FUNCTIONS.get(getattr(identifier, "__name__", None)) \
+            is identifier and _KERAS_NAMES.get(identifier.__name__) in (*_REGISTRY, "linear"):
+        identifier = _KERAS_NAMES[identifier.__name__]  # tn.activations.relu: "relu"
     if not isinstance(identifier, str):
         raise TypeError(f"{prefix}activation must be a string or None (one of {valid}), "
                         f"got {identifier!r}")
@@ -158,64 +70,168 @@ def get(identifier: str | None, *, owner: str | None = None) -> ActivationFn | N
     return fn
 
 
-def relu(negative_slope: float = 0.0, max_value: float | None = None,
-         threshold: float = 0.0) -> ActivationFn:
-    """Keras ``relu(x, negative_slope, max_value, threshold)`` as an :class:`ActivationFn`.
+def relu(x: Any, negative_slope: float = 0.0, max_value: float | None = None,
+         threshold: float = 0.0) -> Any:
+    """Keras ``activations.relu``: ``min(x, max_value)`` for ``x > threshold`` (0 at it),
+    ``negative_slope * (x - threshold)`` below; the defaults give ``max(x, 0)``.
+    Computed as Keras computes it, with :mod:`tinynet.ops` (recorded in a ``call()``)."""
+    from tinynet import ops
 
-    ``f(x) = min(x, max_value)`` for ``x > threshold``, ``negative_slope * (x - threshold)``
-    below it (and 0 at it). Arguments are assumed valid (non-negative), as the ReLU layer
-    checks them. The default arguments give the plain ``"relu"``.
-    """
-    if max_value is None and threshold == 0.0:
-        if negative_slope == 0.0:
-            return _REGISTRY["relu"]
-        return ActivationFn("leaky_relu", ek.LEAKY_RELU, (negative_slope, 0.0, 0.0),
-                            uses_input=False, uses_output=True)
-    top = np.inf if max_value is None else max_value
-    return ActivationFn("relu", ek.RELU_GENERAL, (negative_slope, top, threshold),
-                        uses_input=True, uses_output=False)
-
-
-def elu(alpha: float = 1.0) -> ActivationFn:
-    """Keras ``elu(x, alpha)``: ``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise."""
-    return ActivationFn("elu", ek.ELU, (alpha, 0.0, 0.0), uses_input=True, uses_output=False)
-
-
-# -- fused bias + activation for Dense / Conv2D -----------------------------------------
-
-def bias_act_forward(z: np.ndarray, bias: np.ndarray | None,
-                     fn: ActivationFn | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """Applies ``fn(z + bias)`` in place where it can; ``z`` is a float32 ``[rows, C]`` buffer.
-
-    Returns:
-        ``(y, pre)``: the output, and the pre-activation ``z + bias`` when ``fn`` needs it
-        for its backward (else ``None``). ``z`` is overwritten.
-    """
-    if fn is None:
-        if bias is not None:
-            _LINEAR.forward(z, bias=bias, out=z)
-        return z, None
-    if fn.uses_input:
-        if bias is not None:
-            _LINEAR.forward(z, bias=bias, out=z)
-        return fn.forward(z), z
-    return fn.forward(z, bias=bias, out=z), None
+    if negative_slope != 0.0:
+        if max_value is None and threshold == 0:
+            return ops.leaky_relu(x, negative_slope=negative_slope)
+        negative_part = (ops.relu(ops.negative(x) + threshold) if threshold != 0
+                         else ops.relu(ops.negative(x)))
+    else:
+        negative_part = 1
+    clip_max = max_value is not None
+    if threshold != 0:
+        x = ops.where(ops.greater(x, threshold), x, 0.0)  # Keras: x * (x > threshold)
+    elif max_value == 6:
+        x = ops.relu6(x)
+        clip_max = False
+    else:
+        x = ops.relu(x)
+    if clip_max:
+        x = ops.clip(x, 0.0, max_value)
+    if negative_slope != 0.0:
+        x = x - negative_slope * negative_part
+    return x
 
 
-def bias_act_backward(fn: ActivationFn | None, pre: np.ndarray | None, y: np.ndarray,
-                      grad: np.ndarray) -> np.ndarray:
-    """dL/d(pre-activation) from :func:`bias_act_forward`'s results (``grad`` is not modified)."""
-    if fn is None:
-        return grad
-    return fn.backward(pre, y, grad)
+def relu6(x: Any) -> Any:
+    """Keras ``activations.relu6``: ``min(max(x, 0), 6)``."""
+    from tinynet import ops
+
+    return ops.relu6(x)
 
 
-def bias_grad(dz: np.ndarray) -> np.ndarray:
-    """Deterministic sum of ``dz`` (``[rows, C]``, float32) over rows: fixed row blocks."""
-    dz = np.ascontiguousarray(dz, dtype=np.float32)
-    cols = dz.shape[-1]
-    if dz.size == 0:
-        return np.zeros(cols, dtype=np.float32)
-    # the shared column fold: blocks of rows_per_block(cols) rows, float64 merge in order
-    return col_sum(dz, cols,
-                   parallel=tuning.use_parallel("elementwise_parallel_min_elems", dz.size))
+def elu(x: Any, alpha: float = 1.0) -> Any:
+    """Keras ``activations.elu``: ``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise."""
+    from tinynet import ops
+
+    return ops.elu(x, alpha=alpha)
+
+
+def selu(x: Any) -> Any:
+    """Keras ``activations.selu``: the scaled ELU with Keras's constants."""
+    from tinynet import ops
+
+    return ops.selu(x)
+
+
+def leaky_relu(x: Any, negative_slope: float = 0.2) -> Any:
+    """Keras ``activations.leaky_relu``: ``x`` for ``x >= 0``, ``negative_slope * x``
+    below."""
+    from tinynet import ops
+
+    return ops.leaky_relu(x, negative_slope=negative_slope)
+
+
+def sigmoid(x: Any) -> Any:
+    """Keras ``activations.sigmoid``: ``1 / (1 + exp(-x))``."""
+    from tinynet import ops
+
+    return ops.sigmoid(x)
+
+
+def hard_sigmoid(x: Any) -> Any:
+    """Keras ``activations.hard_sigmoid``: ``relu6(x + 3) / 6``."""
+    from tinynet import ops
+
+    return ops.hard_sigmoid(x)
+
+
+def log_sigmoid(x: Any) -> Any:
+    """Keras ``activations.log_sigmoid``: ``log(sigmoid(x))``."""
+    from tinynet import ops
+
+    return ops.log_sigmoid(x)
+
+
+def tanh(x: Any) -> Any:
+    """Keras ``activations.tanh``."""
+    from tinynet import ops
+
+    return ops.tanh(x)
+
+
+def softplus(x: Any) -> Any:
+    """Keras ``activations.softplus``: ``log(exp(x) + 1)``."""
+    from tinynet import ops
+
+    return ops.softplus(x)
+
+
+def softsign(x: Any) -> Any:
+    """Keras ``activations.softsign``: ``x / (abs(x) + 1)``."""
+    from tinynet import ops
+
+    return ops.softsign(x)
+
+
+def silu(x: Any) -> Any:
+    """Keras ``activations.silu`` (also ``swish``): ``x * sigmoid(x)``."""
+    from tinynet import ops
+
+    return ops.silu(x)
+
+
+def swish(x: Any) -> Any:
+    """Keras ``activations.swish``: the same function as :func:`silu`."""
+    return silu(x)
+
+
+def hard_silu(x: Any) -> Any:
+    """Keras ``activations.hard_silu`` (also ``hard_swish``): ``x * hard_sigmoid(x)``."""
+    from tinynet import ops
+
+    return ops.hard_silu(x)
+
+
+def hard_swish(x: Any) -> Any:
+    """Keras ``activations.hard_swish``: the same function as :func:`hard_silu`."""
+    return hard_silu(x)
+
+
+def gelu(x: Any, approximate: bool = False) -> Any:
+    """Keras ``activations.gelu``: the exact ``x * Phi(x)`` by default (Keras's
+    ``activations.gelu``; ``ops.gelu`` defaults to the tanh approximation)."""
+    from tinynet import ops
+
+    return ops.gelu(x, approximate=approximate)
+
+
+def softmax(x: Any, axis: int = -1) -> Any:
+    """Keras ``activations.softmax`` along ``axis``."""
+    from tinynet import ops
+
+    return ops.softmax(x, axis=axis)
+
+
+def log_softmax(x: Any, axis: int = -1) -> Any:
+    """Keras ``activations.log_softmax`` along ``axis``."""
+    from tinynet import ops
+
+    return ops.log_softmax(x, axis=axis)
+
+
+def exponential(x: Any) -> Any:
+    """Keras ``activations.exponential``: ``exp(x)``."""
+    from tinynet import ops
+
+    return ops.exp(x)
+
+
+def linear(x: Any) -> Any:
+    """Keras ``activations.linear``: ``x`` unchanged."""
+    return x
+
+
+# the functions above by name, and the registry name ``get`` maps each to (as Keras
+# serializes them: swish as "silu", hard_swish as "hard_silu")
+_KERAS_FUNCTIONS = {f.__name__: f for f in (
+    relu, relu6, elu, selu, leaky_relu, sigmoid, hard_sigmoid, log_sigmoid, tanh, softplus,
+    softsign, silu, swish, hard_silu, hard_swish, gelu, softmax, log_softmax, exponential,
+    linear)}
+_KERAS_NAMES = {**{n: n for n in _KERAS_FUNCTIONS}, "swish": "silu", "hard_swish": "hard_silu"}

@@ -2,8 +2,9 @@
 
 Each case is ``(id, what was passed, callable, exception type, regex)``. The call must
 raise exactly that exception type (``ValueError`` or ``TypeError``; ``KeyError`` for
-unknown tuning gates) with a message matching the regex; the regexes pin the argument's
-name, the value received and what was expected. ``docs/errors.md`` is generated from
+unknown tuning gates; ``FileNotFoundError`` for a missing file or folder) with a message
+matching the regex; the regexes pin the argument's name, the value received and what was
+expected. Mistyped keywords (``kw-*``) pin the whole message with its suggestion. ``docs/errors.md`` is generated from
 this table: ``python tests/hardening/test_bad_inputs.py`` rewrites it, and
 :func:`test_errors_doc_matches_table` checks it is current.
 """
@@ -1067,27 +1068,31 @@ case("seq-fit-x-str", "model.fit('abc', y)", lambda: fit(compiled(), "abc"), Typ
      "Sequential.fit: x must be a real-valued numeric array", "'abc' (str)")
 case("seq-fit-y-scalar", "model.fit(x, 1.0)", lambda: fit(compiled(), X, 1.0), ValueError,
      "Sequential.fit: x and y must hold the same number of samples",
-     "y with shape (1,)")
+     "y with shape (")  # (1,) or (), as tinynet.tensor.as_array keeps a 0-d array or not
 case("seq-fit-y-str", "model.fit(x, ['a'] * 5)", lambda: fit(compiled(), X, ["a"] * 5),
      TypeError, "Sequential.fit: y must be a real-valued numeric array", "got dtype <U1")
 case("seq-fit-y-wrong-shape", "model.fit(x, np.zeros((5, 2))) with loss='mse'",
      lambda: fit(compiled(), X, z(5, 2)), ValueError,
-     "MeanSquaredError: y_true shape (5, 2) is incompatible with y_pred shape (5, 3)")
+     "Sequential.fit: MeanSquaredError: y_true shape (5, 2) is incompatible with y_pred shape "
+     "(5, 3)")
 case("seq-fit-label-too-large", "model.fit(x, labels with 3) for 3 classes",
      lambda: fit(compiled("sparse_categorical_crossentropy"), X, np.array([0, 1, 2, 3, 1])),
-     ValueError, "SparseCategoricalCrossentropy: label 3 is out of range for 3 classes",
-     "expected 0 <= label < 3")
+     ValueError, "Sequential.fit: SparseCategoricalCrossentropy: label 3 is out of range for 3 "
+     "classes", "expected 0 <= label < 3")
 case("seq-fit-label-negative", "model.fit(x, labels with -1)",
      lambda: fit(compiled("sparse_categorical_crossentropy"), X, np.array([0, 1, 2, -1, 1])),
-     ValueError, "SparseCategoricalCrossentropy: label -1 is out of range for 3 classes")
+     ValueError, "Sequential.fit: SparseCategoricalCrossentropy: label -1 is out of range for 3 "
+     "classes")
 case("seq-fit-label-fraction", "model.fit(x, labels with 0.5)",
      lambda: fit(compiled("sparse_categorical_crossentropy"), X,
                  np.array([0, 1, 2, 0.5, 1])), ValueError,
-     "SparseCategoricalCrossentropy: labels must be integer class indices, got 0.5")
+     "Sequential.fit: SparseCategoricalCrossentropy: labels must be integer class indices, "
+     "got 0.5")
 case("seq-fit-label-nan", "model.fit(x, labels with nan)",
      lambda: fit(compiled("sparse_categorical_crossentropy"), X,
                  np.array([0, 1, 2, NAN, 1])), ValueError,
-     "SparseCategoricalCrossentropy: labels must be integer class indices, got nan")
+     "Sequential.fit: SparseCategoricalCrossentropy: labels must be integer class indices, "
+     "got nan")
 case("seq-evaluate-batch-size", "model.evaluate(x, y, batch_size=-3)",
      lambda: compiled().evaluate(X, Y, batch_size=-3, verbose=0), ValueError,
      "Sequential.evaluate: batch_size must be a positive int, got -3")
@@ -1151,7 +1156,14 @@ case("loss-bce-from-logits-str", "BinaryCrossentropy(from_logits='yes')",
      "BinaryCrossentropy: from_logits must be a bool, got 'yes'")
 case("loss-cce-shape", "CategoricalCrossentropy()(y_true (2,), y_pred (2, 3))",
      lambda: losses.CategoricalCrossentropy()(z(2), z(2, 3)), ValueError,
-     "CategoricalCrossentropy: y_true shape (2,) must equal y_pred shape (2, 3)")
+     "CategoricalCrossentropy: y_true shape (2,) holds one label per sample, but this loss "
+     "expects one-hot labels of y_pred's shape (2, 3); for integer class labels use "
+     "SparseCategoricalCrossentropy (loss='sparse_categorical_crossentropy'), or one-hot them "
+     "with tinynet.utils.to_categorical(y, 3)")
+case("loss-cce-classes", "CategoricalCrossentropy()(y_true (2, 3), y_pred (2, 4))",
+     lambda: losses.CategoricalCrossentropy()(z(2, 3), z(2, 4)), ValueError,
+     "CategoricalCrossentropy: y_true shape (2, 3) must equal y_pred shape (2, 4) (one-hot "
+     "labels: 3 classes in y_true, 4 units in y_pred)")
 case("loss-cce-true-str", "CategoricalCrossentropy()('abc', y_pred)",
      lambda: losses.CategoricalCrossentropy()("abc", z(1, 3)), TypeError,
      "CategoricalCrossentropy: y_true must be a real-valued numeric array", "'abc' (str)")
@@ -1376,7 +1388,9 @@ case("nadam-epsilon-nan", "Nadam(epsilon=nan)", lambda: optimizers.Nadam(epsilon
 case("nadam-lr-negative", "Nadam(learning_rate=-1)",
      lambda: optimizers.Nadam(learning_rate=-1), ValueError, "Nadam: " + LR, "got -1")
 case("nadam-amsgrad", "Nadam(amsgrad=True)", lambda: optimizers.Nadam(amsgrad=True),
-     TypeError, "unexpected keyword argument 'amsgrad'")
+     TypeError, "Nadam got an unexpected keyword argument 'amsgrad'; valid keyword arguments: "
+     "learning_rate, beta_1, beta_2, epsilon, weight_decay, clipnorm, clipvalue, "
+     "global_clipnorm, name")
 case("adamax-beta1-one", "Adamax(beta_1=1.0)", lambda: optimizers.Adamax(beta_1=1.0),
      ValueError, "Adamax: beta_1 must be a float in [0, 1), got 1.0")
 case("adamax-beta2-high", "Adamax(beta_2=1.5)", lambda: optimizers.Adamax(beta_2=1.5),
@@ -1398,7 +1412,8 @@ case("lion-beta1-bool", "Lion(beta_1=True)", lambda: optimizers.Lion(beta_1=True
 case("lion-beta2-negative", "Lion(beta_2=-0.01)", lambda: optimizers.Lion(beta_2=-0.01),
      ValueError, "Lion: beta_2 must be a float in [0, 1], got -0.01")
 case("lion-epsilon", "Lion(epsilon=1e-7)", lambda: optimizers.Lion(epsilon=1e-7), TypeError,
-     "unexpected keyword argument 'epsilon'")
+     "Lion got an unexpected keyword argument 'epsilon'; valid keyword arguments: "
+     "learning_rate, beta_1, beta_2, weight_decay, clipnorm, clipvalue, global_clipnorm, name")
 case("lion-clipnorm-zero", "Lion(clipnorm=0)", lambda: optimizers.Lion(clipnorm=0),
      ValueError, "Lion: clipnorm must be None or a positive float, got 0")
 case("adamw-amsgrad-int", "AdamW(amsgrad=1)", lambda: optimizers.AdamW(amsgrad=1), TypeError,
@@ -1452,6 +1467,8 @@ case("optimizer-apply-grad-shape", "SGD().apply([param (2,) with grad (3,)])",
 # callbacks
 # ============================================================================================
 NON_NEG_INT = "must be a non-negative int"
+SUFFIX = ("must end in .safetensors (the format tinynet saves; .keras and .h5 are not "
+          "supported yet)")
 case("early-stopping-monitor-empty", "EarlyStopping(monitor='')",
      lambda: callbacks.EarlyStopping(monitor=""), TypeError,
      "EarlyStopping: monitor must be a non-empty str, got ''")
@@ -1492,7 +1509,7 @@ case("checkpoint-filepath-int", "ModelCheckpoint(5)", lambda: callbacks.ModelChe
      TypeError, "ModelCheckpoint: filepath must be a str or os.PathLike, got int")
 case("checkpoint-filepath-extension", "ModelCheckpoint('m.h5')",
      lambda: callbacks.ModelCheckpoint("m.h5"), ValueError,
-     "ModelCheckpoint: filepath must end in .safetensors, got 'm.h5'")
+     "ModelCheckpoint: filepath " + SUFFIX, "got 'm.h5'; e.g. 'm.safetensors'")
 case("checkpoint-mode", "ModelCheckpoint('m.safetensors', mode='best')",
      lambda: callbacks.ModelCheckpoint("m.safetensors", mode="best"), ValueError,
      "ModelCheckpoint: mode must be one of 'auto', 'min', 'max', got 'best'")
@@ -1656,6 +1673,492 @@ case("tensor-none-element", "Tensor([1.0, None])", lambda: tn.Tensor([1.0, None]
      DATA, "got dtype object", "[1.0, None] (list)")
 case("tensor-complex", "Tensor(np.array([1+2j]))", lambda: tn.Tensor(np.array([1 + 2j])),
      TypeError, DATA, "got dtype complex128")
+
+
+# ============================================================================================
+# mistyped keyword arguments: the public class (or method), every unknown keyword and the
+# closest valid names (tinynet.keywords)
+# ============================================================================================
+def kw(id: str, what: str, call: Callable[[], Any], message: str) -> None:
+    """A mistyped-keyword case: ``TypeError`` with exactly ``message``."""
+    CASES.append(Case(id, what, call, TypeError, "^" + re.escape(message) + "$"))
+
+
+GOT = "got an unexpected keyword argument"
+kw("kw-group-normalization-group", "GroupNormalization(group=4)",
+   lambda: GroupNormalization(group=4),
+   f"GroupNormalization {GOT} 'group'; did you mean 'groups'?")
+kw("kw-max-pooling-pool", "MaxPooling2D(pool=2)", lambda: MaxPooling2D(pool=2),
+   f"MaxPooling2D {GOT} 'pool'; did you mean 'pool_size'?")
+kw("kw-average-pooling1d-pool", "AveragePooling1D(pool=2)", lambda: AveragePooling1D(pool=2),
+   f"AveragePooling1D {GOT} 'pool'; did you mean 'pool_size'?")
+kw("kw-dense-activation", "Dense(3, activaton='relu')", lambda: Dense(3, activaton="relu"),
+   f"Dense {GOT} 'activaton'; did you mean 'activation'?")
+kw("kw-dense-two-keys", "Dense(3, activaton='relu', bias=False)",
+   lambda: Dense(3, activaton="relu", bias=False),
+   "Dense got unexpected keyword arguments 'activaton' (did you mean 'activation'?), 'bias' "
+   "(did you mean 'use_bias'?)")
+kw("kw-dense-input-dim", "Dense(3, input_dim=4) (Keras 2)", lambda: Dense(3, input_dim=4),
+   f"Dense {GOT} 'input_dim'; did you mean 'input_shape'?")
+kw("kw-dense-layer-name", "Dense(3, nme='out')", lambda: Dense(3, nme="out"),
+   f"Dense {GOT} 'nme'; did you mean 'name'?")
+kw("kw-conv2d-kernel", "Conv2D(8, kernel=3)", lambda: Conv2D(8, kernel=3),
+   f"Conv2D {GOT} 'kernel'; did you mean 'kernel_size'?")
+kw("kw-conv2d-dilation", "Conv2D(8, 3, dilation=2)", lambda: Conv2D(8, 3, dilation=2),
+   f"Conv2D {GOT} 'dilation'; did you mean 'dilation_rate'?")
+kw("kw-reshape-shape", "Reshape(shape=(2, 2))", lambda: Reshape(shape=(2, 2)),
+   f"Reshape {GOT} 'shape'; did you mean 'target_shape' or 'input_shape'?")
+kw("kw-dropout-noise-shape", "Dropout(0.5, noiseshape=(None, 1))",
+   lambda: Dropout(0.5, noiseshape=(None, 1)),
+   f"Dropout {GOT} 'noiseshape'; did you mean 'noise_shape'?")
+kw("kw-batch-normalization-momentum", "BatchNormalization(momentun=0.9)",
+   lambda: BatchNormalization(momentun=0.9),
+   f"BatchNormalization {GOT} 'momentun'; did you mean 'momentum'?")
+kw("kw-layer-normalization-two", "LayerNormalization(centre=False, epsilom=1e-5)",
+   lambda: LayerNormalization(centre=False, epsilom=1e-5),
+   "LayerNormalization got unexpected keyword arguments 'centre' (did you mean 'center'?), "
+   "'epsilom' (did you mean 'epsilon'?)")
+kw("kw-instance-normalization-groups", "InstanceNormalization(groups=2)",
+   lambda: InstanceNormalization(groups=2),
+   f"InstanceNormalization {GOT} 'groups'; valid keyword arguments: epsilon, center, scale, "
+   "name, trainable, input_shape")
+kw("kw-concatenate-axes", "Concatenate(axes=1)", lambda: Concatenate(axes=1),
+   f"Concatenate {GOT} 'axes'; did you mean 'axis'?")
+kw("kw-random-rotation-fill", "RandomRotation(0.1, fill='constant')",
+   lambda: RandomRotation(0.1, fill="constant"),
+   f"RandomRotation {GOT} 'fill'; did you mean 'fill_mode' or 'fill_value'?")
+kw("kw-embedding-input-length", "Embedding(10, 4, input_length=5) (Keras 2)",
+   lambda: Embedding(10, 4, input_length=5),
+   f"Embedding {GOT} 'input_length'; did you mean 'input_shape'?")
+kw("kw-adam-lr", "Adam(lr=0.01) (Keras 2)", lambda: optimizers.Adam(lr=0.01),
+   f"Adam {GOT} 'lr'; did you mean 'learning_rate'?")
+kw("kw-adam-beta1", "Adam(beta1=0.9)", lambda: optimizers.Adam(beta1=0.9),
+   f"Adam {GOT} 'beta1'; did you mean 'beta_1'?")
+kw("kw-sgd-nesterov", "SGD(momentum=0.9, nestrov=True)",
+   lambda: optimizers.SGD(momentum=0.9, nestrov=True),
+   f"SGD {GOT} 'nestrov'; did you mean 'nesterov'?")
+kw("kw-adamw-weight-decay", "AdamW(weightdecay=0.01)",
+   lambda: optimizers.AdamW(weightdecay=0.01),
+   f"AdamW {GOT} 'weightdecay'; did you mean 'weight_decay'?")
+kw("kw-rmsprop-centered", "RMSprop(centred=True)", lambda: optimizers.RMSprop(centred=True),
+   f"RMSprop {GOT} 'centred'; did you mean 'centered'?")
+kw("kw-cce-from-logits", "CategoricalCrossentropy(from_logit=True)",
+   lambda: losses.CategoricalCrossentropy(from_logit=True),
+   f"CategoricalCrossentropy {GOT} 'from_logit'; did you mean 'from_logits'?")
+kw("kw-bce-label-smoothing", "BinaryCrossentropy(label_smooth=0.1)",
+   lambda: losses.BinaryCrossentropy(label_smooth=0.1),
+   f"BinaryCrossentropy {GOT} 'label_smooth'; did you mean 'label_smoothing'?")
+kw("kw-scce-label-smoothing", "SparseCategoricalCrossentropy(label_smoothing=0.1)",
+   lambda: losses.SparseCategoricalCrossentropy(label_smoothing=0.1),
+   f"SparseCategoricalCrossentropy {GOT} 'label_smoothing'; valid keyword arguments: "
+   "from_logits, name")
+kw("kw-huber-delta", "Huber(delt=1.0)", lambda: losses.Huber(delt=1.0),
+   f"Huber {GOT} 'delt'; did you mean 'delta'?")
+kw("kw-precision-thresholds", "Precision(threshold=0.5)",
+   lambda: metrics.Precision(threshold=0.5),
+   f"Precision {GOT} 'threshold'; did you mean 'thresholds'?")
+kw("kw-auc-curve", "AUC(curves='PR')", lambda: metrics.AUC(curves="PR"),
+   f"AUC {GOT} 'curves'; did you mean 'curve'?")
+kw("kw-top-k-accuracy", "TopKCategoricalAccuracy(top_k=3)",
+   lambda: metrics.TopKCategoricalAccuracy(top_k=3),
+   f"TopKCategoricalAccuracy {GOT} 'top_k'; valid keyword arguments: k, name")
+kw("kw-early-stopping-patience", "EarlyStopping(patient=3)",
+   lambda: callbacks.EarlyStopping(patient=3),
+   f"EarlyStopping {GOT} 'patient'; did you mean 'patience'?")
+kw("kw-early-stopping-restore", "EarlyStopping(restore_best=True)",
+   lambda: callbacks.EarlyStopping(restore_best=True),
+   f"EarlyStopping {GOT} 'restore_best'; did you mean 'restore_best_weights'?")
+kw("kw-checkpoint-save-best", "ModelCheckpoint('m.safetensors', save_best=True)",
+   lambda: callbacks.ModelCheckpoint("m.safetensors", save_best=True),
+   f"ModelCheckpoint {GOT} 'save_best'; did you mean 'save_best_only'?")
+kw("kw-reduce-lr-patience", "ReduceLROnPlateau(paitence=2)",
+   lambda: callbacks.ReduceLROnPlateau(paitence=2),
+   f"ReduceLROnPlateau {GOT} 'paitence'; did you mean 'patience'?")
+kw("kw-csv-logger-separator", "CSVLogger('log.csv', seperator=';')",
+   lambda: callbacks.CSVLogger("log.csv", seperator=";"),
+   f"CSVLogger {GOT} 'seperator'; did you mean 'separator'?")
+kw("kw-lr-scheduler-verbose", "LearningRateScheduler(f, verbosity=1)",
+   lambda: callbacks.LearningRateScheduler(lambda epoch: 0.1, verbosity=1),
+   f"LearningRateScheduler {GOT} 'verbosity'; did you mean 'verbose'?")
+kw("kw-exponential-decay-staircase", "ExponentialDecay(0.1, 10, 0.9, stair_case=True)",
+   lambda: optimizers.schedules.ExponentialDecay(0.1, 10, 0.9, stair_case=True),
+   f"ExponentialDecay {GOT} 'stair_case'; did you mean 'staircase'?")
+kw("kw-cosine-decay-warmup", "CosineDecay(0.1, 100, warmup=10)",
+   lambda: optimizers.schedules.CosineDecay(0.1, 100, warmup=10),
+   f"CosineDecay {GOT} 'warmup'; did you mean 'warmup_target' or 'warmup_steps'?")
+kw("kw-piecewise-boundaries", "PiecewiseConstantDecay(boundary=[10], values=[1.0, 0.5])",
+   lambda: optimizers.schedules.PiecewiseConstantDecay(boundary=[10], values=[1.0, 0.5]),
+   f"PiecewiseConstantDecay {GOT} 'boundary'; did you mean 'boundaries'?")
+kw("kw-sequential-layers", "Sequential(layer=[Dense(2)])",
+   lambda: tn.Sequential(layer=[Dense(2)]),
+   f"Sequential {GOT} 'layer'; did you mean 'layers'?")
+kw("kw-model-outputs", "tn.Model(inputs=x, output=y)",
+   lambda: (lambda x: tn.Model(inputs=x, output=Dense(2)(x)))(Input((3,))),
+   f"Model {GOT} 'output'; did you mean 'outputs'?")
+kw("kw-input-dtype", "Input((3,), dtpye='float32')",
+   lambda: Input((3,), dtpye="float32"), f"Input {GOT} 'dtpye'; did you mean 'dtype'?")
+kw("kw-fit-epoch", "model.fit(x, y, epoch=2)", lambda: fit(compiled(), epoch=2),
+   f"Sequential.fit {GOT} 'epoch'; did you mean 'epochs'?")
+kw("kw-fit-nb-epoch", "model.fit(x, y, nb_epoch=2) (Keras 2)",
+   lambda: fit(compiled(), nb_epoch=2),
+   f"Sequential.fit {GOT} 'nb_epoch'; did you mean 'epochs'?")
+kw("kw-fit-two-keys", "model.fit(x, y, epoch=2, batchsize=8)",
+   lambda: fit(compiled(), epoch=2, batchsize=8),
+   "Sequential.fit got unexpected keyword arguments 'epoch' (did you mean 'epochs'?), "
+   "'batchsize' (did you mean 'batch_size'?)")
+kw("kw-fit-validation", "model.fit(x, y, validation=(x, y))",
+   lambda: fit(compiled(), validation=(X, Y)),
+   f"Sequential.fit {GOT} 'validation'; did you mean 'validation_split', 'validation_data' "
+   "or 'validation_freq'?")
+kw("kw-model-fit-epoch", "functional model.fit(x, y, epoch=2)",
+   lambda: (lambda a: (lambda m: (m.compile("sgd", "mse"), m.fit(X, Y, epoch=2)))(
+       tn.Model(a, Dense(3)(a))))(Input((4,))),
+   f"Model.fit {GOT} 'epoch'; did you mean 'epochs'?")
+kw("kw-evaluate-verbose", "model.evaluate(x, y, verbosity=0)",
+   lambda: compiled().evaluate(X, Y, verbosity=0),
+   f"Sequential.evaluate {GOT} 'verbosity'; did you mean 'verbose'?")
+kw("kw-predict-batch", "model.predict(x, batch=4)", lambda: mlp().predict(X, batch=4),
+   f"Sequential.predict {GOT} 'batch'; did you mean 'batch_size'?")
+kw("kw-compile-metric", "model.compile('sgd', 'mse', metric=['mae'])",
+   lambda: mlp().compile("sgd", "mse", metric=["mae"]),
+   f"Sequential.compile {GOT} 'metric'; did you mean 'metrics'?")
+kw("kw-compile-optimiser", "model.compile(optimiser='sgd', loss='mse')",
+   lambda: mlp().compile(optimiser="sgd", loss="mse"),
+   f"Sequential.compile {GOT} 'optimiser'; did you mean 'optimizer'?")
+kw("kw-compile-run-eagerly", "model.compile('sgd', 'mse', run_eagerly=True)",
+   lambda: mlp().compile("sgd", "mse", run_eagerly=True),
+   f"Sequential.compile {GOT} 'run_eagerly'; valid keyword arguments: optimizer, loss, "
+   "metrics, loss_weights")
+kw("kw-train-on-batch-sample-weight", "model.train_on_batch(x, y, sample_weights=w)",
+   lambda: compiled().train_on_batch(X, Y, sample_weights=np.ones(5)),
+   f"Sequential.train_on_batch {GOT} 'sample_weights'; did you mean 'sample_weight'?")
+kw("kw-save-overwrite", "model.save('m.safetensors', overwrite=True)",
+   lambda: mlp().save("m.safetensors", overwrite=True),
+   f"Sequential.save {GOT} 'overwrite'; valid keyword arguments: path")
+kw("kw-summary-line-length", "model.summary(line_lenght=80)",
+   lambda: mlp().summary(line_lenght=80),
+   f"Sequential.summary {GOT} 'line_lenght'; did you mean 'line_length'?")
+
+SHAPE_TUPLE = "Input: shape must be a tuple, e.g. Input(shape="
+case("input-shape-spread", "Input(8, 8, 1)", lambda: Input(8, 8, 1), TypeError,
+     SHAPE_TUPLE + "(8, 8, 1)); got extra positional arguments 8, 1")
+case("input-shape-spread-two", "Input(28, 28)", lambda: Input(28, 28), TypeError,
+     SHAPE_TUPLE + "(28, 28)); got extra positional argument 28")
+case("input-shape-spread-four", "Input(1, 28, 28, 1)", lambda: Input(1, 28, 28, 1), TypeError,
+     SHAPE_TUPLE + "(1, 28, 28, 1)); got extra positional arguments 28, 28, 1")
+
+
+# ============================================================================================
+# labels that fit another loss: the check before the first forward pass names it
+# ============================================================================================
+def one_unit(loss: str) -> tn.Sequential:
+    """A compiled model with one sigmoid output unit."""
+    model = tn.Sequential([Input((4,)), Dense(1, activation="sigmoid")])
+    model.compile(optimizer="sgd", loss=loss)
+    return model
+
+
+ONE_HOT = to_categorical(LABELS, 3)
+SPARSE = "SparseCategoricalCrossentropy (loss='sparse_categorical_crossentropy')"
+CATEGORICAL = "CategoricalCrossentropy (loss='categorical_crossentropy')"
+case("fit-one-hot-sparse-loss", "model.fit(x, one-hot y) with sparse_categorical_crossentropy",
+     lambda: fit(compiled("sparse_categorical_crossentropy"), X, ONE_HOT), ValueError,
+     "Sequential.fit: SparseCategoricalCrossentropy: y_true shape (5, 3) matches y_pred shape "
+     "(5, 3), as one-hot labels do, but this loss expects integer class labels of shape (5,) "
+     f"or (5, 1); for one-hot labels use {CATEGORICAL}, or pass the class indices, "
+     "y.argmax(axis=-1)")
+case("evaluate-one-hot-sparse-loss", "model.evaluate(x, one-hot y), sparse loss",
+     lambda: compiled("sparse_categorical_crossentropy").evaluate(X, ONE_HOT, verbose=0),
+     ValueError, "Sequential.evaluate: SparseCategoricalCrossentropy: y_true shape (5, 3) "
+     "matches y_pred shape (5, 3)", f"use {CATEGORICAL}")
+case("fit-validation-one-hot-sparse-loss", "model.fit(x, labels, validation_data=(x, one-hot))",
+     lambda: fit(compiled("sparse_categorical_crossentropy"), X, LABELS,
+                 validation_data=(X, ONE_HOT)), ValueError,
+     "Sequential.fit (validation_data): SparseCategoricalCrossentropy: y_true shape (5, 3) "
+     "matches y_pred shape (5, 3)", f"use {CATEGORICAL}")
+case("fit-labels-categorical-loss", "model.fit(x, labels (5,)) with categorical_crossentropy",
+     lambda: fit(compiled("categorical_crossentropy"), X, LABELS), ValueError,
+     "Sequential.fit: CategoricalCrossentropy: y_true shape (5,) holds one label per sample, "
+     "but this loss expects one-hot labels of y_pred's shape (5, 3); for integer class labels "
+     f"use {SPARSE}, or one-hot them with tinynet.utils.to_categorical(y, 3)")
+case("fit-label-column-categorical-loss", "model.fit(x, labels (5, 1)), categorical loss",
+     lambda: fit(compiled("categorical_crossentropy"), X, LABELS[:, None]), ValueError,
+     "Sequential.fit: CategoricalCrossentropy: y_true shape (5, 1) holds one label per sample",
+     f"use {SPARSE}")
+case("fit-labels-categorical-focal", "model.fit(x, labels) with categorical_focal_crossentropy",
+     lambda: fit(compiled("categorical_focal_crossentropy"), X, LABELS), ValueError,
+     "Sequential.fit: CategoricalFocalCrossentropy: y_true shape (5,) holds one label per "
+     "sample", "for integer class labels one-hot them with tinynet.utils.to_categorical(y, 3)")
+case("fit-labels-binary-loss-3-units", "model.fit(x, labels) with 3 units, binary_crossentropy",
+     lambda: fit(compiled("binary_crossentropy"), X, LABELS), ValueError,
+     "Sequential.fit: BinaryCrossentropy: y_true shape (5,) holds one label per sample, but "
+     "y_pred shape (5, 3) has 3 units (one 0/1 label each); for integer class labels use "
+     f"{SPARSE}; for binary labels give the model one sigmoid unit")
+case("fit-class-ids-binary-loss", "model.fit(x, labels 0..2) with 1 unit, binary_crossentropy",
+     lambda: fit(one_unit("binary_crossentropy"), X, LABELS), ValueError,
+     "Sequential.fit: BinaryCrossentropy: y_true must hold binary labels in [0, 1] (or "
+     f"probabilities), got 2; for integer class labels use {SPARSE} with one softmax unit per "
+     "class")
+case("fit-minus-one-labels-binary-loss", "model.fit(x, -1/1 labels) with binary_crossentropy",
+     lambda: fit(one_unit("binary_crossentropy"), X, np.array([1, -1, 1, -1, 1])), ValueError,
+     "Sequential.fit: BinaryCrossentropy: y_true must hold binary labels in [0, 1] (or "
+     "probabilities), got -1; for -1/1 labels use Hinge (loss='hinge')")
+case("fit-one-hot-binary-loss-1-unit", "model.fit(x, one-hot (5, 2)) with 1 unit, binary loss",
+     lambda: fit(one_unit("binary_crossentropy"), X, to_categorical(LABELS % 2, 2)),
+     ValueError, "Sequential.fit: BinaryCrossentropy: y_true shape (5, 2) has 2 columns, as "
+     "one-hot labels do, but y_pred shape (5, 1) has one unit; for one-hot labels use "
+     f"{CATEGORICAL} with 2 softmax units; for binary labels pass one 0/1 column")
+case("fit-categorical-loss-1-unit", "model.fit(x, 0/1 (5, 1)) with 1 unit, categorical loss",
+     lambda: fit(one_unit("categorical_crossentropy"), X, (LABELS % 2)[:, None]), ValueError,
+     "Sequential.fit: CategoricalCrossentropy: y_pred shape (5, 1) has one unit, so this loss "
+     "is 0 whatever the model predicts; for binary labels use BinaryCrossentropy "
+     "(loss='binary_crossentropy') with one sigmoid unit")
+case("fit-sparse-loss-1-unit", "model.fit(x, 0/1 labels) with 1 unit, sparse loss",
+     lambda: fit(one_unit("sparse_categorical_crossentropy"), X, LABELS % 2), ValueError,
+     "Sequential.fit: SparseCategoricalCrossentropy: label 1 is out of range for 1 classes "
+     "(expected 0 <= label < 1); y_pred has one unit: for binary labels use BinaryCrossentropy "
+     "(loss='binary_crossentropy') with one sigmoid unit")
+case("model-fit-output-one-hot-sparse", "two-output model, one-hot y for a sparse output",
+     lambda: (lambda a: (lambda m: (m.compile("sgd", ["mse", "sparse_categorical_crossentropy"]),
+                                     m.fit(X, [Y, ONE_HOT], verbose=0)))(
+         tn.Model(a, [Dense(3, name="p")(a), Dense(3, name="q")(a)])))(Input((4,))),
+     ValueError, "Model.fit: output 'q': SparseCategoricalCrossentropy: y_true shape (5, 3) "
+     "matches y_pred shape (5, 3)", f"use {CATEGORICAL}")
+case("loss-scce-one-hot", "SparseCategoricalCrossentropy()(one-hot, y_pred)",
+     lambda: losses.SparseCategoricalCrossentropy()(ONE_HOT, np.full((5, 3), 1 / 3)),
+     ValueError, "SparseCategoricalCrossentropy: y_true shape (5, 3) matches y_pred shape "
+     f"(5, 3), as one-hot labels do", f"use {CATEGORICAL}")
+case("loss-bce-labels-3-units", "BinaryCrossentropy()(labels (5,), y_pred (5, 3))",
+     lambda: losses.BinaryCrossentropy()(LABELS, np.full((5, 3), 0.5)), ValueError,
+     "BinaryCrossentropy: y_true shape (5,) holds one label per sample, but y_pred shape "
+     f"(5, 3) has 3 units", f"use {SPARSE}")
+
+
+# ============================================================================================
+# files: save's suffixes, and errors that name the user's path
+# ============================================================================================
+case("save-suffix-h5", "model.save('model.h5')", lambda: mlp().save("model.h5"), ValueError,
+     "save_model: path " + SUFFIX, "got 'model.h5'; e.g. 'model.safetensors'")
+case("save-suffix-keras", "model.save('model.keras')", lambda: mlp().save("model.keras"),
+     ValueError, "save_model: path " + SUFFIX, "got 'model.keras'; e.g. 'model.safetensors'")
+case("save-suffix-none", "model.save('model')", lambda: mlp().save("model"), ValueError,
+     "save_model: path " + SUFFIX, "got 'model'; e.g. 'model.safetensors'")
+case("save-weights-suffix", "model.save_weights('weights.h5')",
+     lambda: mlp().save_weights("weights.h5"), ValueError,
+     "save_weights: path " + SUFFIX, "got 'weights.h5'; e.g. 'weights.safetensors'")
+case("save-missing-folder", "model.save('no_such_folder/model.safetensors')",
+     lambda: mlp().save("no_such_folder/model.safetensors"), FileNotFoundError,
+     "save_model: cannot write 'no_such_folder/model.safetensors': the folder "
+     "'no_such_folder' does not exist")
+case("save-weights-missing-folder", "save_weights(model, 'no_such_folder/w.safetensors')",
+     lambda: saving.save_weights(mlp(), "no_such_folder/w.safetensors"), FileNotFoundError,
+     "save_weights: cannot write 'no_such_folder/w.safetensors': the folder 'no_such_folder' "
+     "does not exist")
+case("load-model-missing-folder", "tn.load_model('no_such_folder/model.safetensors')",
+     lambda: tn.load_model("no_such_folder/model.safetensors"), FileNotFoundError,
+     "load_model: cannot read 'no_such_folder/model.safetensors': the folder 'no_such_folder' "
+     "does not exist")
+case("load-model-missing-file", "tn.load_model('no_such_model.safetensors')",
+     lambda: tn.load_model("no_such_model.safetensors"), FileNotFoundError,
+     "load_model: cannot read 'no_such_model.safetensors': No such file or directory")
+case("load-weights-missing-file", "model.load_weights('no_such_weights.safetensors')",
+     lambda: mlp().load_weights("no_such_weights.safetensors"), FileNotFoundError,
+     "load_weights: cannot read 'no_such_weights.safetensors': No such file or directory")
+
+
+# ============================================================================================
+# custom code in files: registered names, custom_objects, custom_object_scope (issue 44)
+# ============================================================================================
+class Scaled(tn.layers.Layer):  # a Keras-style call() layer without get_config
+    def __init__(self, scale=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.scale = scale
+
+    def call(self, x):
+        return x * self.scale
+
+
+def _register_twice() -> None:
+    """Two functions under one registered name (in a private copy of the registry)."""
+    from unittest import mock
+
+    from tinynet.saving import objects
+
+    def first(y_true, y_pred):
+        return y_pred
+
+    def second(y_true, y_pred):
+        return y_pred
+
+    with mock.patch.dict(objects._GLOBAL), mock.patch.dict(objects._NAMES):
+        saving.register_keras_serializable(package="Mine", name="fn")(first)
+        saving.register_keras_serializable(package="Mine", name="fn")(second)
+
+
+REGISTERED = "register it with @tinynet.saving.register_keras_serializable() or pass it in " \
+             "custom_objects"
+case("register-serializable-package-int", "register_keras_serializable(package=3)",
+     lambda: saving.register_keras_serializable(package=3), TypeError,
+     "register_keras_serializable: package must be a non-empty str, got 3")
+case("register-serializable-name-empty", "register_keras_serializable(name='')",
+     lambda: saving.register_keras_serializable(name=""), TypeError,
+     "register_keras_serializable: name must be a non-empty str or None, got ''")
+case("register-serializable-taken", "register_keras_serializable(name='fn') on two functions",
+     _register_twice, ValueError,
+     "register_keras_serializable: 'Mine>fn' is already registered for <function")
+case("custom-object-scope-list", "custom_object_scope([Dense])",
+     lambda: saving.custom_object_scope([Dense]), TypeError,
+     "custom_object_scope: custom_objects must be a dict {name: class or function} or None, "
+     "got list")
+case("custom-object-scope-key-int", "custom_object_scope({3: Dense})",
+     lambda: saving.custom_object_scope({3: Dense}), TypeError,
+     "custom_object_scope: custom_objects keys must be non-empty str names, got 3")
+case("load-model-custom-objects-list", "tn.load_model('m.safetensors', custom_objects=[Dense])",
+     lambda: tn.load_model("m.safetensors", custom_objects=[Dense]), TypeError,
+     "load_model: custom_objects must be a dict {name: class or function} or None, got list")
+case("losses-get-unknown-class", "losses.get({'class_name': 'os>system', 'config': {}})",
+     lambda: losses.get({"class_name": "os>system", "config": {}}), ValueError,
+     "Unknown loss 'os>system': not a built-in loss", "nor a Loss subclass registered with "
+     "@tinynet.saving.register_keras_serializable() or passed in custom_objects")
+case("losses-get-unknown-fn", "losses.get({'class_name': 'LossFunctionWrapper', "
+     "'config': {'fn': 'my_loss'}})",
+     lambda: losses.get({"class_name": "LossFunctionWrapper", "config": {"fn": "my_loss"}}),
+     ValueError, f"LossFunctionWrapper: fn: unknown object 'my_loss'; {REGISTERED}")
+case("metric-wrapper-unknown-fn", "MeanMetricWrapper.from_config({'fn': 'os>system'})",
+     lambda: metrics.MeanMetricWrapper.from_config({"fn": "os>system"}), ValueError,
+     f"MeanMetricWrapper: fn: unknown object 'os>system'; {REGISTERED}")
+case("save-call-layer-config-not-json", "model.save(...) with Scaled(scale=np.float32(2))",
+     lambda: tn.Sequential([Input((4,)), Scaled(np.float32(2))]).save("m.safetensors"),
+     ValueError, "save_model: Scaled 'scaled': cannot make its config: it was created with "
+     "arguments that are not JSON-able (scale=np.float32(2.0)); define get_config(self) "
+     "returning its constructor arguments")
+
+
+
+# ============================================================================================
+# regularizers, custom metrics, Lambda (issue 44)
+# ============================================================================================
+class _Hits(metrics.Metric):  # a Keras-style metric (update_state/result, variables)
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        pass
+
+    def result(self):
+        return 0.0
+
+
+def _unregistered_tanh(x):  # a Lambda with it cannot be saved
+    return tn.ops.tanh(x)
+
+
+REGULARIZER_NAMES = "expected one of 'l1', 'l2', 'l1l2' (or 'L1', 'L2', 'L1L2'), a Regularizer " \
+                    "or a callable"
+case("regularizer-l1-negative", "regularizers.L1(-1.0)", lambda: tn.regularizers.L1(-1.0),
+     ValueError, "L1: l1 must be a non-negative finite float, got -1.0")
+case("regularizer-l2-str", "regularizers.L2('0.1')", lambda: tn.regularizers.L2("0.1"),
+     TypeError, "L2: l2 must be a non-negative float, got '0.1'")
+case("regularizer-l1l2-nan", "regularizers.L1L2(l1=nan)", lambda: tn.regularizers.L1L2(l1=NAN),
+     ValueError, "L1L2: l1 must be a non-negative finite float, got nan")
+case("regularizers-get-unknown", "regularizers.get('l3')", lambda: tn.regularizers.get("l3"),
+     ValueError, f"regularizers.get: unknown regularizer 'l3'; {REGULARIZER_NAMES}")
+case("regularizers-get-int", "regularizers.get(3)", lambda: tn.regularizers.get(3), TypeError,
+     "regularizers.get: regularizer must be None, a name, a Regularizer or a callable, got 3")
+case("regularizers-deserialize-unknown", "regularizers.deserialize({'class_name': "
+     "'os>system'})",
+     lambda: tn.regularizers.deserialize({"class_name": "os>system", "config": {}}), ValueError,
+     "regularizers.deserialize: unknown regularizer class 'os>system'; expected one of L1, L2, "
+     "L1L2 or a registered Regularizer subclass")
+case("regularizers-deserialize-unregistered", "regularizers.deserialize({..., "
+     "'registered_name': 'os>system'})",
+     lambda: tn.regularizers.deserialize({"class_name": "L2", "registered_name": "os>system",
+                                          "config": {}}), ValueError,
+     f"regularizers.deserialize: registered class: unknown object 'os>system'; {REGISTERED}")
+case("regularizers-serialize-lambda", "regularizers.serialize(lambda w: w)",
+     lambda: tn.regularizers.serialize(lambda w: w), ValueError,
+     "regularizers.serialize: cannot serialize the function '<lambda>': register it with "
+     "@tinynet.saving.register_keras_serializable()")
+case("dense-kernel-regularizer-unknown", "Dense(2, kernel_regularizer='l3')",
+     lambda: Dense(2, kernel_regularizer="l3"), ValueError,
+     f"Dense: kernel_regularizer: unknown regularizer 'l3'; {REGULARIZER_NAMES}")
+case("conv2d-activity-regularizer-int", "Conv2D(2, 3, activity_regularizer=3)",
+     lambda: Conv2D(2, 3, activity_regularizer=3), TypeError,
+     "Conv2D: activity_regularizer: regularizer must be None, a name, a Regularizer or a "
+     "callable, got 3")
+case("separable-pointwise-regularizer-unknown",
+     "SeparableConv2D(2, 3, pointwise_regularizer='big')",
+     lambda: SeparableConv2D(2, 3, pointwise_regularizer="big"), ValueError,
+     f"SeparableConv2D: pointwise_regularizer: unknown regularizer 'big'; {REGULARIZER_NAMES}")
+case("depthwise-regularizer-bad-factor", "DepthwiseConv2D(3, depthwise_regularizer='l1') with "
+     "L2(-2.0)", lambda: DepthwiseConv2D(3, depthwise_regularizer=tn.regularizers.L2(-2.0)),
+     ValueError, "L2: l2 must be a non-negative finite float, got -2.0")
+case("metric-add-variable-negative", "Metric.add_variable(shape=(-1,))",
+     lambda: _Hits().add_variable(shape=(-1,)), ValueError,
+     "_Hits.add_variable: shape must hold non-negative ints, got (-1,)")
+case("metric-add-variable-shape-str", "Metric.add_variable(shape='3')",
+     lambda: _Hits().add_variable(shape="3"), TypeError,
+     "_Hits.add_variable: shape must be a tuple of ints, got '3'")
+case("metric-add-variable-initializer", "Metric.add_variable((), initializer='glorot_uniform')",
+     lambda: _Hits().add_variable((), initializer="glorot_uniform"), ValueError,
+     "_Hits.add_variable: initializer must be 'zeros', 'ones', a number or a callable "
+     "(shape, dtype) -> array, got 'glorot_uniform'")
+case("metric-add-weight-initializer-object", "Metric.add_weight((2,), initializer=object())",
+     lambda: _Hits().add_weight((2,), initializer=object()), TypeError,
+     "_Hits.add_variable: initializer must be 'zeros', 'ones', a number or a callable")
+case("metric-add-variable-dtype", "Metric.add_variable((), dtype='string')",
+     lambda: _Hits().add_variable((), dtype="string"), ValueError,
+     "_Hits.add_variable: dtype must be a bool, integer or float dtype name (e.g. 'float32', "
+     "'int32'), got 'string'")
+case("metric-add-variable-aggregation", "Metric.add_variable((), aggregation='max')",
+     lambda: _Hits().add_variable((), aggregation="max"), ValueError,
+     "_Hits.add_variable: aggregation must be one of 'none', 'mean', 'sum', "
+     "'only_first_replica', got 'max'")
+case("metric-dtype-complex", "Metric(dtype='complex64')", lambda: _Hits(dtype="complex64"),
+     ValueError, "_Hits: dtype must be a bool, integer or float dtype name (e.g. 'float32', "
+     "'int32'), got 'complex64'")
+case("metric-variable-assign-shape", "variable.assign([1, 2, 3]) on shape (2,)",
+     lambda: _Hits().add_variable((2,)).assign([1.0, 2.0, 3.0]), ValueError,
+     "Variable 'variable'.assign: the value must have the variable's shape (2,), got (3,)")
+case("metric-variable-assign-add-str", "variable.assign_add('a')",
+     lambda: _Hits().add_variable(()).assign_add("a"), TypeError,
+     "Variable 'variable'.assign_add: expected numbers, got 'a' (dtype <U1)")
+case("lambda-function-int", "Lambda(3)", lambda: tn.layers.Lambda(3), TypeError,
+     "Lambda: function must be a function (written with tinynet.ops), got 3")
+case("lambda-output-shape-str", "Lambda(ops.tanh, output_shape='x')",
+     lambda: tn.layers.Lambda(tn.ops.tanh, output_shape="x"), TypeError,
+     "Lambda: output_shape must be None, a tuple of ints (the output shape without the batch "
+     "axis), a list of such tuples or a callable input_shape -> output_shape, got 'x'")
+case("lambda-output-shape-negative", "Lambda(ops.tanh, output_shape=(3, -1))",
+     lambda: tn.layers.Lambda(tn.ops.tanh, output_shape=(3, -1)), ValueError,
+     "Lambda: output_shape must be None, a tuple of ints", "got (3, -1)")
+case("lambda-arguments-list", "Lambda(ops.tanh, arguments=[1])",
+     lambda: tn.layers.Lambda(tn.ops.tanh, arguments=[1]), TypeError,
+     "Lambda: arguments must be a dict of keyword arguments for the function, got [1]")
+case("lambda-mask-int", "Lambda(ops.tanh, mask=3)",
+     lambda: tn.layers.Lambda(tn.ops.tanh, mask=3), TypeError,
+     "Lambda: mask must be None or a callable, got 3")
+case("lambda-save-python-lambda", "model.save(...) with Lambda(lambda t: ops.tanh(t))",
+     lambda: tn.Sequential([Input((3,)), tn.layers.Lambda(lambda t: tn.ops.tanh(t))]).save(
+         "m.safetensors"), ValueError,
+     "Lambda 'lambda': cannot save its function, a Python lambda: tinynet never stores code "
+     "in a file", "Register the function with @tinynet.saving.register_keras_serializable() "
+     "so that the file names it, or write a custom layer instead")
+case("lambda-save-unregistered-function", "model.save(...) with Lambda(my_function)",
+     lambda: tn.Sequential([Input((3,)), tn.layers.Lambda(_unregistered_tanh)]).save(
+         "m.safetensors"), ValueError,
+     "Lambda 'lambda': cannot save its function, the function '_unregistered_tanh'")
+case("lambda-from-config-bytecode", "Lambda.from_config({'function': {'class_name': "
+     "'__lambda__', ...}})",
+     lambda: tn.layers.Lambda.from_config({"function": {"class_name": "__lambda__",
+                                                        "config": {"code": "..."}}}),
+     ValueError, "Lambda.from_config: function is a Python lambda stored as bytecode (a Keras "
+     "file); tinynet never runs code from a file")
+case("compile-no-loss-no-added-loss", "compile(optimizer='sgd') then fit on plain Dense",
+     lambda: fit(_no_loss_model()), ValueError,
+     "fit: no loss to compute; pass loss= to compile()")
+
+def _no_loss_model() -> tn.Sequential:
+    model = mlp()
+    model.compile(optimizer="sgd")
+    return model
 
 
 # ============================================================================================

@@ -15,7 +15,14 @@ import pytest
 
 import tinynet as tn
 from tinynet import layers as L
+from tinynet import ops
 from tinynet.testing import check_gradients
+
+
+@tn.saving.register_keras_serializable(package="tests.contract")
+def _scaled_tanh(x, scale=1.0):
+    """A Lambda's function (registered, so the layer saves)."""
+    return ops.tanh(x) * scale
 
 EXAMPLES = {
     "Activation": (lambda: L.Activation("tanh"), (2, 3, 4)),
@@ -46,6 +53,7 @@ EXAMPLES = {
     "DepthwiseConv2D": (lambda: L.DepthwiseConv2D(3, depth_multiplier=2), (2, 5, 5, 3)),
     "SeparableConv2D": (lambda: L.SeparableConv2D(4, 3, padding="same"), (2, 5, 5, 3)),
     "Dense": (lambda: L.Dense(3), (2, 4)),
+    "Lambda": (lambda: L.Lambda(_scaled_tanh, arguments={"scale": 2.0}), (2, 3, 4)),
     "Dropout": (lambda: L.Dropout(0.5), (2, 4)),
     "ELU": (lambda: L.ELU(), (2, 5)),
     "Flatten": (lambda: L.Flatten(), (2, 3, 2, 2)),

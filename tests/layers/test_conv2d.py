@@ -366,7 +366,9 @@ def test_config_round_trip():
     assert config == {"name": "c1", "trainable": False, "input_shape": [8, 8, 2], "filters": 6,
                       "kernel_size": [3, 2], "strides": [1, 2], "padding": "same",
                       "activation": "gelu", "dilation_rate": [1, 1], "use_bias": False,
-                      "kernel_initializer": "he_uniform", "seed": 3}
+                      "kernel_initializer": "he_uniform", "seed": 3,
+                      "kernel_regularizer": None, "bias_regularizer": None,
+                      "activity_regularizer": None}
     assert Conv2D.from_config(config).get_config() == config
     assert Conv2D(2, 3).name == "conv2d"
 

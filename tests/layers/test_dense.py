@@ -55,7 +55,9 @@ def test_config_round_trip():
     config = json.loads(json.dumps(layer.get_config()))
     assert config == {"name": "head", "trainable": False, "input_shape": [4], "units": 3,
                       "activation": "softmax", "use_bias": False,
-                      "kernel_initializer": "he_normal", "seed": 7}
+                      "kernel_initializer": "he_normal", "seed": 7,
+                      "kernel_regularizer": None, "bias_regularizer": None,
+                      "activity_regularizer": None}
     clone = Dense.from_config(config)
     assert clone.get_config() == layer.get_config()
     assert Dense(2).get_config()["activation"] == "linear"

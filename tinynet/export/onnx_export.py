@@ -119,9 +119,14 @@ def check_exportable(model: Any, owner: str = "export") -> tuple[list[str], list
     if missing:
         listed = ", ".join(f"{path!r} ({cls.__name__})" for path, cls in missing)
         verb = "has" if len(missing) == 1 else "have"
+        hint = ""
+        if any(cls.__name__ == "Lambda" or getattr(cls, "_has_call", False)
+               for _, cls in missing):  # code the exporter cannot read
+            hint = ("; a Lambda or a layer written with call() runs Python code, which has "
+                    "no ONNX form: rebuild the model from built-in layers to export it")
         raise ValueError(f"{owner}: layer{'s' if len(missing) > 1 else ''} {listed} {verb} "
                          f"no ONNX export; only the built-in layers of tinynet.layers export "
-                         f"(docs/export.md lists them)")
+                         f"(docs/export.md lists them){hint}")
     names, shapes = _inputs(model)
     for name, shape in zip(names, shapes):
         if any(d is None for d in shape[1:]):
@@ -237,4 +242,4 @@ def export_model(model: Any, path: Any, format: Any = "onnx", opset: Any = None)
     target = fspath(path, owner)
     _check_opset(opset, owner)
     check_exportable(model, owner)  # before onnx is imported: these errors need no onnx
-    atomic_write(target, to_onnx(model, opset, owner).SerializeToString())
+    atomic_write(target, to_onnx(model, opset, owner).SerializeToString(), owner)

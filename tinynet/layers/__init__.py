@@ -21,6 +21,7 @@ _EXPORTS = {
     "Minimum": "tinynet.layers.merging",
     "Concatenate": "tinynet.layers.merging",
     "Dense": "tinynet.layers.dense",
+    "Lambda": "tinynet.layers.lambda_layer",
     "Conv2D": "tinynet.layers.convolutional",
     "Conv1D": "tinynet.layers.conv1d",
     "Conv2DTranspose": "tinynet.layers.conv2d_transpose",

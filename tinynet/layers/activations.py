@@ -119,7 +119,7 @@ class ReLU(_ActivationLayer):
                                       allow_inf=True)
         self.negative_slope = _check_float(negative_slope, "negative_slope", "ReLU")
         self.threshold = _check_float(threshold, "threshold", "ReLU")
-        fn = activations.relu(self.negative_slope, self.max_value, self.threshold)
+        fn = activations.relu_fn(self.negative_slope, self.max_value, self.threshold)
         super().__init__(fn, name=name, trainable=trainable, input_shape=input_shape)
 
     def get_config(self) -> dict:
@@ -143,7 +143,7 @@ class LeakyReLU(_ActivationLayer):
     def __init__(self, negative_slope: float = 0.3, *, name: str | None = None,
                  trainable: bool = True, input_shape: tuple | None = None) -> None:
         self.negative_slope = _check_float(negative_slope, "negative_slope", "LeakyReLU")
-        fn = activations.relu(self.negative_slope)
+        fn = activations.relu_fn(self.negative_slope)
         super().__init__(fn, name=name, trainable=trainable, input_shape=input_shape)
 
     def get_config(self) -> dict:
@@ -166,7 +166,7 @@ class ELU(_ActivationLayer):
     def __init__(self, alpha: float = 1.0, *, name: str | None = None, trainable: bool = True,
                  input_shape: tuple | None = None) -> None:
         self.alpha = _check_float(alpha, "alpha", "ELU", non_negative=False)
-        super().__init__(activations.elu(self.alpha), name=name, trainable=trainable,
+        super().__init__(activations.elu_fn(self.alpha), name=name, trainable=trainable,
                          input_shape=input_shape)
 
     def get_config(self) -> dict:

@@ -35,6 +35,12 @@ class Conv1D(Conv2D):
         use_bias: Whether to add a bias vector (zeros at start).
         kernel_initializer: Initializer name for the kernel.
         seed: Seed of the kernel initializer; ``None`` draws from the global seed stream.
+        kernel_regularizer: Penalty on the kernel added to the training loss (a
+            ``tn.regularizers`` object such as ``L2(0.01)``, a name such as ``"l2"``, or a
+            callable ``weight -> scalar``); only while the kernel is trainable.
+        bias_regularizer: Penalty on the bias, likewise.
+        activity_regularizer: Penalty on the layer's output, divided by the batch size
+            (Keras 3), added to the training loss.
         data_format: ``None`` or ``"channels_last"`` (the only layout).
         name: Layer name (default ``conv1d``).
         input_shape: Optional input shape without the batch axis.
@@ -52,8 +58,11 @@ class Conv1D(Conv2D):
                  padding: str = "valid", activation: str | None = None, *,
                  dilation_rate: int | tuple = 1, use_bias: bool = True,
                  kernel_initializer: str = "glorot_uniform", seed: int | None = None,
-                 data_format: str | None = None, name: str | None = None,
-                 input_shape: tuple | None = None, trainable: bool = True) -> None:
+                 data_format: str | None = None,
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None,
+                 name: str | None = None, input_shape: tuple | None = None,
+                 trainable: bool = True) -> None:
         k = check_single(kernel_size, "kernel_size", "Conv1D")
         s = check_single(strides, "strides", "Conv1D")
         d = check_single(dilation_rate, "dilation_rate", "Conv1D")
@@ -61,7 +70,10 @@ class Conv1D(Conv2D):
         check_strides_with_dilation(s, d, "Conv1D")
         super().__init__(filters, (1, k), (1, s), "valid" if pad == "causal" else pad,
                          activation, dilation_rate=(1, d), use_bias=use_bias,
-                         kernel_initializer=kernel_initializer, seed=seed, name=name,
+                         kernel_initializer=kernel_initializer, seed=seed,
+                         kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, name=name,
                          input_shape=input_shape, trainable=trainable)
         self.padding = pad
         self.data_format = check_data_format(data_format, "Conv1D")

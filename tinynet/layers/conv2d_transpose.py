@@ -20,31 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import activations
+from tinynet import activations, regularizers
 from tinynet.layers.convolutional import Conv2D
 from tinynet.layers.validation import check_data_format
 from tinynet.math.conv2d import conv2d_backward, conv2d_forward, conv2d_input_grad
+from tinynet.math.windows import transpose_axis
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Conv2DTranspose", "transpose_axis"]
-
-
-def transpose_axis(size: int | None, kernel: int, stride: int, dilation: int, padding: str,
-                   output_padding: int | None) -> tuple[int | None, int]:
-    """Output length of one axis of a transposed convolution and the leading pad
-    ``pad`` of the equivalent convolution (output -> input): input cell ``j`` gathers
-    output cells ``j * stride + t * dilation - pad`` for the kernel taps ``t``."""
-    k = (kernel - 1) * dilation + 1
-    if padding == "valid":
-        op = max(k, stride) - k if output_padding is None else output_padding
-        before, after = k - 1, k - 1 + op
-    else:
-        total = stride + k - 2 if output_padding is None else k + k % 2 - 2 + output_padding
-        before = min(total // 2 + total % 2, k - 1)
-        after = total - before
-    if size is None:
-        return None, k - 1 - before
-    return (size - 1) * stride + before + after - k + 2, k - 1 - before
 
 
 def _check_output_padding(value: Any, strides: tuple) -> tuple | None:
@@ -77,6 +60,12 @@ class Conv2DTranspose(Conv2D):
         use_bias: Whether to add a bias vector (zeros at start).
         kernel_initializer: Initializer name for the kernel.
         seed: Seed of the kernel initializer; ``None`` draws from the global seed stream.
+        kernel_regularizer: Penalty on the kernel added to the training loss (a
+            ``tn.regularizers`` object such as ``L2(0.01)``, a name such as ``"l2"``, or a
+            callable ``weight -> scalar``); only while the kernel is trainable.
+        bias_regularizer: Penalty on the bias, likewise.
+        activity_regularizer: Penalty on the layer's output, divided by the batch size
+            (Keras 3), added to the training loss.
         data_format: ``None`` or ``"channels_last"`` (the only layout).
         name: Layer name (default ``conv2d_transpose``).
         input_shape: Optional input shape without the batch axis.
@@ -96,11 +85,16 @@ class Conv2DTranspose(Conv2D):
                  activation: str | None = None, *, dilation_rate: int | tuple = 1,
                  use_bias: bool = True, kernel_initializer: str = "glorot_uniform",
                  seed: int | None = None, data_format: str | None = None,
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None,
                  name: str | None = None, input_shape: tuple | None = None,
                  trainable: bool = True) -> None:
         super().__init__(filters, kernel_size, strides, padding, activation,
                          dilation_rate=dilation_rate, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer, seed=seed, name=name,
+                         kernel_initializer=kernel_initializer, seed=seed,
+                         kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, name=name,
                          input_shape=input_shape, trainable=trainable)
         self.output_padding = _check_output_padding(output_padding, self.strides)
         self.data_format = check_data_format(data_format, "Conv2DTranspose")
@@ -140,6 +134,8 @@ class Conv2DTranspose(Conv2D):
         y, pre = activations.bias_act_forward(z.reshape(-1, self.filters), bias,
                                               self.activation)
         self._cache = {"x": x, "geom": geom, "pre": pre, "y": y}
+        if self.activity_regularizer is not None:
+            regularizers.activity_loss(self, y, x.shape[0])
         return Tensor(y.reshape(out_shape))
 
     def _gradients(self, grad_output: Any, want_dx: bool) -> np.ndarray | None:
@@ -147,8 +143,10 @@ class Conv2DTranspose(Conv2D):
         x, geom, y = cache["x"], cache["geom"], cache["y"]
         out_shape = self._out(x.shape[0], geom)
         g = self._check_grad(grad_output, out_shape)
-        dz = activations.bias_act_backward(self.activation, cache["pre"], y,
-                                           g.reshape(y.shape))
+        g = g.reshape(y.shape)
+        if self.activity_regularizer is not None:
+            g = regularizers.activity_grad(self, y, x.shape[0], g)
+        dz = activations.bias_act_backward(self.activation, cache["pre"], y, g)
         ch = x.shape[-1]
         w2 = self.kernel.value.reshape(-1, ch)
         tiling = self._tiling_of(x.shape, geom)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import activations
+from tinynet import activations, regularizers
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.validation import (check_initializer, check_padding, check_pair,
                                        check_seed)
@@ -109,6 +109,12 @@ class Conv2D(Windowed):
         use_bias: Whether to add a bias vector (zeros at start).
         kernel_initializer: Initializer name for the kernel.
         seed: Seed of the kernel initializer; ``None`` draws from the global seed stream.
+        kernel_regularizer: Penalty on the kernel added to the training loss (a
+            ``tn.regularizers`` object such as ``L2(0.01)``, a name such as ``"l2"``, or a
+            callable ``weight -> scalar``); only while the kernel is trainable.
+        bias_regularizer: Penalty on the bias, likewise.
+        activity_regularizer: Penalty on the layer's output, divided by the batch size
+            (Keras 3), added to the training loss.
         name: Layer name (default ``conv2d``).
         input_shape: Optional input shape without the batch axis.
         trainable: ``False`` freezes the kernel and bias.
@@ -124,8 +130,9 @@ class Conv2D(Windowed):
                  padding: str = "valid", activation: str | None = None, *,
                  dilation_rate: int | tuple = 1, use_bias: bool = True,
                  kernel_initializer: str = "glorot_uniform", seed: int | None = None,
-                 name: str | None = None, input_shape: tuple | None = None,
-                 trainable: bool = True) -> None:
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, name: str | None = None,
+                 input_shape: tuple | None = None, trainable: bool = True) -> None:
         super().__init__(name=name, trainable=trainable, input_shape=input_shape)
         owner = type(self).__name__
         self.filters = check_positive_int(filters, "filters", owner)
@@ -138,6 +145,10 @@ class Conv2D(Windowed):
         self.use_bias = check_bool(use_bias, "use_bias", owner)
         self.kernel_initializer = check_initializer(kernel_initializer, owner)
         self.seed = check_seed(seed, owner)
+        check = regularizers.check_layer_regularizer
+        self.kernel_regularizer = check(kernel_regularizer, "kernel_regularizer", owner)
+        self.bias_regularizer = check(bias_regularizer, "bias_regularizer", owner)
+        self.activity_regularizer = check(activity_regularizer, "activity_regularizer", owner)
         self.kernel = None
         self.bias = None
 
@@ -150,9 +161,11 @@ class Conv2D(Windowed):
     def build(self, input_shape: tuple) -> None:
         self._geometry(input_shape)
         shape = self._kernel_shape(int(input_shape[-1]))
-        self.kernel = self.add_weight("kernel", shape, self.kernel_initializer)
+        self.kernel = self.add_weight("kernel", shape, self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer)
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.filters,), "zeros")
+            self.bias = self.add_weight("bias", (self.filters,), "zeros",
+                                        regularizer=self.bias_regularizer)
         super().build(input_shape)
 
     # -- forward / backward ------------------------------------------------------------
@@ -180,6 +193,8 @@ class Conv2D(Windowed):
             z, bias = conv2d_forward(x4, w2, self._tiling(geom), bias), None
         y, pre = activations.bias_act_forward(z, bias, self.activation)
         self._cache = {"x": x4, "shape": x.shape, "geom": geom, "pre": pre, "y": y}
+        if self.activity_regularizer is not None:
+            regularizers.activity_loss(self, y, x.shape[0])
         return Tensor(y.reshape(self._out(x.shape[0], geom)))
 
     def backward_params(self, grad_output: Any) -> None:
@@ -197,8 +212,10 @@ class Conv2D(Windowed):
             raise ValueError(
                 f"{type(self).__name__} {self.name!r}: grad_output must have shape "
                 f"{self._out(x.shape[0], geom)}, got {g.shape}")
-        dz = activations.bias_act_backward(self.activation, cache["pre"], y,
-                                           g.reshape(y.shape))
+        g = g.reshape(y.shape)
+        if self.activity_regularizer is not None:
+            g = regularizers.activity_grad(self, y, x.shape[0], g)
+        dz = activations.bias_act_backward(self.activation, cache["pre"], y, g)
         want_dw = self.kernel.trainable
         want_db = self.use_bias and self.bias.trainable
         w2 = self.kernel.value.reshape(-1, self.filters)
@@ -227,4 +244,7 @@ class Conv2D(Windowed):
             "kernel_initializer": self.kernel_initializer,
             "seed": self.seed,
         })
+        for arg in ("kernel_regularizer", "bias_regularizer", "activity_regularizer"):
+            config[arg] = regularizers.config_entry(getattr(self, arg), arg,
+                                                    type(self).__name__)
         return config

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import activations
+from tinynet import activations, regularizers
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.validation import check_initializer, check_seed
 from tinynet.math.matmul import matmul
@@ -29,6 +29,12 @@ class Dense(Layer):
         seed: Seed of the kernel initializer; ``None`` draws from the global seed stream.
         name: Layer name (default ``dense``).
         input_shape: Optional input shape without the batch axis.
+        kernel_regularizer: Penalty on the kernel added to the training loss (a
+            ``tn.regularizers`` object such as ``L2(0.01)``, a name such as ``"l2"``, or a
+            callable ``weight -> scalar``); only while the kernel is trainable.
+        bias_regularizer: Penalty on the bias, likewise.
+        activity_regularizer: Penalty on the layer's output, divided by the batch size
+            (Keras 3), added to the training loss.
         trainable: ``False`` freezes the kernel and bias.
 
     Shape:
@@ -39,14 +45,19 @@ class Dense(Layer):
 
     def __init__(self, units: int, activation: str | None = None, *, use_bias: bool = True,
                  kernel_initializer: str = "glorot_uniform", seed: int | None = None,
-                 name: str | None = None, input_shape: tuple | None = None,
-                 trainable: bool = True) -> None:
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, name: str | None = None,
+                 input_shape: tuple | None = None, trainable: bool = True) -> None:
         super().__init__(name=name, trainable=trainable, input_shape=input_shape)
         self.units = check_positive_int(units, "units", "Dense")
         self.activation = activations.get(activation, owner="Dense")
         self.use_bias = check_bool(use_bias, "use_bias", "Dense")
         self.kernel_initializer = check_initializer(kernel_initializer, "Dense")
         self.seed = check_seed(seed, "Dense")
+        check = regularizers.check_layer_regularizer
+        self.kernel_regularizer = check(kernel_regularizer, "kernel_regularizer", "Dense")
+        self.bias_regularizer = check(bias_regularizer, "bias_regularizer", "Dense")
+        self.activity_regularizer = check(activity_regularizer, "activity_regularizer", "Dense")
         self.kernel = None
         self.bias = None
 
@@ -64,9 +75,11 @@ class Dense(Layer):
 
     def build(self, input_shape: tuple) -> None:
         fan_in = self._in_features(input_shape)
-        self.kernel = self.add_weight("kernel", (fan_in, self.units), self.kernel_initializer)
+        self.kernel = self.add_weight("kernel", (fan_in, self.units), self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer)
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), "zeros")
+            self.bias = self.add_weight("bias", (self.units,), "zeros",
+                                        regularizer=self.bias_regularizer)
         super().build(input_shape)
 
     def output_shape(self, input_shape: tuple) -> tuple:
@@ -87,6 +100,8 @@ class Dense(Layer):
         bias = self.bias.value if self.use_bias else None
         y, pre = activations.bias_act_forward(z, bias, self.activation)
         self._cache = (x2, x.shape, pre, y)
+        if self.activity_regularizer is not None:
+            regularizers.activity_loss(self, y, x.shape[0])
         return Tensor(y.reshape(*x.shape[:-1], self.units))
 
     def _param_grads(self, grad_output: Any) -> np.ndarray:
@@ -97,7 +112,10 @@ class Dense(Layer):
             raise ValueError(
                 f"Dense {self.name!r}: grad_output must have shape "
                 f"{(*x_shape[:-1], self.units)}, got {g.shape}")
-        dz = activations.bias_act_backward(self.activation, pre, y, g.reshape(y.shape))
+        g = g.reshape(y.shape)
+        if self.activity_regularizer is not None:
+            g = regularizers.activity_grad(self, y, x_shape[0], g)
+        dz = activations.bias_act_backward(self.activation, pre, y, g)
         if self.kernel.trainable:
             self.kernel.grad = matmul(x2, dz, trans_a=True)
         else:
@@ -123,4 +141,6 @@ class Dense(Layer):
             "kernel_initializer": self.kernel_initializer,
             "seed": self.seed,
         })
+        for arg in ("kernel_regularizer", "bias_regularizer", "activity_regularizer"):
+            config[arg] = regularizers.config_entry(getattr(self, arg), arg, "Dense")
         return config

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import activations
+from tinynet import activations, regularizers
 from tinynet.layers.convolutional import Windowed, check_strides_with_dilation
 from tinynet.layers.layer import check_bool, check_positive_int
 from tinynet.layers.validation import (check_data_format, check_initializer, check_padding,
@@ -33,6 +33,12 @@ class DepthwiseConv2D(Windowed):
         use_bias: Whether to add a bias vector (zeros at start).
         depthwise_initializer: Initializer name for the kernel.
         seed: Seed of the kernel initializer; ``None`` draws from the global seed stream.
+        depthwise_regularizer: Penalty on the kernel added to the training loss (a
+            ``tn.regularizers`` object such as ``L2(0.01)``, a name such as ``"l2"``, or a
+            callable ``weight -> scalar``); only while the kernel is trainable.
+        bias_regularizer: Penalty on the bias, likewise.
+        activity_regularizer: Penalty on the layer's output, divided by the batch size
+            (Keras 3), added to the training loss.
         data_format: ``None`` or ``"channels_last"`` (the only layout).
         name: Layer name (default ``depthwise_conv2d``).
         input_shape: Optional input shape without the batch axis.
@@ -46,14 +52,16 @@ class DepthwiseConv2D(Windowed):
     """
 
     _KERNEL = "kernel"
+    _REGULARIZERS = ("depthwise_regularizer", "bias_regularizer", "activity_regularizer")
 
     def __init__(self, kernel_size: int | tuple, strides: int | tuple = 1,
                  padding: str = "valid", depth_multiplier: int = 1,
                  activation: str | None = None, *, dilation_rate: int | tuple = 1,
                  use_bias: bool = True, depthwise_initializer: str = "glorot_uniform",
                  seed: int | None = None, data_format: str | None = None,
-                 name: str | None = None, input_shape: tuple | None = None,
-                 trainable: bool = True) -> None:
+                 depthwise_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, name: str | None = None,
+                 input_shape: tuple | None = None, trainable: bool = True) -> None:
         super().__init__(name=name, trainable=trainable, input_shape=input_shape)
         owner = type(self).__name__
         self.kernel_size = check_pair(kernel_size, "kernel_size", owner)
@@ -69,6 +77,11 @@ class DepthwiseConv2D(Windowed):
                                                        "depthwise_initializer")
         self.seed = check_seed(seed, owner)
         self.data_format = check_data_format(data_format, owner)
+        check = regularizers.check_layer_regularizer
+        self.depthwise_regularizer = check(depthwise_regularizer, "depthwise_regularizer",
+                                           owner)
+        self.bias_regularizer = check(bias_regularizer, "bias_regularizer", owner)
+        self.activity_regularizer = check(activity_regularizer, "activity_regularizer", owner)
         self.depthwise = None
         self.bias = None
 
@@ -88,10 +101,11 @@ class DepthwiseConv2D(Windowed):
         channels = int(input_shape[-1])
         self.depthwise = self.add_weight(
             self._KERNEL, (*self.kernel_size, channels, self.depth_multiplier),
-            self.depthwise_initializer)
+            self.depthwise_initializer, regularizer=self.depthwise_regularizer)
         outputs = self._build_more(channels * self.depth_multiplier)
         if self.use_bias:
-            self.bias = self.add_weight("bias", (outputs,), "zeros")
+            self.bias = self.add_weight("bias", (outputs,), "zeros",
+                                        regularizer=self.bias_regularizer)
         super().build(input_shape)
 
     def _build_more(self, depthwise_channels: int) -> int:
@@ -125,6 +139,8 @@ class DepthwiseConv2D(Windowed):
         y, pre = activations.bias_act_forward(z.reshape(-1, z.shape[-1]), bias,
                                               self.activation)
         self._cache = {"x": x, "geom": geom, "pre": pre, "y": y}
+        if self.activity_regularizer is not None:
+            regularizers.activity_loss(self, y, x.shape[0])
         return Tensor(y.reshape(z.shape))
 
     def _output_grad(self, grad_output: Any) -> tuple[dict, np.ndarray]:
@@ -133,8 +149,10 @@ class DepthwiseConv2D(Windowed):
         cache = self._require_cache()
         x, geom, y = cache["x"], cache["geom"], cache["y"]
         g = self._check_grad(grad_output, (x.shape[0], geom[0], geom[1], y.shape[-1]))
-        dz = activations.bias_act_backward(self.activation, cache["pre"], y,
-                                           g.reshape(y.shape))
+        g = g.reshape(y.shape)
+        if self.activity_regularizer is not None:
+            g = regularizers.activity_grad(self, y, x.shape[0], g)
+        dz = activations.bias_act_backward(self.activation, cache["pre"], y, g)
         if self.use_bias:
             self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
         return cache, dz
@@ -173,4 +191,7 @@ class DepthwiseConv2D(Windowed):
             "seed": self.seed,
             "data_format": self.data_format,
         })
+        for arg in self._REGULARIZERS:
+            config[arg] = regularizers.config_entry(getattr(self, arg), arg,
+                                                    type(self).__name__)
         return config

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 from typing import Any, Callable
 
 import numpy as np
 
+from tinynet.keywords import KeywordChecked
 from tinynet.layers.node import Node, SymbolicTensor, is_symbolic, symbolic_list
+from tinynet.layers.parameter import Parameter, initializer_fn, regularizer_of, weight_shape
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Layer", "Parameter", "snake_case", "normalize_shape", "check_positive_int",
@@ -67,60 +70,28 @@ def _shapes(shape: Any) -> list[tuple]:
     return [tuple(shape)]
 
 
+_DTYPES = ("float32", "int32", "int64", "bool")
+
+
+#: ``load_model``'s bound on the weights a file's config creates (tinynet.saving.config):
+#: ``allocation_check.check(layer, name, shape)`` runs before each weight is allocated, in
+#: the loading thread only.
+allocation_check = threading.local()
+
+
 # Layers are numbered as they are created: a model gives automatic names (``dense``,
 # ``dense_1``) in creation order, as Keras's global counter does in a fresh process.
 _CREATED = itertools.count()
 
 
-class Parameter:
-    """A named float32 weight and its gradient.
-
-    Attributes:
-        value: The weight, a C-contiguous float32 ndarray (updated in place by optimizers).
-        grad: The gradient from the last ``backward`` (same shape), or ``None``.
-        name: The Keras weight name (``kernel``, ``bias``, ``gamma``, ...).
-        trainable: Whether optimizers update it. Moving statistics are never trainable.
-    """
-
-    __slots__ = ("value", "grad", "name", "_trainable", "_always_frozen", "path")
-
-    def __init__(self, value: np.ndarray, name: str, trainable: bool = True) -> None:
-        self.value = np.require(value, dtype=np.float32, requirements="C")  # 0-d stays 0-d
-        self.grad: np.ndarray | None = None
-        self.name = name
-        self._always_frozen = not trainable
-        self._trainable = bool(trainable)
-        self.path = name
-
-    @property
-    def trainable(self) -> bool:
-        return self._trainable
-
-    @trainable.setter
-    def trainable(self, value: bool) -> None:
-        self._trainable = bool(value) and not self._always_frozen
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.value.shape
-
-    @property
-    def size(self) -> int:
-        return self.value.size
-
-    def assign(self, value: Any) -> None:
-        """Copies ``value`` into the weight in place, checking the shape."""
-        arr = np.asarray(value, dtype=np.float32)
-        if arr.shape != self.value.shape:
-            raise ValueError(
-                f"Parameter {self.path}: expected shape {self.value.shape}, got {arr.shape}")
-        self.value[...] = arr
-
-    def __repr__(self) -> str:
-        return f"Parameter({self.path}, shape={self.value.shape}, trainable={self.trainable})"
+def _values(x: Any) -> Any:
+    """Data for a shape: a Tensor's or parameter's array, else ``x``."""
+    if isinstance(x, Tensor):
+        return x.data
+    return getattr(x, "value", x) if isinstance(x, Parameter) else x
 
 
-class Layer:
+class Layer(KeywordChecked):
     """Base class of every layer.
 
     Subclasses implement ``build`` (create parameters with :meth:`add_weight`),
@@ -141,8 +112,24 @@ class Layer:
         Input: ``[batch, ...]``; output: ``output_shape(input_shape)``.
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Layer":
+        obj = super().__new__(cls)
+        # a call() layer's get_config() falls back to its constructor arguments (Keras)
+        obj._init_args = (args, kwargs)
+        return obj
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._has_call = cls.call is not Layer.call and cls.forward is Layer.forward
+        if cls._has_call and "__setattr__" not in vars(cls):
+            cls.__setattr__ = Layer._track_setattr
+        cls._default_name = None
+
     def __init__(self, *, name: str | None = None, trainable: bool = True,
-                 input_shape: tuple | None = None) -> None:
+                 input_shape: tuple | None = None, dtype: Any = None) -> None:
+        if dtype is not None and str(getattr(dtype, "name", dtype)) not in _DTYPES:
+            raise ValueError(f"{type(self).__name__}: dtype must be None or one of "
+                             f"{', '.join(repr(d) for d in _DTYPES)}, got {dtype!r}")
         if name is not None and (not isinstance(name, str) or not name):
             raise TypeError(f"{type(self).__name__}: name must be a non-empty str, got {name!r}")
         self._name = name
@@ -157,9 +144,29 @@ class Layer:
         self._cache: Any = None
         self.inbound_nodes: list[Node] = []
         self._created = next(_CREATED)
+        self._call_losses: list = []
 
     #: Whether the layer takes a list of inputs (the merging layers).
     multiple_inputs = False
+    #: Whether the layer is written as ``call()`` (set per class).
+    _has_call = False
+
+    def _track_setattr(self, name: str, value: Any) -> None:
+        """``__setattr__`` of ``call()`` layers (only theirs, so the built-in layers' hot
+        attribute writes stay plain): tracks the layers assigned to it, as Keras does."""
+        if not name.startswith("_") and (
+                isinstance(value, Layer) or (isinstance(value, (list, tuple)) and value
+                                             and all(isinstance(v, Layer) for v in value))):
+            tracked = self.__dict__.setdefault("_sublayers", {})
+            tracked[name] = list(value) if isinstance(value, (list, tuple)) else [value]
+        object.__setattr__(self, name, value)
+
+    def sublayers(self) -> list["Layer"]:
+        """The layers a ``call()`` layer holds as attributes, in assignment order."""
+        out: list[Layer] = []
+        for group in self.__dict__.get("_sublayers", {}).values():
+            out.extend(layer for layer in group if all(layer is not o for o in out))
+        return out
 
     # -- naming ----------------------------------------------------------------
     @property
@@ -170,7 +177,11 @@ class Layer:
     def default_name(cls) -> str:
         """The automatic name: Keras's snake_case of the class name (``Conv2D`` ->
         ``conv2d``); a model makes it unique (``conv2d_1``, ...)."""
-        return snake_case(cls.__name__)
+        name = cls.__dict__.get("_default_name")
+        if name is None:
+            name = snake_case(cls.__name__)
+            cls._default_name = name
+        return name
 
     @name.setter
     def name(self, value: str) -> None:
@@ -188,27 +199,135 @@ class Layer:
         self._trainable = check_bool(value, "trainable", self.name)
         for p in self._params:
             p.trainable = self._trainable
+        for sub in self.sublayers():  # a call() layer freezes what it holds, as Keras
+            sub.trainable = self._trainable
 
     # -- parameters ------------------------------------------------------------
-    def add_weight(self, name: str, shape: tuple, initializer: Callable[[tuple], np.ndarray] | str,
-                   trainable: bool = True) -> Parameter:
-        """Creates, registers and returns a parameter (used from ``build``)."""
-        if isinstance(initializer, str):
-            from tinynet.initializers import get as get_initializer
+    def add_weight(self, *args: Any, shape: Any = None, initializer: Any = None,
+                   dtype: Any = None, trainable: bool = True, regularizer: Any = None,
+                   constraint: Any = None, name: str | None = None, **kwargs: Any) -> Parameter:
+        """Creates, registers and returns a weight (from ``build``), as Keras's
+        ``add_weight(shape=None, initializer=None, dtype=None, trainable=True,
+        regularizer=None, constraint=None, name=None)``; the initializer defaults to
+        ``"glorot_uniform"`` (Keras). The older ``add_weight(name, shape, initializer,
+        trainable)`` order works too.
 
-            initializer = get_initializer(initializer, self)
-        value = initializer(tuple(shape))
+        Raises:
+            ValueError: ``shape`` holds negative or unknown sizes.
+            TypeError: ``shape`` is not a tuple of ints, or ``initializer`` is neither a
+                name, an initializer object nor a callable.
+        """
+        owner = f"{type(self).__name__} {self.name!r}: add_weight"
+        if args and isinstance(args[0], str):  # (name, shape, initializer, trainable)
+            legacy = dict(zip(("name", "shape", "initializer", "trainable"), args))
+            name, shape = legacy["name"], legacy.get("shape", shape)
+            initializer = legacy.get("initializer", initializer)
+            trainable = legacy.get("trainable", trainable)
+        elif args:
+            keras = dict(zip(("shape", "initializer", "dtype", "trainable"), args))
+            shape = keras["shape"]
+            initializer = keras.get("initializer", initializer)
+            trainable = keras.get("trainable", trainable)
+        shape = weight_shape(shape, owner)
+        if name is None:
+            taken = {p.name for p in self._params}
+            name = next(n for n in (f"variable_{i}" if i else "variable"
+                                    for i in itertools.count()) if n not in taken)
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{owner}: name must be a non-empty str or None, got {name!r}")
+        check = getattr(allocation_check, "check", None)
+        if check is not None:  # load_model bounds what a file's config may allocate
+            check(self, name, shape)
+        init = initializer_fn(initializer, self, owner)
+        try:
+            value = np.asarray(init(shape), dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{owner}: initializer {initializer!r} failed for shape {shape}: "
+                             f"{exc}") from None
+        if value.shape != shape:
+            value = np.broadcast_to(value, shape).copy()
         param = Parameter(value, name, trainable)
-        param.trainable = self._trainable
+        param.trainable = self._trainable and bool(trainable)
         param.path = f"{self.name}/{name}"
+        param.regularizer = regularizer_of(regularizer, owner)
         # building again replaces a weight rather than adding a second one
         self._params = [p for p in self._params if p.name != name]
         self._params.append(param)
         return param
 
     def parameters(self) -> list[Parameter]:
-        """Every parameter in a stable order, non-trainable ones included."""
-        return list(self._params)
+        """Every parameter in a stable order, non-trainable ones included (a ``call()``
+        layer's own, then its sub-layers')."""
+        if "_sublayers" not in self.__dict__:
+            return list(self._params)
+        return [p for _, p in self.named_weights()]
+
+    def named_weights(self) -> list[tuple[str, Parameter]]:
+        """``(name, Parameter)`` for every weight, the name unique within the layer: a
+        sub-layer's weights are named ``<sub-layer>/<weight>`` (sub-layers sharing a name,
+        such as two automatically named ``dense``, become ``dense``, ``dense_1``, ... in
+        assignment order)."""
+        out = [(p.name, p) for p in self._params]
+        seen = {id(p) for p in self._params}
+        used: set[str] = set()
+        for sub in self.sublayers():
+            label = sub.name
+            for i in itertools.count(1):
+                if label not in used:
+                    break
+                label = f"{sub.name}_{i}"
+            used.add(label)
+            for key, p in sub.named_weights():
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    out.append((f"{label}/{key}", p))
+        return out
+
+    @property
+    def weights(self) -> list[Parameter]:
+        """Every weight (Keras's ``layer.weights``)."""
+        return self.parameters()
+
+    @property
+    def trainable_weights(self) -> list[Parameter]:
+        return [p for p in self.parameters() if p.trainable]
+
+    @property
+    def non_trainable_weights(self) -> list[Parameter]:
+        return [p for p in self.parameters() if not p.trainable]
+
+    # -- losses added in call() ------------------------------------------------------
+    def add_loss(self, loss: Any) -> None:
+        """Adds a scalar to the training loss (from ``call()``, as Keras): recorded with
+        the ops, so its gradient reaches the weights it came from."""
+        from tinynet.ops.autodiff import current
+
+        graph = current()
+        if graph is not None:
+            graph.losses.append(loss)
+        else:
+            self._call_losses.append(loss)
+
+    @property
+    def losses(self) -> list:
+        """Keras's ``layer.losses``: the losses the last call added (``add_loss``, an
+        activity regularizer), this layer's then those of the layers inside it (a
+        model's layers, a ``call()`` layer's sub-layers), then the penalties of the
+        regularized trainable weights (``regularizer(weight)``, computed now)."""
+        out = list(self._call_losses)
+        seen, listed = {id(self)}, {id(loss) for loss in out}
+        stack = [*self.sublayers(), *(getattr(self, "layers", None) or [])][::-1]
+        while stack:
+            layer = stack.pop()
+            if id(layer) in seen or not isinstance(layer, Layer):
+                continue
+            seen.add(id(layer))
+            # a sub-layer's add_loss values are also its caller's (one graph): listed once
+            out += [loss for loss in layer._call_losses if id(loss) not in listed]
+            listed.update(id(loss) for loss in layer._call_losses)
+            stack += [*layer.sublayers(), *(getattr(layer, "layers", None) or [])][::-1]
+        out += [p.regularizer(p) for p in self.trainable_weights if p.regularizer is not None]
+        return out
 
     def trainable_parameters(self) -> list[Parameter]:
         return [p for p in self._params if p.trainable]
@@ -219,16 +338,17 @@ class Layer:
             raise ValueError(
                 f"Layer {self.name!r} is not built yet: call build(input_shape) or call the "
                 f"layer on data before count_params()")
-        return int(sum(p.size for p in self._params))
+        return int(sum(p.size for p in self.parameters()))  # a call() layer's sub-layers too
 
     def get_weights(self) -> list[np.ndarray]:
-        return [p.value.copy() for p in self._params]
+        return [p.value.copy() for p in self.parameters()]
 
     def set_weights(self, weights: list) -> None:
-        if len(weights) != len(self._params):
-            raise ValueError(
-                f"Layer {self.name!r}: set_weights expected {len(self._params)} arrays, got {len(weights)}")
-        for p, w in zip(self._params, weights):
+        params = self.parameters()
+        if len(weights) != len(params):
+            raise ValueError(f"Layer {self.name!r}: set_weights expected {len(params)} arrays, "
+                             f"got {len(weights)}")
+        for p, w in zip(params, weights):
             p.assign(w)
 
     # -- build / call ------------------------------------------------------------
@@ -238,43 +358,127 @@ class Layer:
         self.built = True
 
     def output_shape(self, input_shape: tuple) -> tuple:
-        """The output shape for ``input_shape`` (batch axis included); no data needed."""
+        """The output shape for ``input_shape`` (batch axis included); no data needed.
+
+        A ``call()`` layer answers from ``compute_output_shape`` when it defines one, and
+        otherwise by running ``call`` on a small zero batch."""
+        if type(self)._has_call:
+            if type(self).compute_output_shape is not Layer.compute_output_shape:
+                return self.compute_output_shape(input_shape)
+            from tinynet.layers import traced
+
+            return traced.placeholder_output_shape(self, input_shape)
         return tuple(input_shape)
 
     def compute_output_shape(self, input_shape: tuple) -> tuple:
         """Keras-style alias of :meth:`output_shape`."""
+        if type(self)._has_call:
+            from tinynet.layers import traced
+
+            return traced.placeholder_output_shape(self, input_shape)
         return self.output_shape(input_shape)
 
-    def forward(self, x: Any, training: bool = False) -> Tensor:  # pragma: no cover - abstract
-        raise NotImplementedError(f"{type(self).__name__}.forward")
+    def call(self, inputs: Any, training: Any = None) -> Any:
+        """The layer's computation written with :mod:`tinynet.ops` (Keras style); tinynet
+        records the ops and derives :meth:`backward`. Define this, or :meth:`forward`
+        and :meth:`backward`."""
+        raise NotImplementedError(self._how_to_write())
 
-    def backward(self, grad_output: Any) -> Tensor:  # pragma: no cover - abstract
-        raise NotImplementedError(f"{type(self).__name__}.backward")
+    def _how_to_write(self) -> str:
+        return (f"{type(self).__name__} {self.name!r} has no computation: define "
+                f"call(self, inputs) with tinynet.ops (backward is derived), or "
+                f"forward(self, x, training=False) and backward(self, grad_output)")
+
+    def forward(self, x: Any, training: bool = False) -> Tensor:
+        """The output for ``x``; caches what :meth:`backward` needs. A ``call()`` layer
+        records its ops here."""
+        if type(self)._has_call:
+            from tinynet.layers import traced
+
+            return traced.forward(self, x, training)
+        raise NotImplementedError(self._how_to_write())
+
+    def backward(self, grad_output: Any) -> Tensor:
+        """dL/dx of the last :meth:`forward`, filling every parameter's ``.grad``. A
+        ``call()`` layer replays its recorded ops."""
+        if type(self)._has_call:
+            from tinynet.layers import traced
+
+            return traced.backward(self, grad_output)
+        raise NotImplementedError(self._how_to_write())
 
     def backward_params(self, grad_output: Any) -> None:
         """Fills the parameter gradients when dL/dx is not needed (a model's first layer).
 
         The default runs :meth:`backward`; layers whose input gradient is costly (Dense,
-        Conv2D) skip it. The gradients are the ones :meth:`backward` would give.
+        Conv2D) skip it, and so does a ``call()`` layer (its ops skip what only the input
+        gradient needs). The gradients are the ones :meth:`backward` would give.
         """
+        if type(self)._has_call:
+            from tinynet.layers import traced
+
+            traced.backward_params(self, grad_output)
+            return
         self.backward(grad_output)
 
-    def __call__(self, x: Any, training: bool = False) -> Any:
-        """On data: builds from ``x``'s shape if needed, then :meth:`forward`. On a
-        symbolic tensor (or a list of them): the symbolic output (see the class doc)."""
+    def __call__(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        """On data: builds from ``x``'s shape if needed, then :meth:`forward` (or, for a
+        ``call()`` layer, ``call`` with the extra arguments). On a symbolic tensor (or a
+        list of them): the symbolic output (see the class doc). Inside another layer's
+        ``call()``: recorded for that layer's backward.
+
+        Raises:
+            TypeError: a built-in layer got a second positional argument that is not the
+                ``training`` flag (several inputs go in one list: ``layer([a, b])``).
+        """
+        training = kwargs.pop("training", None)
+        if not type(self)._has_call:
+            if args:
+                if len(args) == 1 and (args[0] is None or isinstance(args[0], (bool, np.bool_))):
+                    training = args[0]
+                    args = ()
+                else:
+                    raise TypeError(
+                        f"{type(self).__name__} {self.name!r}: called with "
+                        f"{1 + len(args)} positional arguments; pass several inputs as one "
+                        f"list, layer([a, b]), and training as a keyword, training=True")
+            if kwargs:
+                from tinynet.keywords import unexpected_keywords
+
+                raise unexpected_keywords(f"{type(self).__name__}.__call__", list(kwargs),
+                                          ["training"])
         if is_symbolic(x):
             return self._call_symbolic(x)
         if not self.built:
-            if self.multiple_inputs:
-                arrays = [as_array(a, f"{self.name}: input {i}") for i, a in enumerate(x)]
-                self.build([(None, *a.shape[1:]) for a in arrays])
-                x = arrays
-            else:
-                arr = as_array(x)
-                self.build((None, *arr.shape[1:]))
-                x = arr
-            self.built = True
-        return self.forward(x, training=training)
+            self._build_on(x)
+        from tinynet.ops.autodiff import current
+
+        if type(self)._has_call:
+            from tinynet.layers import traced
+
+            if current() is not None:
+                return traced.run_inline(self, x, training, args, kwargs)
+            return traced.forward(self, x, training, args, kwargs)
+        if current() is not None:
+            from tinynet.layers import traced
+
+            return traced.record_builtin(self, x, bool(training))
+        return self.forward(x, training=bool(training))
+
+    def _build_on(self, x: Any) -> None:
+        """Builds the layer from the shape of data ``x`` (a list for several inputs)."""
+        if isinstance(x, (list, tuple)) and (self.multiple_inputs or type(self)._has_call):
+            shapes = [(None, *np.shape(_values(a))[1:]) for a in x]
+            self.build(shapes)
+        else:
+            if not type(self)._has_call:
+                as_array(x)  # the error for data that is not numeric
+            self.build((None, *np.shape(_values(x))[1:]))
+        self.built = True
+        if "_sublayers" in self.__dict__:
+            from tinynet.layers import traced
+
+            traced.name_sublayers(self)
 
     def build_for(self, input_shape: Any) -> None:
         """Builds the layer for ``input_shape`` (a list of shapes for several inputs)
@@ -304,7 +508,7 @@ class Layer:
         if self.multiple_inputs and not listed:
             raise ValueError(f"{owner}: expects a list of input tensors, got one tensor "
                              f"{tensors[0].name!r}")
-        if listed and not self.multiple_inputs:
+        if listed and not self.multiple_inputs and not type(self)._has_call:
             if len(tensors) != 1:
                 raise ValueError(f"{owner}: takes one input tensor, got a list of "
                                  f"{len(tensors)}")
@@ -372,6 +576,11 @@ class Layer:
         config: dict[str, Any] = {"name": self.name, "trainable": self.trainable}
         if self.input_shape_arg is not None:
             config["input_shape"] = list(self.input_shape_arg[1:])
+        if type(self)._has_call:
+            from tinynet.layers.auto_config import auto_config, defines_get_config
+
+            if not defines_get_config(type(self)):
+                return auto_config(self, config)
         return config
 
     @classmethod

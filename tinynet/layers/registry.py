@@ -57,8 +57,17 @@ def _models() -> dict[str, type]:
 
 def registered_layers() -> dict[str, type]:
     """A copy of the layer registry: class name -> class (built-ins, registered custom
-    layers, and the model classes, which are layers too)."""
-    return {**_layers(), **_models()}
+    layers, and the model classes, which are layers too), with the layer classes of
+    ``tinynet.saving.register_keras_serializable`` under their plain registered name
+    (``"package>Name"`` -> ``"Name"``) where no other class holds it."""
+    from tinynet.saving.objects import get_custom_objects
+
+    keras: dict[str, type] = {}
+    for key, obj in get_custom_objects().items():
+        plain = key.split(">", 1)[-1]
+        if isinstance(obj, type) and issubclass(obj, Layer) and _NAME_RE.match(plain):
+            keras.setdefault(plain, obj)
+    return {**keras, **_layers(), **_models()}
 
 
 def register_layer(cls: T | str | None = None, *, name: str | None = None) -> Any:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import activations
+from tinynet import activations, regularizers
 from tinynet.layers.depthwise_conv2d import DepthwiseConv2D
 from tinynet.layers.layer import check_positive_int
 from tinynet.layers.validation import check_initializer
@@ -34,6 +34,13 @@ class SeparableConv2D(DepthwiseConv2D):
         depthwise_initializer: Initializer name for the depthwise kernel.
         pointwise_initializer: Initializer name for the pointwise kernel.
         seed: Seed of the initializers; ``None`` draws from the global seed stream.
+        depthwise_regularizer: Penalty on the depthwise kernel added to the training loss
+            (a ``tn.regularizers`` object such as ``L2(0.01)``, a name such as ``"l2"``,
+            or a callable ``weight -> scalar``); only while the kernel is trainable.
+        pointwise_regularizer: Penalty on the pointwise kernel, likewise.
+        bias_regularizer: Penalty on the bias, likewise.
+        activity_regularizer: Penalty on the layer's output, divided by the batch size
+            (Keras 3), added to the training loss.
         data_format: ``None`` or ``"channels_last"`` (the only layout).
         name: Layer name (default ``separable_conv2d``).
         input_shape: Optional input shape without the batch axis.
@@ -48,19 +55,27 @@ class SeparableConv2D(DepthwiseConv2D):
     """
 
     _KERNEL = "depthwise_kernel"
+    _REGULARIZERS = ("depthwise_regularizer", "pointwise_regularizer", "bias_regularizer",
+                     "activity_regularizer")
 
     def __init__(self, filters: int, kernel_size: int | tuple, strides: int | tuple = 1,
                  padding: str = "valid", depth_multiplier: int = 1,
                  activation: str | None = None, *, dilation_rate: int | tuple = 1,
                  use_bias: bool = True, depthwise_initializer: str = "glorot_uniform",
                  pointwise_initializer: str = "glorot_uniform", seed: int | None = None,
-                 data_format: str | None = None, name: str | None = None,
+                 data_format: str | None = None, depthwise_regularizer: Any = None,
+                 pointwise_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, name: str | None = None,
                  input_shape: tuple | None = None, trainable: bool = True) -> None:
+        self.pointwise_regularizer = regularizers.check_layer_regularizer(
+            pointwise_regularizer, "pointwise_regularizer", "SeparableConv2D")
         super().__init__(kernel_size, strides, padding, depth_multiplier, activation,
                          dilation_rate=dilation_rate, use_bias=use_bias,
                          depthwise_initializer=depthwise_initializer, seed=seed,
-                         data_format=data_format, name=name, input_shape=input_shape,
-                         trainable=trainable)
+                         data_format=data_format, depthwise_regularizer=depthwise_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, name=name,
+                         input_shape=input_shape, trainable=trainable)
         self._filters = check_positive_int(filters, "filters", "SeparableConv2D")
         self.pointwise_initializer = check_initializer(pointwise_initializer,
                                                        "SeparableConv2D",
@@ -77,7 +92,8 @@ class SeparableConv2D(DepthwiseConv2D):
     def _build_more(self, depthwise_channels: int) -> int:
         self.pointwise = self.add_weight("pointwise_kernel",
                                          (1, 1, depthwise_channels, self._filters),
-                                         self.pointwise_initializer)
+                                         self.pointwise_initializer,
+                                         regularizer=self.pointwise_regularizer)
         return self._filters
 
     def _w2(self) -> np.ndarray:
@@ -89,6 +105,8 @@ class SeparableConv2D(DepthwiseConv2D):
         bias = self.bias.value if self.use_bias else None
         y, pre = activations.bias_act_forward(z, bias, self.activation)
         self._cache = {"x": x, "geom": geom, "d": d, "pre": pre, "y": y}
+        if self.activity_regularizer is not None:
+            regularizers.activity_loss(self, y, x.shape[0])
         return Tensor(y.reshape(*d.shape[:3], self._filters))
 
     def _gradients(self, grad_output: Any, want_dx: bool) -> np.ndarray | None:

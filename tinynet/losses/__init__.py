@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tinynet.losses.base import EPSILON, Loss
+from tinynet.losses.custom import LossFunctionWrapper
 from tinynet.losses.crossentropy import (BinaryCrossentropy, CategoricalCrossentropy,
                                          SparseCategoricalCrossentropy)
 from tinynet.losses.focal import BinaryFocalCrossentropy, CategoricalFocalCrossentropy
@@ -15,8 +16,8 @@ from tinynet.losses.regression import Huber, LogCosh, MeanAbsoluteError, MeanSqu
 __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "BinaryCrossentropy",
            "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "Huber", "LogCosh",
            "KLDivergence", "Hinge", "SquaredHinge", "CategoricalHinge",
-           "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "get", "serialize",
-           "EPSILON"]
+           "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "LossFunctionWrapper",
+           "get", "serialize", "EPSILON"]
 
 
 _CLASSES: dict[str, type[Loss]] = {
@@ -39,17 +40,31 @@ _VALID = ", ".join(_CLASSES)
 
 
 def serialize(loss: Loss) -> dict:
-    """Returns ``{"class_name": ..., "config": loss.get_config()}`` (JSON-able)."""
+    """Returns ``{"class_name": ..., "config": loss.get_config()}`` (JSON-able); a custom
+    ``Loss`` subclass is named by its registered name
+    (:func:`tinynet.saving.register_keras_serializable`), a function loss is a
+    ``LossFunctionWrapper`` naming its function that way."""
     if not isinstance(loss, Loss):
         raise TypeError(f"serialize: expected a Loss, got {type(loss).__name__}")
-    return {"class_name": type(loss).__name__, "config": loss.get_config()}
+    from tinynet.saving.objects import registered_name
+
+    cls = type(loss)
+    name = cls.__name__ if _CLASSES.get(cls.__name__) is cls else registered_name(cls)
+    return {"class_name": name, "config": loss.get_config()}
 
 
 def get(identifier: Any) -> Loss:
-    """Returns a :class:`Loss` for an instance (as is), a name or a serialized dict.
+    """Returns a :class:`Loss` for an instance (as is), a name, a serialized dict, a
+    ``Loss`` subclass (instantiated) or a function ``fn(y_true, y_pred)`` written with
+    :mod:`tinynet.ops` (wrapped in :class:`LossFunctionWrapper`), as Keras.
+
+    A dict names a built-in loss, ``LossFunctionWrapper`` or a custom ``Loss`` subclass
+    by its registered name (looked up in the active ``custom_object_scope``s and the
+    registry of :func:`tinynet.saving.register_keras_serializable`; nothing is imported).
 
     Raises:
-        ValueError: An unknown name (the message lists the valid ones).
+        ValueError: An unknown name (the message lists the valid ones, or says how to
+            register a custom loss).
         TypeError: Any other type.
     """
     if isinstance(identifier, Loss):
@@ -60,9 +75,33 @@ def get(identifier: Any) -> Loss:
             raise ValueError(f"Unknown loss {identifier!r}; valid names: {_VALID}")
         return cls()
     if isinstance(identifier, dict) and "class_name" in identifier:
-        cls = _CLASSES.get(str(identifier["class_name"]))
+        name = identifier["class_name"]
+        cls = _CLASSES.get(name) if isinstance(name, str) else None
         if cls is None:
-            raise ValueError(f"Unknown loss {identifier['class_name']!r}; valid names: {_VALID}")
-        return cls.from_config(identifier.get("config", {}))
+            cls = _custom_class(name)
+        config = identifier.get("config", {})
+        if not isinstance(config, dict):
+            raise TypeError(f"losses.get: the config of {name!r} must be a dict, got "
+                            f"{type(config).__name__}")
+        return cls.from_config(config)
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()
+    if callable(identifier) and not isinstance(identifier, type):
+        return LossFunctionWrapper(identifier)
     raise TypeError(f"losses.get: expected a Loss instance, a name or a config dict, got "
                     f"{type(identifier).__name__}: {identifier!r}")
+
+
+def _custom_class(name: Any) -> type[Loss]:
+    """``LossFunctionWrapper`` or a custom ``Loss`` subclass by registered name."""
+    from tinynet.saving.objects import resolve_class
+
+    if name == "LossFunctionWrapper":
+        return LossFunctionWrapper
+    cls = resolve_class(name, Loss)
+    if cls is None or cls is Loss:
+        raise ValueError(f"Unknown loss {name!r:.80}: not a built-in loss ({_VALID}) nor a "
+                         f"Loss subclass registered with "
+                         f"@tinynet.saving.register_keras_serializable() or passed in "
+                         f"custom_objects")
+    return cls

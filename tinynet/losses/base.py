@@ -19,7 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from tinynet.keywords import KeywordChecked
 from tinynet.layers.layer import check_bool
+from tinynet.losses.traced import REDUCTIONS, traced_compute, traced_unreduced
+from tinynet.losses.weights import sample_weights
 from tinynet.tensor import as_array, match_labels
 
 __all__ = ["Loss", "EPSILON", "sample_weights"]
@@ -40,6 +43,12 @@ def _pred(owner: str, y_pred: Any) -> np.ndarray:
 def _match_true(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
     """``y_true`` as float64 in ``p``'s shape (Keras squeezes/expands a trailing 1)."""
     return match_labels(owner, y_true, p).astype(np.float64)
+
+
+def _like_predictions(self: "Loss", y_true: Any, p: np.ndarray) -> None:
+    """``Loss._targets`` of the losses whose labels have the predictions' shape (give or
+    take a trailing axis of 1)."""
+    match_labels(type(self).__name__, y_true, p)
 
 
 def _total(x: np.ndarray) -> float:
@@ -64,34 +73,21 @@ def _log_softmax(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return shifted - np.log(s), e / s
 
 
-def sample_weights(owner: str, sample_weight: Any, shape: tuple) -> np.ndarray:
-    """``sample_weight`` as float64 in the per-sample losses' ``shape``: trailing axes of 1
-    are dropped (as Keras), and weights for a leading part of the shape (one per sample)
-    broadcast over the rest (where Keras 3.15 raises)."""
-    try:
-        w = np.asarray(sample_weight.data if hasattr(sample_weight, "data")
-                       and not isinstance(sample_weight, np.ndarray) else sample_weight,
-                       dtype=np.float32).astype(np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{owner}: sample_weight must be an array of numbers, got "
-                        f"{sample_weight!r}") from None
-    while w.ndim and w.shape[-1] == 1 and (w.ndim > len(shape)
-                                           or w.shape != tuple(shape[:w.ndim])):
-        w = w.reshape(w.shape[:-1])  # Keras drops a trailing axis of 1
-    if w.ndim > len(shape) or w.shape != tuple(shape[:w.ndim]):
-        raise ValueError(f"{owner}: sample_weight shape {w.shape} does not match the "
-                         f"per-sample losses' shape {tuple(shape)} (expected {tuple(shape)} "
-                         f"or a leading part of it, such as ({shape[0] if shape else ''},))")
-    if not np.all(np.isfinite(w)):
-        raise ValueError(f"{owner}: sample_weight must be finite, got {sample_weight!r}")
-    return np.broadcast_to(w.reshape(w.shape + (1,) * (len(shape) - w.ndim)), shape)
-
-
 def _out(grad: np.ndarray, shape: tuple) -> np.ndarray:
     return np.ascontiguousarray(grad.reshape(shape), dtype=np.float32)
 
 
-class Loss:
+def _defined(cls: type) -> set:
+    """Names defined by ``cls`` or its bases below :class:`Loss`."""
+    names: set = set()
+    for klass in cls.__mro__:
+        if klass.__name__ == "Loss" and klass.__module__ == __name__:
+            break
+        names.update(vars(klass))
+    return names
+
+
+class Loss(KeywordChecked):
     """Base class: ``loss(y_true, y_pred) -> float`` and ``value_and_grad``.
 
     Subclasses implement ``_compute(y_true, y_pred, need_grad) -> (value, grad or None)``.
@@ -102,14 +98,34 @@ class Loss:
 
     _default_name = "loss"
 
-    def __init__(self, *, name: str | None = None) -> None:
+    def __init__(self, name: str | None = None, reduction: str = "sum_over_batch_size",
+                 dtype: Any = None) -> None:
         if name is not None and (not isinstance(name, str) or not name):
             raise TypeError(f"{type(self).__name__}: name must be a non-empty str, got {name!r}")
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"{type(self).__name__}: reduction must be one of "
+                             f"{', '.join(repr(r) for r in REDUCTIONS)}, got {reduction!r}")
         self.name = name if name is not None else self._default_name
+        self.reduction = reduction
+        self.dtype = dtype
 
-    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> float:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._has_call = "call" in _defined(cls) and "_compute" not in _defined(cls)
+        if cls._has_call and cls._default_name == "loss":
+            from tinynet.layers.layer import snake_case
+
+            cls._default_name = snake_case(cls.__name__)
+
+    _has_call = False
+
+    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         """The batch loss (Keras ``sum_over_batch_size``) as a Python float; with
-        ``sample_weight``, the sum of the weighted per-sample losses over their count."""
+        ``sample_weight``, the sum of the weighted per-sample losses over their count. A
+        ``call()`` loss with ``reduction=None`` (or ``"none"``) returns, as Keras, the
+        weighted losses unreduced (a float32 array)."""
+        if self._has_call and self.reduction in (None, "none"):
+            return traced_unreduced(self, y_true, y_pred, sample_weight)
         return self.value_and_grad(y_true, y_pred, sample_weight, need_grad=False)[0]
 
     def value_and_grad(self, y_true: Any, y_pred: Any, sample_weight: Any = None, *,
@@ -121,6 +137,8 @@ class Loss:
         per-sample losses; the loss is ``sum(weight * loss) / count(losses)``, and the
         gradient the unweighted one times each sample's weight.
         """
+        if self._has_call:
+            return traced_compute(self, y_true, y_pred, sample_weight, need_grad)
         if sample_weight is None:
             return self._compute(y_true, y_pred, need_grad)
         values = self._sample_losses(y_true, y_pred)
@@ -132,15 +150,35 @@ class Loss:
         per = weights.reshape(weights.shape + (1,) * (grad.ndim - weights.ndim))
         return value, _out(grad * per, grad.shape)
 
+    def check_targets(self, y_true: Any, pred_shape: tuple) -> None:
+        """Raises the error a call would raise for ``y_true`` against predictions of
+        ``pred_shape`` (batch axis included), from the shapes and labels alone: ``fit``
+        and ``evaluate`` call it before the first forward pass, so one-hot labels with a
+        sparse loss fail at once, naming the loss that fits them."""
+        self._targets(y_true, np.broadcast_to(np.float32(0.0), tuple(pred_shape)))
+
+    def _targets(self, y_true: Any, p: np.ndarray) -> None:
+        """Checks ``y_true`` against the predictions ``p`` (only ``p.shape`` is read): a
+        loss with label rules overrides it; a custom loss is not checked ahead."""
+
     def _sample_losses(self, y_true: Any, y_pred: Any) -> np.ndarray:  # pragma: no cover
         """The per-sample losses (float64) whose mean is the unweighted loss."""
         raise NotImplementedError(f"{type(self).__name__}._sample_losses")
 
     def _compute(self, y_true, y_pred, need_grad):  # pragma: no cover - abstract
-        raise NotImplementedError(f"{type(self).__name__}._compute")
+        raise NotImplementedError(f"{type(self).__name__}: define call(self, y_true, y_pred) "
+                                  f"with tinynet.ops (the gradient is derived)")
+
+    def call(self, y_true: Any, y_pred: Any) -> Any:
+        """The per-sample losses, written with :mod:`tinynet.ops` (Keras style): a
+        subclass that defines it gets the reduction and the gradient."""
+        raise NotImplementedError(f"{type(self).__name__}: define call(self, y_true, y_pred) "
+                                  f"with tinynet.ops (the gradient is derived)")
 
     def get_config(self) -> dict:
         """JSON-able constructor arguments; ``type(self).from_config(cfg)`` rebuilds it."""
+        if self._has_call:
+            return {"name": self.name, "reduction": self.reduction}
         return {"name": self.name}
 
     @classmethod

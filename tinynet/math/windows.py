@@ -6,7 +6,7 @@ for a dilated kernel, the pool size for pooling) moves by ``stride``.
 
 from __future__ import annotations
 
-__all__ = ["window_axis"]
+__all__ = ["window_axis", "transpose_axis"]
 
 
 def window_axis(size: int | None, window: int, stride: int,
@@ -27,3 +27,21 @@ def window_axis(size: int | None, window: int, stride: int,
         return (size - window) // stride + 1, 0
     out = -(-size // stride)
     return out, max((out - 1) * stride + window - size, 0) // 2
+
+
+def transpose_axis(size: int | None, kernel: int, stride: int, dilation: int, padding: str,
+                   output_padding: int | None) -> tuple[int | None, int]:
+    """Output length of one axis of a transposed convolution and the leading pad
+    ``pad`` of the equivalent convolution (output -> input): input cell ``j`` gathers
+    output cells ``j * stride + t * dilation - pad`` for the kernel taps ``t``."""
+    k = (kernel - 1) * dilation + 1
+    if padding == "valid":
+        op = max(k, stride) - k if output_padding is None else output_padding
+        before, after = k - 1, k - 1 + op
+    else:
+        total = stride + k - 2 if output_padding is None else k + k % 2 - 2 + output_padding
+        before = min(total // 2 + total % 2, k - 1)
+        after = total - before
+    if size is None:
+        return None, k - 1 - before
+    return (size - 1) * stride + before + after - k + 2, k - 1 - before

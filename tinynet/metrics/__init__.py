@@ -16,31 +16,19 @@ categorical otherwise. The metric keeps the user's string as its name ("accuracy
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from tinynet.metrics.base import Metric, _same_rank, _sparse_labels
 from tinynet.metrics.confusion import AUC, Precision, Recall
+from tinynet.metrics.wrapper import MeanMetricWrapper
 from tinynet.tensor import as_array
 
 __all__ = ["Metric", "MeanMetricWrapper", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
            "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "Precision", "Recall",
            "AUC", "get"]
-
-
-class MeanMetricWrapper(Metric):
-    """Wraps ``fn(y_true, y_pred) -> per-entry values`` (or a scalar) as a metric."""
-
-    def __init__(self, fn: Callable, *, name: str | None = None) -> None:
-        if not callable(fn):
-            raise TypeError(f"MeanMetricWrapper: fn must be callable, got {fn!r}")
-        self.fn = fn
-        super().__init__(name=name or getattr(fn, "__name__", "metric"))
-
-    def values(self, y_true, y_pred):
-        return np.asarray(self.fn(y_true, y_pred), dtype=np.float64)
 
 
 class BinaryAccuracy(Metric):
@@ -276,7 +264,9 @@ def get(identifier: Any, loss: Any = None) -> Metric:
         if cls is None:
             raise ValueError(f"Unknown metric {identifier!r}; valid names: {_VALID}")
         return cls(name=identifier)
-    if callable(identifier):
-        return MeanMetricWrapper(identifier)
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()
+    if callable(identifier) and not isinstance(identifier, type):
+        return MeanMetricWrapper(identifier)  # saved by the function's registered name
     raise TypeError(f"metrics.get: expected a Metric instance, a name or a function, got "
                     f"{type(identifier).__name__}: {identifier!r}")

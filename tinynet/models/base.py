@@ -16,6 +16,7 @@ import numpy as np
 
 from tinynet import saving
 from tinynet.callbacks.history import History
+from tinynet.keywords import checked_method
 from tinynet.layers.layer import Layer, Parameter, check_bool
 from tinynet.layers.node import is_symbolic
 from tinynet.layers.registry import registered_name_or_class
@@ -50,6 +51,7 @@ class BaseModel(Trainer, Layer):
     def layers(self) -> list[Layer]:  # pragma: no cover - each container defines it
         raise NotImplementedError
 
+    @checked_method
     def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
         """The layer called ``name`` (or at position ``index`` of :attr:`layers`).
 
@@ -103,10 +105,11 @@ class BaseModel(Trainer, Layer):
 
     def named_parameters(self) -> list[tuple[str, Parameter]]:
         """``(path/weight name, Parameter)`` for every weight, in :meth:`parameters` order
-        (``dense/kernel``; ``block/conv2d/kernel`` inside a nested model); each
-        parameter's ``path`` is set to it."""
-        out = [(f"{path}/{p.name}", p) for path, layer in self.named_layers()
-               for p in layer.parameters()]
+        (``dense/kernel``; ``block/conv2d/kernel`` inside a nested model; a ``call()``
+        layer's sub-layer weights as ``layer/sub-layer/kernel``, from
+        :meth:`Layer.named_weights`); each parameter's ``path`` is set to it."""
+        out = [(f"{path}/{key}", p) for path, layer in self.named_layers()
+               for key, p in layer.named_weights()]
         for key, p in out:  # the path the optimizer's state and error messages use
             p.path = key
         return out
@@ -207,6 +210,7 @@ class BaseModel(Trainer, Layer):
         return {"class_name": registered_name_or_class(type(layer)), "config": layer.get_config()}
 
     # -- summary -----------------------------------------------------------------------------------
+    @checked_method
     def summary(self, line_length: int | None = None,
                 print_fn: Callable[[str], Any] | None = None) -> None:
         """Prints Keras 3's summary table (byte for byte); see :mod:`tinynet.utils.summary`.
@@ -221,20 +225,26 @@ class BaseModel(Trainer, Layer):
         print_summary(self, line_length=line_length, print_fn=print_fn)
 
     # -- persistence (tinynet.saving) --------------------------------------------------------
+    @checked_method
     def save(self, path: str) -> None:
         """Saves architecture, weights, compile settings, optimizer and random states
-        to one ``.safetensors`` file (atomically)."""
+        to one ``.safetensors`` file (atomically); ``path`` must end in ``.safetensors``
+        (``.keras`` and ``.h5`` are not supported yet)."""
         saving.save_model(self, path)
 
+    @checked_method
     def save_weights(self, path: str) -> None:
-        """Saves the weights alone to one ``.safetensors`` file (atomically)."""
+        """Saves the weights alone to one ``.safetensors`` file (atomically); ``path``
+        must end in ``.safetensors``."""
         saving.save_weights(self, path)
 
+    @checked_method
     def load_weights(self, path: str) -> None:
         """Loads weights saved by :meth:`save_weights` or :meth:`save`; names and shapes
         must match this model."""
         saving.load_weights(self, path)
 
+    @checked_method
     def export(self, path: str, format: str = "onnx", opset: int | None = None) -> None:
         """Writes the inference graph to ``path`` as ONNX (Keras 3's ``model.export``):
         channels-last inputs and outputs as the model's, a dynamic batch axis; see

@@ -15,12 +15,14 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers.input import InputLayer
+from tinynet.layers.traced import unique_names
 from tinynet.layers.layer import Layer
 from tinynet.layers.node import SymbolicTensor, symbolic_list
 from tinynet.layers.registry import register_model
 from tinynet.models.base import BaseModel
 from tinynet.models.graph import map_graph
 from tinynet.models.sequential import build_layer
+from tinynet.models.subclassed import install
 from tinynet.models.training import fits, targets
 from tinynet.tensor import as_array
 
@@ -64,9 +66,31 @@ class Model(BaseModel):
     takes_custom_objects = True
     keras_class_name = "Functional"  # what Keras's summary calls a functional model
 
-    def __init__(self, inputs: Any, outputs: Any, name: str | None = None) -> None:
-        self._init_model(name)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "call" in vars(cls) or getattr(cls, "_has_call", False):
+            install(cls, Model)
+
+    def __init__(self, inputs: Any = None, outputs: Any = None, name: str | None = None,
+                 **kwargs: Any) -> None:
         owner = "Model"
+        if inputs is None and outputs is None and type(self)._has_call:
+            unknown = [k for k in kwargs if k not in ("trainable", "dtype")]
+            if unknown:
+                from tinynet.keywords import unexpected_keywords
+
+                raise unexpected_keywords(type(self).__name__, unknown,
+                                          ["name", "trainable", "dtype"])
+            self._init_subclassed(name, **kwargs)
+            return
+        if kwargs:
+            from tinynet.keywords import unexpected_keywords
+
+            raise unexpected_keywords("Model", list(kwargs), ["inputs", "outputs", "name"])
+        if inputs is None or outputs is None:
+            raise TypeError("Model: give inputs and outputs (tn.Model(inputs, outputs)), or "
+                            "subclass tn.Model and define call()")
+        self._init_model(name)
         self.inputs, self._input_keys = _structure(inputs, "inputs", owner)
         self.outputs, self._output_keys = _structure(outputs, "outputs", owner)
         for t in self.inputs:
@@ -112,17 +136,7 @@ class Model(BaseModel):
             if id(t.node) not in walked and id(t) not in input_ids:
                 walked.add(id(t.node))
                 stack += t.node.inputs
-        layers = sorted(seen.values(), key=lambda layer: layer._created)
-        taken = {layer.name for layer in layers if not layer._auto_name}
-        for layer in layers:
-            if layer._auto_name:
-                base, k = layer.default_name(), 0
-                name = base
-                while name in taken:
-                    k += 1
-                    name = f"{base}_{k}"
-                layer.name = name
-                taken.add(name)
+        unique_names(seen.values())
 
     # -- structure ---------------------------------------------------------------------------
     @property

@@ -26,7 +26,11 @@ import numpy as np
 from tinynet.callbacks.base import CallbackList, check_callbacks
 from tinynet.callbacks.history import History
 from tinynet.callbacks.terminate_on_nan import TerminateOnNaN
+from tinynet.keywords import checked_method
 from tinynet.layers.layer import Parameter
+from tinynet.models.added_losses import (add_penalty_grads, forward_with_losses,
+                                         may_add_losses, zeros_for_none)
+from tinynet.models.checks import check_targets
 from tinynet.models.weighting import accumulate, means, sample_weights
 from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
@@ -142,6 +146,7 @@ class Trainer:
     _compiles_ahead = False
 
     # -- compile ---------------------------------------------------------------------------------
+    @checked_method
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Any = None,
                 loss_weights: Any = None) -> None:
         """Sets the optimizer, loss and metrics (identifiers or objects, as in Keras).
@@ -207,7 +212,7 @@ class Trainer:
         if not self.compiled:
             raise RuntimeError(f"{owner}: model {self.name!r} is not compiled; call compile() "
                                f"first, e.g. model.compile(optimizer='adam', loss='mse')")
-        if not self._loss_slots:
+        if not self._loss_slots and not may_add_losses(self):
             raise ValueError(f"{owner}: no loss to compute; pass loss= to compile()")
 
     # -- data ----------------------------------------------------------------------------------
@@ -222,6 +227,7 @@ class Trainer:
             raise ValueError(f"{owner}: every input and target must hold the same number of "
                              f"samples, got x shapes {[a.shape for a in xs]} and y shapes "
                              f"{[a.shape for a in ys]}")
+        check_targets(self, ys, owner)  # a label/loss mismatch, before any forward pass
         return xs, ys
 
     def _pack_outputs(self, outputs: list[np.ndarray]) -> Any:
@@ -261,18 +267,18 @@ class Trainer:
             if m.stateful:
                 m.reset_state()
 
-    def _losses(self, ys: list[np.ndarray], preds: list[np.ndarray],
-                with_grads: bool, sw: np.ndarray | None = None) -> tuple[float, list[float], list]:
-        """The total loss (the weighted sum), each output's loss unweighted (when there
-        are several, as Keras reports ``<output>_loss``) and each output's gradient
-        (``None`` for an output without a loss); ``sw`` weighs every output's samples."""
+    def _losses(self, ys: list[np.ndarray], preds: list[np.ndarray], with_grads: bool,
+                sw: np.ndarray | None = None, extra: list = ()) -> tuple[float, list[float], list]:
+        """The total loss (the weighted sum, plus the ``extra`` losses the layers added), each
+        output's loss unweighted (when there are several, as Keras reports ``<output>_loss``)
+        and each output's gradient (``None`` without a loss); ``sw`` weighs the samples."""
         grads: list = [None] * len(preds)
         values, weighted = [], []
         for i, loss, weight in self._loss_slots:
             if with_grads:
                 value, grad = loss.value_and_grad(ys[i], preds[i], sw)
             else:
-                value, grad = loss(ys[i], preds[i], sw), None
+                value, grad = loss.value_and_grad(ys[i], preds[i], sw, need_grad=False)[0], None
             value = float(value)
             values.append(value)
             if weight is not None:
@@ -281,8 +287,8 @@ class Trainer:
                     grad = grad * np.float32(weight)
             grads[i] = grad
             weighted.append(value)
-        total = weighted[0]
-        for value in weighted[1:]:
+        total = weighted[0] if weighted else 0.0
+        for value in [*weighted[1:], *extra]:  # Keras's order: compiled, then added
             total += value
         return total, values if len(values) > 1 else [], grads
 
@@ -292,8 +298,8 @@ class Trainer:
                     sw: np.ndarray | None = None) -> tuple[float, list[float]]:
         for p, backup in guard:
             np.copyto(backup, p.value)
-        preds = self._run_forward(xs, True)
-        total, values, grads = self._losses(ys, preds, True, sw)
+        preds, extra, penalties = forward_with_losses(self, xs, True, params, where)
+        total, values, grads = self._losses(ys, preds, True, sw, extra)
         if not math.isfinite(total):
             for p, backup in guard:
                 np.copyto(p.value, backup)
@@ -301,7 +307,8 @@ class Trainer:
                                      f"before this step's update (weights are those after "
                                      f"the last finite step)")
         values += self._metric_values(ys, preds)
-        self._run_backward(grads, False)
+        self._run_backward(zeros_for_none(grads, preds), False)
+        add_penalty_grads(penalties)  # the weight penalties' gradients join the weights'
         self.optimizer.apply(params)
         return total, values
 
@@ -317,9 +324,9 @@ class Trainer:
             xb = [a[start:start + batch_size] for a in xs]
             yb = [a[start:start + batch_size] for a in ys]
             k = xb[0].shape[0]
-            preds = self._run_forward(xb, False)
+            preds, extra, _ = forward_with_losses(self, xb, False, self.trainable_parameters())
             swb = None if sw is None else sw[start:start + batch_size]
-            total, values, _ = self._losses(yb, preds, False, swb)
+            total, values, _ = self._losses(yb, preds, False, swb, extra)
             values += self._metric_values(yb, preds)
             accumulate(sums, total, values, k, running)
             if bar is not None:
@@ -334,6 +341,7 @@ class Trainer:
                                           None if val is None else (val[0][0], val[1][0]))
 
     # -- public training API -----------------------------------------------------------------
+    @checked_method
     def fit(self, x: Any, y: Any, batch_size: int = 32, epochs: int = 1, verbose: int = 1,
             callbacks: list | None = None, validation_split: float = 0.0,
             validation_data: tuple | None = None, shuffle: bool = True,
@@ -495,6 +503,7 @@ class Trainer:
         cbs.call("on_train_end", epoch_logs)
         return history
 
+    @checked_method
     def train_on_batch(self, x: Any, y: Any, sample_weight: Any = None,
                        class_weight: dict | None = None) -> float | list[float]:
         """One training step on one batch (``sample_weight``, ``class_weight`` as in
@@ -513,6 +522,7 @@ class Trainer:
         loss_value, values = self._train_step(xs, ys, params, guard, lambda: owner, sw)
         return [loss_value, *values] if values else loss_value
 
+    @checked_method
     @locked
     def evaluate(self, x: Any, y: Any, batch_size: int = 32, verbose: int = 1,
                  return_dict: bool = False, sample_weight: Any = None
@@ -549,6 +559,7 @@ class Trainer:
         values = list(logs.values())
         return values if len(values) > 1 else values[0]
 
+    @checked_method
     @locked
     def predict(self, x: Any, batch_size: int = 32, verbose: int = 1) -> Any:
         """The model's outputs for ``x`` (inference mode): one float32 NumPy array, or

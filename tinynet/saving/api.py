@@ -12,7 +12,9 @@ from tinynet.layers import registry
 from tinynet.saving.config import (build_model, check_model_config, compile_config,
                                    compile_model, model_config)
 from tinynet.saving.files import (FORMAT, FORMAT_VERSION, OPTIMIZER_PREFIX, WEIGHT_SLACK,
-                                  atomic_write, check_tensor, fspath, loads, read_file)
+                                  atomic_write, check_suffix, check_tensor, fspath, loads,
+                                  read_file)
+from tinynet.saving.objects import check_custom_objects, custom_object_scope
 from tinynet.saving.state import restore_training_state, training_state
 
 
@@ -37,17 +39,19 @@ def _save(model: Any, path: Any, weights_only: bool, owner: str,
 
     _check_model(model, owner)
     path = fspath(path, owner)
+    if owner in ("save_model", "save_weights"):
+        check_suffix(path, owner)
     tensors = {key: np.require(p.value, dtype=np.float32, requirements="C")  # 0-d kept
                for key, p in _weight_names(model, owner)}
     metadata = {"format": FORMAT, "format_version": str(FORMAT_VERSION),
                 "kind": "weights" if weights_only else "model"}
     if not weights_only:
-        metadata["model_config"] = json.dumps(model_config(model))
+        metadata["model_config"] = json.dumps(model_config(model, owner))
         metadata["compile_config"] = json.dumps(compile_config(model))
         metadata["training_state"] = json.dumps(training_state(model, tensors))
     if extra is not None:  # written in the same file, so in the same atomic step
         metadata["extra"] = json.dumps(extra)
-    atomic_write(path, save(tensors, metadata=metadata))
+    atomic_write(path, save(tensors, metadata=metadata), owner)
 
 def save_model(model: Any, path: str | os.PathLike) -> None:
     """Saves the whole model: architecture, weights, compile settings and training state.
@@ -57,12 +61,18 @@ def save_model(model: Any, path: str | os.PathLike) -> None:
 
     Args:
         model: A :class:`tinynet.Sequential`.
-        path: The file to write (``.safetensors`` by convention); replaced atomically.
+        path: The file to write, ending in ``.safetensors``; replaced atomically.
 
     Raises:
         TypeError: ``model`` is not a ``Sequential`` or ``path`` not a path.
-        ValueError: a layer class is not registered, or weight names collide.
-        OSError: the file cannot be written (any previous file is left unchanged).
+        ValueError: ``path`` does not end in ``.safetensors`` (``.keras`` and ``.h5`` are
+            not supported yet), a layer's config cannot be made (a ``call()`` layer
+            created with arguments that are not JSON-able and no ``get_config``), a class
+            would be saved under a name another registered class holds, or weight names
+            collide. A custom class need not be registered to be saved; ``load_model``
+            needs it (registered, or in ``custom_objects``).
+        OSError: the file cannot be written (any previous file is left unchanged); the
+            message names ``path`` (and a missing folder).
     """
     _save(model, path, False, "save_model")
 
@@ -106,37 +116,50 @@ def load_weights(model: Any, path: str | os.PathLike) -> None:
     for p, arr in _match_weights(model, tensors, where, allow_optimizer=True):
         p.value[...] = arr
 
-def load_model(path: str | os.PathLike, *, compile: bool = True) -> Any:
-    """Loads a model saved by :func:`save_model` (``tn.load_model``).
+def load_model(path: str | os.PathLike, custom_objects: dict | None = None,
+               compile: bool = True) -> Any:
+    """Loads a model saved by :func:`save_model` (``tn.load_model``), as Keras's
+    ``load_model(filepath, custom_objects=None, compile=True)``.
 
-    The model is rebuilt from its config (layer classes from the registry only),
-    its weights are set bitwise, and, with ``compile=True`` and a compiled original, it
-    is compiled with the saved optimizer, loss and metrics and gets back the optimizer
-    state (slots and iterations) and the random generator states, so ``fit`` continues
-    exactly where the original stopped.
+    The model is rebuilt from its config, its weights are set bitwise, and, with
+    ``compile=True`` and a compiled original, it is compiled with the saved optimizer,
+    loss and metrics and gets back the optimizer state (slots and iterations) and the
+    random generator states, so ``fit`` continues exactly where the original stopped.
+
+    Classes and functions are found by the name the file gives them only, never imported:
+    in ``custom_objects``, then the active ``custom_object_scope`` blocks, then the
+    objects registered with :func:`register_keras_serializable` (or ``register_layer``)
+    and the built-in ones.
 
     Args:
         path: A file written by :func:`save_model`.
+        custom_objects: ``{name: class or function}`` for custom layers, losses and
+            metrics that are not registered (keyed by class or function name).
         compile: ``False`` skips the compile settings and training state.
 
     Raises:
         ValueError: the file is empty, truncated, corrupt, not safetensors, not a tinynet
             model file (e.g. weights-only), of a newer format version, names an unknown
-            layer class, or its tensors do not match the model (missing, extra, shape or
-            dtype); the message says which.
+            layer class (or, with ``compile=True``, an unknown loss), or its tensors do not
+            match the model (missing, extra, shape or dtype); the message says which.
+        TypeError: ``custom_objects`` is not a dict with str keys, or ``compile`` not a
+            bool.
     """
     owner = "load_model"
     if not isinstance(compile, bool):
         raise TypeError(f"{owner}: compile must be a bool, got {compile!r}")
+    custom_objects = check_custom_objects(custom_objects, owner)
     metadata, tensors = read_file(path, owner)
     where = f"{owner}: {os.fspath(path)!r}"
     _check_model_file(metadata, where)
-    config = check_model_config(loads(metadata["model_config"], "model_config", where), where)
-    compile_config = loads(metadata["compile_config"], "compile_config", where)
-    model = build_model(config, where,
-                         sum(arr.size for arr in tensors.values()) + WEIGHT_SLACK)
-    if compile and compile_config is not None:
-        compile_model(model, compile_config, where)
+    with custom_object_scope(custom_objects):  # losses and metrics look names up here too
+        config = check_model_config(loads(metadata["model_config"], "model_config", where),
+                                    where)
+        compile_config = loads(metadata["compile_config"], "compile_config", where)
+        model = build_model(config, where,
+                            sum(arr.size for arr in tensors.values()) + WEIGHT_SLACK)
+        if compile and compile_config is not None:
+            compile_model(model, compile_config, where)
     _set_state(model, metadata, tensors, compile, where)
     return model
 

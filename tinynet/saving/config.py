@@ -3,8 +3,8 @@ read back type-checked, rebuilt within a bound on the weights they may allocate.
 
 from __future__ import annotations
 
+import json
 import math
-import types
 import warnings
 from typing import Any
 
@@ -22,12 +22,34 @@ def _all_layers(model: Any) -> list:
     return out
 
 
-def model_config(model: Any) -> dict:
-    """``{"class_name": the model's class, "config": model.get_config()}``, every class
-    in it checked to be registered (so ``load_model`` can rebuild it)."""
-    for layer in _all_layers(model):
-        registry.registered_name(type(layer))
-    return {"class_name": registry.registered_name(type(model)), "config": model.get_config()}
+def model_config(model: Any, owner: str = "save_model") -> dict:
+    """``{"class_name": the model's class, "config": model.get_config()}``. A layer class
+    is written by its registered name, or by its class name when it is not registered
+    (``load_model`` then needs it in ``custom_objects`` or a ``custom_object_scope``);
+    a class name that names another registered class is refused."""
+    known = registry.registered_layers()
+    for layer in [model, *_all_layers(model)]:
+        cls = type(layer)
+        name = registry.registered_name_or_class(cls)
+        taken = known.get(name)
+        if not registry.plain_name(name) or (taken is not None and taken is not cls):
+            what = (f"names another registered class, {taken.__module__}."
+                    f"{taken.__qualname__}" if taken is not None else "is not a plain name")
+            raise ValueError(f"{owner}: layer class {cls.__module__}.{cls.__qualname__} would "
+                             f"be saved as {name!r}, which {what}; rename the class, or "
+                             f"register it under another name with "
+                             f"@tinynet.saving.register_keras_serializable(name=...) or "
+                             f"@tinynet.saving.register_layer(name=...)")
+    try:
+        config = model.get_config()
+    except NotImplementedError as exc:
+        raise ValueError(f"{owner}: {exc}") from None
+    try:
+        json.dumps(config)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{owner}: the model's config is not JSON-able ({exc}); a custom "
+                         f"layer's get_config() must return JSON-able values") from None
+    return {"class_name": registry.registered_name_or_class(type(model)), "config": config}
 
 def _metric_entry(key: str, metric: Any, loss: Any) -> Any:
     from tinynet import metrics as metrics_module
@@ -39,7 +61,12 @@ def _metric_entry(key: str, metric: Any, loss: Any) -> Any:
     if (rebuilt is not None and type(rebuilt) is type(metric)
             and rebuilt.get_config() == metric.get_config()):
         return key
-    return {"class_name": type(metric).__name__, "config": metric.get_config()}
+    from tinynet.saving.objects import registered_name
+
+    cls = type(metric)
+    public = getattr(metrics_module, cls.__name__, None) is cls
+    return {"class_name": cls.__name__ if public else registered_name(cls),
+            "config": metric.get_config()}
 
 def compile_config(model: Any) -> dict | None:
     """The compile settings as JSON: the optimizer, and per output the loss, its weight
@@ -63,27 +90,71 @@ def compile_config(model: Any) -> dict | None:
     else:
         config["outputs"] = [{"loss": loss_entry(l), "loss_weight": w, "metrics": m}
                              for l, w, m in zip(model.loss, model.loss_weights, per_output)]
+    try:
+        json.dumps(config)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"save_model: the compile settings are not JSON-able ({exc}); a "
+                         f"custom loss's or metric's get_config() must return JSON-able "
+                         f"values") from None
     return config
 
-def check_model_config(config: Any, where: str) -> dict:
+def layer_classes(custom_objects: dict | None = None) -> dict[str, type]:
+    """The layer classes a model config may name, by name: the layer registry (built-in
+    and registered layers, with those of ``register_keras_serializable``; the model
+    classes), then the active ``custom_object_scope`` blocks and ``custom_objects`` (each later
+    one wins, as in Keras). Only ``Layer`` subclasses; nothing is imported."""
+    from tinynet.layers.layer import Layer
+    from tinynet.saving.objects import scoped_objects
+
+    table = registry.registered_layers()
+    for objects in (scoped_objects(), custom_objects or {}):
+        for key, obj in objects.items():
+            if isinstance(key, str) and isinstance(obj, type) and issubclass(obj, Layer):
+                table[key] = obj
+                if ">" in key:
+                    table[key.split(">", 1)[1]] = obj
+    return table
+
+
+def check_model_config(config: Any, where: str, custom_objects: dict | None = None) -> dict:
     """The file's model config as ``{"class_name", "config"}`` (a bare config, as files
     written before functional models hold, is a ``Sequential``'s), type-checked down to
-    the models inside it."""
+    the models inside it; every layer class must be known by name (the layer registry,
+    registered objects, the active scopes or ``custom_objects``)."""
     bad = f"{where}: invalid model_config:"
     if not isinstance(config, dict):
         raise ValueError(f"{bad} expected a JSON object, got {type(config).__name__}")
+    known = layer_classes(custom_objects)
     if "class_name" in config:
         class_name, inner = config["class_name"], config.get("config")
         if not isinstance(class_name, str) or class_name not in {
                 cls.__name__ for cls in registry.model_classes()}:
-            raise ValueError(f"{bad} 'class_name' must name a model class, got {class_name!r}")
+            if not (isinstance(class_name, str) and registry.plain_name(class_name)):
+                raise ValueError(f"{bad} 'class_name' must name a model class, got "
+                                 f"{class_name!r:.80}")
+            if not _subclassed_model(known.get(class_name)):
+                raise ValueError(f"{where}: unknown model class {class_name!r}; decorate the "
+                                 f"class with @tinynet.saving.register_keras_serializable(), "
+                                 f"or pass it to load_model in "
+                                 f"custom_objects={{{class_name!r}: {class_name}}}")
+            if not isinstance(inner, dict) or not isinstance(inner.get("name"), str):
+                raise ValueError(f"{bad} a subclassed model's config must be an object with "
+                                 f"a 'name' string")
+            return {"class_name": class_name, "config": inner}
     else:
         class_name, inner = "Sequential", config
-    _check_container(inner, bad, where)
+    _check_container(inner, bad, where, known)
     return {"class_name": class_name, "config": inner}
 
 
-def _check_container(config: Any, bad: str, where: str) -> None:
+def _subclassed_model(cls: Any) -> bool:
+    """Whether ``cls`` is a subclass of ``tn.Model`` that defines ``call()`` (rebuilt
+    from its constructor arguments, not from a layer graph)."""
+    return (isinstance(cls, type) and issubclass(cls, registry.model_classes())
+            and bool(getattr(cls, "_has_call", False)))
+
+
+def _check_container(config: Any, bad: str, where: str, known: dict) -> None:
     if not isinstance(config, dict):
         raise ValueError(f"{bad} expected a JSON object, got {type(config).__name__}")
     if not isinstance(config.get("name"), str) or not config["name"]:
@@ -91,7 +162,6 @@ def _check_container(config: Any, bad: str, where: str) -> None:
     layers = config.get("layers")
     if not isinstance(layers, list):
         raise ValueError(f"{bad} 'layers' must be a list")
-    known = registry.registered_layers()
     models = registry.model_classes()
     for i, entry in enumerate(layers):
         if not isinstance(entry, dict):
@@ -99,13 +169,19 @@ def _check_container(config: Any, bad: str, where: str) -> None:
         class_name = entry.get("class_name")
         if not isinstance(class_name, str):
             raise ValueError(f"{bad} layer {i} has no string 'class_name'")
-        if not registry.plain_name(class_name) or class_name not in known:
+        if not registry.plain_name(class_name):
+            raise ValueError(f"{where}: unknown layer class {class_name!r:.80} (layer {i}); "
+                             f"a layer class is named by a plain identifier")
+        if class_name not in known:
             raise ValueError(f"{where}: unknown layer class {class_name!r} (layer {i}); "
-                             f"register custom layers with @tinynet.saving.register_layer")
+                             f"decorate the class with "
+                             f"@tinynet.saving.register_keras_serializable() (or "
+                             f"@tinynet.saving.register_layer), or pass it to load_model in "
+                             f"custom_objects={{{class_name!r}: {class_name}}}")
         if not isinstance(entry.get("config"), dict):
             raise ValueError(f"{bad} layer {i} ({class_name}) has no 'config' object")
         if known[class_name] in models:
-            _check_container(entry["config"], bad, where)
+            _check_container(entry["config"], bad, where, known)
     shape = config.get("build_input_shape")
     if shape is not None and (not isinstance(shape, list) or not all(
             d is None or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
@@ -113,48 +189,36 @@ def _check_container(config: Any, bad: str, where: str) -> None:
         raise ValueError(f"{bad} 'build_input_shape' must be null or a list of "
                          f"non-negative ints and nulls, got {shape!r}")
 
-def build_model(config: dict, where: str, limit: int) -> Any:
-    """Rebuilds the model; its layers may create at most ``limit`` weight scalars in all,
-    checked before each weight is allocated (a lying config cannot exhaust memory)."""
-    model_cls = registry.model_class(config["class_name"])
+def build_model(config: dict, where: str, limit: int,
+                custom_objects: dict | None = None) -> Any:
+    """Rebuilds the model; its layers (and their sub-layers) may create at most ``limit``
+    weight scalars in all, checked before each weight is allocated (a lying config cannot
+    exhaust memory). Layer classes come from the registry, the registered objects, the
+    active scopes and ``custom_objects`` (:func:`layer_classes`)."""
+    from tinynet.layers import layer as layer_module
 
+    table = layer_classes(custom_objects)
+    builtin = {cls.__name__: cls for cls in registry.model_classes()}
+    model_cls = builtin.get(config["class_name"]) or table[config["class_name"]]
     sizes: dict[tuple[int, str], int] = {}
-    made: list = []
 
-    takes = "takes_custom_objects"
+    def check(layer: Any, name: str, shape: tuple) -> None:
+        sizes[id(layer), name] = math.prod(shape)
+        if sum(sizes.values()) > limit:
+            raise ValueError(f"the config asks for more than {limit} weight values, more "
+                             f"than the file's tensors hold")
 
-    def limited(cls: type) -> Any:
-        def from_config(layer_config: dict, custom_objects: dict | None = None) -> Any:
-            layer = (cls.from_config(layer_config, custom_objects=custom_objects)
-                     if getattr(cls, takes, False) else cls.from_config(layer_config))
-            real = layer.add_weight
-
-            def add_weight(name: str, shape: tuple, *args: Any, **kwargs: Any) -> Any:
-                try:
-                    sizes[id(layer), name] = math.prod(max(int(d), 0) for d in shape)
-                except (TypeError, ValueError):
-                    pass  # add_weight itself reports a malformed shape
-                if sum(sizes.values()) > limit:
-                    raise ValueError(f"the config asks for more than {limit} weight values, "
-                                     f"more than the file's tensors hold")
-                return real(name, shape, *args, **kwargs)
-
-            layer.add_weight = add_weight
-            made.append(layer)
-            return layer
-
-        return types.SimpleNamespace(from_config=from_config, **{takes: getattr(cls, takes, False)})
-
+    hook = layer_module.allocation_check
+    previous = getattr(hook, "check", None)
+    hook.check = check
     try:
-        return model_cls.from_config(
-            config["config"], custom_objects={name: limited(cls)
-                                              for name, cls in registry.registered_layers().items()})
-    except (TypeError, ValueError, KeyError, IndexError, MemoryError, OverflowError) as exc:
+        return model_cls.from_config(config["config"], custom_objects=table)
+    except (TypeError, ValueError, KeyError, IndexError, MemoryError, OverflowError,
+            NotImplementedError) as exc:
         raise ValueError(f"{where}: cannot rebuild the model from its config: "
                          f"{type(exc).__name__}: {exc}") from None
     finally:
-        for layer in made:
-            vars(layer).pop("add_weight", None)
+        hook.check = previous
 
 def _loss(entry: Any, bad: str) -> Any:
     from tinynet import losses
@@ -167,7 +231,27 @@ def _loss(entry: Any, bad: str) -> Any:
     try:
         return losses.get(entry)
     except (TypeError, ValueError, KeyError, OverflowError) as exc:
-        raise ValueError(f"{bad} {type(exc).__name__}: {exc}") from None
+        raise ValueError(f"{bad} {type(exc).__name__}: {exc} (load_model(..., compile=False) "
+                         f"loads the model without its compile settings)") from None
+
+
+def _metric_class(entry: Any) -> Any:
+    """The metric class a file's ``{"class_name", "config"}`` entry names: a built-in one,
+    ``MeanMetricWrapper`` (its function by registered name), or a registered custom
+    ``Metric`` subclass (by registered name only; nothing is imported)."""
+    from tinynet import metrics as metrics_module
+    from tinynet.saving.objects import resolve_class
+
+    if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict):
+        raise ValueError("not a {'class_name', 'config'} entry")
+    name = entry.get("class_name")
+    public = {n: getattr(metrics_module, n) for n in metrics_module.__all__}
+    cls = public.get(name) if isinstance(name, str) else None
+    if not (isinstance(cls, type) and issubclass(cls, metrics_module.Metric)):
+        cls = resolve_class(name, metrics_module.Metric)
+    if cls is None or cls is metrics_module.Metric:
+        raise ValueError(f"unknown metric {name!r:.80}")
+    return cls
 
 
 def _metrics(entries: Any, loss_obj: Any, bad: str, dropped: list) -> list:
@@ -175,21 +259,15 @@ def _metrics(entries: Any, loss_obj: Any, bad: str, dropped: list) -> list:
 
     if not isinstance(entries, list):
         raise ValueError(f"{bad} 'metrics' must be a list")
-    public = {n: getattr(metrics_module, n) for n in metrics_module.__all__}
     out = []
     for entry in entries:
         try:
             if isinstance(entry, str):
                 out.append(metrics_module.get(entry, loss=loss_obj))
                 continue
-            cls = public.get(entry.get("class_name")) if isinstance(entry, dict) else None
-            if (not isinstance(cls, type) or not issubclass(cls, metrics_module.Metric)
-                    or cls in (metrics_module.Metric, metrics_module.MeanMetricWrapper)
-                    or not isinstance(entry.get("config"), dict)):
-                raise ValueError("not a built-in metric")
-            out.append(cls.from_config(entry["config"]))
-        except (TypeError, ValueError, KeyError, OverflowError):
-            dropped.append(entry)
+            out.append(_metric_class(entry).from_config(entry["config"]))
+        except (TypeError, ValueError, KeyError, OverflowError) as exc:
+            dropped.append(f"{entry!r:.200} ({exc})")
     return out
 
 
@@ -221,8 +299,10 @@ def compile_model(model: Any, config: Any, where: str) -> None:
         metrics = _metrics(config.get("metrics"), loss, bad, dropped)
     if dropped:
         warnings.warn(f"{where}: these metrics cannot be rebuilt from the file and were left "
-                      f"out (compile the model again to add them): {dropped!r:.300}",
-                      stacklevel=3)
+                      f"out (register custom metrics and their functions with "
+                      f"@tinynet.saving.register_keras_serializable() or pass them in "
+                      f"custom_objects; or compile the model again to add them): "
+                      f"{'; '.join(dropped):.600}", stacklevel=3)
     try:
         model.compile(optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=weights)
     except (TypeError, ValueError, KeyError, OverflowError) as exc:

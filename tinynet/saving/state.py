@@ -66,6 +66,28 @@ def _layer_rng(layer: Any) -> np.random.Generator | None:
     rng = getattr(layer, "rng", None)
     return rng if isinstance(rng, np.random.Generator) else None
 
+def _stateful_layers(model: Any) -> list[tuple[str, Any]]:
+    """``model.named_layers()`` plus, under each, the sub-layers a ``call()`` layer holds
+    (``block/dropout``; sub-layers sharing a name numbered as ``Layer.named_weights``
+    numbers them), so their random generators are saved too."""
+    out = []
+
+    def walk(path: str, layer: Any) -> None:
+        out.append((path, layer))
+        used: set[str] = set()
+        for sub in layer.sublayers() if hasattr(layer, "sublayers") else ():
+            label, i = sub.name, 0
+            while label in used:
+                i += 1
+                label = f"{sub.name}_{i}"
+            used.add(label)
+            walk(f"{path}/{label}", sub)
+
+    for path, layer in model.named_layers():
+        walk(path, layer)
+    return out
+
+
 def training_state(model: Any, tensors: dict[str, np.ndarray]) -> dict:
     """Adds the optimizer slots to ``tensors``; returns the JSON part of the state."""
     state: dict[str, Any] = {"optimizer_iterations": None, "shuffle_rng": None, "layer_rngs": {}}
@@ -80,7 +102,7 @@ def training_state(model: Any, tensors: dict[str, np.ndarray]) -> dict:
             tensors[name] = np.require(arr, dtype=np.float32, requirements="C")
         if model.shuffle_rng is not None:
             state["shuffle_rng"] = _rng_to_json(model.shuffle_rng)
-    for path, layer in model.named_layers():
+    for path, layer in _stateful_layers(model):
         rng = _layer_rng(layer)
         if rng is not None:
             state["layer_rngs"][path] = _rng_to_json(rng)
@@ -92,7 +114,7 @@ def restore_training_state(model: Any, state: Any, tensors: dict, weights: set[s
     bad = f"{where}: invalid training_state:"
     if not isinstance(state, dict) or not isinstance(state.get("layer_rngs"), dict):
         raise ValueError(f"{bad} expected an object with 'layer_rngs'")
-    layers = dict(model.named_layers())
+    layers = dict(_stateful_layers(model))
     layer_rngs = {}
     for name, data in state["layer_rngs"].items():
         layer = layers.get(name)

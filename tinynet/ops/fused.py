@@ -1,0 +1,188 @@
+"""Activations as fused Numba passes (:mod:`tinynet.kernels.elementwise`): the
+:class:`ActivationFn` objects the built-in layers run, with hand-written derivatives, and
+the bias + activation pass of Dense and Conv2D.
+
+``tinynet.ops`` runs its float32 ``relu`` through the same kernel, so a ``call()`` layer
+gets the built-in layers' bits and speed; :mod:`tinynet.activations` (Keras's namespace)
+looks activations up here by name. The loops are gated by
+``elementwise_parallel_min_elems``; results never depend on the gate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tinynet import tuning
+from tinynet.kernels import elementwise as ek
+from tinynet.math.reduction import col_sum
+
+__all__ = ["ActivationFn", "relu_fn", "elu_fn", "bias_act_forward", "bias_act_backward",
+           "bias_grad"]
+
+_EMPTY = np.empty(0, dtype=np.float32)
+_FLAT_ROW = 4096  # row length used for purely elementwise passes without a bias
+
+
+class ActivationFn:
+    """An activation function with a hand-written derivative.
+
+    Attributes:
+        name: The Keras name (``"relu"``, ``"softmax"``, ...).
+        kind: The kernel code (:mod:`tinynet.kernels.elementwise`).
+        params: Three float parameters of the kernel (slope, maximum, threshold or alpha).
+        uses_input: ``backward`` reads ``x`` (else ``x`` may be ``None``).
+        uses_output: ``backward`` reads ``y`` (else ``y`` may be ``None``).
+    """
+
+    __slots__ = ("name", "kind", "params", "uses_input", "uses_output")
+
+    def __init__(self, name: str, kind: int, params: tuple = (0.0, 0.0, 0.0), *,
+                 uses_input: bool, uses_output: bool) -> None:
+        self.name = name
+        self.kind = kind
+        self.params = tuple(np.float32(p) for p in params)
+        self.uses_input = uses_input
+        self.uses_output = uses_output
+
+    def _row_len(self, arr: np.ndarray, bias: np.ndarray | None) -> int:
+        if bias is not None or self.kind == ek.SOFTMAX:
+            return max(arr.shape[-1], 1) if arr.ndim else 1
+        return max(min(arr.size, _FLAT_ROW), 1)
+
+    def _check_out(self, out: Any, shape: tuple) -> np.ndarray:
+        if (not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape
+                or not out.flags.c_contiguous):
+            raise ValueError(f"activation {self.name}: out must be a C-contiguous float32 array "
+                             f"of shape {shape}, got {getattr(out, 'shape', type(out).__name__)}")
+        return out
+
+    def forward(self, x: Any, *, bias: Any = None, out: np.ndarray | None = None) -> np.ndarray:
+        """Returns ``act(x + bias)`` as float32 (``bias`` runs along the last axis).
+
+        Args:
+            x: Input array (converted to C-contiguous float32 once).
+            bias: Optional ``[x.shape[-1]]`` vector added before the activation.
+            out: Optional C-contiguous float32 array shaped like ``x``; may be ``x`` itself.
+        """
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        out = np.empty_like(x) if out is None else self._check_out(out, x.shape)
+        if x.size == 0:
+            return out
+        b = _EMPTY if bias is None else np.ascontiguousarray(bias, dtype=np.float32).reshape(-1)
+        row_len = self._row_len(x, bias)
+        kernel = ek.act_forward_kernel(
+            self.kind, tuning.use_parallel("elementwise_parallel_min_elems", x.size))
+        kernel(x.reshape(-1), b, row_len, *self.params, out.reshape(-1))
+        return out
+
+    def backward(self, x: Any, y: Any, grad: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+        """Returns dL/dx from the input ``x``, the output ``y`` and dL/dy ``grad``.
+
+        ``x`` may be ``None`` unless :attr:`uses_input`; ``y`` may be ``None`` unless
+        :attr:`uses_output`. ``out`` may be ``grad`` itself (in-place).
+        """
+        g = np.ascontiguousarray(grad, dtype=np.float32)
+        xs = np.ascontiguousarray(x, dtype=np.float32) if self.uses_input else g
+        ys = np.ascontiguousarray(y, dtype=np.float32) if self.uses_output else g
+        if xs.shape != g.shape or ys.shape != g.shape:
+            raise ValueError(
+                f"activation {self.name}: x, y and grad must have one shape, got "
+                f"{xs.shape}, {ys.shape} and {g.shape}")
+        out = np.empty_like(g) if out is None else self._check_out(out, g.shape)
+        if g.size == 0:
+            return out
+        kernel = ek.act_backward_kernel(
+            self.kind, tuning.use_parallel("elementwise_parallel_min_elems", g.size))
+        kernel(xs.reshape(-1), ys.reshape(-1), g.reshape(-1), self._row_len(g, None),
+               *self.params, out.reshape(-1))
+        return out
+
+    def __call__(self, x: Any) -> np.ndarray:
+        return self.forward(x)
+
+    def __repr__(self) -> str:
+        return f"ActivationFn({self.name!r})"
+
+
+_LINEAR = ActivationFn("linear", ek.LINEAR, uses_input=False, uses_output=False)
+
+_REGISTRY: dict[str, ActivationFn] = {
+    "relu": ActivationFn("relu", ek.RELU, uses_input=False, uses_output=True),
+    "sigmoid": ActivationFn("sigmoid", ek.SIGMOID, uses_input=False, uses_output=True),
+    "tanh": ActivationFn("tanh", ek.TANH, uses_input=False, uses_output=True),
+    "softmax": ActivationFn("softmax", ek.SOFTMAX, uses_input=False, uses_output=True),
+    "elu": ActivationFn("elu", ek.ELU, (1.0, 0.0, 0.0), uses_input=True, uses_output=False),
+    "leaky_relu": ActivationFn("leaky_relu", ek.LEAKY_RELU, (0.2, 0.0, 0.0),
+                               uses_input=False, uses_output=True),
+    "gelu": ActivationFn("gelu", ek.GELU, uses_input=True, uses_output=False),
+    "silu": ActivationFn("silu", ek.SILU, uses_input=True, uses_output=False),
+}
+
+
+def relu_fn(negative_slope: float = 0.0, max_value: float | None = None,
+            threshold: float = 0.0) -> ActivationFn:
+    """Keras ``relu(x, negative_slope, max_value, threshold)`` as an :class:`ActivationFn`.
+
+    ``f(x) = min(x, max_value)`` for ``x > threshold``, ``negative_slope * (x - threshold)``
+    below it (and 0 at it). Arguments are assumed valid (non-negative), as the ReLU layer
+    checks them. The default arguments give the plain ``"relu"``.
+    """
+    if max_value is None and threshold == 0.0:
+        if negative_slope == 0.0:
+            return _REGISTRY["relu"]
+        return ActivationFn("leaky_relu", ek.LEAKY_RELU, (negative_slope, 0.0, 0.0),
+                            uses_input=False, uses_output=True)
+    top = np.inf if max_value is None else max_value
+    return ActivationFn("relu", ek.RELU_GENERAL, (negative_slope, top, threshold),
+                        uses_input=True, uses_output=False)
+
+
+def elu_fn(alpha: float = 1.0) -> ActivationFn:
+    """Keras ``elu(x, alpha)`` as an :class:`ActivationFn`: ``x`` for ``x > 0``,
+    ``alpha * (exp(x) - 1)`` otherwise."""
+    return ActivationFn("elu", ek.ELU, (alpha, 0.0, 0.0), uses_input=True, uses_output=False)
+
+
+# -- keras.activations: the activation functions of a tensor, through tinynet.ops ------------
+
+
+# -- fused bias + activation for Dense / Conv2D -----------------------------------------
+
+def bias_act_forward(z: np.ndarray, bias: np.ndarray | None,
+                     fn: ActivationFn | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Applies ``fn(z + bias)`` in place where it can; ``z`` is a float32 ``[rows, C]`` buffer.
+
+    Returns:
+        ``(y, pre)``: the output, and the pre-activation ``z + bias`` when ``fn`` needs it
+        for its backward (else ``None``). ``z`` is overwritten.
+    """
+    if fn is None:
+        if bias is not None:
+            _LINEAR.forward(z, bias=bias, out=z)
+        return z, None
+    if fn.uses_input:
+        if bias is not None:
+            _LINEAR.forward(z, bias=bias, out=z)
+        return fn.forward(z), z
+    return fn.forward(z, bias=bias, out=z), None
+
+
+def bias_act_backward(fn: ActivationFn | None, pre: np.ndarray | None, y: np.ndarray,
+                      grad: np.ndarray) -> np.ndarray:
+    """dL/d(pre-activation) from :func:`bias_act_forward`'s results (``grad`` is not modified)."""
+    if fn is None:
+        return grad
+    return fn.backward(pre, y, grad)
+
+
+def bias_grad(dz: np.ndarray) -> np.ndarray:
+    """Deterministic sum of ``dz`` (``[rows, C]``, float32) over rows: fixed row blocks."""
+    dz = np.ascontiguousarray(dz, dtype=np.float32)
+    cols = dz.shape[-1]
+    if dz.size == 0:
+        return np.zeros(cols, dtype=np.float32)
+    # the shared column fold: blocks of rows_per_block(cols) rows, float64 merge in order
+    return col_sum(dz, cols,
+                   parallel=tuning.use_parallel("elementwise_parallel_min_elems", dz.size))
