@@ -104,8 +104,9 @@ def forward(layer: Any, x: Any, training: Any, args: tuple = (), kwargs: dict | 
         leaves = _leaves(graph, x, listed)
         out = layer.call(leaves, *args, **call_kwargs(layer, training, kwargs or {}))
         outputs, out_listed = _outputs(out, layer)
-    layer._cache = Record(graph, leaves if listed else [leaves], outputs, listed)
-    layer._call_losses = list(graph.losses) if hasattr(graph, "losses") else []
+    state = layer.__dict__  # plain writes (a call() layer's __setattr__ tracks sub-layers)
+    state["_cache"] = Record(graph, leaves if listed else [leaves], outputs, listed)
+    state["_call_losses"] = list(graph.losses)
     if layer._call_losses:
         _report_added_losses(layer._call_losses)
     return out if out_listed else outputs[0]
@@ -169,11 +170,12 @@ def backward(layer: Any, grad_output: Any, inputs: bool = True) -> Any:
                              f"shape {o.shape} (the last output's shape), got {g.shape}")
         arrays.append(g)
     _check_record(layer, rec)
-    for p in layer.parameters():
-        p.grad = None
-    rec.graph.sublayer_grads.clear()
+    if rec.graph.sublayer_grads or "_sublayers" in layer.__dict__:
+        for p in layer.parameters():  # a sub-layer's backward writes them: start clean
+            p.grad = None
+        rec.graph.sublayer_grads.clear()
     roots, cotangents = _added_loss_roots(rec)
-    autodiff.backprop([*rec.outputs, *roots], [*arrays, *cotangents])
+    autodiff.backprop([*rec.outputs, *roots], [*arrays, *cotangents], rec.graph)
     _fill_param_grads(layer, rec.graph)
     if not inputs:
         return None

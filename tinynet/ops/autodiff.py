@@ -64,6 +64,7 @@ class Graph:
         self.sublayer_grads: dict[int, list] = {}  # id(param) -> [param, summed grad]
         self.escapes: list[str] = []
         self.losses: list = []  # what add_loss() added during the recording
+        self.nodes: list[Node] = []  # every node, in creation order
         self._prev: Graph | None = None
 
     def next_seq(self) -> int:
@@ -74,6 +75,7 @@ class Graph:
         data = value.data if isinstance(value, Tensor) else np.asarray(value)
         t = Tensor._wrap(data)
         t._node = Node(self.next_seq(), (), None, label)
+        self.nodes.append(t._node)
         return t
 
     def param_leaf(self, param: Any) -> Tensor:
@@ -83,6 +85,7 @@ class Graph:
         if t is None:
             t = Tensor._wrap(param.value)
             t._node = Node(self.next_seq(), (), None, param.path, param)
+            self.nodes.append(t._node)
             self.param_leaves[id(param)] = t
         return t
 
@@ -147,10 +150,17 @@ def record(data: np.ndarray, inputs: Sequence[Any], vjp: Callable, label: str = 
     graph = getattr(_local, "graph", None)
     if graph is None or data.dtype.kind != "f":
         return out
-    parents = tuple(x if isinstance(x, Tensor) and x._node is not None else None
-                    for x in inputs)
-    if any(p is not None for p in parents):
-        out._node = Node(graph.next_seq(), parents, vjp, label)
+    parents = []
+    tracked = False
+    for x in inputs:  # a plain loop: this runs for every op inside a recording
+        if isinstance(x, Tensor) and x._node is not None:
+            parents.append(x)
+            tracked = True
+        else:
+            parents.append(None)
+    if tracked:
+        node = out._node = Node(graph.next_seq(), tuple(parents), vjp, label)
+        graph.nodes.append(node)
     return out
 
 
@@ -169,14 +179,18 @@ def _reachable(roots: Sequence[Tensor]) -> list[Node]:
     return nodes
 
 
-def backprop(outputs: Sequence[Tensor], grads: Sequence[Any]) -> None:
+def backprop(outputs: Sequence[Tensor], grads: Sequence[Any], graph: Graph | None = None
+             ) -> None:
     """Runs the recorded VJPs from ``outputs`` back to the leaves.
 
     Each output's node receives its gradient; afterwards every reached leaf's
     ``node.grad`` holds its total gradient (``None`` where no path reached it).
-    Interior nodes drop their gradients as they go.
+    Interior nodes drop their gradients as they go. Given the ``graph`` that recorded
+    the outputs, its nodes are walked in reverse creation order as they are (a node no
+    gradient reaches is skipped); otherwise the nodes reachable from ``outputs`` are
+    found first.
     """
-    nodes = _reachable(outputs)
+    nodes = list(reversed(graph.nodes)) if graph is not None else _reachable(outputs)
     for node in nodes:
         node.grad = None
     for t, g in zip(outputs, grads):
