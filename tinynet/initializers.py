@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tinynet.random import check_seed, check_shape as _shape, make_rng
+from tinynet.random import _real, check_seed, check_shape as _shape, make_rng
+from tinynet.reprs import plain_repr
 
 __all__ = ["get", "fans", "serialize", "deserialize", "Initializer", "Zeros", "Ones",
            "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "GlorotUniform",
@@ -99,6 +100,16 @@ class Initializer:
 
     @classmethod
     def from_config(cls, config: dict) -> "Initializer":
+        import inspect
+
+        params = inspect.signature(cls.__init__).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            valid = [n for n in params if n != "self"]
+            unknown = [k for k in config if k not in valid]
+            if unknown:
+                from tinynet.keywords import unexpected_keywords
+
+                raise unexpected_keywords(f"{cls.__name__}.from_config", unknown, valid)
         return cls(**config)
 
     def __repr__(self) -> str:
@@ -140,7 +151,7 @@ class Constant(Initializer):
     """Every entry ``value`` (Keras ``Constant``)."""
 
     def __init__(self, value: float = 0.0) -> None:
-        self.value = float(value)
+        self.value = _real(value, "Constant", "value")
 
     def __call__(self, shape: Any, dtype: Any = None) -> np.ndarray:
         return np.full(_shape(shape, "Constant"), self.value, dtype=_dtype(dtype, "Constant"))
@@ -154,7 +165,8 @@ class RandomNormal(Initializer):
     ``"random_normal"`` is ``RandomNormal(0.0, 0.05)``)."""
 
     def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: int | None = None) -> None:
-        self.mean, self.stddev = float(mean), float(stddev)
+        self.mean = _real(mean, "RandomNormal", "mean")
+        self.stddev = _real(stddev, "RandomNormal", "stddev")
         self.seed = check_seed(seed, "RandomNormal")
 
     def __call__(self, shape: Any, dtype: Any = None) -> np.ndarray:
@@ -171,7 +183,11 @@ class RandomUniform(Initializer):
 
     def __init__(self, minval: float = -0.05, maxval: float = 0.05,
                  seed: int | None = None) -> None:
-        self.minval, self.maxval = float(minval), float(maxval)
+        self.minval = _real(minval, "RandomUniform", "minval")
+        self.maxval = _real(maxval, "RandomUniform", "maxval")
+        if self.minval > self.maxval:
+            raise ValueError(f"RandomUniform: minval must not exceed maxval, got "
+                             f"minval={self.minval!r} and maxval={self.maxval!r}")
         self.seed = check_seed(seed, "RandomUniform")
 
     def __call__(self, shape: Any, dtype: Any = None) -> np.ndarray:
@@ -187,7 +203,8 @@ class TruncatedNormal(Initializer):
     """Normal draws redrawn beyond two standard deviations (Keras ``TruncatedNormal``)."""
 
     def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: int | None = None) -> None:
-        self.mean, self.stddev = float(mean), float(stddev)
+        self.mean = _real(mean, "TruncatedNormal", "mean")
+        self.stddev = _real(stddev, "TruncatedNormal", "stddev")
         self.seed = check_seed(seed, "TruncatedNormal")
 
     def __call__(self, shape: Any, dtype: Any = None) -> np.ndarray:
@@ -287,7 +304,7 @@ def serialize(initializer: Any) -> Any:
     if initializer is None or isinstance(initializer, str):
         return initializer
     if not isinstance(initializer, Initializer):
-        raise TypeError(f"initializers.serialize: cannot serialize {initializer!r}: only "
+        raise TypeError(f"initializers.serialize: cannot serialize {plain_repr(initializer)}: only "
                         f"names and Initializer objects have a config")
     cls = type(initializer)
     builtin = _CLASSES.get(cls.__name__) is cls

@@ -176,10 +176,30 @@ _shape = check_shape
 
 
 def _float_dtype(dtype: Any, owner: str) -> np.dtype:
-    dt = np.dtype("float32" if dtype is None else dtype)
-    if dt.kind != "f":
+    try:
+        dt = np.dtype("float32" if dtype is None else dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind != "f":
         raise TypeError(f"{owner}: dtype must be a float dtype, got {dtype!r}")
     return dt
+
+
+def _real(value: Any, owner: str, arg: str) -> float:
+    """``value`` (a real number, not a bool) as a finite float."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{owner}: {arg} must be a real number, got {value!r}")
+    if not np.isfinite(value):
+        raise ValueError(f"{owner}: {arg} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _int(value: Any, owner: str, arg: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{owner}: {arg} must be an int, got {value!r}")
+    return int(value)
 
 
 def _tensor(values: np.ndarray) -> Any:
@@ -192,6 +212,7 @@ def normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = None
            seed: Any = None) -> Any:
     """Keras ``random.normal``: a Tensor of normal draws (float32 unless ``dtype``)."""
     dt = _float_dtype(dtype, "random.normal")
+    mean, stddev = _real(mean, "random.normal", "mean"), _real(stddev, "random.normal", "stddev")
     rng = _generator(seed, "random.normal")
     values = rng.standard_normal(_shape(shape, "random.normal")) * stddev + mean
     return _tensor(values.astype(dt))
@@ -201,6 +222,11 @@ def uniform(shape: Any, minval: float = 0.0, maxval: float = 1.0, dtype: Any = N
             seed: Any = None) -> Any:
     """Keras ``random.uniform``: a Tensor of draws in ``[minval, maxval)``."""
     dt = _float_dtype(dtype, "random.uniform")
+    minval = _real(minval, "random.uniform", "minval")
+    maxval = _real(maxval, "random.uniform", "maxval")
+    if minval > maxval:
+        raise ValueError(f"random.uniform: minval must not exceed maxval, got minval={minval!r} "
+                         f"and maxval={maxval!r}")
     rng = _generator(seed, "random.uniform")
     return _tensor(rng.uniform(minval, maxval, _shape(shape, "random.uniform")).astype(dt))
 
@@ -210,6 +236,8 @@ def truncated_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: 
     """Keras ``random.truncated_normal``: normal draws, redrawn beyond two standard
     deviations."""
     dt = _float_dtype(dtype, "random.truncated_normal")
+    mean = _real(mean, "random.truncated_normal", "mean")
+    stddev = _real(stddev, "random.truncated_normal", "stddev")
     rng = _generator(seed, "random.truncated_normal")
     values = rng.standard_normal(_shape(shape, "random.truncated_normal"))
     bad = np.abs(values) > 2
@@ -222,9 +250,18 @@ def truncated_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: 
 def randint(shape: Any, minval: int, maxval: int, dtype: Any = "int32", seed: Any = None
             ) -> Any:
     """Keras ``random.randint``: integers in ``[minval, maxval)``."""
-    dt = np.dtype(dtype)
-    if dt.kind not in "iu":
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind not in "iu":
         raise TypeError(f"random.randint: dtype must be an integer dtype, got {dtype!r}")
+    minval = _int(minval, "random.randint", "minval")
+    maxval = _int(maxval, "random.randint", "maxval")
+    if minval >= maxval:
+        raise ValueError(f"random.randint: minval must be less than maxval (the range "
+                         f"[minval, maxval) must not be empty), got minval={minval} and "
+                         f"maxval={maxval}")
     rng = _generator(seed, "random.randint")
     return _tensor(rng.integers(minval, maxval, _shape(shape, "random.randint")).astype(dt))
 
@@ -235,12 +272,30 @@ def dropout(inputs: Any, rate: float, noise_shape: Any = None, seed: Any = None)
     gradient passes where the mask keeps)."""
     from tinynet import ops
 
-    if isinstance(rate, bool) or not isinstance(rate, (int, float, np.floating)) \
-            or not 0.0 <= float(rate) < 1.0:
-        raise ValueError(f"random.dropout: rate must be a float in [0, 1), got {rate!r}")
+    expected = f"random.dropout: rate must be a float in [0, 1), got {rate!r}"
+    if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating)):
+        raise TypeError(expected)
+    if not 0.0 <= float(rate) < 1.0:
+        raise ValueError(expected)
     shape = ops.shape(inputs)
-    noise = shape if noise_shape is None else tuple(
-        s if n is None else n for n, s in zip(noise_shape, shape))
+    if noise_shape is None:
+        noise = shape
+    else:
+        expected = (f"random.dropout: noise_shape must be None or a tuple of {len(shape)} "
+                    f"entries, each None, 1 or the size of that axis of inputs {shape}, got "
+                    f"{noise_shape!r}")
+        if not isinstance(noise_shape, (tuple, list)):
+            raise TypeError(expected)
+        if len(noise_shape) != len(shape):
+            raise ValueError(expected)
+        for n, s in zip(noise_shape, shape):
+            if n is None:
+                continue
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+                raise TypeError(expected)
+            if n not in (1, s):
+                raise ValueError(expected)
+        noise = tuple(s if n is None else int(n) for n, s in zip(noise_shape, shape))
     keep = 1.0 - float(rate)
     mask = _generator(seed, "random.dropout").random(_shape(noise, "random.dropout")) < keep
     return ops.where(np.broadcast_to(mask, shape), ops.divide(inputs, keep), 0.0)
@@ -250,6 +305,14 @@ def shuffle(x: Any, axis: int = 0, seed: Any = None) -> Any:
     """Keras ``random.shuffle``: ``x`` with its entries along ``axis`` permuted."""
     from tinynet import ops
 
-    n = ops.shape(x)[axis]
+    shape = ops.shape(x)
+    if not shape:
+        raise ValueError("random.shuffle: x must have rank >= 1, got a scalar")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"random.shuffle: axis must be an int, got {axis!r}")
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"random.shuffle: axis {axis} is out of range for x of rank "
+                         f"{len(shape)} (shape {shape})")
+    n = shape[axis]
     order = _generator(seed, "random.shuffle").permutation(n)
     return ops.take(x, order, axis=axis)

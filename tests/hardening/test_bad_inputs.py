@@ -2,7 +2,10 @@
 
 Each case is ``(id, what was passed, callable, exception type, regex)``. The call must
 raise exactly that exception type (``ValueError`` or ``TypeError``; ``KeyError`` for
-unknown tuning gates; ``FileNotFoundError`` for a missing file or folder) with a message
+unknown tuning gates; ``FileNotFoundError`` for a missing file or folder; ``OpError``, the
+``ValueError`` of :mod:`tinynet.ops`, and ``IndexError`` for out-of-range indices there;
+``NotImplementedError`` for a layer or initializer without its computation;
+``RuntimeError`` for a ``call()`` that leaves tinynet.ops) with a message
 matching the regex; the regexes pin the argument's name, the value received and what was
 expected. Mistyped keywords (``kw-*``) pin the whole message with its suggestion. ``docs/errors.md`` is generated from
 this table: ``python tests/hardening/test_bad_inputs.py`` rewrites it, and
@@ -37,6 +40,7 @@ from tinynet.layers import (AveragePooling1D, Conv1D, Conv2DTranspose, Cropping2
 from tinynet.layers import (RandomContrast, RandomCrop, RandomFlip, RandomRotation,
                             RandomTranslation, RandomZoom)
 from tinynet.utils import to_categorical
+from tinynet.ops.core import OpError
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 NAN, INF = float("nan"), float("inf")
@@ -2159,6 +2163,272 @@ def _no_loss_model() -> tn.Sequential:
     model = mlp()
     model.compile(optimizer="sgd")
     return model
+
+
+# ============================================================================================
+# tinynet.ops, tinynet.random, tinynet.initializers, add_weight and call() layers,
+# activations and losses (the Keras-3 surfaces): an op's argument errors are OpError (a
+# ValueError naming the op, its argument and the shapes)
+# ============================================================================================
+V23 = np.ones((2, 3), dtype=np.float32)
+case("ops-add-broadcast", "ops.add(x (2, 3), y (4,))", lambda: tn.ops.add(V23, z(4)), OpError,
+     "add: shapes do not broadcast: x1 (2, 3), x2 (4,)")
+case("ops-add-str", "ops.add('a', x)", lambda: tn.ops.add("a", V23), TypeError,
+     "add: x1 must be a real-valued tensor, got str of dtype <U1")
+case("ops-multiply-none", "ops.multiply(x, None)", lambda: tn.ops.multiply(V23, None), TypeError,
+     "multiply: x2 must be a tensor, an array or a number, got None")
+case("ops-matmul-inner", "ops.matmul(x (2, 3), y (4, 5))",
+     lambda: tn.ops.matmul(V23, z(4, 5)), OpError,
+     "matmul: inner sizes differ: x1 (2, 3), x2 (4, 5)")
+case("ops-reshape-size", "ops.reshape(x (2, 3), (4, 2))",
+     lambda: tn.ops.reshape(V23, (4, 2)), OpError,
+     "reshape: cannot reshape x of shape (2, 3) (6 entries) into (4, 2)")
+case("ops-sum-axis", "ops.sum(x (2, 3), axis=2)", lambda: tn.ops.sum(V23, axis=2), OpError,
+     "sum: axis 2 is out of range for a tensor of rank 2")
+case("ops-max-axis-float", "ops.max(x, axis=1.0)", lambda: tn.ops.max(V23, axis=1.0), TypeError,
+     "max: axis must be None, an int or a tuple of ints, got 1.0")
+case("ops-concatenate-shapes", "ops.concatenate([x (2, 3), y (2, 4)])",
+     lambda: tn.ops.concatenate([V23, z(2, 4)]), OpError,
+     "concatenate: shapes (2, 3), (2, 4) do not match outside axis 0")
+case("ops-einsum-term", "ops.einsum('ijk->k', x (2, 3))",
+     lambda: tn.ops.einsum("ijk->k", V23), OpError,
+     "einsum: term 'ijk' names 3 axes, but its operand has shape (2, 3)")
+case("ops-conv-channels", "ops.conv(x (2, 5, 5, 4), kernel (3, 3, 3, 8))",
+     lambda: tn.ops.conv(z(2, 5, 5, 4), z(3, 3, 3, 8)), OpError,
+     "conv: kernel has 3 input channels but inputs have 4 (inputs (2, 5, 5, 4), kernel "
+     "(3, 3, 3, 8))")
+case("ops-max-pool-size", "ops.max_pool(x (2, 5, 5, 4), 6)",
+     lambda: tn.ops.max_pool(z(2, 5, 5, 4), 6), OpError,
+     "max_pool: the pool_size 6 does not fit the inputs with padding 'valid' (the output "
+     "would be empty) (inputs (2, 5, 5, 4))")
+case("ops-one-hot-zero-classes", "ops.one_hot([1], 0)",
+     lambda: tn.ops.one_hot(np.array([1]), 0), OpError,
+     "one_hot: num_classes must be a positive int, got 0")
+case("ops-take-out-of-range", "ops.take(x (2, 3), [0, 3], axis=1)",
+     lambda: tn.ops.take(V23, np.array([0, 3]), axis=1), IndexError,
+     "take: indices must lie in [-3, 3) for axis 1 of length 3, got values from 0 to 3")
+case("ops-cast-dtype", "ops.cast(x, 'nonsense')", lambda: tn.ops.cast(V23, "nonsense"), TypeError,
+     "cast: dtype must be a NumPy dtype name such as 'float32', got 'nonsense'")
+case("ops-where-one-branch", "ops.where(x > 0, x)", lambda: tn.ops.where(V23 > 0, V23), OpError,
+     "where: give both x1 and x2, or neither")
+case("ops-pad-mode", "ops.pad(x, 1, mode='wrap')", lambda: tn.ops.pad(V23, 1, mode="wrap"),
+     OpError, "pad: mode must be 'constant', 'reflect', 'symmetric' or 'edge', got 'wrap'")
+case("ops-zeros-shape-str", "ops.zeros('a')", lambda: tn.ops.zeros("a"), TypeError,
+     "zeros: shape must be an int or a tuple of ints, got 'a'")
+
+RANDOM_SEED = "seed must be a keras.random.SeedGenerator (tinynet.random.SeedGenerator), a " \
+              "non-negative int or None"
+case("random-normal-shape-negative", "random.normal((2, -1))",
+     lambda: tn.random.normal((2, -1)), ValueError,
+     "random.normal: shape must hold known non-negative ints, got (2, -1)")
+case("random-normal-shape-none", "random.normal((2, None))",
+     lambda: tn.random.normal((2, None)), ValueError,
+     "random.normal: shape must hold known non-negative ints, got (2, None)")
+case("random-normal-shape-str", "random.normal('3')", lambda: tn.random.normal("3"), TypeError,
+     "random.normal: shape must be a tuple of ints, got '3'")
+case("random-normal-seed-negative", "random.normal(3, seed=-1)",
+     lambda: tn.random.normal(3, seed=-1), ValueError,
+     "random.normal: seed must be None or a non-negative int, got -1")
+case("random-normal-seed-float", "random.normal(3, seed=1.5)",
+     lambda: tn.random.normal(3, seed=1.5), TypeError, f"random.normal: {RANDOM_SEED}, got 1.5")
+case("random-normal-dtype-int", "random.normal(3, dtype='int32')",
+     lambda: tn.random.normal(3, dtype="int32"), TypeError,
+     "random.normal: dtype must be a float dtype, got 'int32'")
+case("random-normal-dtype-unknown", "random.normal(3, dtype='bogus')",
+     lambda: tn.random.normal(3, dtype="bogus"), TypeError,
+     "random.normal: dtype must be a float dtype, got 'bogus'")
+case("random-normal-stddev-str", "random.normal(3, stddev='a')",
+     lambda: tn.random.normal(3, stddev="a"), TypeError,
+     "random.normal: stddev must be a real number, got 'a'")
+case("random-uniform-bounds-order", "random.uniform(3, minval=1, maxval=0)",
+     lambda: tn.random.uniform(3, minval=1, maxval=0), ValueError,
+     "random.uniform: minval must not exceed maxval, got minval=1.0 and maxval=0.0")
+case("random-uniform-minval-nan", "random.uniform(3, minval=nan)",
+     lambda: tn.random.uniform(3, minval=NAN), ValueError,
+     "random.uniform: minval must be a finite number, got nan")
+case("random-truncated-normal-dtype-bool", "random.truncated_normal(3, dtype='bool')",
+     lambda: tn.random.truncated_normal(3, dtype="bool"), TypeError,
+     "random.truncated_normal: dtype must be a float dtype, got 'bool'")
+case("random-truncated-normal-seed-str", "random.truncated_normal(3, seed='a')",
+     lambda: tn.random.truncated_normal(3, seed="a"), TypeError,
+     f"random.truncated_normal: {RANDOM_SEED}, got 'a'")
+case("random-randint-empty-range", "random.randint(3, 5, 2)",
+     lambda: tn.random.randint(3, 5, 2), ValueError,
+     "random.randint: minval must be less than maxval (the range [minval, maxval) must not be "
+     "empty), got minval=5 and maxval=2")
+case("random-randint-minval-float", "random.randint(3, 0.5, 5)",
+     lambda: tn.random.randint(3, 0.5, 5), TypeError,
+     "random.randint: minval must be an int, got 0.5")
+case("random-randint-dtype-float", "random.randint(3, 0, 5, dtype='float32')",
+     lambda: tn.random.randint(3, 0, 5, dtype="float32"), TypeError,
+     "random.randint: dtype must be an integer dtype, got 'float32'")
+case("random-dropout-rate-one", "random.dropout(x, 1.0)",
+     lambda: tn.random.dropout(V23, 1.0), ValueError,
+     "random.dropout: rate must be a float in [0, 1), got 1.0")
+case("random-dropout-rate-str", "random.dropout(x, '0.5')",
+     lambda: tn.random.dropout(V23, "0.5"), TypeError,
+     "random.dropout: rate must be a float in [0, 1), got '0.5'")
+case("random-dropout-noise-shape", "random.dropout(x (2, 3), 0.5, noise_shape=(3, 3))",
+     lambda: tn.random.dropout(V23, 0.5, noise_shape=(3, 3)), ValueError,
+     "random.dropout: noise_shape must be None or a tuple of 2 entries, each None, 1 or the "
+     "size of that axis of inputs (2, 3), got (3, 3)")
+case("random-dropout-noise-shape-rank", "random.dropout(x (2, 3), 0.5, noise_shape=(2,))",
+     lambda: tn.random.dropout(V23, 0.5, noise_shape=(2,)), ValueError,
+     "random.dropout: noise_shape must be None or a tuple of 2 entries", "got (2,)")
+case("random-shuffle-axis", "random.shuffle(x (2, 3), axis=2)",
+     lambda: tn.random.shuffle(V23, axis=2), ValueError,
+     "random.shuffle: axis 2 is out of range for x of rank 2 (shape (2, 3))")
+case("random-shuffle-scalar", "random.shuffle(3)", lambda: tn.random.shuffle(3), ValueError,
+     "random.shuffle: x must have rank >= 1, got a scalar")
+case("random-shuffle-seed-bool", "random.shuffle(x, seed=True)",
+     lambda: tn.random.shuffle(V23, seed=True), TypeError,
+     f"random.shuffle: {RANDOM_SEED}, got True")
+case("random-seed-generator-negative", "random.SeedGenerator(-1)",
+     lambda: tn.random.SeedGenerator(-1), ValueError,
+     "SeedGenerator: seed must be None or a non-negative int, got -1")
+case("random-seed-generator-str", "random.SeedGenerator('a')",
+     lambda: tn.random.SeedGenerator("a"), TypeError,
+     "SeedGenerator: seed must be None or a non-negative int, got 'a'")
+kw("random-seed-generator-keyword", "random.SeedGenerator(seed=1, sed=2)",
+   lambda: tn.random.SeedGenerator(seed=1, sed=2),
+   f"SeedGenerator {GOT} 'sed'; did you mean 'seed'?")
+
+INIT = tn.initializers
+INIT_NAMES = "expected one of glorot_uniform, glorot_normal, he_uniform, he_normal, zeros, " \
+             "ones, lecun_uniform, lecun_normal, uniform, random_uniform, normal, random_normal"
+case("init-random-normal-stddev-str", "initializers.RandomNormal(stddev='a')",
+     lambda: INIT.RandomNormal(stddev="a"), TypeError,
+     "RandomNormal: stddev must be a real number, got 'a'")
+case("init-random-normal-seed-negative", "initializers.RandomNormal(seed=-1)",
+     lambda: INIT.RandomNormal(seed=-1), ValueError,
+     "RandomNormal: seed must be None or a non-negative int, got -1")
+case("init-random-uniform-bounds-order", "initializers.RandomUniform(1.0, 0.0)",
+     lambda: INIT.RandomUniform(1.0, 0.0), ValueError,
+     "RandomUniform: minval must not exceed maxval, got minval=1.0 and maxval=0.0")
+case("init-random-uniform-seed-float", "initializers.RandomUniform(seed=1.5)",
+     lambda: INIT.RandomUniform(seed=1.5), TypeError,
+     "RandomUniform: seed must be None or a non-negative int, got 1.5")
+case("init-truncated-normal-mean-inf", "initializers.TruncatedNormal(mean=inf)",
+     lambda: INIT.TruncatedNormal(mean=INF), ValueError,
+     "TruncatedNormal: mean must be a finite number, got inf")
+case("init-constant-list", "initializers.Constant([1, 2])", lambda: INIT.Constant([1, 2]),
+     TypeError, "Constant: value must be a real number, got [1, 2]")
+case("init-he-normal-seed-str", "initializers.HeNormal(seed='x')",
+     lambda: INIT.HeNormal(seed="x"), TypeError,
+     "HeNormal: seed must be None or a non-negative int, got 'x'")
+case("init-he-normal-shape-negative", "initializers.HeNormal()((2, -1))",
+     lambda: INIT.HeNormal()((2, -1)), ValueError,
+     "HeNormal: shape must hold known non-negative ints, got (2, -1)")
+case("init-glorot-uniform-dtype-int", "initializers.GlorotUniform()((2, 3), dtype='int32')",
+     lambda: INIT.GlorotUniform()((2, 3), dtype="int32"), TypeError,
+     "GlorotUniform: dtype must be a float dtype, got 'int32'")
+case("init-zeros-shape-str", "initializers.Zeros()('3')", lambda: INIT.Zeros()("3"), TypeError,
+     "Zeros: shape must be a tuple of ints, got '3'")
+case("init-base-call", "initializers.Initializer()((2,))",
+     lambda: INIT.Initializer()((2,)), NotImplementedError,
+     "Initializer: define __call__(shape, dtype=None)")
+case("init-get-unknown", "initializers.get('he_normall')", lambda: INIT.get("he_normall"),
+     ValueError, f"unknown initializer 'he_normall'; {INIT_NAMES}")
+case("init-get-int", "initializers.get(3)", lambda: INIT.get(3), TypeError,
+     "initializer must be a name, a config dict, an Initializer or a callable shape -> array, "
+     "got 3")
+case("init-deserialize-unknown-class", "initializers.deserialize({'class_name': 'Bogus', ...})",
+     lambda: INIT.deserialize({"class_name": "Bogus", "config": {}}), ValueError,
+     "initializers.deserialize: unknown initializer class 'Bogus'; expected one of Zeros, Ones, "
+     "Constant, RandomNormal, RandomUniform, TruncatedNormal, GlorotUniform, GlorotNormal, "
+     "HeUniform, HeNormal, LecunUniform, LecunNormal or one in custom_objects")
+case("init-deserialize-int", "initializers.deserialize(3)", lambda: INIT.deserialize(3),
+     ValueError, "initializers.deserialize: expected a name or a dict with 'class_name' and "
+     "'config', got 3")
+case("init-deserialize-config-list", "initializers.deserialize({..., 'config': [1]})",
+     lambda: INIT.deserialize({"class_name": "RandomNormal", "config": [1]}), ValueError,
+     "initializers.deserialize: 'config' must be a dict, got [1]")
+kw("init-deserialize-config-keyword", "initializers.deserialize({'class_name': "
+   "'RandomNormal', 'config': {'stdev': 1}})",
+   lambda: INIT.deserialize({"class_name": "RandomNormal", "config": {"stdev": 1.0}}),
+   f"RandomNormal.from_config {GOT} 'stdev'; did you mean 'stddev'?")
+case("init-serialize-function", "initializers.serialize(lambda shape: ...)",
+     lambda: INIT.serialize(_unregistered_tanh), TypeError,
+     "initializers.serialize: cannot serialize <function _unregistered_tanh", "only names and "
+     "Initializer objects have a config")
+
+
+class PlainCall(tn.layers.Layer):  # a call() layer, for add_weight
+    def call(self, inputs):
+        return inputs
+
+
+class NoComputation(tn.layers.Layer):  # neither call() nor forward()/backward()
+    pass
+
+
+class NumpyInCall(tn.layers.Layer):  # call() leaves tinynet.ops for NumPy
+    def call(self, inputs):
+        return tn.ops.convert_to_tensor(np.asarray(inputs) * 2)
+
+
+class SubclassNet(tn.Model):  # a subclassed model
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = Dense(2)
+
+    def call(self, inputs):
+        return self.dense(inputs)
+
+
+def _backward_through_numpy() -> Any:
+    layer = NumpyInCall()
+    layer(V23)
+    return layer.backward(V23)
+
+
+ADD_WEIGHT = "PlainCall 'plain_call': add_weight"
+case("layer-add-weight-shape-negative", "layer.add_weight(shape=(2, -1))",
+     lambda: PlainCall().add_weight(shape=(2, -1)), ValueError,
+     f"{ADD_WEIGHT}: shape must hold known non-negative ints, got (2, -1)")
+case("layer-add-weight-shape-str", "layer.add_weight(shape='3')",
+     lambda: PlainCall().add_weight(shape="3"), TypeError,
+     f"{ADD_WEIGHT}: shape must be a tuple of ints, got '3'")
+case("layer-add-weight-initializer-unknown", "layer.add_weight((2,), initializer='bogus')",
+     lambda: PlainCall().add_weight(shape=(2,), initializer="bogus"), ValueError,
+     f"{ADD_WEIGHT}: initializer: unknown initializer 'bogus'; {INIT_NAMES}")
+case("layer-add-weight-initializer-int", "layer.add_weight((2,), initializer=3)",
+     lambda: PlainCall().add_weight(shape=(2,), initializer=3), TypeError,
+     f"{ADD_WEIGHT}: initializer must be an initializer name, None or a callable shape -> "
+     "array, got 3")
+case("layer-add-weight-name-empty", "layer.add_weight((2,), name='')",
+     lambda: PlainCall().add_weight(shape=(2,), name=""), TypeError,
+     f"{ADD_WEIGHT}: name must be a non-empty str or None, got ''")
+case("layer-no-computation", "a Layer subclass with neither call() nor forward(), called",
+     lambda: NoComputation()(V23), NotImplementedError,
+     "NoComputation 'no_computation' has no computation: define call(self, inputs) with "
+     "tinynet.ops (backward is derived), or forward(self, x, training=False) and "
+     "backward(self, grad_output)")
+case("layer-call-numpy", "backward of a call() layer that used np.asarray inside call()",
+     _backward_through_numpy, RuntimeError,
+     "NumpyInCall 'numpy_in_call': cannot run backward: it turned a tensor of shape (2, 3) "
+     "into a NumPy array inside call(), which cuts the record of the ops; write call() with "
+     "tinynet.ops (ops.matmul, ops.relu, ...) or Tensor operators, not NumPy")
+case("layer-two-positional-tensors", "Dense(2)(x, x)", lambda: Dense(2)(V23, V23), TypeError,
+     "Dense 'dense': called with 2 positional arguments; pass several inputs as one list, "
+     "layer([a, b]), and training as a keyword, training=True")
+kw("model-subclass-keyword", "tn.Model subclass SubclassNet(nmae='net')",
+   lambda: SubclassNet(nmae="net"),
+   f"SubclassNet {GOT} 'nmae'; did you mean 'name'?")
+case("activations-softmax-axis", "activations.softmax(x (2, 3), axis=2)",
+     lambda: tn.activations.softmax(V23, axis=2), OpError,
+     "softmax: axis 2 is out of range for a tensor of rank 2")
+case("activations-get-unknown", "activations.get('bogus')",
+     lambda: tn.activations.get("bogus"), ValueError,
+     "activation must be one of 'elu', 'gelu', 'leaky_relu', 'linear', 'relu', 'sigmoid', "
+     "'silu', 'softmax', 'tanh', got 'bogus'")
+case("losses-loss-reduction", "losses.Loss(reduction='bogus')",
+     lambda: losses.Loss(reduction="bogus"), ValueError,
+     "Loss: reduction must be one of 'sum_over_batch_size', 'sum', 'mean', "
+     "'mean_with_sample_weight', 'none', None, got 'bogus'")
+case("losses-function-wrapper-int", "losses.LossFunctionWrapper(3)",
+     lambda: losses.LossFunctionWrapper(3), TypeError,
+     "LossFunctionWrapper: fn must be callable, got 3")
 
 
 # ============================================================================================

@@ -10,6 +10,7 @@ import numpy as np
 
 from tinynet.keywords import KeywordChecked
 from tinynet.metrics.variable import _AGGREGATIONS, Variable, check_dtype
+from tinynet.reprs import plain_repr
 from tinynet.tensor import Tensor, as_array, match_labels
 
 __all__ = ["Metric"]
@@ -238,4 +239,4 @@ def _initial_value(initializer: Any, shape: tuple, dtype: str, owner: str) -> np
             raise ValueError(f"{owner}: initializer {initializer!r} returned shape "
                              f"{value.shape}, not {shape}") from None
     raise TypeError(f"{owner}: initializer must be 'zeros', 'ones', a number or a callable "
-                    f"(shape, dtype) -> array, got {initializer!r}")
+                    f"(shape, dtype) -> array, got {plain_repr(initializer)}")

@@ -15,7 +15,7 @@ import numpy as np
 from tinynet.ops import autodiff
 from tinynet.tensor import Tensor
 
-__all__ = ["arr", "unwrap", "canon", "unbroadcast", "axes", "check_broadcast", "OpError"]
+__all__ = ["unwrap", "canon", "unbroadcast", "axes", "check_broadcast", "OpError"]
 
 
 class OpError(ValueError):
@@ -73,14 +73,6 @@ def default_dtype(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def arr(x: Any, op: str, arg: str) -> np.ndarray:
-    """``x`` as an ndarray (a Python scalar as a 0-d array of Keras's default dtype)."""
-    v = unwrap(x, op, arg)[0]
-    if isinstance(v, np.ndarray):
-        return v
-    return default_dtype(np.asarray(v))
-
-
 def canon(out: Any, *values: Any) -> np.ndarray:
     """``out`` as an ndarray whose dtype follows the inputs: float64 or int64 only when
     an input array was float64 or int64 (NumPy widens Python scalars' results)."""
@@ -120,10 +112,6 @@ def unbroadcast(g: np.ndarray, shape: tuple) -> np.ndarray:
     if keep:
         g = g.sum(axis=keep, keepdims=True)
     return g.reshape(shape)
-
-
-def shape_of(v: Any) -> tuple:
-    return np.shape(v)
 
 
 def check_broadcast(op: str, *pairs: tuple[str, Any]) -> None:

@@ -78,14 +78,7 @@ def multiply(x1: Any, x2: Any) -> Tensor:
 
 def divide(x1: Any, x2: Any) -> Tensor:
     """``x1 / x2`` (true division; integers give float32)."""
-    def fn(a, b):
-        out = np.true_divide(a, b)
-        return out if out.dtype != np.float64 or _any64(a, b) else out.astype(np.float32)
-    return _binary("divide", x1, x2, fn, lambda g, a, b, o: (g / b, -g * o / b))
-
-
-def _any64(*vals: Any) -> bool:
-    return any(isinstance(v, np.ndarray) and v.dtype == np.float64 for v in vals)
+    return _binary("divide", x1, x2, np.true_divide, lambda g, a, b, o: (g / b, -g * o / b))
 
 
 true_divide = divide

@@ -12,6 +12,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from tinynet.reprs import plain_repr
+
 __all__ = ["register_keras_serializable", "custom_object_scope", "CustomObjectScope",
            "get_custom_objects", "get_registered_name", "get_registered_object",
            "registered_name", "lookup", "resolve_class", "check_custom_objects"]
@@ -45,7 +47,7 @@ def register_keras_serializable(package: str = "Custom", name: str | None = None
         existing = _GLOBAL.get(key)
         if existing is not None and existing is not obj and not _same_definition(existing, obj):
             raise ValueError(f"register_keras_serializable: {key!r} is already registered "
-                             f"for {existing!r}")
+                             f"for {plain_repr(existing)}")
         _GLOBAL[key] = obj
         _NAMES[id(obj)] = key
         return obj
