@@ -113,10 +113,12 @@ def test_errors():
             "Unknown metric 'f1'; valid names: accuracy, acc, binary_accuracy, "
             "categorical_accuracy, sparse_categorical_accuracy, mse, mean_squared_error, mae, "
             "mean_absolute_error, top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, "
-            "precision, recall, auc, "
-            "BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, MeanSquaredError, "
-            "MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, "
-            "Precision, Recall, AUC")):
+            "precision, recall, auc, mape, mean_absolute_percentage_error, msle, "
+            "mean_squared_logarithmic_error, root_mean_squared_error, cosine_similarity, "
+            "true_positives, false_positives, true_negatives, false_negatives, f1_score, mean, "
+            "sum, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, "
+            "MeanSquaredError, MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, "
+            "Precision, Recall, AUC, TruePositives")):  # then issue 45's metrics
         metrics.get("f1")
     with pytest.raises(TypeError, match=re.escape(
             "metrics.get: expected a Metric instance, a name or a function, got int: 3")):

@@ -2429,6 +2429,118 @@ case("losses-loss-reduction", "losses.Loss(reduction='bogus')",
 case("losses-function-wrapper-int", "losses.LossFunctionWrapper(3)",
      lambda: losses.LossFunctionWrapper(3), TypeError,
      "LossFunctionWrapper: fn must be callable, got 3")
+case("utils-pad-sequences-padding", "utils.pad_sequences([[1]], padding='left')",
+     lambda: tn.utils.pad_sequences([[1]], padding="left"), ValueError,
+     "pad_sequences: padding must be 'pre' or 'post', got 'left'")
+case("utils-pad-sequences-str-value", "utils.pad_sequences([[1]], value='x')",
+     lambda: tn.utils.pad_sequences([[1]], value="x"), ValueError,
+     "pad_sequences: value 'x' is a string but dtype is int32; use dtype=object")
+case("utils-normalize-axis", "utils.normalize(x (2, 3), axis=2)",
+     lambda: tn.utils.normalize(z(2, 3), axis=2), ValueError,
+     "normalize: axis must be in [-2, 2) for x of shape (2, 3), got 2")
+case("utils-split-dataset-no-size", "utils.split_dataset(np.arange(10))",
+     lambda: tn.utils.split_dataset(np.arange(10)), ValueError,
+     "split_dataset: at least one of left_size and right_size must be given")
+case("utils-split-dataset-left-size", "utils.split_dataset(np.arange(10), left_size=1.5)",
+     lambda: tn.utils.split_dataset(np.arange(10), left_size=1.5), ValueError,
+     "split_dataset: left_size must be a float in (0, 1)", "got 1.5")
+case("utils-timeseries-sampling-rate", "utils.timeseries_dataset_from_array(x, None, 3, "
+     "sampling_rate=0)",
+     lambda: tn.utils.timeseries_dataset_from_array(np.arange(20), None, 3, sampling_rate=0),
+     ValueError, "timeseries_dataset_from_array: sampling_rate must be an int >= 1, got 0")
+case("utils-set-random-seed-float", "utils.set_random_seed(1.5)",
+     lambda: tn.utils.set_random_seed(1.5), TypeError,
+     "set_random_seed: seed must be a non-negative int, got 1.5")
+
+
+# -- issue 45 surfaces: metrics, small layers and merge functions, tn.models/saving ---------
+case('metric-tp-thresholds-high', 'tn.metrics.TruePositives(thresholds=1.5)',
+     lambda: tn.metrics.TruePositives(thresholds=1.5), ValueError,
+     'TruePositives: thresholds must be None, a float in [0, 1] or a list of floats in [0, 1], got 1.5')
+case('metric-fp-thresholds-negative', 'tn.metrics.FalsePositives(thresholds=[0.2, -0.1])',
+     lambda: tn.metrics.FalsePositives(thresholds=[0.2, -0.1]), ValueError,
+     'FalsePositives: thresholds must be None, a float in [0, 1] or a list of floats in [0, 1], got [0.2, -0.1]')
+case('metric-tn-thresholds-str', "tn.metrics.TrueNegatives(thresholds='0.5')",
+     lambda: tn.metrics.TrueNegatives(thresholds='0.5'), TypeError,
+     "TrueNegatives: thresholds must be None, a float in [0, 1] or a list of floats in [0, 1], got '0.5'")
+case('metric-fn-thresholds-empty', 'tn.metrics.FalseNegatives(thresholds=[])',
+     lambda: tn.metrics.FalseNegatives(thresholds=[]), ValueError,
+     'FalseNegatives: thresholds must be None, a float in [0, 1] or a list of floats in [0, 1], got []')
+case('metric-fbeta-average', "tn.metrics.FBetaScore(average='mean')",
+     lambda: tn.metrics.FBetaScore(average='mean'), ValueError,
+     "FBetaScore: average must be one of None, 'micro', 'macro', 'weighted', got 'mean'")
+case('metric-fbeta-beta-zero', 'tn.metrics.FBetaScore(beta=0.0)',
+     lambda: tn.metrics.FBetaScore(beta=0.0), ValueError,
+     'FBetaScore: beta must be a float > 0, got 0.0')
+case('metric-fbeta-beta-str', "tn.metrics.FBetaScore(beta='2')",
+     lambda: tn.metrics.FBetaScore(beta='2'), TypeError,
+     "FBetaScore: beta must be a float > 0, got '2'")
+case('metric-f1-threshold-zero', 'tn.metrics.F1Score(threshold=0.0)',
+     lambda: tn.metrics.F1Score(threshold=0.0), ValueError,
+     'F1Score: threshold must be None or a float in (0, 1], got 0.0')
+case('metric-cosine-axis-float', 'tn.metrics.CosineSimilarity(axis=1.0)',
+     lambda: tn.metrics.CosineSimilarity(axis=1.0), TypeError,
+     'CosineSimilarity: axis must be an int, got 1.0')
+case('metric-f1-update-rank', 'tn.metrics.F1Score().update_state(np.ones(3), np.ones(3))',
+     lambda: tn.metrics.F1Score().update_state(np.ones(3), np.ones(3)), ValueError,
+     'F1Score: y_true and y_pred must be 2-D (batch, classes), got shapes (3,) and (3,)')
+case('dot-axes-str', "tn.layers.Dot(axes='1')",
+     lambda: tn.layers.Dot(axes='1'), TypeError,
+     "Dot: axes must be an int or a tuple of two ints, got '1'")
+case('dot-axes-triple', 'tn.layers.Dot(axes=(1, 2, 3))',
+     lambda: tn.layers.Dot(axes=(1, 2, 3)), ValueError,
+     'Dot: axes must be an int or a tuple of two ints, got (1, 2, 3)')
+case('dot-normalize-str', "tn.layers.Dot(1, normalize='yes')",
+     lambda: tn.layers.Dot(1, normalize='yes'), TypeError,
+     "Dot: normalize must be a bool, got 'yes'")
+case('permute-dims-short', 'tn.layers.Permute((1, 3))',
+     lambda: tn.layers.Permute((1, 3)), ValueError,
+     'Permute: dims must be a tuple holding each of 1, ..., n once (the batch axis 0 is not permuted), got (1, 3)')
+case('permute-dims-int', 'tn.layers.Permute(2)',
+     lambda: tn.layers.Permute(2), TypeError,
+     'Permute: dims must be a tuple holding each of 1, ..., n once (the batch axis 0 is not permuted), got 2')
+case('repeat-vector-zero', 'tn.layers.RepeatVector(0)',
+     lambda: tn.layers.RepeatVector(0), ValueError,
+     'RepeatVector: n must be a positive int, got 0')
+case('repeat-vector-float', 'tn.layers.RepeatVector(2.0)',
+     lambda: tn.layers.RepeatVector(2.0), TypeError,
+     'RepeatVector: n must be a positive int, got 2.0')
+case('unit-normalization-axis-str', "tn.layers.UnitNormalization(axis='x')",
+     lambda: tn.layers.UnitNormalization(axis='x'), TypeError,
+     "UnitNormalization: axis must be an int or a tuple of ints, got 'x'")
+case('activity-regularization-negative', 'tn.layers.ActivityRegularization(l1=-1.0)',
+     lambda: tn.layers.ActivityRegularization(l1=-1.0), ValueError,
+     'ActivityRegularization: l1 must be a non-negative finite float, got -1.0')
+case('gaussian-noise-stddev', 'tn.layers.GaussianNoise(1.5)',
+     lambda: tn.layers.GaussianNoise(1.5), ValueError,
+     'GaussianNoise: stddev must be a float in [0, 1], got 1.5')
+case('gaussian-dropout-rate-one', 'tn.layers.GaussianDropout(1.0)',
+     lambda: tn.layers.GaussianDropout(1.0), ValueError,
+     'GaussianDropout: rate must be a float in [0, 1), got 1.0')
+case('merge-add-not-list', 'tn.layers.add(np.ones((2, 3), np.float32))',
+     lambda: tn.layers.add(np.ones((2, 3), np.float32)), TypeError,
+     'add: inputs must be a list of tensors, got ndarray')
+case('model-from-json-int', 'tn.models.model_from_json(3)',
+     lambda: tn.models.model_from_json(3), TypeError,
+     'model_from_json: json_string must be a str (from model.to_json()), got int: 3')
+case('model-from-json-bad', "tn.models.model_from_json('{bad')",
+     lambda: tn.models.model_from_json('{bad'), ValueError,
+     'model_from_json: json_string is not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))')
+case('model-from-json-unknown-class', 'tn.models.model_from_json(\'{"class_name": "Nope", "config": {}}\')',
+     lambda: tn.models.model_from_json('{"class_name": "Nope", "config": {}}'), ValueError,
+     "model_from_json: unknown model class 'Nope'; decorate the class with @tinynet.saving.register_keras_serializable(), or pass it to model_from_json in custom_objects={'Nope': Nope}")
+case('clone-model-str', "tn.models.clone_model('x')",
+     lambda: tn.models.clone_model('x'), TypeError,
+     "clone_model: expected a tinynet model (Sequential or Model), got str: 'x'")
+case('serialize-object', 'tn.saving.serialize_keras_object(object())',
+     lambda: tn.saving.serialize_keras_object(object()), TypeError,
+     'serialize_keras_object: cannot serialize object <object object>; supported: None, bool, int, float, str, lists, dicts, layers and models, losses, optimizers, metrics and functions registered with @tinynet.saving.register_keras_serializable()')
+case('layers-deserialize-no-class', "tn.layers.deserialize({'config': {}})",
+     lambda: tn.layers.deserialize({'config': {}}), ValueError,
+     "layers.deserialize: config needs a 'class_name' str, got keys ['config']")
+case('layers-serialize-non-layer', 'tn.layers.serialize(3)',
+     lambda: tn.layers.serialize(3), TypeError,
+     'layers.serialize: expected a tinynet Layer, got int: 3')
 
 
 # ============================================================================================

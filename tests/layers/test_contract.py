@@ -78,6 +78,16 @@ EXAMPLES = {
     "Softmax": (lambda: L.Softmax(), (2, 5)),
     "SpatialDropout2D": (lambda: L.SpatialDropout2D(0.5), (2, 3, 3, 2)),
     "Tanh": (lambda: L.Tanh(), (2, 5)),
+    "Dot": (lambda: L.Dot(axes=(1, 2), normalize=True), [(2, 3, 4), (2, 5, 3)]),
+    "Permute": (lambda: L.Permute((2, 1)), (2, 3, 4)),
+    "RepeatVector": (lambda: L.RepeatVector(3), (2, 4)),
+    "Identity": (lambda: L.Identity(), (2, 3, 4)),
+    "UnitNormalization": (lambda: L.UnitNormalization(axis=(1, 2)), (2, 3, 4)),
+    # l1 = l2 = 0: check_gradients probes the output only, not the added loss (tested in
+    # tests/layers/test_keras_small_layers.py)
+    "ActivityRegularization": (lambda: L.ActivityRegularization(), (2, 5)),
+    "GaussianNoise": (lambda: L.GaussianNoise(0.2, seed=1), (2, 5)),
+    "GaussianDropout": (lambda: L.GaussianDropout(0.2, seed=1), (2, 5)),
 }
 # Layers whose inputs are integer ids (no input gradient): ids below this bound.
 ID_EXAMPLES = {
@@ -88,6 +98,14 @@ NOT_COMPUTING = {
     "Parameter": "a weight, not a layer",
     "Input": "a function (it returns a symbolic tensor), not a layer class",
     "InputLayer": "declares a model's input (no weights, the identity; tests/models)",
+    "add": "a function (builds the merging layer and calls it), not a layer class",
+    "subtract": "a function (builds the merging layer and calls it), not a layer class",
+    "multiply": "a function (builds the merging layer and calls it), not a layer class",
+    "average": "a function (builds the merging layer and calls it), not a layer class",
+    "maximum": "a function (builds the merging layer and calls it), not a layer class",
+    "minimum": "a function (builds the merging layer and calls it), not a layer class",
+    "concatenate": "a function (builds the merging layer and calls it), not a layer class",
+    "dot": "a function (builds the merging layer and calls it), not a layer class",
 }
 
 

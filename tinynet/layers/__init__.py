@@ -20,6 +20,15 @@ _EXPORTS = {
     "Maximum": "tinynet.layers.merging",
     "Minimum": "tinynet.layers.merging",
     "Concatenate": "tinynet.layers.merging",
+    "Dot": "tinynet.layers.dot_layer",
+    "add": "tinynet.layers.merging.functions",
+    "subtract": "tinynet.layers.merging.functions",
+    "multiply": "tinynet.layers.merging.functions",
+    "average": "tinynet.layers.merging.functions",
+    "maximum": "tinynet.layers.merging.functions",
+    "minimum": "tinynet.layers.merging.functions",
+    "concatenate": "tinynet.layers.merging.functions",
+    "dot": "tinynet.layers.merging.functions",
     "Dense": "tinynet.layers.dense",
     "Lambda": "tinynet.layers.lambda_layer",
     "Conv2D": "tinynet.layers.convolutional",
@@ -37,6 +46,13 @@ _EXPORTS = {
     "GlobalMaxPooling1D": "tinynet.layers.pooling",
     "Flatten": "tinynet.layers.reshaping",
     "Reshape": "tinynet.layers.reshaping",
+    "Permute": "tinynet.layers.permute",
+    "RepeatVector": "tinynet.layers.repeat_vector",
+    "Identity": "tinynet.layers.identity",
+    "UnitNormalization": "tinynet.layers.unit_normalization",
+    "ActivityRegularization": "tinynet.layers.activity_regularization",
+    "GaussianNoise": "tinynet.layers.gaussian_noise",
+    "GaussianDropout": "tinynet.layers.gaussian_dropout",
     "ZeroPadding2D": "tinynet.layers.zero_padding",
     "Cropping2D": "tinynet.layers.cropping",
     "Rescaling": "tinynet.layers.rescaling",
@@ -67,11 +83,21 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
+# Keras's keras.layers.serialize / deserialize: functions of tinynet.saving, named here
+# by module path (the layers facade re-exports them; the layer modules never import saving)
+_FUNCTIONS = {"serialize": ("tinynet.saving.serialization", "serialize_layer"),
+              "deserialize": ("tinynet.saving.serialization", "deserialize_layer")}
+
+
 def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tinynet.layers' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    if name in _FUNCTIONS:
+        module, attr = _FUNCTIONS[name]
+        value = getattr(importlib.import_module(module), attr)
+    else:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'tinynet.layers' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -22,13 +22,20 @@ import numpy as np
 
 from tinynet.metrics.base import Metric, _same_rank, _sparse_labels
 from tinynet.metrics.confusion import AUC, Precision, Recall
+from tinynet.metrics.keras_metrics import (CosineSimilarity, F1Score, FalseNegatives,
+                                           FalsePositives, FBetaScore, Mean,
+                                           MeanAbsolutePercentageError,
+                                           MeanSquaredLogarithmicError, RootMeanSquaredError,
+                                           Sum, TrueNegatives, TruePositives)
 from tinynet.metrics.wrapper import MeanMetricWrapper
 from tinynet.tensor import as_array
 
 __all__ = ["Metric", "MeanMetricWrapper", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
            "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "Precision", "Recall",
-           "AUC", "get"]
+           "AUC", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives",
+           "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "RootMeanSquaredError",
+           "CosineSimilarity", "FBetaScore", "F1Score", "Mean", "Sum", "get"]
 
 
 class BinaryAccuracy(Metric):
@@ -215,10 +222,21 @@ _EXPLICIT: dict[str, type[Metric]] = {
     "top_k_categorical_accuracy": TopKCategoricalAccuracy,
     "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
     "precision": Precision, "recall": Recall, "auc": AUC,
+    "mape": MeanAbsolutePercentageError,
+    "mean_absolute_percentage_error": MeanAbsolutePercentageError,
+    "msle": MeanSquaredLogarithmicError,
+    "mean_squared_logarithmic_error": MeanSquaredLogarithmicError,
+    "root_mean_squared_error": RootMeanSquaredError,
+    "cosine_similarity": CosineSimilarity,
+    "true_positives": TruePositives, "false_positives": FalsePositives,
+    "true_negatives": TrueNegatives, "false_negatives": FalseNegatives,
+    "f1_score": F1Score, "mean": Mean, "sum": Sum,
 }
 for _cls in (BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, MeanSquaredError,
              MeanAbsoluteError, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
-             Precision, Recall, AUC):
+             Precision, Recall, AUC, TruePositives, FalsePositives, TrueNegatives,
+             FalseNegatives, MeanAbsolutePercentageError, MeanSquaredLogarithmicError,
+             RootMeanSquaredError, CosineSimilarity, FBetaScore, F1Score, Mean, Sum):
     _EXPLICIT[_cls.__name__] = _cls
 _VALID = ", ".join(["accuracy", "acc", *_EXPLICIT])
 
@@ -243,8 +261,11 @@ def get(identifier: Any, loss: Any = None) -> Metric:
     Args:
         identifier: A :class:`Metric`, ``"accuracy"``/``"acc"`` (resolved with ``loss``
             or from the shapes), ``"binary_accuracy"``, ``"categorical_accuracy"``,
-            ``"sparse_categorical_accuracy"``, ``"mse"``, ``"mae"`` (and the long names
-            and class names), or a function ``fn(y_true, y_pred)``.
+            ``"sparse_categorical_accuracy"``, ``"mse"``, ``"mae"``, ``"mape"``,
+            ``"msle"``, ``"root_mean_squared_error"``, ``"cosine_similarity"``,
+            ``"true_positives"`` (and the other confusion counts), ``"f1_score"``,
+            ``"precision"``, ``"recall"``, ``"auc"`` (and the long names and class names),
+            or a function ``fn(y_true, y_pred)``.
         loss: The compiled loss (instance or name), used to resolve ``"accuracy"``.
 
     Returns:

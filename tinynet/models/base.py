@@ -209,6 +209,16 @@ class BaseModel(Trainer, Layer):
     def _layer_entry(layer: Layer) -> dict:
         return {"class_name": registered_name_or_class(type(layer)), "config": layer.get_config()}
 
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture as JSON (Keras 3 ``model.to_json``): ``{"module", "class_name",
+        "config", "registered_name"}``, no weights; ``kwargs`` go to ``json.dumps``.
+        ``tn.models.model_from_json`` rebuilds the model (with new weights)."""
+        import json
+
+        from tinynet.saving.serialization import serialize_keras_object
+
+        return json.dumps(serialize_keras_object(self), **kwargs)
+
     # -- summary -----------------------------------------------------------------------------------
     @checked_method
     def summary(self, line_length: int | None = None,

@@ -323,7 +323,12 @@ class Model(BaseModel):
     def get_config(self) -> dict:
         """``{"name", "trainable", "layers": [{"class_name", "config", "name",
         "inbound_nodes"}], "input_layers", "output_layers"}`` plus the dict keys of the
-        inputs and outputs, when given as dicts (JSON-able)."""
+        inputs and outputs, when given as dicts (JSON-able). A subclassed model whose own
+        ``get_config`` calls ``super().get_config()`` gets the subclassed default."""
+        if getattr(type(self), "_has_call", False):
+            from tinynet.models.subclassed import SubclassedModel
+
+            return SubclassedModel.get_config(self)
         refs = self._node_refs()
 
         def ref(t: SymbolicTensor) -> list:

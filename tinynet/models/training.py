@@ -31,21 +31,12 @@ from tinynet.layers.layer import Parameter
 from tinynet.models.added_losses import (add_penalty_grads, forward_with_losses,
                                          may_add_losses, zeros_for_none)
 from tinynet.models.checks import check_targets
-from tinynet.models.weighting import accumulate, means, sample_weights
+from tinynet.models.weighting import accumulate, format_logs, means, sample_weights
 from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
 from tinynet.tools import compile_ahead
 
 __all__ = ["Trainer", "locked", "targets", "fits"]
-
-
-def _format_value(value: float) -> str:
-    """Keras's progress-bar number format."""
-    return f"{value:.4f}" if abs(value) > 1e-3 else f"{value:.4e}"
-
-
-def _format_logs(logs: dict) -> str:
-    return " - ".join(f"{k}: {_format_value(v)}" for k, v in logs.items())
 
 
 def _check_int(value: Any, arg: str, owner: str, minimum: int) -> int:
@@ -249,7 +240,8 @@ class Trainer:
         for i, m in self._metric_slots:
             if m.stateful:
                 m.update_state(ys[i], preds[i])
-                values.append(float(m.result()))
+                result = np.asarray(m.result(), dtype=np.float64)  # an array per class, too
+                values.append(float(result) if result.ndim == 0 else result.copy())
             else:
                 values.append(float(m(ys[i], preds[i])))
         return values
@@ -479,7 +471,7 @@ class Trainer:
                             if batch_end:
                                 cbs.call("on_train_batch_end", step, running)
                             if bar is not None:
-                                bar.set_postfix_str(_format_logs(running), refresh=False)
+                                bar.set_postfix_str(format_logs(running), refresh=False)
                                 bar.update(1)
                         if self.stop_training:
                             break
@@ -488,7 +480,7 @@ class Trainer:
                         val_logs = self._test_arrays(val[0], val[1], batch_size, sw=val_sw)
                         epoch_logs.update({f"val_{key}": v for key, v in val_logs.items()})
                     if bar is not None:
-                        bar.set_postfix_str(_format_logs(epoch_logs), refresh=False)
+                        bar.set_postfix_str(format_logs(epoch_logs), refresh=False)
                 finally:
                     if bar is not None:
                         bar.close()
@@ -496,7 +488,7 @@ class Trainer:
                 if verbose == 2:
                     elapsed = time.perf_counter() - started
                     print(f"Epoch {epoch + 1}/{epochs} - {steps}/{steps} - {elapsed:.0f}s - "
-                          f"{1000 * elapsed / steps:.0f}ms/step - {_format_logs(epoch_logs)}",
+                          f"{1000 * elapsed / steps:.0f}ms/step - {format_logs(epoch_logs)}",
                           file=sys.stdout, flush=True)
                 if self.stop_training:
                     break
@@ -546,14 +538,14 @@ class Trainer:
         try:
             logs = self._test_arrays(xs, ys, batch_size, bar, sw)
             if bar is not None:
-                bar.set_postfix_str(_format_logs(logs), refresh=False)
+                bar.set_postfix_str(format_logs(logs), refresh=False)
         finally:
             if bar is not None:
                 bar.close()
         if verbose == 2:
             elapsed = time.perf_counter() - started
             print(f"{steps}/{steps} - {elapsed:.0f}s - {1000 * elapsed / steps:.0f}ms/step - "
-                  f"{_format_logs(logs)}", file=sys.stdout, flush=True)
+                  f"{format_logs(logs)}", file=sys.stdout, flush=True)
         if return_dict:
             return logs
         values = list(logs.values())

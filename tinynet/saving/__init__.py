@@ -32,8 +32,10 @@ from tinynet.saving.files import FORMAT, FORMAT_VERSION
 from tinynet.saving.objects import (CustomObjectScope, custom_object_scope, get_custom_objects,
                                     get_registered_name, get_registered_object,
                                     register_keras_serializable)
+from tinynet.saving.serialization import deserialize_keras_object, serialize_keras_object
 
 __all__ = ["save_model", "save_weights", "load_weights", "load_model", "register_layer",
            "registered_layers", "FORMAT", "FORMAT_VERSION", "register_keras_serializable",
            "custom_object_scope", "CustomObjectScope", "get_custom_objects",
-           "get_registered_name", "get_registered_object"]
+           "get_registered_name", "get_registered_object", "serialize_keras_object",
+           "deserialize_keras_object"]
