@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Tensor", "Operators", "as_array", "match_labels"]
+__all__ = ["Tensor", "Operators", "Comparisons", "as_array", "match_labels"]
 
 _EXPECTED = "a real-valued numeric array (bool, int or float)"
 
@@ -135,7 +135,32 @@ class Operators:
         return _ops().logical_xor(self, other)
 
 
-class Tensor(Operators):
+class Comparisons:
+    """Elementwise comparisons as :mod:`tinynet.ops` calls (bool tensors, no gradient),
+    shared by :class:`Tensor` and metric variables."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):  # elementwise, as NumPy and Keras
+        return _ops().equal(self, other)
+
+    def __ne__(self, other):
+        return _ops().not_equal(self, other)
+
+    def __lt__(self, other):
+        return _ops().less(self, other)
+
+    def __le__(self, other):
+        return _ops().less_equal(self, other)
+
+    def __gt__(self, other):
+        return _ops().greater(self, other)
+
+    def __ge__(self, other):
+        return _ops().greater_equal(self, other)
+
+
+class Tensor(Operators, Comparisons):
     """An array with a small NumPy-like surface; float32 and C-contiguous by default.
 
     ``Tensor(data)`` converts to C-contiguous float32 (copying only when it must). Ops
@@ -155,24 +180,6 @@ class Tensor(Operators):
     """
 
     __slots__ = ("data", "_node")
-
-    def __eq__(self, other):  # elementwise, as NumPy and Keras
-        return _ops().equal(self, other)
-
-    def __ne__(self, other):
-        return _ops().not_equal(self, other)
-
-    def __lt__(self, other):
-        return _ops().less(self, other)
-
-    def __le__(self, other):
-        return _ops().less_equal(self, other)
-
-    def __gt__(self, other):
-        return _ops().greater(self, other)
-
-    def __ge__(self, other):
-        return _ops().greater_equal(self, other)
 
     def __init__(self, data: Any) -> None:
         self.data = as_array(data, "Tensor: data")

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.tensor import Operators, Tensor
+from tinynet.tensor import Comparisons, Operators, Tensor
 
 __all__ = ["Variable", "check_dtype"]
 
@@ -39,13 +39,7 @@ def check_dtype(dtype: Any, owner: str, default: str = "float32") -> str:
     return resolved.name
 
 
-def _ops():
-    import tinynet.ops as ops
-
-    return ops
-
-
-class Variable(Operators):
+class Variable(Operators, Comparisons):
     """One metric variable: a NumPy array of a fixed shape and dtype, and its name.
 
     Attributes:
@@ -137,24 +131,5 @@ class Variable(Operators):
         arr = self._converted(value, "assign_sub")
         self._value[...] = (self._value - arr).astype(self._value.dtype, copy=False)
         return self
-
-    # -- ops ------------------------------------------------------------------------------
-    def __eq__(self, other):  # elementwise, as a Keras variable
-        return _ops().equal(self, other)
-
-    def __ne__(self, other):
-        return _ops().not_equal(self, other)
-
-    def __lt__(self, other):
-        return _ops().less(self, other)
-
-    def __le__(self, other):
-        return _ops().less_equal(self, other)
-
-    def __gt__(self, other):
-        return _ops().greater(self, other)
-
-    def __ge__(self, other):
-        return _ops().greater_equal(self, other)
 
     __hash__ = object.__hash__  # a variable is an object with an identity (tracked by id)

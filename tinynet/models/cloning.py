@@ -13,6 +13,7 @@ from typing import Any, Callable
 from tinynet.layers.input import InputLayer
 from tinynet.layers.layer import Layer
 from tinynet.layers.node import SymbolicTensor
+from tinynet.models.graph import pick, reconnect
 
 # model_from_json: the most weight values a JSON config may allocate (a lying config
 # must not exhaust memory); 2**30 float32 values are 4 GiB.
@@ -147,35 +148,12 @@ def _clone_functional(model: Any, input_tensors: Any, clone_layer: Callable,
                 tensors[(layer.name, 0, 0)] = _default_clone(layer).output
             continue
         created.append((layer.name, clone_layer(layer), list(entry.get("inbound_nodes", []))))
-    done = [0] * len(created)
-    progress = True
-    while progress:
-        progress = False
-        for i, (orig, layer, nodes) in enumerate(created):
-            while done[i] < len(nodes):
-                node = nodes[done[i]]
-                keys = [tuple(r) for r in node["inputs"]]
-                if not all(k in tensors for k in keys):
-                    break
-                args = [tensors[k] for k in keys]
-                arg = args if node.get("listed") else args[0]
-                out = call_function(layer, arg) if call_function is not None else layer(arg)
-                for k, t in enumerate(out if isinstance(out, (list, tuple)) else [out]):
-                    tensors[(orig, done[i], k)] = t
-                done[i] += 1
-                progress = True
+    done = reconnect(created, tensors, call_function)
     for (orig, layer, nodes), n in zip(created, done):
         if n < len(nodes):
             raise ValueError(f"{owner}: layer {layer.name!r} could not be reconnected")
-
-    def pick(refs: list, keys: Any) -> Any:
-        flat = [tensors[tuple(r)] for r in refs]
-        if isinstance(keys, list):
-            return dict(zip(keys, flat))
-        return flat if keys == "list" else flat[0]
-
-    return type(model)(pick(config["input_layers"], config.get("input_keys")),
-                       pick(config["output_layers"], config.get("output_keys")),
+    return type(model)(pick(tensors, config["input_layers"], config.get("input_keys")),
+                       pick(tensors, config["output_layers"], config.get("output_keys")),
                        name=model.name)
 
 

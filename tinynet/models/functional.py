@@ -20,7 +20,7 @@ from tinynet.layers.layer import Layer
 from tinynet.layers.node import SymbolicTensor, symbolic_list
 from tinynet.layers.registry import register_model
 from tinynet.models.base import BaseModel
-from tinynet.models.graph import map_graph
+from tinynet.models.graph import map_graph, pick, reconnect
 from tinynet.models.sequential import build_layer
 from tinynet.models.subclassed import install
 from tinynet.models.training import fits, targets
@@ -363,35 +363,14 @@ class Model(BaseModel):
             if isinstance(layer, InputLayer):
                 tensors[(layer.name, 0, 0)] = layer.output
             created.append((layer, list(entry.get("inbound_nodes", []))))
-        done = [0] * len(created)
-        progress = True
-        while progress:
-            progress = False
-            for i, (layer, nodes) in enumerate(created):
-                while done[i] < len(nodes):
-                    node = nodes[done[i]]
-                    keys = [tuple(r) for r in node["inputs"]]
-                    if not all(k in tensors for k in keys):
-                        break
-                    args = [tensors[k] for k in keys]
-                    out = layer(args if node.get("listed") else args[0])
-                    for k, t in enumerate(out if isinstance(out, list) else [out]):
-                        tensors[(layer.name, done[i], k)] = t
-                    done[i] += 1
-                    progress = True
+        done = reconnect([(layer.name, layer, nodes) for layer, nodes in created], tensors)
         for (layer, nodes), n in zip(created, done):
             if n < len(nodes):
                 raise ValueError(f"{owner}: layer {layer.name!r} has a node whose inputs "
                                  f"{nodes[n]['inputs']} no other layer produces")
 
-        def pick(refs: list, keys: Any) -> Any:
-            flat = [tensors[tuple(r)] for r in refs]
-            if isinstance(keys, list):
-                return dict(zip(keys, flat))
-            return flat if keys == "list" else flat[0]
-
-        model = cls(pick(config["input_layers"], config.get("input_keys")),
-                    pick(config["output_layers"], config.get("output_keys")),
+        model = cls(pick(tensors, config["input_layers"], config.get("input_keys")),
+                    pick(tensors, config["output_layers"], config.get("output_keys")),
                     name=config.get("name"))
         if config.get("trainable") is False:
             model.trainable = False

@@ -14,7 +14,7 @@ from typing import Any
 
 from tinynet.layers.node import Node, SymbolicTensor
 
-__all__ = ["Graph", "map_graph"]
+__all__ = ["Graph", "map_graph", "reconnect", "pick"]
 
 
 class Graph:
@@ -124,3 +124,40 @@ def map_graph(inputs: list[SymbolicTensor], outputs: list[SymbolicTensor], owner
             computable.update(id(t) for t in node.outputs)
             nodes.append(node)
     return Graph(nodes, dict(nodes_by_depth), layers)
+
+
+def reconnect(created: list[tuple[str, Any, list]], tensors: dict[tuple, Any],
+              call: Any = None) -> list[int]:
+    """Calls each layer on the tensors its config's nodes name, until no node can run:
+    ``created`` holds ``(name in the config, layer, inbound nodes)``, ``tensors`` maps
+    ``(layer name, node index, tensor index)`` to the symbolic tensors made so far (the
+    inputs at first) and receives the outputs. ``call(layer, x)`` calls a layer (default
+    ``layer(x)``). Returns how many nodes of each layer ran (fewer than it has: a node
+    whose inputs no layer produces)."""
+    done = [0] * len(created)
+    progress = True
+    while progress:
+        progress = False
+        for i, (name, layer, nodes) in enumerate(created):
+            while done[i] < len(nodes):
+                node = nodes[done[i]]
+                keys = [tuple(r) for r in node["inputs"]]
+                if not all(k in tensors for k in keys):
+                    break
+                args = [tensors[k] for k in keys]
+                arg = args if node.get("listed") else args[0]
+                out = call(layer, arg) if call is not None else layer(arg)
+                for k, t in enumerate(out if isinstance(out, (list, tuple)) else [out]):
+                    tensors[(name, done[i], k)] = t
+                done[i] += 1
+                progress = True
+    return done
+
+
+def pick(tensors: dict[tuple, Any], refs: list, keys: Any) -> Any:
+    """The tensors ``refs`` name, shaped as a config's ``input_keys``/``output_keys`` say:
+    a dict for dict keys, a list for ``"list"``, else the one tensor."""
+    flat = [tensors[tuple(r)] for r in refs]
+    if isinstance(keys, list):
+        return dict(zip(keys, flat))
+    return flat if keys == "list" else flat[0]
