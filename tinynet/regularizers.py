@@ -215,7 +215,7 @@ def serialize(regularizer: Any, owner: str = "regularizers.serialize") -> dict |
 
 def _registered(obj: Any) -> str | None:
     """The name ``obj`` is registered under (``register_keras_serializable``), or None."""
-    from tinynet.saving.objects import get_registered_name, get_registered_object
+    from tinynet.custom_objects import get_registered_name, get_registered_object
 
     name = get_registered_name(obj)
     return name if get_registered_object(name) is obj else None
@@ -236,12 +236,12 @@ def deserialize(config: Any, custom_objects: dict | None = None,
     name = config["class_name"]
     registered = config.get("registered_name")
     if name == "function":  # a registered function
-        from tinynet.saving.objects import lookup
+        from tinynet.custom_objects import lookup
 
         return lookup(config.get("config"), f"{owner}: function", custom_objects)
     cls = _CLASSES.get(name) if not registered else None
     if cls is None and (registered or name in (custom_objects or {})):
-        from tinynet.saving.objects import lookup
+        from tinynet.custom_objects import lookup
 
         cls = lookup(registered or name, f"{owner}: registered class", custom_objects)
         if not (isinstance(cls, type) and issubclass(cls, Regularizer)):

@@ -1986,7 +1986,7 @@ def _register_twice() -> None:
     """Two functions under one registered name (in a private copy of the registry)."""
     from unittest import mock
 
-    from tinynet.saving import objects
+    from tinynet import custom_objects as objects
 
     def first(y_true, y_pred):
         return y_pred

@@ -14,7 +14,7 @@ from safetensors.numpy import save_file
 import tinynet as tn
 from tinynet import ops, saving
 from tinynet.layers import Dense, Input, Layer
-from tinynet.saving import objects
+from tinynet import custom_objects as objects
 
 
 # -- the custom code (registered per test, in private registries) ---------------------------

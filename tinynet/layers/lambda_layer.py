@@ -62,7 +62,7 @@ def _check_output_shape(value: Any) -> Any:
 
 def _function_config(fn: Callable, arg: str, owner: str) -> dict:
     """Keras's config of a registered function; a ``ValueError`` for any other."""
-    from tinynet.saving.objects import get_registered_name, get_registered_object
+    from tinynet.custom_objects import get_registered_name, get_registered_object
 
     name = get_registered_name(fn)
     if get_registered_object(name) is fn:
@@ -80,7 +80,7 @@ def _function_config(fn: Callable, arg: str, owner: str) -> dict:
 
 def _function_from_config(entry: Any, arg: str, owner: str,
                           custom_objects: dict | None) -> Callable:
-    from tinynet.saving.objects import lookup
+    from tinynet.custom_objects import lookup
 
     if isinstance(entry, dict) and entry.get("class_name") == "__lambda__":
         raise ValueError(f"{owner}: {arg} is a Python lambda stored as bytecode (a Keras "

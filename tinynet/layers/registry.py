@@ -60,7 +60,7 @@ def registered_layers() -> dict[str, type]:
     layers, and the model classes, which are layers too), with the layer classes of
     ``tinynet.saving.register_keras_serializable`` under their plain registered name
     (``"package>Name"`` -> ``"Name"``) where no other class holds it."""
-    from tinynet.saving.objects import get_custom_objects
+    from tinynet.custom_objects import get_custom_objects
 
     keras: dict[str, type] = {}
     for key, obj in get_custom_objects().items():

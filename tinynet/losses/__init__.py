@@ -46,7 +46,7 @@ def serialize(loss: Loss) -> dict:
     ``LossFunctionWrapper`` naming its function that way."""
     if not isinstance(loss, Loss):
         raise TypeError(f"serialize: expected a Loss, got {type(loss).__name__}")
-    from tinynet.saving.objects import registered_name
+    from tinynet.custom_objects import registered_name
 
     cls = type(loss)
     name = cls.__name__ if _CLASSES.get(cls.__name__) is cls else registered_name(cls)
@@ -94,7 +94,7 @@ def get(identifier: Any) -> Loss:
 
 def _custom_class(name: Any) -> type[Loss]:
     """``LossFunctionWrapper`` or a custom ``Loss`` subclass by registered name."""
-    from tinynet.saving.objects import resolve_class
+    from tinynet.custom_objects import resolve_class
 
     if name == "LossFunctionWrapper":
         return LossFunctionWrapper

@@ -34,7 +34,7 @@ class LossFunctionWrapper(Loss):
         return self.fn(y_true, y_pred, **self.fn_kwargs)
 
     def get_config(self) -> dict:
-        from tinynet.saving.objects import registered_name
+        from tinynet.custom_objects import registered_name
 
         config = super().get_config()
         config["fn"] = registered_name(self.fn)
@@ -43,7 +43,7 @@ class LossFunctionWrapper(Loss):
 
     @classmethod
     def from_config(cls, config: dict) -> "LossFunctionWrapper":
-        from tinynet.saving.objects import lookup
+        from tinynet.custom_objects import lookup
 
         config = dict(config)
         fn = lookup(config.pop("fn"), "LossFunctionWrapper: fn")

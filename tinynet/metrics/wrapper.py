@@ -71,7 +71,7 @@ class MeanMetricWrapper(Metric):
                             f"tensor, an array or a scalar), got {type(out).__name__}") from None
 
     def get_config(self) -> dict:
-        from tinynet.saving.objects import registered_name
+        from tinynet.custom_objects import registered_name
 
         return {"name": self.name, "dtype": self.dtype, "fn": registered_name(self.fn),
                 **self.fn_kwargs}
@@ -84,7 +84,7 @@ class MeanMetricWrapper(Metric):
         Raises:
             ValueError: ``fn`` names no registered function.
         """
-        from tinynet.saving.objects import lookup
+        from tinynet.custom_objects import lookup
 
         config = dict(config)
         fn = lookup(config.pop("fn", None), "MeanMetricWrapper: fn")

@@ -171,7 +171,7 @@ def model_from_json(json_string: Any, custom_objects: dict | None = None) -> Any
     """
     from tinynet.saving.config import build_model, check_model_config
     from tinynet.saving.files import loads
-    from tinynet.saving.objects import check_custom_objects
+    from tinynet.custom_objects import check_custom_objects
 
     owner = "model_from_json"
     if not isinstance(json_string, (str, bytes, bytearray)):

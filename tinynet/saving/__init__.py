@@ -29,7 +29,7 @@ target; a failed save leaves the previous file untouched.
 from tinynet.layers.registry import register_layer, registered_layers
 from tinynet.saving.api import load_model, load_weights, save_model, save_weights
 from tinynet.saving.files import FORMAT, FORMAT_VERSION
-from tinynet.saving.objects import (CustomObjectScope, custom_object_scope, get_custom_objects,
+from tinynet.custom_objects import (CustomObjectScope, custom_object_scope, get_custom_objects,
                                     get_registered_name, get_registered_object,
                                     register_keras_serializable)
 from tinynet.saving.serialization import deserialize_keras_object, serialize_keras_object

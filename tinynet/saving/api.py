@@ -14,7 +14,7 @@ from tinynet.saving.config import (build_model, check_model_config, compile_conf
 from tinynet.saving.files import (FORMAT, FORMAT_VERSION, OPTIMIZER_PREFIX, WEIGHT_SLACK,
                                   atomic_write, check_suffix, check_tensor, fspath, loads,
                                   read_file)
-from tinynet.saving.objects import check_custom_objects, custom_object_scope
+from tinynet.custom_objects import check_custom_objects, custom_object_scope
 from tinynet.saving.state import restore_training_state, training_state
 
 

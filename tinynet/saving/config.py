@@ -61,7 +61,7 @@ def _metric_entry(key: str, metric: Any, loss: Any) -> Any:
     if (rebuilt is not None and type(rebuilt) is type(metric)
             and rebuilt.get_config() == metric.get_config()):
         return key
-    from tinynet.saving.objects import registered_name
+    from tinynet.custom_objects import registered_name
 
     cls = type(metric)
     public = getattr(metrics_module, cls.__name__, None) is cls
@@ -104,7 +104,7 @@ def layer_classes(custom_objects: dict | None = None) -> dict[str, type]:
     classes), then the active ``custom_object_scope`` blocks and ``custom_objects`` (each later
     one wins, as in Keras). Only ``Layer`` subclasses; nothing is imported."""
     from tinynet.layers.layer import Layer
-    from tinynet.saving.objects import scoped_objects
+    from tinynet.custom_objects import scoped_objects
 
     table = registry.registered_layers()
     for objects in (scoped_objects(), custom_objects or {}):
@@ -240,7 +240,7 @@ def _metric_class(entry: Any) -> Any:
     ``MeanMetricWrapper`` (its function by registered name), or a registered custom
     ``Metric`` subclass (by registered name only; nothing is imported)."""
     from tinynet import metrics as metrics_module
-    from tinynet.saving.objects import resolve_class
+    from tinynet.custom_objects import resolve_class
 
     if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict):
         raise ValueError("not a {'class_name', 'config'} entry")

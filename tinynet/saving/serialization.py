@@ -40,7 +40,7 @@ def _kind_of(obj: Any) -> str | None:
 
 def _registered_key(obj: Any) -> str | None:
     """The ``package>name`` key ``obj`` was registered under, else ``None``."""
-    from tinynet.saving.objects import get_custom_objects, get_registered_name
+    from tinynet.custom_objects import get_custom_objects, get_registered_name
 
     key = get_registered_name(obj)
     return key if get_custom_objects().get(key) is obj else None
@@ -170,7 +170,7 @@ def _layer(entry: dict, name: str, custom_objects: dict | None, owner: str) -> A
 def _other(kind: str, name: str, config: dict, custom_objects: dict | None,
            owner: str) -> Any:
     from tinynet import losses, metrics, optimizers
-    from tinynet.saving.objects import CustomObjectScope
+    from tinynet.custom_objects import CustomObjectScope
     from tinynet.saving.config import _metric_class
 
     try:
@@ -191,7 +191,7 @@ def _guess_kind(name: str, custom_objects: dict | None) -> str | None:
     from tinynet import losses, metrics, optimizers
     from tinynet.layers.layer import Layer
     from tinynet.saving.config import layer_classes
-    from tinynet.saving.objects import get_registered_object
+    from tinynet.custom_objects import get_registered_object
 
     if name in layer_classes(custom_objects):
         return "layers"
@@ -230,7 +230,7 @@ def deserialize_keras_object(config: Any, custom_objects: dict | None = None,
             it), a malformed entry, or a config its class cannot be built from.
         TypeError: ``custom_objects`` is not a dict of str names.
     """
-    from tinynet.saving.objects import check_custom_objects, get_registered_object
+    from tinynet.custom_objects import check_custom_objects, get_registered_object
 
     owner = "deserialize_keras_object"
     custom_objects = check_custom_objects(custom_objects, owner)

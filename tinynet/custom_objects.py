@@ -1,5 +1,9 @@
 """Custom objects by registered name, as Keras: ``register_keras_serializable``,
-``custom_object_scope``, ``get_custom_objects``.
+``custom_object_scope``, ``get_custom_objects`` (public as ``tinynet.saving``'s).
+
+A low floor of the package (it imports only :mod:`tinynet.reprs`): the layers, losses,
+metrics and regularizers that save a custom function or class by name reach it without
+importing ``saving``.
 
 A file names custom classes and functions by a string (``"package>name"``, Keras's
 registered name); loading looks the string up in ``custom_objects=``, the active
