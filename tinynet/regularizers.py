@@ -32,10 +32,9 @@ penalty is computed in the weight's float32 (the factor cast to it).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
@@ -326,18 +325,21 @@ def config_entry(regularizer: Any, arg: str, owner: str) -> dict | None:
 _local = threading.local()
 
 
-@contextlib.contextmanager
-def collect_losses() -> Iterator[list]:
+class collect_losses:  # noqa: N801 - used as a function, ``with collect_losses() as bag``
     """Collects, in a list, the values of the losses the layers add during the forward
     passes run inside (activity regularizers, ``add_loss``); the training loop adds them
-    to the loss. Nested collections each get their own list."""
-    previous = getattr(_local, "bag", None)
-    bag: list = []
-    _local.bag = bag
-    try:
-        yield bag
-    finally:
-        _local.bag = previous
+    to the loss. Nested collections each get their own list. (A class, not a generator:
+    it runs once per training step.)"""
+
+    __slots__ = ("bag", "_previous")
+
+    def __enter__(self) -> list:
+        self._previous = getattr(_local, "bag", None)
+        self.bag = _local.bag = []
+        return self.bag
+
+    def __exit__(self, *exc: Any) -> None:
+        _local.bag = self._previous
 
 
 def report_loss(value: float) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Tensor", "Operators", "Comparisons", "as_array", "match_labels"]
+__all__ = ["Tensor", "Operators", "Comparisons", "as_array", "match_labels", "align_labels"]
 
 _EXPECTED = "a real-valued numeric array (bool, int or float)"
 
@@ -286,3 +286,21 @@ def match_labels(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
                              f"shape {p.shape}")
     return t
 
+
+def align_labels(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
+    """``y_true`` as float32 with the rank of the predictions ``p``: Keras squeezes or
+    expands a trailing axis of 1 (what a loss or metric written with ops receives; any
+    other shape is left for its ops to broadcast or refuse).
+
+    Raises:
+        TypeError: ``y_true`` is not numeric.
+    """
+    t = np.asarray(y_true.data if isinstance(y_true, Tensor) else y_true)
+    if t.dtype.kind not in "biuf":
+        raise TypeError(f"{owner}: y_true must be numeric, got dtype {t.dtype}")
+    t = np.ascontiguousarray(t, dtype=np.float32)
+    if t.ndim == p.ndim + 1 and t.shape[-1] == 1:
+        t = t.reshape(t.shape[:-1])
+    elif p.ndim == t.ndim + 1 and p.shape[-1] == 1:
+        t = t.reshape(t.shape + (1,))
+    return t

@@ -15,7 +15,7 @@ import numpy as np
 
 from tinynet.losses.weights import sample_weights
 from tinynet.ops import autodiff
-from tinynet.tensor import Tensor, as_array
+from tinynet.tensor import Tensor, align_labels, as_array
 
 __all__ = ["traced_compute", "traced_sample_losses", "traced_unreduced", "REDUCTIONS"]
 
@@ -24,16 +24,7 @@ REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "
 
 def _inputs(y_true: Any, y_pred: Any, owner: str) -> tuple[np.ndarray, np.ndarray]:
     p = as_array(y_pred, f"{owner}: y_pred")
-    t = np.asarray(y_true.data if isinstance(y_true, Tensor) else y_true)
-    if t.dtype.kind not in "biuf":
-        raise TypeError(f"{owner}: y_true must be numeric, got dtype {t.dtype}")
-    t = np.ascontiguousarray(t, dtype=np.float32)
-    # Keras squeezes or expands a trailing axis of 1 so both have one rank
-    if t.ndim == p.ndim + 1 and t.shape[-1] == 1:
-        t = t.reshape(t.shape[:-1])
-    elif p.ndim == t.ndim + 1 and p.shape[-1] == 1:
-        t = t.reshape(t.shape + (1,))
-    return t, p
+    return align_labels(owner, y_true, p), p
 
 
 def traced_sample_losses(loss: Any, y_true: Any, y_pred: Any) -> np.ndarray:

@@ -15,23 +15,9 @@ from typing import Any, Callable
 import numpy as np
 
 from tinynet.metrics.base import Metric
-from tinynet.tensor import Tensor, as_array
+from tinynet.tensor import Tensor, align_labels, as_array
 
 __all__ = ["MeanMetricWrapper"]
-
-
-def _labels(y_true: Any, p: np.ndarray) -> np.ndarray:
-    """``y_true`` as float32 with ``y_pred``'s rank (Keras squeezes or expands a trailing
-    axis of 1)."""
-    t = np.asarray(y_true.data if isinstance(y_true, Tensor) else y_true)
-    if t.dtype.kind not in "biuf":
-        raise TypeError(f"MeanMetricWrapper: y_true must be numeric, got dtype {t.dtype}")
-    t = np.ascontiguousarray(t, dtype=np.float32)
-    if t.ndim == p.ndim + 1 and t.shape[-1] == 1:
-        t = t.reshape(t.shape[:-1])
-    elif p.ndim == t.ndim + 1 and p.shape[-1] == 1:
-        t = t.reshape(t.shape + (1,))
-    return t
 
 
 class MeanMetricWrapper(Metric):
@@ -61,7 +47,7 @@ class MeanMetricWrapper(Metric):
         from tinynet.ops import autodiff
 
         p = as_array(y_pred, f"{self.name}: y_pred")
-        t = _labels(y_true, p)
+        t = align_labels("MeanMetricWrapper", y_true, p)
         with autodiff.no_record():  # arrays in: the ops take them, and so does NumPy code
             out = self.fn(t, p, **self.fn_kwargs)
         try:

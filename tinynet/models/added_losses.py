@@ -49,13 +49,8 @@ def forward_with_losses(model: Any, xs: list[np.ndarray], training: bool, params
     Raises:
         ValueError: the model has no compiled loss and nothing was added.
     """
-    local = regularizers._local  # collect_losses(), without a generator's cost per step
-    previous = getattr(local, "bag", None)
-    added = local.bag = []
-    try:
+    with regularizers.collect_losses() as added:
         preds = model._run_forward(xs, training)
-    finally:
-        local.bag = previous
     penalties = [(p, regularizers.penalty(p.regularizer, p.value)) for p in params
                  if p.regularizer is not None]
     extra = [*added, *(value for _, value in penalties)] if penalties else added

@@ -10,6 +10,7 @@ import numpy as np
 
 from tinynet.ops.autodiff import record
 from tinynet.ops.core import as_float, axes, unwrap
+from tinynet.ops.elementwise import _ERF64
 from tinynet.tensor import Tensor
 
 __all__ = ["relu", "relu6", "sigmoid", "tanh", "softplus", "softsign", "silu", "swish", "gelu",
@@ -115,7 +116,6 @@ def hard_silu(x: Any) -> Tensor:
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-_ERF = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def gelu(x: Any, approximate: bool = True) -> Tensor:
@@ -133,11 +133,15 @@ def gelu(x: Any, approximate: bool = True) -> Tensor:
             return g * (0.5 * (1 + th) + 0.5 * a * (1 - th * th) * d_inner)
         return _act("gelu", x, fn, vjp)
 
+    fast = _kernel("gelu", x, "gelu")  # float32: the GELU layer's exact pass
+    if fast is not None:
+        return fast
+
     def fn_exact(a):
-        return 0.5 * a * (1 + _ERF(a / math.sqrt(2)).astype(a.dtype))
+        return 0.5 * a * (1 + _ERF64(a / math.sqrt(2)).astype(a.dtype))
 
     def vjp_exact(g, a, o):
-        cdf = 0.5 * (1 + _ERF(a / math.sqrt(2)).astype(a.dtype))
+        cdf = 0.5 * (1 + _ERF64(a / math.sqrt(2)).astype(a.dtype))
         pdf = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
         return g * (cdf + a * pdf)
     return _act("gelu", x, fn_exact, vjp_exact)

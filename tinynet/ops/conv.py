@@ -249,6 +249,26 @@ def _c(a: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
 
 
 # -- conv --------------------------------------------------------------------------------
+def _kernel_args(op: str, inputs: Any, kernel: Any, strides: Any, padding: Any,
+                 data_format: Any, dilation_rate: Any) -> tuple:
+    """The checks every convolution op starts with: ``(x, tracked x, kernel, tracked
+    kernel, spatial rank, strides, dilation, padding)``."""
+    _check_format(op, data_format)
+    x, tx, n = _inputs(op, inputs)
+    k, tk = _kernel(op, kernel, x)
+    s = _check_ints(op, "strides", strides, n)
+    d = _check_ints(op, "dilation_rate", dilation_rate, n)
+    return x, tx, k, tk, n, s, d, _check_padding(op, padding)
+
+
+def _float_views(x: np.ndarray, k: np.ndarray, n: int) -> tuple:
+    """``(dtype, x4, k4)``: both operands in the op's float dtype (float64 if one is),
+    C-contiguous, a 1-D convolution's as 2-D with height 1."""
+    dt = float_of(x, k)
+    x4, k4 = _as_2d(as_float(x).astype(dt, copy=False), as_float(k).astype(dt, copy=False), n)
+    return dt, _c(x4, dt), _c(k4, dt)
+
+
 def conv(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "valid",
          data_format: str | None = None, dilation_rate: Any = 1) -> Tensor:
     """N-D convolution (cross-correlation), N = 1 or 2, channels-last.
@@ -271,12 +291,8 @@ def conv(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "valid",
     (the windows of ``inputs`` against ``g``), as ``Conv1D``/``Conv2D``'s backward.
     """
     op = "conv"
-    _check_format(op, data_format)
-    x, tx, n = _inputs(op, inputs)
-    k, tk = _kernel(op, kernel, x)
-    s = _check_ints(op, "strides", strides, n)
-    d = _check_ints(op, "dilation_rate", dilation_rate, n)
-    pad = _check_padding(op, padding)
+    x, tx, k, tk, n, s, d, pad = _kernel_args(op, inputs, kernel, strides, padding,
+                                              data_format, dilation_rate)
     shapes = f"inputs {x.shape}, kernel {k.shape}"
     c, kin, f = x.shape[-1], k.shape[-2], k.shape[-1]
     if c % kin:
@@ -286,10 +302,7 @@ def conv(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "valid",
         raise OpError(f"{op}: inputs have {c} channels, {groups} groups of the kernel's {kin}, "
                       f"so the kernel's {f} output channels must be a multiple of {groups} "
                       f"({shapes})")
-    dt = float_of(x, k)
-    x4, k4 = _as_2d(as_float(x).astype(dt, copy=False), as_float(k).astype(dt, copy=False), n)
-    x4 = _c(x4, dt)
-    k4 = _c(k4, dt)
+    dt, x4, k4 = _float_views(x, k, n)
     g = _window_geom(op, x4.shape, k4.shape[:2], _pair(s, n), _pair(d, n), pad,
                      "dilated kernel", shapes)
     b, (oh, ow) = x4.shape[0], g.out
@@ -351,19 +364,13 @@ def depthwise_conv(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
     VJP: as ``DepthwiseConv2D``'s backward (input and kernel gradients).
     """
     op = "depthwise_conv"
-    _check_format(op, data_format)
-    x, tx, n = _inputs(op, inputs)
-    k, tk = _kernel(op, kernel, x)
-    s = _check_ints(op, "strides", strides, n)
-    d = _check_ints(op, "dilation_rate", dilation_rate, n)
-    pad = _check_padding(op, padding)
+    x, tx, k, tk, n, s, d, pad = _kernel_args(op, inputs, kernel, strides, padding,
+                                              data_format, dilation_rate)
     shapes = f"inputs {x.shape}, kernel {k.shape}"
     c, kin, m = x.shape[-1], k.shape[-2], k.shape[-1]
     if kin != c:
         raise OpError(f"{op}: kernel has {kin} input channels but inputs have {c} ({shapes})")
-    dt = float_of(x, k)
-    x4, k4 = _as_2d(as_float(x).astype(dt, copy=False), as_float(k).astype(dt, copy=False), n)
-    x4 = _c(x4, dt)
+    dt, x4, k4 = _float_views(x, k, n)
     g = _window_geom(op, x4.shape, k4.shape[:2], _pair(s, n), _pair(d, n), pad,
                      "dilated kernel", shapes)
     b, (oh, ow), cm = x4.shape[0], g.out, c * m
@@ -422,12 +429,8 @@ def conv_transpose(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
     from tinynet.math.windows import transpose_axis
 
     op = "conv_transpose"
-    _check_format(op, data_format)
-    x, tx, n = _inputs(op, inputs)
-    k, tk = _kernel(op, kernel, x)
-    s = _check_ints(op, "strides", strides, n)
-    d = _check_ints(op, "dilation_rate", dilation_rate, n)
-    pad = _check_padding(op, padding)
+    x, tx, k, tk, n, s, d, pad = _kernel_args(op, inputs, kernel, strides, padding,
+                                              data_format, dilation_rate)
     ops_ = (None,) * n if output_padding is None else _check_ints(
         op, "output_padding", output_padding, n, minimum=0)
     if output_padding is not None and any(p >= st for p, st in zip(ops_, s)):
@@ -438,9 +441,7 @@ def conv_transpose(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
     if k.shape[-1] != c:
         raise OpError(f"{op}: kernel has {k.shape[-1]} input channels (its last axis) but "
                       f"inputs have {c} ({shapes})")
-    dt = float_of(x, k)
-    x4, k4 = _as_2d(as_float(x).astype(dt, copy=False), as_float(k).astype(dt, copy=False), n)
-    x4, k4 = _c(x4, dt), _c(k4, dt)
+    dt, x4, k4 = _float_views(x, k, n)
     s2, d2 = _pair(s, n), _pair(d, n)
     op2 = ops_ if n == 2 else (None, ops_[0])
     axes = [transpose_axis(int(x4.shape[1 + a]), int(k4.shape[a]), s2[a], d2[a], pad, op2[a])
