@@ -778,21 +778,50 @@ case("ln-backward-wrong-grad", "LayerNormalization backward with grad (2, 5) for
      "LayerNormalization 'layer_normalization': grad_output must have shape (2, 4)",
      "got (2, 5)")
 
-case("input-shape-none", "Input((None, 3))", lambda: Input((None, 3)), ValueError,
-     "Input: shape must hold known sizes (no None), got (None, 3)")
+case("input-shape-float", "Input((None, 2.5))", lambda: Input((None, 2.5)), ValueError,
+     "Input: shape must hold non-negative ints or None, got (None, 2.5)")
 case("input-shape-str", "Input('abc')", lambda: Input("abc"), TypeError,
      "Input: shape must be a tuple of ints, got 'abc'")
 case("input-shape-negative", "Input((-1,))", lambda: Input((-1,)), ValueError,
      "Input: shape must hold non-negative ints or None, got (-1,)")
 
 case("input-dtype", "Input((3,), dtype='int8')", lambda: Input((3,), dtype="int8"), ValueError,
-     "Input: dtype must be one of ('float32',), got 'int8'")
+     "Input: dtype must be None or one of ('float32', 'int32', 'int64', 'bool'), got 'int8'")
+case("input-dtype-object", "Input((3,), dtype=object())", lambda: Input((3,), dtype=object()),
+     ValueError, "Input: dtype must be None or one of ('float32', 'int32', 'int64', 'bool'), got "
+     "<object object>")
+case("input-layer-dtype", "InputLayer((3,), dtype=np.float16)",
+     lambda: InputLayer((3,), dtype=np.float16), ValueError,
+     "InputLayer: dtype must be None or one of ('float32', 'int32', 'int64', 'bool'), got "
+     "<class 'numpy.float16'>")
+case("input-batch-size-zero", "Input((3,), batch_size=0)", lambda: Input((3,), batch_size=0),
+     ValueError, "Input: batch_size must be None or a positive int, got 0")
+case("input-batch-size-float", "Input((3,), batch_size=2.0)",
+     lambda: Input((3,), batch_size=2.0), ValueError,
+     "Input: batch_size must be None or a positive int, got 2.0")
+case("input-batch-size-and-batch-shape", "Input(batch_shape=(4, 3), batch_size=4)",
+     lambda: Input(batch_shape=(4, 3), batch_size=4), ValueError,
+     "Input: give batch_size only with shape, not with batch_shape=(4, 3)")
+case("input-sparse", "Input((3,), sparse=True)", lambda: Input((3,), sparse=True), ValueError,
+     "Input: sparse must be False or None (tinynet has no sparse tensors), got True")
+case("input-keras-positional-twice", "Input((3,), 8, 'int32', dtype='int64')",
+     lambda: Input((3,), 8, "int32", dtype="int64"), TypeError,
+     "Input: got multiple values for argument 'dtype'")
+case("input-keras-positional-too-many", "Input((3,), 8, 'int32', None, None, 'x', 1)",
+     lambda: Input((3,), 8, "int32", None, None, "x", 1), TypeError,
+     "Input: takes at most 6 positional arguments ('shape', 'batch_size', 'dtype', 'sparse', "
+     "'batch_shape', 'name'), got 7")
+case("input-int-data-nan", "an int32 Input's model called on [[nan, 1.0]]",
+     lambda: tn.Sequential([Input((2,), dtype="int32"), Dense(1)]).predict(
+         np.array([[NAN, 1.0]]), verbose=0), ValueError,
+     "Sequential.predict: x must hold finite numbers for an Input of dtype int32, got nan")
 case("input-shape-and-batch-shape", "Input((3,), batch_shape=(None, 3))",
      lambda: Input((3,), batch_shape=(None, 3)), ValueError,
      "Input: give exactly one of shape and batch_shape")
-case("input-batch-shape-fixed", "Input(batch_shape=(4, 3))",
-     lambda: Input(batch_shape=(4, 3)), ValueError,
-     "Input: batch_shape must start with None (any batch size), got (4, 3)")
+case("input-batch-shape-zero", "Input(batch_shape=(0, 3))",
+     lambda: Input(batch_shape=(0, 3)), ValueError,
+     "Input: batch_shape must start with None (any batch size) or a positive batch size, got "
+     "(0, 3)")
 case("input-layer-no-shape", "InputLayer()", lambda: InputLayer(), ValueError,
      "InputLayer: give exactly one of shape and batch_shape, got shape=None, batch_shape=None")
 

@@ -514,6 +514,7 @@ class Layer(KeywordChecked):
                                  f"{len(tensors)}")
             listed = False
         shape = [t.shape for t in tensors] if listed else tensors[0].shape
+        self._input_dtypes = [t.dtype for t in tensors]  # a call() layer's placeholders
         try:
             self.build_for(shape)
             out = self.compute_output_shape(shape)

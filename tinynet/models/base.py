@@ -17,6 +17,7 @@ import numpy as np
 from tinynet import saving
 from tinynet.callbacks.history import History
 from tinynet.keywords import checked_method
+from tinynet.layers.input import input_array
 from tinynet.layers.layer import Layer, Parameter, check_bool
 from tinynet.layers.node import is_symbolic
 from tinynet.layers.registry import registered_name_or_class
@@ -168,7 +169,9 @@ class BaseModel(Trainer, Layer):
         """The outputs for ``x`` (a list of arrays for several inputs); a ``Tensor``, or a
         list of them for several outputs."""
         xs = list(x) if self.multiple_inputs else [x]
-        outs = self._run_forward([as_array(a, f"{self.name}: input") for a in xs], training)
+        dtypes = self._entry_dtypes() or ["float32"] * len(xs)
+        outs = self._run_forward([input_array(a, dtype, f"{self.name}: input")
+                                  for a, dtype in zip(xs, dtypes)], training)
         return [Tensor(o) for o in outs] if self._multiple_outputs() else Tensor(outs[0])
 
     def backward(self, grad_output: Any) -> Any:
@@ -186,6 +189,12 @@ class BaseModel(Trainer, Layer):
 
     def _multiple_outputs(self) -> bool:
         return False
+
+    def _entry_dtypes(self) -> list[str]:
+        """The dtype each model input is cast to: its ``Input``'s; float32 for a subclassed
+        model, which has none."""
+        inputs = getattr(self, "inputs", None) or ()
+        return [t.dtype for t in inputs]
 
     def forward_state(self) -> Any:
         return [layer.forward_state() for layer in self.layers]

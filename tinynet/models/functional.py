@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.layers.input import InputLayer
+from tinynet.layers.input import InputLayer, input_array
 from tinynet.layers.traced import unique_names
 from tinynet.layers.layer import Layer
 from tinynet.layers.node import SymbolicTensor, symbolic_list
@@ -210,7 +210,7 @@ class Model(BaseModel):
             items = [x]
         arrays = []
         for t, item in zip(self.inputs, items):
-            arr = as_array(item, f"{owner}: input {t.name!r}")
+            arr = input_array(item, t.dtype, f"{owner}: input {t.name!r}")
             if arr.shape[:1] == (0,) or not fits(t.shape, arr):
                 raise ValueError(f"{owner}: input {t.name!r} of model {self.name!r} expects "
                                  f"a non-empty batch of shape {t.shape} (None = any), got "

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.layers.input import InputLayer
+from tinynet.layers.input import InputLayer, input_array
 from tinynet.layers.layer import Layer, normalize_shape
 from tinynet.layers.node import SymbolicTensor
 from tinynet.layers.registry import register_model, registered_layers
@@ -175,6 +175,7 @@ class Sequential(BaseModel):
         del self._output_shapes[start:]
         for i in range(start, len(self._layers)):
             layer = self._layers[i]
+            layer._input_dtypes = [self._entry_dtypes()[0] if i == 0 else "float32"]
             try:
                 layer.build_for(shape)
                 out = layer.compute_output_shape(shape)
@@ -259,8 +260,9 @@ class Sequential(BaseModel):
 
     # -- the graph (Trainer and BaseModel run it) --------------------------------------------
     def _input_arrays(self, x: Any, owner: str) -> list[np.ndarray]:
-        """``[x]`` as C-contiguous float32, checked against (or defining) the input shape."""
-        x = as_array(x, f"{owner}: x")
+        """``[x]`` as a C-contiguous array of the input's dtype (float32 unless an ``Input``
+        says otherwise), checked against (or defining) the input shape."""
+        x = input_array(x, self._entry_dtypes()[0], f"{owner}: x")
         if x.ndim < 2 or x.shape[0] == 0:
             raise ValueError(f"{owner}: x must be a non-empty batch with at least one feature "
                              f"axis, got x with shape {x.shape}")
@@ -273,6 +275,9 @@ class Sequential(BaseModel):
             raise ValueError(f"{owner}: model {self.name!r} expects input shape {want} "
                              f"(None = any), got x with shape {x.shape}")
         return [x]
+
+    def _entry_dtypes(self) -> list[str]:
+        return [self._input.dtype if self._input is not None else "float32"]
 
     def _target_arrays(self, y: Any, owner: str) -> list[np.ndarray]:
         return [targets(y, owner)]

@@ -15,4 +15,15 @@ SUMMARY_MODELS = {  # file name: the model, built from a layers module and a mod
         L.Input((20,)), L.Embedding(100, 8),
         L.Conv1D(16, 3, padding="causal", activation="relu"), L.MaxPooling1D(2),
         L.Conv1D(16, 3, padding="same"), L.GlobalMaxPooling1D(), L.Dense(4)]),
+    "summary_text_cnn": lambda L, M: (lambda ids: M.Model(ids, L.Dense(1, activation="sigmoid")(
+        L.GlobalMaxPooling1D()(L.Conv1D(64, 5, activation="relu")(L.Embedding(20000, 64)(ids))))))(
+        L.Input(shape=(None,), dtype="int32")),
+    "summary_variable_length": lambda L, M: M.Sequential([
+        L.Input(shape=(None,), dtype="int64"), L.Embedding(1000, 16),
+        L.Conv1D(8, 3, padding="same"), L.MaxPooling1D(2), L.AveragePooling1D(2, padding="same"),
+        L.LayerNormalization(), L.BatchNormalization(), L.Dropout(0.1), L.Dense(4),
+        L.GlobalAveragePooling1D(), L.Dense(1)]),
+    "summary_fixed_batch": lambda L, M: M.Sequential([
+        L.Input(shape=(None, 3), batch_size=32), L.Conv1D(4, 2), L.GlobalMaxPooling1D(),
+        L.Dense(2)]),
 }
