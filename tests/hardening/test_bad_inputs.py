@@ -424,9 +424,18 @@ case("embedding-output-dim-float", "Embedding(10, 4.0)", lambda: Embedding(10, 4
 case("embedding-initializer", "Embedding(10, 4, embeddings_initializer='nope')",
      lambda: Embedding(10, 4, embeddings_initializer="nope"), ValueError,
      "Embedding: embeddings_initializer: unknown initializer 'nope'")
-case("embedding-mask-zero", "Embedding(10, 4, mask_zero=True)",
-     lambda: Embedding(10, 4, mask_zero=True), ValueError,
-     "Embedding: mask_zero=True is not supported (tinynet carries no masks)")
+case("embedding-mask-zero", "Embedding(10, 4, mask_zero='yes')",
+     lambda: Embedding(10, 4, mask_zero="yes"), TypeError,
+     "Embedding: mask_zero must be a bool, got 'yes'")
+case("masking-value", "Masking(mask_value='x')", lambda: tn.layers.Masking("x"), TypeError,
+     "Masking: mask_value must be a real number, got 'x'")
+case("masking-rank", "Sequential([Input(()), Masking()])",
+     lambda: tn.Sequential([Input(()), tn.layers.Masking()]), ValueError,
+     "Masking 'masking': input must have a batch and a feature axis, got shape (None,)")
+case("gap1d-mask-shape", "GlobalAveragePooling1D()(x (2, 3, 4), mask (2, 4))",
+     lambda: GlobalAveragePooling1D()(z(2, 3, 4), mask=np.ones((2, 4), dtype=bool)),
+     ValueError, "GlobalAveragePooling1D 'global_average_pooling1d': mask must have shape "
+     "(2, 3) (the input's shape without its last axis), got (2, 4)")
 case("embedding-id-out-of-range", "Embedding(10, 4) on ids [[3, 12]]",
      lambda: Embedding(10, 4)(np.array([[3, 12]])), ValueError,
      "Embedding 'embedding': ids must be integers in [0, 10), got 12 at index (0, 1)")

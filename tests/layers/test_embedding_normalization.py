@@ -58,8 +58,7 @@ def test_embedding_defaults_are_keras_uniform_and_no_mask():
     table = layer.embeddings.value
     assert table.shape == (1000, 8) and table.dtype == np.float32
     assert -0.05 <= table.min() < -0.04 and 0.04 < table.max() <= 0.05
-    with pytest.raises(ValueError, match="mask_zero=True is not supported"):
-        Embedding(5, 2, mask_zero=True)
+    assert Embedding(5, 2, mask_zero=True).supports_masking  # tests/layers/test_masking.py
 
 
 def test_embedding_trains_in_a_model_and_saves(tmp_path):

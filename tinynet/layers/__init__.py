@@ -49,6 +49,7 @@ _EXPORTS = {
     "Permute": "tinynet.layers.permute",
     "RepeatVector": "tinynet.layers.repeat_vector",
     "Identity": "tinynet.layers.identity",
+    "Masking": "tinynet.layers.masking",
     "UnitNormalization": "tinynet.layers.unit_normalization",
     "ActivityRegularization": "tinynet.layers.activity_regularization",
     "GaussianNoise": "tinynet.layers.gaussian_noise",

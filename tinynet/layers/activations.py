@@ -42,6 +42,8 @@ def _check_float(value: Any, arg: str, owner: str, *, allow_none: bool = False,
 class _ActivationLayer(Layer):
     """Shared forward/backward of the elementwise activation layers."""
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def __init__(self, fn: ActivationFn | None, *, name: str | None = None,
                  trainable: bool = True, input_shape: tuple | None = None) -> None:
         super().__init__(name=name, trainable=trainable, input_shape=input_shape)

@@ -25,6 +25,8 @@ class ActivityRegularization(Layer):
         Input: any shape ``[batch, ...]``; output: the same.
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def __init__(self, l1: float = 0.0, l2: float = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.l1 = _factor(0.0 if l1 is None else l1, "l1", "ActivityRegularization")

@@ -43,6 +43,8 @@ class Dense(Layer):
         Parameters: ``kernel`` ``[in_features, units]``, ``bias`` ``[units]``.
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def __init__(self, units: int, activation: str | None = None, *, use_bias: bool = True,
                  kernel_initializer: str = "glorot_uniform", seed: int | None = None,
                  kernel_regularizer: Any = None, bias_regularizer: Any = None,

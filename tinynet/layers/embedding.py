@@ -49,7 +49,10 @@ class Embedding(Layer):
         output_dim: Size of each embedding vector (positive int).
         embeddings_initializer: ``"uniform"`` (Keras's default: uniform in
             ``[-0.05, 0.05]``) or another initializer name.
-        mask_zero: Only ``False``: tinynet carries no masks.
+        mask_zero: Whether id 0 is padding: the output then carries the mask ``ids != 0``
+            to the layers after it (``GlobalAveragePooling1D`` averages only the valid
+            steps; see :mod:`tinynet.layers.mask_flow`), and ``input_dim`` should count
+            the padding id.
         seed: Seed of the initializer; ``None`` draws from the global seed stream.
         name: Layer name (default ``embedding``).
         input_shape: Optional input shape without the batch axis.
@@ -69,10 +72,8 @@ class Embedding(Layer):
         self.output_dim = check_positive_int(output_dim, "output_dim", "Embedding")
         self.embeddings_initializer = check_initializer(embeddings_initializer, "Embedding",
                                                         "embeddings_initializer")
-        if check_bool(mask_zero, "mask_zero", "Embedding"):
-            raise ValueError("Embedding: mask_zero=True is not supported (tinynet carries no "
-                             "masks), got mask_zero=True")
-        self.mask_zero = False
+        self.mask_zero = check_bool(mask_zero, "mask_zero", "Embedding")
+        self.supports_masking = self.mask_zero
         self.seed = check_seed(seed, "Embedding")
         self.embeddings = None
 
@@ -95,6 +96,12 @@ class Embedding(Layer):
             self.build((None, *ids.shape[1:]))
         self._cache = ids
         return Tensor(self.embeddings.value[ids])
+
+    def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
+        """``ids != 0`` with ``mask_zero``, else ``None`` (Keras)."""
+        if not self.mask_zero:
+            return None
+        return np.asarray(inputs.data if isinstance(inputs, Tensor) else inputs) != 0
 
     def _table_grad(self, grad_output: Any) -> None:
         ids = self._require_cache()

@@ -35,6 +35,8 @@ class GaussianDropout(OwnGenerator, Layer):
         Input: any shape ``[batch, ...]``; output: the same.
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def __init__(self, rate: float, seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rate = check_unit_float(rate, "rate", "GaussianDropout", upper_open=True)

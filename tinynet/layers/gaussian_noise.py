@@ -46,6 +46,8 @@ class GaussianNoise(OwnGenerator, Layer):
         Input: any shape ``[batch, ...]``; output: the same.
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def __init__(self, stddev: float, seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.stddev = check_unit_float(stddev, "stddev", "GaussianNoise")

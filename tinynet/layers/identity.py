@@ -20,6 +20,8 @@ class Identity(Layer):
         Input: any shape; output: the same.
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def compute_output_shape(self, input_shape: tuple) -> tuple:
         return tuple(input_shape)
 

@@ -116,6 +116,8 @@ class Lambda(Layer):
             ``arguments``.
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     takes_custom_objects = True
 
     def __init__(self, function: Callable, output_shape: Any = None, mask: Any = None,

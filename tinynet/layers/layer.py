@@ -7,6 +7,7 @@ itself with a JSON-able config. Shapes carry the batch axis as ``None``.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import re
 import threading
@@ -124,6 +125,10 @@ class Layer(KeywordChecked):
         if cls._has_call and "__setattr__" not in vars(cls):
             cls.__setattr__ = Layer._track_setattr
         cls._default_name = None
+        computation = cls.call if cls._has_call else cls.forward
+        cls._forward_takes_mask = "mask" in inspect.signature(computation).parameters
+        if "compute_mask" in vars(cls) and "supports_masking" not in vars(cls):
+            cls.supports_masking = True  # Keras: a layer defining compute_mask supports it
 
     def __init__(self, *, name: str | None = None, trainable: bool = True,
                  input_shape: tuple | None = None, dtype: Any = None) -> None:
@@ -148,6 +153,11 @@ class Layer(KeywordChecked):
 
     #: Whether the layer takes a list of inputs (the merging layers).
     multiple_inputs = False
+    #: Whether the layer hands a mask on (Keras's ``supports_masking``); a mask reaching
+    #: a layer without it is dropped with a warning (:mod:`tinynet.layers.mask_flow`).
+    supports_masking = False
+    #: Whether ``forward`` (or ``call``) takes ``mask=`` (set per class).
+    _forward_takes_mask = False
     #: Whether the layer is written as ``call()`` (set per class).
     _has_call = False
 
@@ -389,14 +399,22 @@ class Layer(KeywordChecked):
                 f"call(self, inputs) with tinynet.ops (backward is derived), or "
                 f"forward(self, x, training=False) and backward(self, grad_output)")
 
-    def forward(self, x: Any, training: bool = False) -> Tensor:
+    def forward(self, x: Any, training: bool = False, mask: Any = None) -> Tensor:
         """The output for ``x``; caches what :meth:`backward` needs. A ``call()`` layer
-        records its ops here."""
+        records its ops here (and gets ``mask=`` when its ``call`` names it)."""
         if type(self)._has_call:
             from tinynet.layers import traced
 
-            return traced.forward(self, x, training)
+            return traced.forward(self, x, training,
+                                  kwargs={"mask": mask} if mask is not None else None)
         raise NotImplementedError(self._how_to_write())
+
+    def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
+        """The mask of the output for ``inputs`` whose mask is ``previous_mask`` (Keras):
+        ``previous_mask`` for a layer that supports masking, else ``None``. Layers that
+        make a mask (``Embedding(mask_zero=True)``, ``Masking``) or consume one
+        (``GlobalAveragePooling1D``) override it."""
+        return previous_mask if self.supports_masking else None
 
     def backward(self, grad_output: Any) -> Tensor:
         """dL/dx of the last :meth:`forward`, filling every parameter's ``.grad``. A
@@ -432,6 +450,7 @@ class Layer(KeywordChecked):
                 ``training`` flag (several inputs go in one list: ``layer([a, b])``).
         """
         training = kwargs.pop("training", None)
+        mask = kwargs.pop("mask", None) if type(self)._forward_takes_mask else None
         if not type(self)._has_call:
             if args:
                 if len(args) == 1 and (args[0] is None or isinstance(args[0], (bool, np.bool_))):
@@ -456,14 +475,17 @@ class Layer(KeywordChecked):
         if type(self)._has_call:
             from tinynet.layers import traced
 
+            if mask is not None:
+                kwargs["mask"] = mask
             if current() is not None:
                 return traced.run_inline(self, x, training, args, kwargs)
             return traced.forward(self, x, training, args, kwargs)
+        extra = {} if mask is None else {"mask": mask}
         if current() is not None:
             from tinynet.layers import traced
 
-            return traced.record_builtin(self, x, bool(training))
-        return self.forward(x, training=bool(training))
+            return traced.record_builtin(self, x, bool(training), **extra)
+        return self.forward(x, training=bool(training), **extra)
 
     def _build_on(self, x: Any) -> None:
         """Builds the layer from the shape of data ``x`` (a list for several inputs)."""

@@ -77,6 +77,8 @@ class Normalization(Layer):
         ``count`` ``()``.
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def __init__(self, axis: int | tuple | None = -1, mean: Any = None, variance: Any = None,
                  invert: bool = False, *, name: str | None = None,
                  input_shape: tuple | None = None, trainable: bool = True) -> None:

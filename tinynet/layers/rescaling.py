@@ -50,6 +50,8 @@ class Rescaling(Layer):
         ValueError: ``scale`` or ``offset`` is not finite.
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def __init__(self, scale: Any, offset: Any = 0.0, *, name: str | None = None,
                  trainable: bool = True, input_shape: tuple | None = None) -> None:
         super().__init__(name=name, trainable=trainable, input_shape=input_shape)

@@ -242,15 +242,16 @@ def run_inline(layer: Any, x: Any, training: Any, args: tuple, kwargs: dict) -> 
     return out
 
 
-def record_builtin(layer: Any, x: Any, training: bool) -> Any:
+def record_builtin(layer: Any, x: Any, training: bool, **extra: Any) -> Any:
     """A built-in layer (hand-written ``forward``/``backward``) called inside a ``call()``:
     one node whose VJP restores this call's state and runs the layer's ``backward``;
-    the weights' gradients are summed per call into the graph."""
+    the weights' gradients are summed per call into the graph. ``extra``: ``mask=``
+    for a layer that takes one."""
     graph = autodiff.current()
     listed = isinstance(x, (list, tuple))
     inputs = list(x) if listed else [x]
     tracked = [t if isinstance(t, Tensor) else None for t in inputs]
-    out = layer.forward(x, training=training)
+    out = layer.forward(x, training=training, **extra)
     state = layer.forward_state()
     params = layer.parameters()
 

@@ -22,6 +22,8 @@ class UnitNormalization(Layer):
         Input: any shape ``[batch, ...]``; output: the same.
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def __init__(self, axis: int | tuple[int, ...] = -1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         what = f"UnitNormalization: axis must be an int or a tuple of ints, got {axis!r}"

@@ -165,10 +165,16 @@ class BaseModel(Trainer, Layer):
             p.value[...] = a
 
     # -- the layer protocol (a model inside a model) ----------------------------------------
-    def forward(self, x: Any, training: bool = False) -> Any:
+    #: A model hands on the masks its own layers give its outputs (Keras).
+    supports_masking = True
+
+    def forward(self, x: Any, training: bool = False, mask: Any = None) -> Any:
         """The outputs for ``x`` (a list of arrays for several inputs); a ``Tensor``, or a
-        list of them for several outputs."""
+        list of them for several outputs. ``mask``: the inputs' masks (a list for several
+        inputs), handed to the model's first layers."""
         xs = list(x) if self.multiple_inputs else [x]
+        if mask is not None:
+            self._input_masks = list(mask) if self.multiple_inputs else [mask]
         dtypes = self._entry_dtypes() or ["float32"] * len(xs)
         outs = self._run_forward([input_array(a, dtype, f"{self.name}: input")
                                   for a, dtype in zip(xs, dtypes)], training)
@@ -189,6 +195,16 @@ class BaseModel(Trainer, Layer):
 
     def _multiple_outputs(self) -> bool:
         return False
+
+    def _take_input_masks(self, count: int) -> list:
+        """The input masks :meth:`forward` was given (once), else ``count`` Nones."""
+        return self.__dict__.pop("_input_masks", None) or [None] * count
+
+    def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
+        """The masks of the outputs of the last forward pass (``None`` where an output has
+        none)."""
+        masks = self.__dict__.get("_output_masks") or [None]
+        return masks if self._multiple_outputs() else masks[0]
 
     def _entry_dtypes(self) -> list[str]:
         """The dtype each model input is cast to: its ``Input``'s; float32 for a subclassed

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from tinynet.layers import mask_flow
 from tinynet.layers.input import InputLayer, input_array
 from tinynet.layers.traced import unique_names
 from tinynet.layers.layer import Layer
@@ -246,17 +247,25 @@ class Model(BaseModel):
     # -- running the graph ------------------------------------------------------------------
     def _run_forward(self, xs: list[np.ndarray], training: bool) -> list[np.ndarray]:
         values = {id(t): x for t, x in zip(self.inputs, xs)}
+        masks = {id(t): m for t, m in zip(self.inputs, self._take_input_masks(len(xs)))
+                 if m is not None}
         states, shapes = {}, {}
         for node in self._graph.nodes:
             args = [values[id(t)] for t in node.inputs]
-            out = node.layer.forward(args if node.listed else args[0], training=training)
+            mask = [masks.get(id(t)) for t in node.inputs]
+            out, out_mask = mask_flow.run(node.layer, args if node.listed else args[0],
+                                          mask if node.listed else mask[0], training)
             outs = out if isinstance(out, list) else [out]
-            for t, o in zip(node.outputs, outs):
+            out_masks = out_mask if isinstance(out_mask, list) else [out_mask] * len(outs)
+            for t, o, m in zip(node.outputs, outs, out_masks):
                 values[id(t)] = as_array(o)
                 shapes[id(t)] = values[id(t)].shape
+                if m is not None:
+                    masks[id(t)] = m
             if id(node.layer) in self._shared:
                 states[id(node)] = node.layer.forward_state()
         self._states, self._shapes = states, shapes
+        self._output_masks = [masks.get(id(t)) for t in self.outputs]
         return [values[id(t)] for t in self.outputs]
 
     def _run_backward(self, grads: list, input_grads: bool) -> list[np.ndarray] | None:

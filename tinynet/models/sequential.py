@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from tinynet.layers import mask_flow
 from tinynet.layers.input import InputLayer, input_array
 from tinynet.layers.layer import Layer, normalize_shape
 from tinynet.layers.node import SymbolicTensor
@@ -288,9 +289,10 @@ class Sequential(BaseModel):
         return [self._layers[-1].name if self._layers else self.name]
 
     def _run_forward(self, xs: list[np.ndarray], training: bool) -> list[np.ndarray]:
-        out = xs[0]
+        out, mask = xs[0], self._take_input_masks(1)[0]
         for layer in self._layers:
-            out = layer.forward(out, training=training)
+            out, mask = mask_flow.run(layer, out, mask, training)
+        self._output_masks = [mask]
         return [as_array(out)]
 
     def _run_backward(self, grads: list, input_grads: bool) -> list[np.ndarray] | None:

@@ -115,6 +115,7 @@ class SubclassedModel:
         return [targets(y, owner)]
 
     def _run_forward(self, xs: list[np.ndarray], training: bool) -> list[np.ndarray]:
+        self._take_input_masks(len(xs))  # a subclassed model's call() sees no mask
         x = xs if self.multiple_inputs else xs[0]
         out = traced.forward(self, x, training)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]

@@ -31,7 +31,8 @@ from tinynet.layers.layer import Parameter
 from tinynet.models.added_losses import (add_penalty_grads, forward_with_losses,
                                          may_add_losses, zeros_for_none)
 from tinynet.models.checks import check_targets
-from tinynet.models.weighting import accumulate, format_logs, means, sample_weights
+from tinynet.models.weighting import (accumulate, format_logs, masked_weights, means,
+                                      sample_weights)
 from tinynet.random import make_rng
 from tinynet.tensor import Tensor, as_array
 from tinynet.tools import compile_ahead
@@ -266,11 +267,13 @@ class Trainer:
         and each output's gradient (``None`` without a loss); ``sw`` weighs the samples."""
         grads: list = [None] * len(preds)
         values, weighted = [], []
+        masks = self.__dict__.get("_output_masks") or [None] * len(preds)
         for i, loss, weight in self._loss_slots:
+            w = sw if masks[i] is None else masked_weights(masks[i], sw)
             if with_grads:
-                value, grad = loss.value_and_grad(ys[i], preds[i], sw)
+                value, grad = loss.value_and_grad(ys[i], preds[i], w)
             else:
-                value, grad = loss.value_and_grad(ys[i], preds[i], sw, need_grad=False)[0], None
+                value, grad = loss.value_and_grad(ys[i], preds[i], w, need_grad=False)[0], None
             value = float(value)
             values.append(value)
             if weight is not None:

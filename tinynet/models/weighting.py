@@ -11,7 +11,10 @@ import numpy as np
 
 from tinynet.tensor import Tensor
 
-__all__ = ["sample_weights", "class_weights", "accumulate", "means", "format_value", "format_logs"]
+__all__ = ["sample_weights", "class_weights", "masked_weights", "accumulate", "means",
+           "format_value", "format_logs"]
+
+_EPSILON = np.float32(1e-7)  # Keras's backend.epsilon()
 
 
 def sample_weights(sample_weight: Any, class_weight: Any, ys: list[np.ndarray],
@@ -40,6 +43,17 @@ def sample_weights(sample_weight: Any, class_weight: Any, ys: list[np.ndarray],
         raise ValueError(f"{owner}: sample_weight must be finite")
     return np.ascontiguousarray(sw)
 
+
+def masked_weights(mask: np.ndarray, sw: np.ndarray | None) -> np.ndarray:
+    """The loss weights of an output carrying ``mask`` (``[batch, steps, ...]``), as Keras
+    applies a mask to a mean loss: the valid entries weigh ``size / (valid + 1e-7)``, the
+    masked ones 0, so the loss is the mean over the valid entries; times the sample
+    weights ``sw`` (one per sample, or per entry), when given."""
+    m = np.asarray(mask, dtype=np.float32)
+    m = m * (np.float32(m.size) / (m.sum(dtype=np.float32) + _EPSILON))
+    if sw is None:
+        return m
+    return m * sw.reshape(sw.shape + (1,) * (m.ndim - sw.ndim)) if sw.ndim < m.ndim else m * sw
 
 
 def accumulate(sums: list[float], loss: float, values: list[float], k: int,

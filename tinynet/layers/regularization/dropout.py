@@ -71,6 +71,8 @@ class Dropout(OwnGenerator, Layer):
             stores ``rng.bit_generator.state`` so training can resume bitwise.
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def __init__(self, rate: float, *, seed: int | None = None, noise_shape: tuple | None = None,
                  name: str | None = None, trainable: bool = True,
                  input_shape: tuple | None = None) -> None:

@@ -36,6 +36,8 @@ class LayerNormalization(NormalizationLayer):
         gamma, beta: the input's sizes on ``axis`` (``[C]`` for the default).
     """
 
+    supports_masking = True  # a mask passes through (Keras)
+
     def __init__(self, axis: int | tuple[int, ...] = -1, epsilon: float = 1e-3,
                  center: bool = True, scale: bool = True, **kwargs: Any) -> None:
         super().__init__(epsilon=epsilon, center=center, scale=scale, **kwargs)
