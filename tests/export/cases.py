@@ -134,6 +134,7 @@ CASES: dict[str, list[tuple]] = {
         ("axis-none", lambda: L.Normalization(axis=None, mean=0.5, variance=4.0), (3, 2)),
         ("invert-axis12", lambda: L.Normalization(axis=(1, 2), invert=True), (3, 2, 2))],
     "Embedding": [("ids", lambda: L.Embedding(7, 3), (4,))],
+    "Masking": [("steps", lambda: L.Masking(0.5), (5, 3))],
     "RandomCrop": [("crop", lambda: L.RandomCrop(3, 4, seed=1), (5, 6, 2)),
                    ("stretch", lambda: L.RandomCrop(6, 7, seed=1), (4, 5, 2)),
                    ("mixed", lambda: L.RandomCrop(3, 6, seed=1), (5, 4, 2)),
@@ -194,6 +195,11 @@ def one_layer_model(name: str, factory, shape) -> tuple:
         if name == "Embedding":
             ids = np.random.default_rng(0).integers(0, 7, (32, *shape))
             xs = [ids.astype(np.float32)]
+        elif name == "Masking":  # some steps all padding, some with one padded feature
+            x = normal((32, *shape))
+            x[::2, 1:3] = 0.5
+            x[1::2, 0, 0] = 0.5
+            xs = [x]
         else:
             xs = [normal((32, *shape))]
     randomize(model)

@@ -82,6 +82,7 @@ EXAMPLES = {
     "Permute": (lambda: L.Permute((2, 1)), (2, 3, 4)),
     "RepeatVector": (lambda: L.RepeatVector(3), (2, 4)),
     "Identity": (lambda: L.Identity(), (2, 3, 4)),
+    "Masking": (lambda: L.Masking(), (2, 3, 4)),
     "UnitNormalization": (lambda: L.UnitNormalization(axis=(1, 2)), (2, 3, 4)),
     # l1 = l2 = 0: check_gradients probes the output only, not the added loss (tested in
     # tests/layers/test_keras_small_layers.py)

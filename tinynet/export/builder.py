@@ -54,6 +54,7 @@ class OnnxBuilder:
         from onnx import TensorProto, helper, numpy_helper
 
         self.INT64 = TensorProto.INT64
+        self.FLOAT = TensorProto.FLOAT
         self._helper = helper
         self._numpy_helper = numpy_helper
         self.opset = int(opset)

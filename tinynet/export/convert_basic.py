@@ -1,6 +1,6 @@
 """Converters of the layers that need no layout change: ``Dense``, the activations, the
 inference identities (dropout, augmentation), ``Flatten``, ``Reshape``, ``Rescaling``,
-``Normalization``, ``Embedding`` and the merging layers.
+``Normalization``, ``Masking``, ``Embedding`` and the merging layers.
 
 Every one works on channels-last values as tinynet holds them, so no ``Transpose`` is
 needed; :func:`activation` is shared with the convolutions (their fused activation).
@@ -120,6 +120,15 @@ def _reshape(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
 def _rescaling(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     scaled = b.op("Mul", [x, b.const(layer.scale, "scale", key=(id(layer), "scale"))])
     return b.op("Add", [scaled, b.const(layer.offset, "offset", key=(id(layer), "offset"))])
+
+
+@converts("Masking")
+def _masking(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
+    """``x`` times whether any feature of its step differs from ``mask_value``."""
+    value = b.const(np.float32(layer.mask_value), "mask_value", key=(id(layer), "mask_value"))
+    differs = b.op("Cast", [b.op("Not", [b.op("Equal", [x, value])])], "differs",
+                   to=b.FLOAT)
+    return b.op("Mul", [x, b.reduce("ReduceMax", differs, [len(shape) - 1], True, "kept")])
 
 
 @converts("Normalization")

@@ -101,7 +101,8 @@ class InputLayer(Layer):
         name: Optional name (default ``input_layer``, made unique in a model).
 
     Attributes:
-        output: The symbolic tensor this layer produces (what ``tn.Input`` returns).
+        output: The symbolic tensor this layer produces (what ``tn.Input`` returns;
+            :attr:`Layer.output`).
 
     Shape:
         Input and output: ``[batch, *shape]`` (identity).
@@ -118,8 +119,7 @@ class InputLayer(Layer):
         self.build(self.input_shape_arg)
         node = Node(self, [], listed=False)
         self.inbound_nodes.append(node)
-        self.output = SymbolicTensor(self.input_shape_arg, self.dtype, self, 0)
-        node.outputs.append(self.output)
+        node.outputs.append(SymbolicTensor(self.input_shape_arg, self.dtype, self, 0))
 
     def output_shape(self, input_shape: tuple) -> tuple:
         return tuple(input_shape)

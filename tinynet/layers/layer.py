@@ -409,6 +409,35 @@ class Layer(KeywordChecked):
                                   kwargs={"mask": mask} if mask is not None else None)
         raise NotImplementedError(self._how_to_write())
 
+    @property
+    def input(self) -> Any:
+        """The symbolic input(s) of the layer's first call on symbolic tensors (Keras):
+        one tensor, or a list for a layer called on a list.
+
+        Raises:
+            AttributeError: the layer was never called on symbolic tensors.
+        """
+        node = self._first_node("input")
+        return list(node.inputs) if node.listed else node.inputs[0]
+
+    @property
+    def output(self) -> Any:
+        """The symbolic output(s) of the layer's first call on symbolic tensors (Keras).
+
+        Raises:
+            AttributeError: the layer was never called on symbolic tensors.
+        """
+        node = self._first_node("output")
+        return node.outputs[0] if len(node.outputs) == 1 else list(node.outputs)
+
+    def _first_node(self, what: str) -> Node:
+        if not self.inbound_nodes:
+            raise AttributeError(f"Layer {self.name!r} has never been called on symbolic "
+                                 f"tensors and thus has no defined {what} (call it on "
+                                 f"tn.Input(...) or put it in a model with a known input "
+                                 f"shape)")
+        return self.inbound_nodes[0]
+
     def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
         """The mask of the output for ``inputs`` whose mask is ``previous_mask`` (Keras):
         ``previous_mask`` for a layer that supports masking, else ``None``. Layers that

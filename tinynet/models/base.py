@@ -165,6 +165,18 @@ class BaseModel(Trainer, Layer):
             p.value[...] = a
 
     # -- the layer protocol (a model inside a model) ----------------------------------------
+    @property
+    def input(self) -> Any:
+        """The model's symbolic input (a list for several), as ``model.inputs``."""
+        inputs = self.inputs
+        return inputs[0] if len(inputs) == 1 else list(inputs)
+
+    @property
+    def output(self) -> Any:
+        """The model's symbolic output (a list for several), as ``model.outputs``."""
+        outputs = self.outputs
+        return outputs[0] if len(outputs) == 1 else list(outputs)
+
     #: A model hands on the masks its own layers give its outputs (Keras).
     supports_masking = True
 

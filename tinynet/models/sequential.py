@@ -229,6 +229,43 @@ class Sequential(BaseModel):
                                  f"no output shape.")
         return self._output_shapes[-1] if self._output_shapes else self._input_shape
 
+    @property
+    def inputs(self) -> list:
+        """``[the symbolic input]`` of the model's graph (Keras builds a Sequential with a
+        known input shape as a functional graph; :meth:`_symbolic_graph`)."""
+        return [self._symbolic_graph()[0]]
+
+    @property
+    def outputs(self) -> list:
+        """``[the symbolic output]`` of the model's graph."""
+        return [self._symbolic_graph()[1]]
+
+    def _symbolic_graph(self) -> tuple:
+        """The layers called in turn on a symbolic input (the ``Input`` given, else one of
+        the input shape), so each layer has its ``input`` and ``output`` as in Keras;
+        made once per list of layers.
+
+        Raises:
+            AttributeError: the model has no input shape yet.
+        """
+        if self._input_shape is None:
+            raise AttributeError(f"Sequential model {self.name!r} has no defined input shape "
+                                 f"yet, so no inputs or outputs (start it with tn.Input or "
+                                 f"call build)")
+        key = (tuple(map(id, self._layers)), self._input_shape)
+        cached = self.__dict__.get("_graph_cache")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        if not self.built or len(self._output_shapes) != len(self._layers):
+            self._build_from(0)
+        x = (self._input if self._input is not None
+             else InputLayer(batch_shape=self._input_shape)).output
+        start = x
+        for layer in self._layers:
+            x = layer._call_symbolic(x)
+        self._graph_cache = (key, (start, x))
+        return start, x
+
     # -- config ----------------------------------------------------------------------------------
     def get_config(self) -> dict:
         """``{"name", "trainable", "layers": [{"class_name", "config"}, ...],
