@@ -432,6 +432,11 @@ case("masking-value", "Masking(mask_value='x')", lambda: tn.layers.Masking("x"),
 case("masking-rank", "Sequential([Input(()), Masking()])",
      lambda: tn.Sequential([Input(()), tn.layers.Masking()]), ValueError,
      "Masking 'masking': input must have a batch and a feature axis, got shape (None,)")
+case("export-masked-pooling", "export of Embedding(mask_zero=True) -> GlobalAveragePooling1D",
+     lambda: tn.Sequential([Input((4,)), Embedding(5, 2, mask_zero=True),
+                            GlobalAveragePooling1D()]).export("m.onnx"), ValueError,
+     "Sequential.export: layer 'global_average_pooling1d' uses the mask 'embedding' makes, "
+     "and masks have no ONNX form yet")
 case("gap1d-mask-shape", "GlobalAveragePooling1D()(x (2, 3, 4), mask (2, 4))",
      lambda: GlobalAveragePooling1D()(z(2, 3, 4), mask=np.ones((2, 4), dtype=bool)),
      ValueError, "GlobalAveragePooling1D 'global_average_pooling1d': mask must have shape "

@@ -58,6 +58,24 @@ def unsupported_layers(model: Any, prefix: str = "") -> list[tuple[str, type]]:
     return missing
 
 
+def _mask_layers(model: Any, prefix: str = "") -> tuple[list[str], list[str]]:
+    """The paths of the layers inside ``model`` that make a mask (``Masking``,
+    ``Embedding(mask_zero=True)``) and of those whose computation takes one."""
+    makers: list[str] = []
+    takers: list[str] = []
+    for layer, _ in _steps(model):
+        path = f"{prefix}{layer.name}"
+        if _kind(layer) is not None:
+            inner = _mask_layers(layer, f"{path}/")
+            makers += inner[0]
+            takers += inner[1]
+        elif type(layer).__name__ == "Masking" or getattr(layer, "mask_zero", False):
+            makers.append(path)
+        elif layer._forward_takes_mask:
+            takers.append(path)
+    return makers, takers
+
+
 def _emit(b: OnnxBuilder, layer: Any, xs: list[str], shapes: list[tuple], listed: bool,
           path: str) -> tuple[list[str], list[tuple]]:
     """Appends one call of ``layer`` (a model: its whole graph) to ``b``."""
@@ -127,6 +145,11 @@ def check_exportable(model: Any, owner: str = "export") -> tuple[list[str], list
         raise ValueError(f"{owner}: layer{'s' if len(missing) > 1 else ''} {listed} {verb} "
                          f"no ONNX export; only the built-in layers of tinynet.layers export "
                          f"(docs/export.md lists them){hint}")
+    makers, takers = _mask_layers(model)
+    if makers and takers:
+        raise ValueError(f"{owner}: layer {takers[0]!r} uses the mask {makers[0]!r} makes, "
+                         f"and masks have no ONNX form yet; export the model without "
+                         f"masking (mask_zero=False, no Masking layer)")
     names, shapes = _inputs(model)
     for name, shape in zip(names, shapes):
         if any(d is None for d in shape[1:]):
