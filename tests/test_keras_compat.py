@@ -28,6 +28,7 @@ def test_script_runs_on_tinynet_with_the_documented_results(name):
 @pytest.mark.parametrize("metric, tinynet, keras, expected", [
     ("test_accuracy", 0.90, 0.95, True), ("test_accuracy", 0.80, 0.90, False),
     ("epochs", 12, 15, True), ("epochs", 10, 15, False),
-    ("final_loss", 0.11, 0.1, True), ("final_loss", 0.13, 0.1, False)])
+    ("final_loss", 0.11, 0.1, True), ("final_loss", 0.13, 0.1, False),
+    ("hook_calls", 34, 34, True), ("hook_calls", 33, 34, False)])
 def test_close(metric, tinynet, keras, expected):
     assert keras_compat.close(metric, tinynet, keras) is expected

@@ -61,9 +61,11 @@ def run(name: str, python: str = sys.executable, keras: bool = False,
 
 
 def close(metric: str, tinynet: float, keras: float) -> bool:
-    """Whether two frameworks' results of one metric are close: accuracies within 0.06,
-    epoch counts within 3, other figures within 20 % (different initial weights and
-    random streams give somewhat different runs)."""
+    """Whether two frameworks' results of one metric are close: counts (``*_calls``,
+    ``*_count``) and flags (``*_is_*``) equal, accuracies within 0.06, epoch counts within 3, other figures within 20 %
+    (different initial weights and random streams give somewhat different runs)."""
+    if metric.endswith(("_calls", "_count")) or "_is_" in metric:
+        return tinynet == keras
     if metric.endswith("accuracy"):
         return abs(tinynet - keras) <= 0.06
     if metric.endswith("epochs"):
