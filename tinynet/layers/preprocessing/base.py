@@ -178,7 +178,7 @@ class PreprocessingLayer(Layer):
         super().__init__(name=name, trainable=trainable, input_shape=input_shape, dtype=dtype)
 
     def _build_on(self, x: Any) -> None:
-        shape = np.shape(x.data if isinstance(x, Tensor) else x)
+        shape = np.shape(as_values(x, f"{type(self).__name__} {self.name!r}"))
         self.build((None, *shape[1:]) if shape else ())
         self.built = True
 
@@ -192,7 +192,7 @@ class PreprocessingLayer(Layer):
         if not self.built:
             self._build_on(x)
         out = self._compute(x)
-        self._cache = (np.shape(x.data if isinstance(x, Tensor) else x),)
+        self._cache = (np.shape(as_values(x, f"{type(self).__name__} {self.name!r}")),)
         if isinstance(out, np.ndarray) and out.dtype.kind in "biuf":
             return Tensor._wrap(np.ascontiguousarray(out))
         return out

@@ -68,9 +68,12 @@ class IndexLookup(PreprocessingLayer):
                  sparse: bool = False, salt: Any = None, oov_method: str = "floormod", *,
                  has_input_vocabulary: bool | None = None, vocabulary_size: int | None = None,
                  name: str | None = None, trainable: bool = True,
-                 input_shape: tuple | None = None, dtype: Any = None) -> None:
+                 input_shape: tuple | None = None, dtype: Any = None,
+                 owner: str | None = None) -> None:
         super().__init__(name=name, trainable=trainable, input_shape=input_shape, dtype=dtype)
-        owner = type(self).__name__
+        # ``owner``: the class messages name (TextVectorization for the lookup it holds)
+        self._owner = owner
+        owner = owner or type(self).__name__
         self.max_tokens = check_optional_int(max_tokens, "max_tokens", owner, 2)
         self.num_oov_indices = check_optional_int(num_oov_indices, "num_oov_indices", owner, 0)
         if self.num_oov_indices is None:
@@ -124,6 +127,10 @@ class IndexLookup(PreprocessingLayer):
         """One token argument (``mask_token``, ``oov_token``) checked for the kind."""
         raise NotImplementedError
 
+    def _label(self) -> str:
+        """How messages name the layer: its class and name, or its owner's."""
+        return self._owner or f"{type(self).__name__} {self.name!r}"
+
     def _oov_start(self) -> int:
         return 1 if self.mask_token is not None and self.output_mode == "int" else 0
 
@@ -164,7 +171,7 @@ class IndexLookup(PreprocessingLayer):
                 than ``max_tokens`` entries, idf weights missing, unexpected or of another
                 length.
         """
-        owner = f"{type(self).__name__} {self.name!r}: set_vocabulary"
+        owner = f"{self._label()}: set_vocabulary"
         if self.output_mode == "tf_idf" and idf_weights is None:
             raise ValueError(f"{owner}: output_mode='tf_idf' needs idf_weights, got None")
         if self.output_mode != "tf_idf" and idf_weights is not None:
@@ -180,9 +187,9 @@ class IndexLookup(PreprocessingLayer):
         if np.ndim(vocabulary) != 1:
             raise ValueError(f"{owner}: vocabulary must be a 1-D list or array of tokens, got "
                              f"shape {np.shape(vocabulary)}")
-        vocab = list(self._convert(vocabulary).reshape(-1))
-        if not vocab:
+        if np.size(vocabulary) == 0:
             raise ValueError(f"{owner}: vocabulary must not be empty")
+        vocab = list(self._convert(vocabulary).reshape(-1))
         start = self._token_start()
         special = self._special_tokens()
         found_special = vocab[:start] == special and len(vocab) >= start
@@ -246,7 +253,7 @@ class IndexLookup(PreprocessingLayer):
 
     def _update_rows(self, rows: list) -> None:
         if self._has_input_vocabulary:
-            raise ValueError(f"{type(self).__name__} {self.name!r}: cannot adapt a layer "
+            raise ValueError(f"{self._label()}: cannot adapt a layer "
                              f"given a vocabulary (the vocabulary argument or "
                              f"set_vocabulary())")
         for row in rows:
@@ -284,7 +291,7 @@ class IndexLookup(PreprocessingLayer):
             TypeError: ``data`` is neither a list/array nor an iterable of batches, or
                 holds the wrong kind of token.
         """
-        owner = f"{type(self).__name__} {self.name!r}"
+        owner = self._label()
         steps = check_optional_int(steps, "steps", f"{owner}: adapt", 1)
         self.reset_state()
         single = isinstance(data, (list, tuple, np.ndarray))
@@ -303,7 +310,7 @@ class IndexLookup(PreprocessingLayer):
             return int(self.max_tokens)
         if not self._vocab_set:
             raise RuntimeError(
-                f"{type(self).__name__} {self.name!r}: output_mode={self.output_mode!r} "
+                f"{self._label()}: output_mode={self.output_mode!r} "
                 f"without pad_to_max_tokens needs a vocabulary before the call: pass "
                 f"vocabulary= or call adapt()")
         return self.vocabulary_size()
@@ -336,7 +343,7 @@ class IndexLookup(PreprocessingLayer):
         if missing.size:
             if self.num_oov_indices == 0:
                 shown = [flat[i] for i in missing[:10]]
-                raise ValueError(f"{type(self).__name__} {self.name!r}: with "
+                raise ValueError(f"{self._label()}: with "
                                  f"num_oov_indices=0 every input must be in the vocabulary, "
                                  f"got unknown values {shown}")
             slots = (np.zeros(missing.size, np.int64) if self.num_oov_indices == 1
@@ -376,10 +383,10 @@ class IndexLookup(PreprocessingLayer):
 
     def _indices(self, x: Any) -> np.ndarray:
         """Inputs of an inverted layer as int64 indices."""
-        arr = as_values(x, f"{type(self).__name__} {self.name!r}")
+        arr = as_values(x, self._label())
         if arr.dtype.kind not in "iuf" or (arr.dtype.kind == "f" and not np.all(
                 np.isfinite(arr) & (arr == np.round(arr)))):
-            raise TypeError(f"{type(self).__name__} {self.name!r}: invert=True takes integer "
+            raise TypeError(f"{self._label()}: invert=True takes integer "
                             f"indices, got dtype {arr.dtype}")
         return arr.astype(np.int64)
 

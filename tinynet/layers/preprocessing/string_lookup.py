@@ -49,12 +49,13 @@ class StringLookup(IndexLookup):
                  idf_weights: Any = None, invert: bool = False, output_mode: str = "int",
                  pad_to_max_tokens: bool = False, sparse: bool = False, encoding: str = "utf-8",
                  name: str | None = None, salt: Any = None, **kwargs: Any) -> None:
+        owner = kwargs.get("owner") or "StringLookup"
         if not isinstance(encoding, str):
-            raise TypeError(f"StringLookup: encoding must be a str, got {encoding!r}")
+            raise TypeError(f"{owner}: encoding must be a str, got {encoding!r}")
         try:
             "".encode(encoding)
         except LookupError:
-            raise ValueError(f"StringLookup: encoding must name a Python codec, got "
+            raise ValueError(f"{owner}: encoding must name a Python codec, got "
                              f"{encoding!r}") from None
         self.encoding = encoding
         super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, vocabulary,
@@ -62,13 +63,14 @@ class StringLookup(IndexLookup):
                          name=name, **kwargs)
 
     def _convert(self, x: Any) -> np.ndarray:
-        return as_strings(x, f"StringLookup {self.name!r}", self.encoding)
+        return as_strings(x, self._label(), self.encoding)
 
     def _token(self, value: Any, arg: str) -> str:
         if isinstance(value, bytes):
             value = value.decode(self.encoding)
         if not isinstance(value, str):
-            raise TypeError(f"StringLookup: {arg} must be a str or None, got {value!r}")
+            raise TypeError(f"{self._owner or 'StringLookup'}: {arg} must be a str or None, "
+                            f"got {value!r}")
         return value
 
     def get_config(self) -> dict:
