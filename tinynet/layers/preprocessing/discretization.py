@@ -10,6 +10,7 @@ import numpy as np
 from tinynet.layers.preprocessing.base import (PreprocessingLayer, adapt_batches, as_values,
                                                check_choice, check_optional_int,
                                                encode_categorical)
+from tinynet.tensor import Tensor
 
 __all__ = ["Discretization", "summarize", "merge_summaries", "compress_summary"]
 
@@ -126,7 +127,7 @@ class Discretization(PreprocessingLayer):
 
     def adapt(self, data: Any, steps: int | None = None) -> None:
         """Learns the boundaries from ``data``: an array (one batch) or an iterable of
-        batches, of which ``steps`` are read.
+        batches (a list too, as Keras reads it), of which ``steps`` are read.
 
         Raises:
             ValueError: the layer was given ``bin_boundaries``; bad ``steps``.
@@ -138,7 +139,10 @@ class Discretization(PreprocessingLayer):
                              f"bin_boundaries")
         steps = check_optional_int(steps, "steps", f"{owner}: adapt", 1)
         self.reset_state()
-        batches = [data] if isinstance(data, np.ndarray) else adapt_batches(data, owner)
+        # as Keras: an array is one batch, a list (or any other iterable) holds batches
+        batches = ([data] if isinstance(data, (np.ndarray, Tensor))
+                   else adapt_batches(iter(data) if isinstance(data, (list, tuple)) else data,
+                                      owner))
         for i, batch in enumerate(batches):
             if steps is not None and i >= steps:
                 break
