@@ -2667,6 +2667,14 @@ case('tv-config-unregistered-callable',
      lambda: TV(standardize=_unregistered_standardize).get_config(), ValueError,
      "TextVectorization: cannot save standardize=<function _unregistered_standardize",
      "register the function with @tinynet.saving.register_keras_serializable()")
+case('tv-symbolic-input', 'TextVectorization()(tn.Input((1,)))',
+     lambda: TV()(tn.Input((1,))), TypeError,
+     "TextVectorization 'text_vectorization", "cannot be called on a model input: it takes "
+     "strings, which models cannot take (tn.Input has no string dtype); run it on the data "
+     "first (ids = layer(texts)) and feed the ids to the model")
+case('sl-symbolic-input', 'StringLookup()(tn.Input((3,)))',
+     lambda: SL()(tn.Input((3,))), TypeError,
+     "StringLookup 'string_lookup", "cannot be called on a model input")
 case('tv-unknown-keyword', 'TextVectorization(max_token=5)', lambda: TV(max_token=5),
      TypeError, "TextVectorization got an unexpected keyword argument 'max_token'; did you "
      "mean 'max_tokens'?")

@@ -91,3 +91,15 @@ def test_matches_keras(case_id):
 
 def test_the_references_come_from_keras_3_15_1_on_tensorflow():
     assert REFS["keras_version"] == "3.15.1" and REFS["backend"] == "tensorflow"
+
+
+@pytest.mark.parametrize("name", sorted(REFS["configs"]))
+def test_default_config_has_keras_arguments_and_defaults(name):
+    """Every key of Keras's default ``get_config()`` (but the name and dtype policy) is in
+    tinynet's with the same value, and tinynet builds the layer from Keras's config."""
+    keras = {k: v for k, v in REFS["configs"][name].items() if k not in ("name", "dtype")}
+    cls = getattr(L, name)
+    ours = cls(**REFS["config_kwargs"][name]).get_config()
+    assert {k: ours.get(k, "<missing>") for k in keras} == keras
+    rebuilt = cls.from_config(keras).get_config()
+    assert {k: rebuilt[k] for k in keras} == keras

@@ -1,17 +1,19 @@
 """Writes the Keras reference values of the text and categorical preprocessing layers
-(``keras_preprocessing_text_refs.json``), which tests/layers/test_preprocessing_text.py
+(``keras_preprocessing_text_refs.json``), which tests/layers/test_preprocessing_keras.py
 compares tinynet with (no Keras or TensorFlow needed there).
 
 Run once with Keras 3.15.1 on the TensorFlow backend (these Keras layers need TensorFlow),
 outside the project's environment, from a folder without a ``keras`` of its own::
 
-    cd /tmp && KERAS_BACKEND=tensorflow python /path/to/tinynet/tests/data/keras/generate_preprocessing_text.py
+    cd /tmp && KERAS_BACKEND=tensorflow \\
+        python /path/to/tinynet/tests/data/keras/generate_preprocessing_text.py
 
 Each case builds a layer from its class name and JSON arguments (a callable argument is
 named ``{"callable": name}``, one of ``CALLABLES`` below, which the test mirrors in
 NumPy), optionally adapts it, calls it on each input and stores what Keras returned
 (dtype, shape, values; strings decoded from UTF-8), the vocabulary (and size) or the bin
-boundaries, and Keras's error (class and message) where Keras refuses.
+boundaries, and Keras's error (class and message) where Keras refuses; and each layer's
+default ``get_config()``.
 """
 
 from __future__ import annotations
@@ -162,7 +164,8 @@ def _cases() -> list[dict]:
     add("hash_one_hot", hs, {"num_bins": 3, "output_mode": "one_hot"}, [[["a"], ["b"], ["c"]]])
     add("hash_multi_hot", hs, {"num_bins": 4, "output_mode": "multi_hot"},
         [[["a", "b"], ["c", "d"]]])
-    add("hash_count", hs, {"num_bins": 4, "output_mode": "count"}, [[["a", "a", "b"], ["c", "d", "d"]]])
+    add("hash_count", hs, {"num_bins": 4, "output_mode": "count"},
+        [[["a", "a", "b"], ["c", "d", "d"]]])
 
     dz = "Discretization"
     add("dz_bounds", dz, {"bin_boundaries": [0.0, 1.0, 2.0]},
@@ -173,7 +176,8 @@ def _cases() -> list[dict]:
     add("dz_adapt", dz, {"num_bins": 5}, [[[-1.0, 0.0, 0.3, 2.0]]], adapt=data.tolist())
     add("dz_adapt_eps", dz, {"num_bins": 4, "epsilon": 0.05}, [[[-1.0, 0.0, 0.3, 2.0]]],
         adapt=data.tolist())
-    add("dz_adapt_small", dz, {"num_bins": 3}, [[[0.0, 2.5, 5.0]]], adapt=[[1.0], [2.0], [3.0], [4.0], [5.0]])
+    add("dz_adapt_small", dz, {"num_bins": 3}, [[[0.0, 2.5, 5.0]]],
+        adapt=[[1.0], [2.0], [3.0], [4.0], [5.0]])
     add("dz_adapt_batches", dz, {"num_bins": 4},
         [[[-1.0, 0.0, 0.3, 2.0]]], adapt=[data[:300].tolist(), data[300:].tolist()],
         adapt_batches=True)
@@ -246,12 +250,21 @@ def run(case: dict) -> dict:
     return out
 
 
+# the default configs (arguments as Keras names them and their defaults)
+CONFIG_LAYERS = {"TextVectorization": {}, "StringLookup": {}, "IntegerLookup": {},
+                 "CategoryEncoding": {"num_tokens": 3}, "Hashing": {"num_bins": 3},
+                 "Discretization": {"bin_boundaries": [0.0]}}
+
+
 def main() -> None:
     cases = _cases()
     for case in cases:
         case["keras"] = run(case)
+    configs = {name: getattr(keras.layers, name)(**kwargs).get_config()
+               for name, kwargs in CONFIG_LAYERS.items()}
     doc = {"keras_version": keras.__version__, "tensorflow_version": tf.__version__,
-           "backend": keras.backend.backend(), "cases": cases}
+           "backend": keras.backend.backend(), "cases": cases,
+           "config_kwargs": CONFIG_LAYERS, "configs": configs}
     path = os.path.join(HERE, "keras_preprocessing_text_refs.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False, indent=0)

@@ -55,7 +55,8 @@ class IndexLookup(PreprocessingLayer):
     Shape:
         Input: any shape. Output: ``"int"`` the input's shape (int64 indices, or tokens
         when inverted); ``"one_hot"`` the input's shape (a last axis of 1 dropped) plus
-        ``[depth]`` (int64, as Keras; ``"tf_idf"`` is float32); ``"multi_hot"`` / ``"count"`` / ``"tf_idf"`` ``[depth]`` for a 1-D
+        ``[depth]`` (int64, as Keras; ``"tf_idf"`` is float32); ``"multi_hot"`` /
+        ``"count"`` / ``"tf_idf"`` ``[depth]`` for a 1-D
         input, ``[batch, depth]`` for a 2-D one. ``depth`` is :meth:`vocabulary_size`, or
         ``max_tokens`` with ``pad_to_max_tokens``.
     """
@@ -412,6 +413,7 @@ class IndexLookup(PreprocessingLayer):
         if self._idf is not None:
             idf = [float(v) for v in self._idf[:self.vocabulary_size()]]
         return {"vocabulary": vocab, "idf_weights": idf,
+                "vocabulary_size": self.vocabulary_size() if self._vocab_set else None,
                 "has_input_vocabulary": self._has_input_vocabulary}
 
     def get_config(self) -> dict:
@@ -420,5 +422,5 @@ class IndexLookup(PreprocessingLayer):
                       mask_token=self.mask_token, oov_token=self.oov_token,
                       invert=self.invert, output_mode=self.output_mode,
                       pad_to_max_tokens=self.pad_to_max_tokens, sparse=self.sparse,
-                      salt=self.salt, **self._vocabulary_config())
+                      oov_method=self.oov_method, salt=self.salt, **self._vocabulary_config())
         return config

@@ -80,5 +80,5 @@ class IntegerLookup(IndexLookup):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(vocabulary_dtype=self.vocabulary_dtype, oov_method=self.oov_method)
+        config["vocabulary_dtype"] = self.vocabulary_dtype
         return config

@@ -73,6 +73,12 @@ class StringLookup(IndexLookup):
                             f"got {value!r}")
         return value
 
+    def _call_symbolic(self, x: Any) -> Any:
+        raise TypeError(f"StringLookup {self.name!r}: cannot be called on a model input: "
+                        f"it takes strings, which models cannot take (tn.Input has no string "
+                        f"dtype); run it on the data first (ids = layer(texts)) and feed the "
+                        f"ids to the model")
+
     def get_config(self) -> dict:
         config = super().get_config()
         config["encoding"] = self.encoding

@@ -283,6 +283,12 @@ class TextVectorization(PreprocessingLayer):
             return self._lookup.output_shape(shape)
         return self._lookup.output_shape((shape[0] if shape else None, None))
 
+    def _call_symbolic(self, x: Any) -> Any:
+        raise TypeError(f"TextVectorization {self.name!r}: cannot be called on a model input: "
+                        f"it takes strings, which models cannot take (tn.Input has no string "
+                        f"dtype); run it on the data first (ids = layer(texts)) and feed the "
+                        f"ids to the model")
+
     def get_config(self) -> dict:
         config = super().get_config()
         lookup_config = self._lookup._vocabulary_config()
@@ -293,7 +299,8 @@ class TextVectorization(PreprocessingLayer):
             ngrams=list(self.ngrams) if isinstance(self.ngrams, tuple) else self.ngrams,
             output_mode=self.output_mode, output_sequence_length=self.output_sequence_length,
             pad_to_max_tokens=self._lookup.pad_to_max_tokens, sparse=False, ragged=self.ragged,
-            encoding=self.encoding, vocabulary_size=self.vocabulary_size(), **lookup_config)
+            encoding=self.encoding, **lookup_config)
+        config["vocabulary_size"] = self.vocabulary_size()
         return config
 
     @classmethod
