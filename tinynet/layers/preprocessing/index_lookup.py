@@ -11,6 +11,7 @@ the token itself (high to low: larger strings / ints first), keeps the first
 from __future__ import annotations
 
 import collections
+import itertools
 import os
 from typing import Any
 
@@ -335,8 +336,8 @@ class IndexLookup(PreprocessingLayer):
             ValueError: an unknown token while ``num_oov_indices=0``.
         """
         flat = tokens.reshape(-1)
-        out = np.fromiter((self._index.get(t, -1) for t in flat), dtype=np.int64,
-                          count=flat.size)
+        out = np.array(list(map(self._index.get, flat, itertools.repeat(-1, flat.size))),
+                       dtype=np.int64).reshape(flat.shape)
         if self.mask_token is not None:
             out[np.array([t == self.mask_token for t in flat], dtype=bool)] = (
                 0 if self.output_mode == "int" else _DROPPED)

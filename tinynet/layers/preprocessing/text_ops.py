@@ -29,6 +29,11 @@ def strip_punctuation(text: str) -> str:
 
 def split_whitespace(text: str) -> list[str]:
     """Tokens between runs of ASCII whitespace (no empty tokens)."""
+    # str.split() also splits on Unicode spaces and on \x1c-\x1f, TensorFlow does not:
+    # it serves (faster) only ASCII text without those four separators
+    if text.isascii() and not ("\x1c" in text or "\x1d" in text or "\x1e" in text
+                               or "\x1f" in text):
+        return text.split()
     return [t for t in _WHITESPACE.split(text) if t]
 
 
