@@ -201,3 +201,10 @@ def test_fingerprint64_and_siphash_reference_values():
     key = (int.from_bytes(bytes(range(8)), "little"), int.from_bytes(bytes(range(8, 16)),
                                                                      "little"))
     assert siphash24(key, bytes(range(15))) == 0xA129CA6149BE45E5
+
+
+def test_ngrams_without_split_run_along_the_last_axis():
+    bigrams = L.TextVectorization(split=None, ngrams=(2,), vocabulary=["a"])
+    assert np.asarray(bigrams([["x"], ["y"]])).shape == (2, 0)
+    both = L.TextVectorization(split=None, ngrams=2, vocabulary=["a"])
+    np.testing.assert_array_equal(np.asarray(both([["a"], ["y"]])), [[2], [1]])

@@ -170,9 +170,14 @@ class TextVectorization(PreprocessingLayer):
         if self.split is None:
             if self._widths is None:
                 return strings, False, False
+            # n-grams along the last axis (every row has as many tokens, so as many grams)
             rows = strings.reshape(-1, strings.shape[-1]) if strings.ndim else strings.reshape(1, 1)
             grams = [text_ops.ngrams(list(r), self._widths) for r in rows]
-            return np.array(grams, dtype=object).reshape(*strings.shape[:-1], -1), False, False
+            out = np.empty((len(grams), len(grams[0]) if grams else 0), dtype=object)
+            for i, g in enumerate(grams):
+                out[i, :] = g
+            lead = strings.shape[:-1] if strings.ndim else ()
+            return out.reshape(*lead, out.shape[-1]), False, False
         if strings.ndim > 1:
             if strings.shape[-1] != 1 or strings.ndim > 2:
                 raise ValueError(f"{owner}: to split strings the input must be [batch] or "
