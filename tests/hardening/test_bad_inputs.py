@@ -2675,6 +2675,13 @@ case('tv-symbolic-input', 'TextVectorization()(tn.Input((1,)))',
 case('sl-symbolic-input', 'StringLookup()(tn.Input((3,)))',
      lambda: SL()(tn.Input((3,))), TypeError,
      "StringLookup 'string_lookup", "cannot be called on a model input")
+case('tv-config-vocabulary-file', 'TextVectorization.from_config({"vocabulary": "/etc/passwd"})',
+     lambda: TV.from_config({"vocabulary": "/etc/passwd"}), ValueError,
+     "TextVectorization.from_config: the config names a vocabulary file '/etc/passwd'; a "
+     "config must hold the vocabulary itself (loading never reads other files)")
+case('sl-config-vocabulary-file', 'StringLookup.from_config({"vocabulary": "vocab.txt"})',
+     lambda: SL.from_config({"vocabulary": "vocab.txt"}), ValueError,
+     "StringLookup.from_config: the config names a vocabulary file 'vocab.txt'")
 case('tv-unknown-keyword', 'TextVectorization(max_token=5)', lambda: TV(max_token=5),
      TypeError, "TextVectorization got an unexpected keyword argument 'max_token'; did you "
      "mean 'max_tokens'?")

@@ -48,6 +48,15 @@ def salt_arg(salt: Any, owner: str) -> list[int] | None:
     raise ValueError(f"{owner}: salt must be None, an int or a pair of ints, got {salt!r}")
 
 
+def refuse_vocabulary_file(config: Any, owner: str) -> None:
+    """A config (a saved file's) never names a vocabulary file: loading reads nothing but
+    the file itself, as Keras's safe mode refuses such paths."""
+    if isinstance(config, dict) and isinstance(config.get("vocabulary"), str):
+        raise ValueError(f"{owner}.from_config: the config names a vocabulary file "
+                         f"{config['vocabulary']!r}; a config must hold the vocabulary itself "
+                         f"(loading never reads other files)")
+
+
 class IndexLookup(PreprocessingLayer):
     """Maps tokens to indices (or back, with ``invert=True``) through a vocabulary that is
     given, set with :meth:`set_vocabulary` or learned with :meth:`adapt`. Subclasses fix
@@ -405,6 +414,11 @@ class IndexLookup(PreprocessingLayer):
         return (shape[0], *shape[2:], depth)
 
     # -- config --------------------------------------------------------------------------
+    @classmethod
+    def from_config(cls, config: dict) -> "IndexLookup":
+        refuse_vocabulary_file(config, cls.__name__)
+        return super().from_config(config)
+
     def _vocabulary_config(self) -> dict:
         """The vocabulary as saved: the full one (special tokens first) once there is one,
         so an adapted layer survives save and load; ``has_input_vocabulary`` keeps whether

@@ -13,7 +13,7 @@ from tinynet.layers.layer import check_bool
 from tinynet.layers.preprocessing import text_ops
 from tinynet.layers.preprocessing.base import (PreprocessingLayer, adapt_batches, as_strings,
                                                check_choice, check_optional_int)
-from tinynet.layers.preprocessing.index_lookup import output_mode_arg
+from tinynet.layers.preprocessing.index_lookup import output_mode_arg, refuse_vocabulary_file
 from tinynet.layers.preprocessing.string_lookup import StringLookup
 
 __all__ = ["TextVectorization"]
@@ -310,6 +310,7 @@ class TextVectorization(PreprocessingLayer):
 
     @classmethod
     def from_config(cls, config: dict) -> "TextVectorization":
+        refuse_vocabulary_file(config, "TextVectorization")
         config = dict(config)
         for arg in ("standardize", "split"):
             if arg in config:
