@@ -179,7 +179,11 @@ NOT_COMPUTING = {"Layer", "Parameter", "Input", "InputLayer", "add", "subtract",
 NO_EXPORT = {"Lambda": "runs a Python function, which has no ONNX form",
              **{name: "no ONNX converter yet (a call() layer)" for name in (
                  "Dot", "Permute", "RepeatVector", "Identity", "UnitNormalization",
-                 "ActivityRegularization", "GaussianNoise", "GaussianDropout")}}
+                 "ActivityRegularization", "GaussianNoise", "GaussianDropout")},
+             **{name: "no ONNX converter (a NumPy preprocessing layer: vocabularies, hashes "
+                      "and bins run before the model)" for name in (
+                 "TextVectorization", "StringLookup", "IntegerLookup", "CategoryEncoding",
+                 "Hashing", "Discretization")}}
 
 
 def one_layer_model(name: str, factory, shape) -> tuple:

@@ -2586,6 +2586,268 @@ case('layers-serialize-non-layer', 'tn.layers.serialize(3)',
      'layers.serialize: expected a tinynet Layer, got int: 3')
 
 
+
+# ============================================================================================
+# text and categorical preprocessing (issue 45, item 7): TextVectorization, StringLookup,
+# IntegerLookup, CategoryEncoding, Hashing, Discretization
+# ============================================================================================
+TV = tn.layers.TextVectorization
+SL = tn.layers.StringLookup
+IL = tn.layers.IntegerLookup
+CE = tn.layers.CategoryEncoding
+HS = tn.layers.Hashing
+DZ = tn.layers.Discretization
+
+
+def _unregistered_standardize(x):
+    return x
+
+
+case('tv-standardize-unknown', 'TextVectorization(standardize="upper")',
+     lambda: TV(standardize="upper"), ValueError,
+     "TextVectorization: standardize must be one of 'lower_and_strip_punctuation', 'lower', "
+     "'strip_punctuation' or None or a callable, got 'upper'")
+case('tv-split-unknown', 'TextVectorization(split="comma")',
+     lambda: TV(split="comma"), ValueError,
+     "TextVectorization: split must be one of 'whitespace', 'character' or None or a "
+     "callable, got 'comma'")
+case('tv-ngrams-zero', 'TextVectorization(ngrams=0)', lambda: TV(ngrams=0), ValueError,
+     "TextVectorization: ngrams must be None, an int >= 1 or a tuple of them, got 0")
+case('tv-ngrams-str', 'TextVectorization(ngrams="2")', lambda: TV(ngrams="2"), ValueError,
+     "TextVectorization: ngrams must be None, an int >= 1 or a tuple of them, got '2'")
+case('tv-output-mode-unknown', 'TextVectorization(output_mode="bag")',
+     lambda: TV(output_mode="bag"), ValueError,
+     "TextVectorization: output_mode must be one of 'int', 'one_hot', 'multi_hot', 'count', "
+     "'tf_idf', got 'bag'")
+case('tv-sequence-length-with-counts',
+     'TextVectorization(output_mode="count", output_sequence_length=5)',
+     lambda: TV(output_mode="count", output_sequence_length=5), ValueError,
+     "TextVectorization: output_sequence_length needs output_mode='int', got "
+     "output_mode='count'")
+case('tv-sequence-length-zero', 'TextVectorization(output_sequence_length=0)',
+     lambda: TV(output_sequence_length=0), ValueError,
+     "TextVectorization: output_sequence_length must be None or an int >= 1, got 0")
+case('tv-sequence-length-str', 'TextVectorization(output_sequence_length="5")',
+     lambda: TV(output_sequence_length="5"), TypeError,
+     "TextVectorization: output_sequence_length must be None or an int >= 1, got '5'")
+case('tv-ragged-with-counts', 'TextVectorization(output_mode="multi_hot", ragged=True)',
+     lambda: TV(output_mode="multi_hot", ragged=True), ValueError,
+     "TextVectorization: ragged=True needs output_mode='int', got output_mode='multi_hot'")
+case('tv-max-tokens-one', 'TextVectorization(max_tokens=1)', lambda: TV(max_tokens=1),
+     ValueError, "TextVectorization 'text_vectorization", "max_tokens must be None or an int "
+     ">= 2, got 1")
+case('tv-pad-without-max-tokens', 'TextVectorization(pad_to_max_tokens=True)',
+     lambda: TV(pad_to_max_tokens=True), ValueError,
+     "pad_to_max_tokens=True needs max_tokens, got max_tokens=None")
+case('tv-tf-idf-vocabulary-without-idf', 'TextVectorization(output_mode="tf_idf", vocabulary=["a"])',
+     lambda: TV(output_mode="tf_idf", vocabulary=["a"]), ValueError,
+     "output_mode='tf_idf' with a vocabulary needs idf_weights too, got idf_weights=None")
+case('tv-idf-without-tf-idf', 'TextVectorization(vocabulary=["a"], idf_weights=[1.0])',
+     lambda: TV(vocabulary=["a"], idf_weights=[1.0]), ValueError,
+     "idf_weights needs output_mode='tf_idf', got output_mode='int'")
+case('tv-sparse', 'TextVectorization(sparse=True)', lambda: TV(sparse=True), ValueError,
+     "sparse=True is not supported (tinynet has no sparse tensors)")
+case('tv-encoding-unknown', 'TextVectorization(encoding="klingon")',
+     lambda: TV(encoding="klingon"), ValueError,
+     "encoding must name a Python codec, got 'klingon'")
+case('tv-vocabulary-repeated', 'TextVectorization(vocabulary=["a", "b", "a"])',
+     lambda: TV(vocabulary=["a", "b", "a"]), ValueError,
+     "set_vocabulary: vocabulary has repeated tokens ['a']")
+case('tv-vocabulary-empty', 'TextVectorization(vocabulary=[])', lambda: TV(vocabulary=[]),
+     ValueError, "set_vocabulary: vocabulary must not be empty")
+case('tv-vocabulary-too-large', 'TextVectorization(max_tokens=3, vocabulary=["a", "b"])',
+     lambda: TV(max_tokens=3, vocabulary=["a", "b"]), ValueError,
+     "a vocabulary of 4 entries (special tokens included) exceeds max_tokens=3")
+case('tv-vocabulary-mask-inside', 'TextVectorization(vocabulary=["a", ""])',
+     lambda: TV(vocabulary=["a", ""]), ValueError,
+     "the mask_token '' is at index 1 of the vocabulary; give the special tokens only at the "
+     "start, in the order ['', '[UNK]'], or not at all")
+case('tv-vocabulary-file-missing', 'TextVectorization(vocabulary="/nonexistent/vocab.txt")',
+     lambda: TV(vocabulary="/nonexistent/vocab.txt"), ValueError,
+     "vocabulary file '/nonexistent/vocab.txt' does not exist")
+case('tv-call-ints', 'TextVectorization(vocabulary=["a"])(np.array([1, 2]))',
+     lambda: TV(vocabulary=["a"])(np.array([1, 2])), TypeError,
+     "inputs must be strings (str or bytes: a list or a NumPy str/bytes/object array), got "
+     "dtype int64")
+case('tv-call-wide-batch', 'TextVectorization(vocabulary=["a"])([["a b", "c"]])',
+     lambda: TV(vocabulary=["a"])([["a b", "c"]]), ValueError,
+     "to split strings the input must be [batch] or [batch, 1], got shape (1, 2)")
+case('tv-call-ragged-list', 'TextVectorization(vocabulary=["a"])([["a"], ["b", "c"]])',
+     lambda: TV(vocabulary=["a"])([["a"], ["b", "c"]]), ValueError,
+     "inputs must be rectangular (use lists of equal length)")
+case('tv-multi-hot-before-vocabulary', 'TextVectorization(output_mode="multi_hot")(["a"])',
+     lambda: TV(output_mode="multi_hot")(["a"]), RuntimeError,
+     "output_mode='multi_hot' without pad_to_max_tokens needs a vocabulary before the call: "
+     "pass vocabulary= or call adapt()")
+case('tv-one-hot-after-split', 'TextVectorization(output_mode="one_hot", vocabulary=["a"])(["a"])',
+     lambda: TV(output_mode="one_hot", vocabulary=["a"])(["a"]), ValueError,
+     "output_mode='one_hot' needs split=None (one token per string)")
+case('tv-standardize-changes-shape', 'TextVectorization(standardize=lambda x: x[:1])(["a", "b"])',
+     lambda: TV(standardize=lambda x: x[:1])(["a", "b"]), ValueError,
+     "standardize must keep the shape (2,), returned (1,)")
+case('tv-split-wrong-count', 'TextVectorization(split=lambda x: [["a"]])(["a", "b"])',
+     lambda: TV(split=lambda x: [["a"]])(["a", "b"]), ValueError,
+     "split must return one token list per string (2), returned 1")
+case('tv-adapt-str', 'TextVectorization().adapt("some text")',
+     lambda: TV().adapt("some text"), TypeError,
+     "adapt() takes a list or array of samples or an iterable of batches, got str")
+case('tv-adapt-steps-zero', 'TextVectorization().adapt(["a"], steps=0)',
+     lambda: TV().adapt(["a"], steps=0), ValueError,
+     "adapt: steps must be None or an int >= 1, got 0")
+case('tv-adapt-given-vocabulary', 'TextVectorization(vocabulary=["a"]).adapt(["a b"])',
+     lambda: TV(vocabulary=["a"]).adapt(["a b"]), ValueError,
+     "cannot adapt a layer given a vocabulary (the vocabulary argument or set_vocabulary())")
+case('tv-set-vocabulary-tf-idf-without-idf',
+     'TextVectorization(output_mode="tf_idf").set_vocabulary(["a"])',
+     lambda: TV(output_mode="tf_idf").set_vocabulary(["a"]), ValueError,
+     "set_vocabulary: output_mode='tf_idf' needs idf_weights, got None")
+case('tv-set-vocabulary-idf-length',
+     'TextVectorization(output_mode="tf_idf").set_vocabulary(["a", "b"], idf_weights=[1.0])',
+     lambda: TV(output_mode="tf_idf").set_vocabulary(["a", "b"], idf_weights=[1.0]), ValueError,
+     "idf_weights must be 1-D with one weight per vocabulary entry (2), got shape (1,)")
+case('tv-config-unregistered-callable',
+     'TextVectorization(standardize=<unregistered function>).get_config()',
+     lambda: TV(standardize=_unregistered_standardize).get_config(), ValueError,
+     "TextVectorization: cannot save standardize=<function _unregistered_standardize",
+     "register the function with @tinynet.saving.register_keras_serializable()")
+case('tv-symbolic-input', 'TextVectorization()(tn.Input((1,)))',
+     lambda: TV()(tn.Input((1,))), TypeError,
+     "TextVectorization 'text_vectorization", "cannot be called on a model input: it takes "
+     "strings, which models cannot take (tn.Input has no string dtype); run it on the data "
+     "first (ids = layer(texts)) and feed the ids to the model")
+case('sl-symbolic-input', 'StringLookup()(tn.Input((3,)))',
+     lambda: SL()(tn.Input((3,))), TypeError,
+     "StringLookup 'string_lookup", "cannot be called on a model input")
+case('tv-config-vocabulary-file', 'TextVectorization.from_config({"vocabulary": "/etc/passwd"})',
+     lambda: TV.from_config({"vocabulary": "/etc/passwd"}), ValueError,
+     "TextVectorization.from_config: the config names a vocabulary file '/etc/passwd'; a "
+     "config must hold the vocabulary itself (loading never reads other files)")
+case('sl-config-vocabulary-file', 'StringLookup.from_config({"vocabulary": "vocab.txt"})',
+     lambda: SL.from_config({"vocabulary": "vocab.txt"}), ValueError,
+     "StringLookup.from_config: the config names a vocabulary file 'vocab.txt'")
+case('tv-unknown-keyword', 'TextVectorization(max_token=5)', lambda: TV(max_token=5),
+     TypeError, "TextVectorization got an unexpected keyword argument 'max_token'; did you "
+     "mean 'max_tokens'?")
+
+case('sl-num-oov-negative', 'StringLookup(num_oov_indices=-1)',
+     lambda: SL(num_oov_indices=-1), ValueError,
+     "StringLookup: num_oov_indices must be None or an int >= 0, got -1")
+case('sl-invert-multi-hot', 'StringLookup(invert=True, output_mode="multi_hot")',
+     lambda: SL(invert=True, output_mode="multi_hot"), ValueError,
+     "StringLookup: invert=True needs output_mode='int', got output_mode='multi_hot'")
+case('sl-oov-token-int', 'StringLookup(oov_token=3)', lambda: SL(oov_token=3), TypeError,
+     "StringLookup: oov_token must be a str or None, got 3")
+case('sl-salt-triple', 'StringLookup(salt=[1, 2, 3])', lambda: SL(salt=[1, 2, 3]),
+     ValueError, "StringLookup: salt must be None, an int or a pair of ints, got [1, 2, 3]")
+case('sl-unknown-without-oov', 'StringLookup(vocabulary=["a"], num_oov_indices=0)(["a", "b"])',
+     lambda: SL(vocabulary=["a"], num_oov_indices=0)(["a", "b"]), ValueError,
+     "StringLookup 'string_lookup", "with num_oov_indices=0 every input must be in the "
+     "vocabulary, got unknown values ['b']")
+case('sl-invert-strings', 'StringLookup(vocabulary=["a"], invert=True)(["a"])',
+     lambda: SL(vocabulary=["a"], invert=True)(["a"]), TypeError,
+     "invert=True takes integer indices, got dtype <U1")
+case('sl-set-vocabulary-2d', 'StringLookup().set_vocabulary([["a"], ["b"]])',
+     lambda: SL().set_vocabulary([["a"], ["b"]]), ValueError,
+     "set_vocabulary: vocabulary must be a 1-D list or array of tokens, got shape (2, 1)")
+case('sl-set-vocabulary-idf-not-tf-idf', 'StringLookup().set_vocabulary(["a"], idf_weights=[1.0])',
+     lambda: SL().set_vocabulary(["a"], idf_weights=[1.0]), ValueError,
+     "set_vocabulary: idf_weights needs output_mode='tf_idf', got output_mode='int'")
+case('sl-tf-idf-file', 'StringLookup(output_mode="tf_idf").set_vocabulary("vocab.txt", [1.0])',
+     lambda: SL(output_mode="tf_idf").set_vocabulary("vocab.txt", idf_weights=[1.0]),
+     ValueError, "set_vocabulary: output_mode='tf_idf' cannot read the vocabulary from a file, "
+     "got 'vocab.txt'")
+case('sl-adapt-numbers', 'StringLookup().adapt(np.array([1, 2]))',
+     lambda: SL().adapt(np.array([1, 2])), TypeError,
+     "inputs must be strings (str or bytes: a list or a NumPy str/bytes/object array), got "
+     "dtype int64")
+
+case('il-vocabulary-dtype', 'IntegerLookup(vocabulary_dtype="int32")',
+     lambda: IL(vocabulary_dtype="int32"), ValueError,
+     "IntegerLookup: vocabulary_dtype must be 'int64', got 'int32'")
+case('il-salt-floormod', 'IntegerLookup(salt=3)', lambda: IL(salt=3), ValueError,
+     "IntegerLookup: salt needs oov_method='farmhash', got oov_method='floormod'")
+case('il-oov-method-unknown', 'IntegerLookup(oov_method="mod")',
+     lambda: IL(oov_method="mod"), ValueError,
+     "IntegerLookup: oov_method must be one of 'floormod', 'farmhash', got 'mod'")
+case('il-mask-token-str', 'IntegerLookup(mask_token="0")', lambda: IL(mask_token="0"),
+     TypeError, "IntegerLookup: mask_token must be an int or None, got '0'")
+case('il-call-strings', 'IntegerLookup(vocabulary=[1])(["1"])',
+     lambda: IL(vocabulary=[1])(["1"]), TypeError,
+     "IntegerLookup 'integer_lookup", "inputs must be integers, got dtype <U1")
+case('il-call-fractions', 'IntegerLookup(vocabulary=[1])(np.array([1.5]))',
+     lambda: IL(vocabulary=[1])(np.array([1.5])), ValueError,
+     "inputs must be integers, got non-integer floats")
+case('il-adapt-steps-str', 'IntegerLookup().adapt([1, 2], steps="1")',
+     lambda: IL().adapt([1, 2], steps="1"), TypeError,
+     "adapt: steps must be None or an int >= 1, got '1'")
+
+case('ce-num-tokens-missing', 'CategoryEncoding()', lambda: CE(), ValueError,
+     "CategoryEncoding: num_tokens must be set (an int >= 1), got None; for an unknown number "
+     "of ids use IntegerLookup")
+case('ce-num-tokens-zero', 'CategoryEncoding(0)', lambda: CE(0), ValueError,
+     "CategoryEncoding: num_tokens must be a positive int, got 0")
+case('ce-num-tokens-float', 'CategoryEncoding(3.0)', lambda: CE(3.0), TypeError,
+     "CategoryEncoding: num_tokens must be a positive int, got 3.0")
+case('ce-output-mode-tf-idf', 'CategoryEncoding(3, output_mode="tf_idf")',
+     lambda: CE(3, output_mode="tf_idf"), ValueError,
+     "CategoryEncoding: output_mode must be one of 'one_hot', 'multi_hot', 'count', got "
+     "'tf_idf'")
+case('ce-sparse', 'CategoryEncoding(3, sparse=True)', lambda: CE(3, sparse=True), ValueError,
+     "CategoryEncoding: sparse=True is not supported (tinynet has no sparse tensors)")
+case('ce-count-weights-multi-hot', 'CategoryEncoding(3)([[0, 1]], count_weights=[[1.0, 2.0]])',
+     lambda: CE(3)([[0, 1]], count_weights=[[1.0, 2.0]]), ValueError,
+     "count_weights needs output_mode='count', got output_mode='multi_hot'")
+case('ce-count-weights-shape',
+     'CategoryEncoding(3, output_mode="count")([[0, 1]], count_weights=[1.0])',
+     lambda: CE(3, output_mode="count")([[0, 1]], count_weights=[1.0]), ValueError,
+     "count_weights must have the inputs' shape (1, 2), got (1,)")
+case('ce-call-strings', 'CategoryEncoding(3)(["a"])', lambda: CE(3)(["a"]), TypeError,
+     "CategoryEncoding 'category_encoding", "inputs must be integers, got dtype <U1")
+
+case('hash-num-bins-zero', 'Hashing(0)', lambda: HS(0), ValueError,
+     "Hashing: num_bins must be a positive int, got 0")
+case('hash-num-bins-none', 'Hashing(None)', lambda: HS(None), TypeError,
+     "Hashing: num_bins must be a positive int, got None")
+case('hash-mask-value-float', 'Hashing(3, mask_value=1.5)', lambda: HS(3, mask_value=1.5),
+     TypeError, "Hashing: mask_value must be None, a str or an int, got 1.5")
+case('hash-salt-str', 'Hashing(3, salt="x")', lambda: HS(3, salt="x"), ValueError,
+     "Hashing: salt must be None, an int or a pair of ints, got 'x'")
+case('hash-output-mode-tf-idf', 'Hashing(3, output_mode="tf_idf")',
+     lambda: HS(3, output_mode="tf_idf"), ValueError,
+     "Hashing: output_mode must be one of 'int', 'one_hot', 'multi_hot', 'count', got "
+     "'tf_idf'")
+case('hash-call-bools', 'Hashing(3)(np.array([True]))', lambda: HS(3)(np.array([True])),
+     TypeError, "inputs must be strings or numbers, got dtype bool")
+
+case('dz-neither', 'Discretization()', lambda: DZ(), ValueError,
+     "Discretization: give num_bins (then adapt) or bin_boundaries, got neither")
+case('dz-both', 'Discretization([0.0], num_bins=3)', lambda: DZ([0.0], num_bins=3),
+     ValueError, "Discretization: give num_bins or bin_boundaries, not both, got num_bins=3 "
+     "and bin_boundaries=[0.0]")
+case('dz-num-bins-negative', 'Discretization(num_bins=-1)', lambda: DZ(num_bins=-1),
+     ValueError, "Discretization: num_bins must be None or an int >= 0, got -1")
+case('dz-epsilon-zero', 'Discretization(num_bins=3, epsilon=0)',
+     lambda: DZ(num_bins=3, epsilon=0), ValueError,
+     "Discretization: epsilon must be a float in (0, 1], got 0")
+case('dz-boundaries-unsorted', 'Discretization([1.0, 0.0])', lambda: DZ([1.0, 0.0]),
+     ValueError, "Discretization: bin_boundaries must be a sorted 1-D list of finite numbers, "
+     "got [1.0, 0.0]")
+case('dz-boundaries-strings', 'Discretization(["a"])', lambda: DZ(["a"]), TypeError,
+     "Discretization: bin_boundaries must be a list of numbers, got ['a']")
+case('dz-adapt-with-boundaries', 'Discretization([0.0]).adapt(np.zeros(3))',
+     lambda: DZ([0.0]).adapt(np.zeros(3)), ValueError,
+     "adapt() needs num_bins; the layer was given bin_boundaries")
+case('dz-call-before-adapt', 'Discretization(num_bins=3)(np.zeros(2))',
+     lambda: DZ(num_bins=3)(np.zeros(2)), ValueError,
+     "no bin_boundaries yet: pass them or call adapt() before using the layer")
+case('dz-call-strings', 'Discretization([0.0])(["a"])', lambda: DZ([0.0])(["a"]), TypeError,
+     "Discretization 'discretization", "inputs must be numbers, got dtype <U1")
+case('dz-adapt-strings', 'Discretization(num_bins=2).adapt(np.array(["a"]))',
+     lambda: DZ(num_bins=2).adapt(np.array(["a"])), TypeError,
+     "adapt() data must be numbers, got dtype <U1")
+case('dz-sparse', 'Discretization([0.0], sparse=True)', lambda: DZ([0.0], sparse=True),
+     ValueError, "Discretization: sparse=True is not supported (tinynet has no sparse tensors)")
+
 # ============================================================================================
 # the tests
 # ============================================================================================
