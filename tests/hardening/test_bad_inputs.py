@@ -2295,7 +2295,8 @@ kw("random-seed-generator-keyword", "random.SeedGenerator(seed=1, sed=2)",
 
 INIT = tn.initializers
 INIT_NAMES = "expected one of glorot_uniform, glorot_normal, he_uniform, he_normal, zeros, " \
-             "ones, lecun_uniform, lecun_normal, uniform, random_uniform, normal, random_normal"
+             "ones, lecun_uniform, lecun_normal, uniform, random_uniform, normal, random_normal, " \
+             "orthogonal"
 case("init-random-normal-stddev-str", "initializers.RandomNormal(stddev='a')",
      lambda: INIT.RandomNormal(stddev="a"), TypeError,
      "RandomNormal: stddev must be a real number, got 'a'")

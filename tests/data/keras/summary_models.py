@@ -15,4 +15,6 @@ SUMMARY_MODELS = {  # file name: the model, built from a layers module and a mod
         L.Input((20,)), L.Embedding(100, 8),
         L.Conv1D(16, 3, padding="causal", activation="relu"), L.MaxPooling1D(2),
         L.Conv1D(16, 3, padding="same"), L.GlobalMaxPooling1D(), L.Dense(4)]),
+    "summary_recurrent": lambda L, M: M.Sequential([
+        L.Input((20, 8)), L.LSTM(16, return_sequences=True), L.GRU(8), L.Dense(2)]),
 }
