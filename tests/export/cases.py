@@ -178,7 +178,9 @@ NOT_COMPUTING = {"Layer", "Parameter", "Input", "InputLayer", "add", "subtract",
 NO_EXPORT = {"Lambda": "runs a Python function, which has no ONNX form",
              **{name: "no ONNX converter yet (a call() layer)" for name in (
                  "Dot", "Permute", "RepeatVector", "Identity", "UnitNormalization",
-                 "ActivityRegularization", "GaussianNoise", "GaussianDropout")}}
+                 "ActivityRegularization", "GaussianNoise", "GaussianDropout")},
+             **{name: "no ONNX converter yet (ONNX's LSTM/GRU/RNN operators: issue 46, item 7)"
+                for name in ("SimpleRNN", "LSTM", "GRU")}}
 
 
 def one_layer_model(name: str, factory, shape) -> tuple:

@@ -2337,7 +2337,7 @@ case("init-deserialize-unknown-class", "initializers.deserialize({'class_name': 
      lambda: INIT.deserialize({"class_name": "Bogus", "config": {}}), ValueError,
      "initializers.deserialize: unknown initializer class 'Bogus'; expected one of Zeros, Ones, "
      "Constant, RandomNormal, RandomUniform, TruncatedNormal, GlorotUniform, GlorotNormal, "
-     "HeUniform, HeNormal, LecunUniform, LecunNormal or one in custom_objects")
+     "HeUniform, HeNormal, LecunUniform, LecunNormal, Orthogonal or one in custom_objects")
 case("init-deserialize-int", "initializers.deserialize(3)", lambda: INIT.deserialize(3),
      ValueError, "initializers.deserialize: expected a name or a dict with 'class_name' and "
      "'config', got 3")
@@ -2543,6 +2543,78 @@ case('layers-serialize-non-layer', 'tn.layers.serialize(3)',
      lambda: tn.layers.serialize(3), TypeError,
      'layers.serialize: expected a tinynet Layer, got int: 3')
 
+
+# ============================================================================================
+# recurrent layers: SimpleRNN, LSTM, GRU (issue 46)
+# ============================================================================================
+RNN_ACTS = "must be one of 'tanh', 'sigmoid', 'relu', 'hard_sigmoid', 'linear' or None"
+
+
+def _rnn(cls_name: str, *args: Any, **kwargs: Any) -> Any:
+    return getattr(tn.layers, cls_name)(*args, **kwargs)
+
+
+case("lstm-units-zero", "LSTM(0)", lambda: _rnn("LSTM", 0), ValueError,
+     "LSTM: units", POS_INT, "got 0")
+case("gru-units-negative", "GRU(-3)", lambda: _rnn("GRU", -3), ValueError,
+     "GRU: units", POS_INT, "got -3")
+case("simple-rnn-units-float", "SimpleRNN(2.5)", lambda: _rnn("SimpleRNN", 2.5), TypeError,
+     "SimpleRNN: units", POS_INT, "got 2.5")
+case("lstm-activation-softmax", "LSTM(4, activation='softmax')",
+     lambda: _rnn("LSTM", 4, activation="softmax"), ValueError,
+     "LSTM: activation " + RNN_ACTS, "got 'softmax'")
+case("gru-recurrent-activation-int", "GRU(4, recurrent_activation=3)",
+     lambda: _rnn("GRU", 4, recurrent_activation=3), TypeError,
+     "GRU: recurrent_activation " + RNN_ACTS, "got 3")
+case("lstm-dropout-one", "LSTM(4, dropout=1.0)", lambda: _rnn("LSTM", 4, dropout=1.0),
+     ValueError, "LSTM: dropout must be a float in [0, 1), got 1.0")
+case("gru-recurrent-dropout-negative", "GRU(4, recurrent_dropout=-0.1)",
+     lambda: _rnn("GRU", 4, recurrent_dropout=-0.1), ValueError,
+     "GRU: recurrent_dropout must be a float in [0, 1), got -0.1")
+case("simple-rnn-dropout-str", "SimpleRNN(4, dropout='0.2')",
+     lambda: _rnn("SimpleRNN", 4, dropout="0.2"), TypeError,
+     "SimpleRNN: dropout must be a float in [0, 1), got '0.2'")
+case("lstm-stateful", "LSTM(4, stateful=True)", lambda: _rnn("LSTM", 4, stateful=True),
+     ValueError, "LSTM: stateful=True is not supported", "got stateful=True")
+case("gru-reset-after-str", "GRU(4, reset_after='yes')",
+     lambda: _rnn("GRU", 4, reset_after="yes"), TypeError, "GRU: reset_after", "'yes'")
+case("lstm-use-cudnn", "LSTM(4, use_cudnn='always')",
+     lambda: _rnn("LSTM", 4, use_cudnn="always"), ValueError,
+     "LSTM: use_cudnn must be 'auto', True or False, got 'always'")
+case("lstm-recurrent-initializer", "LSTM(4, recurrent_initializer='eye')",
+     lambda: _rnn("LSTM", 4, recurrent_initializer="eye"), ValueError,
+     "LSTM: recurrent_initializer: unknown initializer 'eye'")
+case("lstm-input-rank-2", "LSTM(4)(zeros(2, 3))", lambda: _rnn("LSTM", 4)(z(2, 3)),
+     ValueError, "LSTM 'lstm': input must have rank 3 [batch, timesteps, features], "
+     "got shape (None, 3)")
+case("gru-input-rank-4", "GRU(4)(zeros(2, 3, 4, 5))", lambda: _rnn("GRU", 4)(z(2, 3, 4, 5)),
+     ValueError, "GRU 'gru': input must have rank 3", "got shape (None, 3, 4, 5)")
+case("lstm-features-changed", "LSTM(4) built on 3 features, called on 5",
+     lambda: (lambda l: (l(z(2, 3, 3)), l(z(2, 3, 5))))(_rnn("LSTM", 4)), ValueError,
+     "LSTM 'lstm': expected input of shape (batch, timesteps, 3), got shape (2, 3, 5)")
+case("simple-rnn-no-steps", "SimpleRNN(4)(zeros(2, 0, 3))",
+     lambda: _rnn("SimpleRNN", 4)(z(2, 0, 3)), ValueError,
+     "SimpleRNN 'simple_rnn': the input must have at least one timestep, got shape (2, 0, 3)")
+case("lstm-initial-state-one", "LSTM(4)(zeros(2, 3, 3), initial_state=[zeros(2, 4)])",
+     lambda: _rnn("LSTM", 4)(z(2, 3, 3), initial_state=[z(2, 4)]), ValueError,
+     "LSTM 'lstm': initial_state must be a list of 2 array(s) of shape (2, 4), got 1")
+case("gru-initial-state-shape", "GRU(4)(zeros(2, 3, 3), initial_state=zeros(2, 5))",
+     lambda: _rnn("GRU", 4)(z(2, 3, 3), initial_state=z(2, 5)), ValueError,
+     "GRU 'gru': initial_state must be array(s) of shape (2, 4) (batch, units), got (2, 5)")
+case("lstm-initial-state-symbolic", "LSTM(4)(Input((3, 3)), initial_state=[...])",
+     lambda: _rnn("LSTM", 4)(Input((3, 3)), initial_state=[z(1, 4), z(1, 4)]), ValueError,
+     "LSTM 'lstm': initial_state is taken on arrays only")
+case("lstm-return-state-grads", "LSTM(4, return_state=True).backward(one array)",
+     lambda: (lambda l: (l(z(2, 3, 3)), l.backward(z(2, 4))))(
+         _rnn("LSTM", 4, return_state=True)), ValueError,
+     "LSTM 'lstm': grad_output must be a list of 3 arrays (output and states), got one "
+     "array of shape (2, 4)")
+case("simple-rnn-backward-first", "SimpleRNN(4).backward(...) before forward",
+     lambda: _rnn("SimpleRNN", 4).backward(z(2, 4)), RuntimeError,
+     "SimpleRNN 'simple_rnn': backward called before forward")
+case("orthogonal-rank-1", "initializers.Orthogonal()((3,))",
+     lambda: tn.initializers.Orthogonal()((3,)), ValueError,
+     "Orthogonal: shape must have rank >= 2, got (3,)")
 
 # ============================================================================================
 # the tests

@@ -88,6 +88,9 @@ EXAMPLES = {
     "ActivityRegularization": (lambda: L.ActivityRegularization(), (2, 5)),
     "GaussianNoise": (lambda: L.GaussianNoise(0.2, seed=1), (2, 5)),
     "GaussianDropout": (lambda: L.GaussianDropout(0.2, seed=1), (2, 5)),
+    "SimpleRNN": (lambda: L.SimpleRNN(3, return_sequences=True), (2, 4, 3)),
+    "LSTM": (lambda: L.LSTM(3, go_backwards=True), (2, 4, 3)),
+    "GRU": (lambda: L.GRU(3, reset_after=False, return_sequences=True), (2, 4, 3)),
 }
 # Layers whose inputs are integer ids (no input gradient): ids below this bound.
 ID_EXAMPLES = {

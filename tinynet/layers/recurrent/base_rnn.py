@@ -279,10 +279,14 @@ class BaseRNN(OwnGenerator, Layer):
         x, xmask, rmask, hs, saved, with_state = self._require_cache()
         b, t, f = x.shape
         u = self.units
+        if self.return_state:
+            want = f"{self._owner()}: grad_output must be a list of {1 + self._STATES} arrays " \
+                   f"(output and states)"
+            if not isinstance(grad_output, (list, tuple)):
+                raise ValueError(f"{want}, got one array of shape {np.shape(grad_output)}")
+            if len(grad_output) != 1 + self._STATES:
+                raise ValueError(f"{want}, got {len(grad_output)}")
         grads = list(grad_output) if self.return_state else [grad_output]
-        if len(grads) != 1 + (self._STATES if self.return_state else 0):
-            raise ValueError(f"{self._owner()}: grad_output must be a list of "
-                             f"{1 + self._STATES} arrays (output and states), got {len(grads)}")
         shape = (b, t, u) if self.return_sequences else (b, u)
         g_out = self._check_grad(grads[0], shape)
         dhs = (np.ascontiguousarray(g_out, dtype=np.float32) if self.return_sequences
