@@ -180,7 +180,7 @@ NO_EXPORT = {"Lambda": "runs a Python function, which has no ONNX form",
                  "Dot", "Permute", "RepeatVector", "Identity", "UnitNormalization",
                  "ActivityRegularization", "GaussianNoise", "GaussianDropout")},
              **{name: "no ONNX converter yet (ONNX's LSTM/GRU/RNN operators: issue 46, item 7)"
-                for name in ("SimpleRNN", "LSTM", "GRU")}}
+                for name in ("SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed")}}
 
 
 def one_layer_model(name: str, factory, shape) -> tuple:

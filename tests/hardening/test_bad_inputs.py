@@ -2615,6 +2615,40 @@ case("simple-rnn-backward-first", "SimpleRNN(4).backward(...) before forward",
 case("orthogonal-rank-1", "initializers.Orthogonal()((3,))",
      lambda: tn.initializers.Orthogonal()((3,)), ValueError,
      "Orthogonal: shape must have rank >= 2, got (3,)")
+case("bidirectional-merge-mode", "Bidirectional(LSTM(4), merge_mode='max')",
+     lambda: _rnn("Bidirectional", _rnn("LSTM", 4), merge_mode="max"), ValueError,
+     "Bidirectional: merge_mode must be 'concat', 'sum', 'mul', 'ave' or None, got 'max'")
+case("bidirectional-dense", "Bidirectional(Dense(4))",
+     lambda: _rnn("Bidirectional", Dense(4)), TypeError,
+     "Bidirectional: layer must be a recurrent layer (SimpleRNN, LSTM or GRU), got Dense")
+case("bidirectional-not-layer", "Bidirectional('lstm')",
+     lambda: _rnn("Bidirectional", "lstm"), TypeError,
+     "Bidirectional: layer must be a tinynet Layer instance, got str")
+case("bidirectional-same-direction", "Bidirectional(LSTM(4), backward_layer=LSTM(4))",
+     lambda: _rnn("Bidirectional", _rnn("LSTM", 4), backward_layer=_rnn("LSTM", 4)),
+     ValueError, "Bidirectional: the forward and backward layers must have different "
+     "go_backwards, got False for both")
+case("bidirectional-return-state-mismatch",
+     "Bidirectional(LSTM(4, return_state=True), backward_layer=LSTM(4, go_backwards=True))",
+     lambda: _rnn("Bidirectional", _rnn("LSTM", 4, return_state=True),
+                  backward_layer=_rnn("LSTM", 4, go_backwards=True)), ValueError,
+     "Bidirectional: the forward and backward layers must have the same return_state, "
+     "got True and False")
+case("bidirectional-state-grads", "Bidirectional(LSTM(4, return_state=True)).backward(one array)",
+     lambda: (lambda l: (l(z(2, 3, 3)), l.backward(z(2, 8))))(
+         _rnn("Bidirectional", _rnn("LSTM", 4, return_state=True))), ValueError,
+     "Bidirectional 'bidirectional': grad_output must be a list of 5 arrays (outputs, then "
+     "states), got one array of shape (2, 8)")
+case("time-distributed-not-layer", "TimeDistributed(Dense)",
+     lambda: _rnn("TimeDistributed", Dense), TypeError,
+     "TimeDistributed: layer must be a tinynet Layer instance, got type")
+case("time-distributed-rank-2", "TimeDistributed(Dense(2))(zeros(4, 3))",
+     lambda: _rnn("TimeDistributed", Dense(2))(z(4, 3)), ValueError,
+     "TimeDistributed 'time_distributed': input must have rank >= 3 [batch, timesteps, ...], "
+     "got shape (None, 3)")
+case("time-distributed-multi-input", "TimeDistributed(Add())",
+     lambda: _rnn("TimeDistributed", Add()), ValueError,
+     "TimeDistributed: layer must take one input, got Add (several inputs)")
 
 # ============================================================================================
 # the tests

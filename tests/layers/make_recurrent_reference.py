@@ -64,12 +64,42 @@ CASES = {
                                              "recurrent_activation": "hard_sigmoid",
                                              "return_sequences": True, "return_state": True},
                                      True),
+    # wrappers: kwargs {"layer": [class, kwargs], "backward_layer": [class, kwargs] or
+    # absent, and the wrapper's own arguments}
+    "bi_lstm_concat_seq": ("Bidirectional", {"layer": ["LSTM", {"return_sequences": True}]},
+                           False),
+    "bi_gru_sum": ("Bidirectional", {"layer": ["GRU", {}], "merge_mode": "sum"}, False),
+    "bi_simple_mul_seq": ("Bidirectional", {"layer": ["SimpleRNN", {"return_sequences": True}],
+                                            "merge_mode": "mul"}, False),
+    "bi_lstm_ave_state": ("Bidirectional", {"layer": ["LSTM", {"return_state": True}],
+                                            "merge_mode": "ave"}, False),
+    "bi_gru_none_seq_state": ("Bidirectional", {"layer": ["GRU", {"return_sequences": True,
+                                                                  "return_state": True,
+                                                                  "reset_after": False}],
+                                                "merge_mode": None}, False),
+    "bi_lstm_gru_backward_layer": ("Bidirectional", {
+        "layer": ["LSTM", {"return_sequences": True}],
+        "backward_layer": ["GRU", {"return_sequences": True, "go_backwards": True}]}, False),
+    "td_dense": ("TimeDistributed", {"layer": ["Dense", {"activation": "tanh"}]}, False),
 }
+
+
+def make_layer(module, cls: str, kwargs: dict):
+    """The case's layer from a layers module (Keras's or tinynet's)."""
+    if cls in ("Bidirectional", "TimeDistributed"):
+        kw = dict(kwargs)
+        inner_cls, inner_kw = kw.pop("layer")
+        inner = getattr(module, inner_cls)(UNITS, **inner_kw)
+        if "backward_layer" in kw:
+            back_cls, back_kw = kw.pop("backward_layer")
+            kw["backward_layer"] = getattr(module, back_cls)(UNITS, **back_kw)
+        return getattr(module, cls)(inner, **kw)
+    return getattr(module, cls)(UNITS, **kwargs)
 
 
 def _case(cid: str, cls: str, kwargs: dict, with_state: bool) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(zlib.crc32(cid.encode()))
-    layer = getattr(keras.layers, cls)(UNITS, **kwargs)
+    layer = make_layer(keras.layers, cls, kwargs)
     x = rng.standard_normal(SHAPE).astype(np.float32)
     layer.build(SHAPE)
     weights = [(rng.standard_normal(tuple(w.shape)) * 0.5).astype(np.float32)

@@ -37,9 +37,22 @@ def _close(got, want, what):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * scale, err_msg=what)
 
 
+def _make(cls, kwargs):
+    """The case's layer (a wrapper's kwargs name its inner layers as [class, kwargs])."""
+    units = DOC["units"]
+    if cls in ("Bidirectional", "TimeDistributed"):
+        kw = dict(kwargs)
+        inner_cls, inner_kw = kw.pop("layer")
+        if "backward_layer" in kw:
+            back_cls, back_kw = kw.pop("backward_layer")
+            kw["backward_layer"] = getattr(tn.layers, back_cls)(units, **back_kw)
+        return getattr(tn.layers, cls)(getattr(tn.layers, inner_cls)(units, **inner_kw), **kw)
+    return CLASSES[cls](units, **kwargs)
+
+
 def _keras_layer(case):
     a = {k.split("/", 1)[1]: v for k, v in ARRAYS.items() if k.startswith(case["id"] + "/")}
-    layer = CLASSES[case["class"]](DOC["units"], **case["kwargs"])
+    layer = _make(case["class"], case["kwargs"])
     layer.build((None, *a["x"].shape[1:]))
     layer.set_weights([a[f"w{k}"] for k in range(len(layer.weights))])
     return layer, a
@@ -372,3 +385,55 @@ def test_gru_reset_after_matches_torch():
     np.testing.assert_allclose(layer.backward(g).numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(layer.kernel.grad[:, order], ref.weight_ih_l0.grad.numpy().T,
                                rtol=1e-4, atol=1e-6)
+
+
+# -- wrappers --------------------------------------------------------------------------------
+def test_bidirectional_weights_names_and_order():
+    layer = tn.layers.Bidirectional(LSTM(4, name="enc"))
+    layer(_x((2, 5, 3)))
+    assert layer.forward_layer.name == "forward_enc"
+    assert layer.backward_layer.name == "backward_enc" and layer.backward_layer.go_backwards
+    assert [n for n, _ in layer.named_weights()] == [
+        f"{d}_enc/{w}" for d in ("forward", "backward")
+        for w in ("kernel", "recurrent_kernel", "bias")]
+    assert layer.count_params() == 2 * 4 * 4 * (3 + 4 + 1)
+
+
+@pytest.mark.parametrize("mode", ["concat", "sum", "mul", "ave", None])
+def test_bidirectional_merge_modes_finite_differences(mode):
+    tn.set_seed(0)
+    layer = tn.layers.Bidirectional(GRU(3, return_sequences=True), merge_mode=mode)
+    check_gradients(layer, x=_x(), seed=1)
+
+
+def test_bidirectional_text_classifier_fits_saves_and_loads(tmp_path):
+    """Embedding -> Bidirectional(LSTM) -> Dense, as keras-io's IMDB example, learns a
+    generated task and loads back bitwise."""
+    tn.set_seed(0)
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1, 50, size=(96, 12))
+    y = (ids[:, 0] < 25).astype(np.int64)  # the first token's half of the vocabulary
+    model = tn.Sequential([tn.Input((12,)), tn.layers.Embedding(50, 8),
+                           tn.layers.Bidirectional(LSTM(8, return_sequences=True)),
+                           tn.layers.TimeDistributed(tn.layers.Dense(4, activation="relu")),
+                           tn.layers.Bidirectional(GRU(6), merge_mode="ave"),
+                           tn.layers.Dense(2, activation="softmax")])
+    model.compile(tn.optimizers.Adam(0.01), "sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    history = model.fit(ids, y, epochs=8, batch_size=16, verbose=0)
+    assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
+    assert history.history["accuracy"][-1] > 0.9
+    path = tmp_path / "bi.safetensors"
+    model.save(path)
+    again = tn.load_model(path)
+    assert np.array_equal(again.predict(ids, verbose=0), model.predict(ids, verbose=0))
+    assert again.layers[1].get_config() == model.layers[1].get_config()
+
+
+def test_time_distributed_is_the_layer_on_every_step():
+    x = _x((2, 5, 4))
+    dense = tn.layers.Dense(3)
+    layer = tn.layers.TimeDistributed(dense)
+    y = layer(x).numpy()
+    assert np.array_equal(y, dense(x.reshape(10, 4)).numpy().reshape(2, 5, 3))
+    assert [p.name for p in layer.weights] == ["kernel", "bias"]

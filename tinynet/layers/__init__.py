@@ -81,6 +81,8 @@ _EXPORTS = {
     "SimpleRNN": "tinynet.layers.recurrent",
     "LSTM": "tinynet.layers.recurrent",
     "GRU": "tinynet.layers.recurrent",
+    "Bidirectional": "tinynet.layers.recurrent",
+    "TimeDistributed": "tinynet.layers.recurrent",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -17,4 +17,9 @@ SUMMARY_MODELS = {  # file name: the model, built from a layers module and a mod
         L.Conv1D(16, 3, padding="same"), L.GlobalMaxPooling1D(), L.Dense(4)]),
     "summary_recurrent": lambda L, M: M.Sequential([
         L.Input((20, 8)), L.LSTM(16, return_sequences=True), L.GRU(8), L.Dense(2)]),
+    "summary_bidirectional": lambda L, M: M.Sequential([
+        L.Input((20, 8)), L.Bidirectional(L.LSTM(16, return_sequences=True)),
+        L.TimeDistributed(L.Dense(4, name="project")),
+        L.Bidirectional(L.GRU(8), merge_mode="sum"),
+        L.Dense(2)]),
 }
