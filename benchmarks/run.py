@@ -40,6 +40,7 @@ GROUPS = {
     "train": "cases_train",
     "import": "cases_import",
     "ops": "cases_ops",
+    "recurrent": "cases_recurrent",
 }
 DOCS_PATH = os.path.join(os.path.dirname(HERE), "docs", "performance.md")
 

@@ -18,7 +18,7 @@ from tinynet.reprs import plain_repr
 
 __all__ = ["get", "fans", "serialize", "deserialize", "Initializer", "Zeros", "Ones",
            "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal", "GlorotUniform",
-           "GlorotNormal", "HeUniform", "HeNormal", "LecunUniform", "LecunNormal"]
+           "GlorotNormal", "HeUniform", "HeNormal", "LecunUniform", "LecunNormal", "Orthogonal"]
 
 
 def fans(shape: tuple) -> tuple[int, int]:
@@ -35,7 +35,7 @@ def fans(shape: tuple) -> tuple[int, int]:
 
 _NAMES = ("glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "zeros", "ones",
           "lecun_uniform", "lecun_normal", "uniform", "random_uniform", "normal",
-          "random_normal")
+          "random_normal", "orthogonal")
 # Keras's RandomUniform(-0.05, 0.05) and RandomNormal(0.0, 0.05) under their string names
 _FIXED_SCALE = {"uniform": "uniform", "random_uniform": "uniform", "normal": "normal",
                 "random_normal": "normal"}
@@ -248,9 +248,35 @@ class LecunNormal(_Named):
     _name = "lecun_normal"
 
 
+class Orthogonal(Initializer):
+    """Keras ``Orthogonal`` (``"orthogonal"``, the recurrent layers' default for their
+    recurrent kernel): the ``[prod(shape[:-1]), shape[-1]]`` view of the result has
+    orthonormal rows or columns (whichever are fewer), times ``gain``. Drawn as the
+    Q factor of a normal matrix, its columns' signs fixed by R's diagonal."""
+
+    def __init__(self, gain: float = 1.0, seed: int | None = None) -> None:
+        self.gain = _real(gain, "Orthogonal", "gain")
+        self.seed = check_seed(seed, "Orthogonal")
+
+    def __call__(self, shape: Any, dtype: Any = None) -> np.ndarray:
+        shape = _shape(shape, "Orthogonal")
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal: shape must have rank >= 2, got {shape}")
+        rows, cols = int(np.prod(shape[:-1])), int(shape[-1])
+        draws = make_rng(self.seed).standard_normal(size=(max(rows, cols), min(rows, cols)))
+        q, r = np.linalg.qr(draws)
+        q = q * np.where(np.diag(r) < 0, -1.0, 1.0)
+        if rows < cols:
+            q = q.T
+        return (self.gain * q).reshape(shape).astype(_dtype(dtype, "Orthogonal"))
+
+    def get_config(self) -> dict:
+        return {"seed": self.seed, "gain": self.gain}
+
+
 _CLASSES = {c.__name__: c for c in (Zeros, Ones, Constant, RandomNormal, RandomUniform,
                                     TruncatedNormal, GlorotUniform, GlorotNormal, HeUniform,
-                                    HeNormal, LecunUniform, LecunNormal)}
+                                    HeNormal, LecunUniform, LecunNormal, Orthogonal)}
 
 
 def _from_name(name: str, seed: int | None) -> Initializer:
@@ -263,6 +289,8 @@ def _from_name(name: str, seed: int | None) -> Initializer:
         return RandomUniform(seed=seed)
     if kind == "normal":
         return RandomNormal(seed=seed)
+    if name == "orthogonal":
+        return Orthogonal(seed=seed)
     return {c._name: c for c in (GlorotUniform, GlorotNormal, HeUniform, HeNormal,
                                  LecunUniform, LecunNormal)}[name](seed=seed)
 

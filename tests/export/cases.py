@@ -183,7 +183,9 @@ NO_EXPORT = {"Lambda": "runs a Python function, which has no ONNX form",
              **{name: "no ONNX converter (a NumPy preprocessing layer: vocabularies, hashes "
                       "and bins run before the model)" for name in (
                  "TextVectorization", "StringLookup", "IntegerLookup", "CategoryEncoding",
-                 "Hashing", "Discretization")}}
+                 "Hashing", "Discretization")},
+             **{name: "no ONNX converter yet (ONNX's LSTM/GRU/RNN operators: issue 46, item 7)"
+                for name in ("SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed")}}
 
 
 def one_layer_model(name: str, factory, shape) -> tuple:

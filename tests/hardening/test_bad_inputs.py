@@ -2338,7 +2338,8 @@ kw("random-seed-generator-keyword", "random.SeedGenerator(seed=1, sed=2)",
 
 INIT = tn.initializers
 INIT_NAMES = "expected one of glorot_uniform, glorot_normal, he_uniform, he_normal, zeros, " \
-             "ones, lecun_uniform, lecun_normal, uniform, random_uniform, normal, random_normal"
+             "ones, lecun_uniform, lecun_normal, uniform, random_uniform, normal, random_normal, " \
+             "orthogonal"
 case("init-random-normal-stddev-str", "initializers.RandomNormal(stddev='a')",
      lambda: INIT.RandomNormal(stddev="a"), TypeError,
      "RandomNormal: stddev must be a real number, got 'a'")
@@ -2379,7 +2380,7 @@ case("init-deserialize-unknown-class", "initializers.deserialize({'class_name': 
      lambda: INIT.deserialize({"class_name": "Bogus", "config": {}}), ValueError,
      "initializers.deserialize: unknown initializer class 'Bogus'; expected one of Zeros, Ones, "
      "Constant, RandomNormal, RandomUniform, TruncatedNormal, GlorotUniform, GlorotNormal, "
-     "HeUniform, HeNormal, LecunUniform, LecunNormal or one in custom_objects")
+     "HeUniform, HeNormal, LecunUniform, LecunNormal, Orthogonal or one in custom_objects")
 case("init-deserialize-int", "initializers.deserialize(3)", lambda: INIT.deserialize(3),
      ValueError, "initializers.deserialize: expected a name or a dict with 'class_name' and "
      "'config', got 3")
@@ -2847,6 +2848,112 @@ case('dz-adapt-strings', 'Discretization(num_bins=2).adapt(np.array(["a"]))',
      "adapt() data must be numbers, got dtype <U1")
 case('dz-sparse', 'Discretization([0.0], sparse=True)', lambda: DZ([0.0], sparse=True),
      ValueError, "Discretization: sparse=True is not supported (tinynet has no sparse tensors)")
+
+# ============================================================================================
+# recurrent layers: SimpleRNN, LSTM, GRU (issue 46)
+# ============================================================================================
+RNN_ACTS = "must be one of 'tanh', 'sigmoid', 'relu', 'hard_sigmoid', 'linear' or None"
+
+
+def _rnn(cls_name: str, *args: Any, **kwargs: Any) -> Any:
+    return getattr(tn.layers, cls_name)(*args, **kwargs)
+
+
+case("lstm-units-zero", "LSTM(0)", lambda: _rnn("LSTM", 0), ValueError,
+     "LSTM: units", POS_INT, "got 0")
+case("gru-units-negative", "GRU(-3)", lambda: _rnn("GRU", -3), ValueError,
+     "GRU: units", POS_INT, "got -3")
+case("simple-rnn-units-float", "SimpleRNN(2.5)", lambda: _rnn("SimpleRNN", 2.5), TypeError,
+     "SimpleRNN: units", POS_INT, "got 2.5")
+case("lstm-activation-softmax", "LSTM(4, activation='softmax')",
+     lambda: _rnn("LSTM", 4, activation="softmax"), ValueError,
+     "LSTM: activation " + RNN_ACTS, "got 'softmax'")
+case("gru-recurrent-activation-int", "GRU(4, recurrent_activation=3)",
+     lambda: _rnn("GRU", 4, recurrent_activation=3), TypeError,
+     "GRU: recurrent_activation " + RNN_ACTS, "got 3")
+case("lstm-dropout-one", "LSTM(4, dropout=1.0)", lambda: _rnn("LSTM", 4, dropout=1.0),
+     ValueError, "LSTM: dropout must be a float in [0, 1), got 1.0")
+case("gru-recurrent-dropout-negative", "GRU(4, recurrent_dropout=-0.1)",
+     lambda: _rnn("GRU", 4, recurrent_dropout=-0.1), ValueError,
+     "GRU: recurrent_dropout must be a float in [0, 1), got -0.1")
+case("simple-rnn-dropout-str", "SimpleRNN(4, dropout='0.2')",
+     lambda: _rnn("SimpleRNN", 4, dropout="0.2"), TypeError,
+     "SimpleRNN: dropout must be a float in [0, 1), got '0.2'")
+case("lstm-stateful", "LSTM(4, stateful=True)", lambda: _rnn("LSTM", 4, stateful=True),
+     ValueError, "LSTM: stateful=True is not supported", "got stateful=True")
+case("gru-reset-after-str", "GRU(4, reset_after='yes')",
+     lambda: _rnn("GRU", 4, reset_after="yes"), TypeError, "GRU: reset_after", "'yes'")
+case("lstm-use-cudnn", "LSTM(4, use_cudnn='always')",
+     lambda: _rnn("LSTM", 4, use_cudnn="always"), ValueError,
+     "LSTM: use_cudnn must be 'auto', True or False, got 'always'")
+case("lstm-recurrent-initializer", "LSTM(4, recurrent_initializer='eye')",
+     lambda: _rnn("LSTM", 4, recurrent_initializer="eye"), ValueError,
+     "LSTM: recurrent_initializer: unknown initializer 'eye'")
+case("lstm-input-rank-2", "LSTM(4)(zeros(2, 3))", lambda: _rnn("LSTM", 4)(z(2, 3)),
+     ValueError, "LSTM 'lstm': input must have rank 3 [batch, timesteps, features], "
+     "got shape (None, 3)")
+case("gru-input-rank-4", "GRU(4)(zeros(2, 3, 4, 5))", lambda: _rnn("GRU", 4)(z(2, 3, 4, 5)),
+     ValueError, "GRU 'gru': input must have rank 3", "got shape (None, 3, 4, 5)")
+case("lstm-features-changed", "LSTM(4) built on 3 features, called on 5",
+     lambda: (lambda l: (l(z(2, 3, 3)), l(z(2, 3, 5))))(_rnn("LSTM", 4)), ValueError,
+     "LSTM 'lstm': expected input of shape (batch, timesteps, 3), got shape (2, 3, 5)")
+case("simple-rnn-no-steps", "SimpleRNN(4)(zeros(2, 0, 3))",
+     lambda: _rnn("SimpleRNN", 4)(z(2, 0, 3)), ValueError,
+     "SimpleRNN 'simple_rnn': the input must have at least one timestep, got shape (2, 0, 3)")
+case("lstm-initial-state-one", "LSTM(4)(zeros(2, 3, 3), initial_state=[zeros(2, 4)])",
+     lambda: _rnn("LSTM", 4)(z(2, 3, 3), initial_state=[z(2, 4)]), ValueError,
+     "LSTM 'lstm': initial_state must be a list of 2 array(s) of shape (2, 4), got 1")
+case("gru-initial-state-shape", "GRU(4)(zeros(2, 3, 3), initial_state=zeros(2, 5))",
+     lambda: _rnn("GRU", 4)(z(2, 3, 3), initial_state=z(2, 5)), ValueError,
+     "GRU 'gru': initial_state must be array(s) of shape (2, 4) (batch, units), got (2, 5)")
+case("lstm-initial-state-symbolic", "LSTM(4)(Input((3, 3)), initial_state=[...])",
+     lambda: _rnn("LSTM", 4)(Input((3, 3)), initial_state=[z(1, 4), z(1, 4)]), ValueError,
+     "LSTM 'lstm': initial_state is taken on arrays only")
+case("lstm-return-state-grads", "LSTM(4, return_state=True).backward(one array)",
+     lambda: (lambda l: (l(z(2, 3, 3)), l.backward(z(2, 4))))(
+         _rnn("LSTM", 4, return_state=True)), ValueError,
+     "LSTM 'lstm': grad_output must be a list of 3 arrays (output and states), got one "
+     "array of shape (2, 4)")
+case("simple-rnn-backward-first", "SimpleRNN(4).backward(...) before forward",
+     lambda: _rnn("SimpleRNN", 4).backward(z(2, 4)), RuntimeError,
+     "SimpleRNN 'simple_rnn': backward called before forward")
+case("orthogonal-rank-1", "initializers.Orthogonal()((3,))",
+     lambda: tn.initializers.Orthogonal()((3,)), ValueError,
+     "Orthogonal: shape must have rank >= 2, got (3,)")
+case("bidirectional-merge-mode", "Bidirectional(LSTM(4), merge_mode='max')",
+     lambda: _rnn("Bidirectional", _rnn("LSTM", 4), merge_mode="max"), ValueError,
+     "Bidirectional: merge_mode must be 'concat', 'sum', 'mul', 'ave' or None, got 'max'")
+case("bidirectional-dense", "Bidirectional(Dense(4))",
+     lambda: _rnn("Bidirectional", Dense(4)), TypeError,
+     "Bidirectional: layer must be a recurrent layer (SimpleRNN, LSTM or GRU), got Dense")
+case("bidirectional-not-layer", "Bidirectional('lstm')",
+     lambda: _rnn("Bidirectional", "lstm"), TypeError,
+     "Bidirectional: layer must be a tinynet Layer instance, got str")
+case("bidirectional-same-direction", "Bidirectional(LSTM(4), backward_layer=LSTM(4))",
+     lambda: _rnn("Bidirectional", _rnn("LSTM", 4), backward_layer=_rnn("LSTM", 4)),
+     ValueError, "Bidirectional: the forward and backward layers must have different "
+     "go_backwards, got False for both")
+case("bidirectional-return-state-mismatch",
+     "Bidirectional(LSTM(4, return_state=True), backward_layer=LSTM(4, go_backwards=True))",
+     lambda: _rnn("Bidirectional", _rnn("LSTM", 4, return_state=True),
+                  backward_layer=_rnn("LSTM", 4, go_backwards=True)), ValueError,
+     "Bidirectional: the forward and backward layers must have the same return_state, "
+     "got True and False")
+case("bidirectional-state-grads", "Bidirectional(LSTM(4, return_state=True)).backward(one array)",
+     lambda: (lambda l: (l(z(2, 3, 3)), l.backward(z(2, 8))))(
+         _rnn("Bidirectional", _rnn("LSTM", 4, return_state=True))), ValueError,
+     "Bidirectional 'bidirectional': grad_output must be a list of 5 arrays (outputs, then "
+     "states), got one array of shape (2, 8)")
+case("time-distributed-not-layer", "TimeDistributed(Dense)",
+     lambda: _rnn("TimeDistributed", Dense), TypeError,
+     "TimeDistributed: layer must be a tinynet Layer instance, got type")
+case("time-distributed-rank-2", "TimeDistributed(Dense(2))(zeros(4, 3))",
+     lambda: _rnn("TimeDistributed", Dense(2))(z(4, 3)), ValueError,
+     "TimeDistributed 'time_distributed': input must have rank >= 3 [batch, timesteps, ...], "
+     "got shape (None, 3)")
+case("time-distributed-multi-input", "TimeDistributed(Add())",
+     lambda: _rnn("TimeDistributed", Add()), ValueError,
+     "TimeDistributed: layer must take one input, got Add (several inputs)")
 
 # ============================================================================================
 # the tests

@@ -282,12 +282,34 @@ def _matmul(out):
             mm.SMALL_MULADDS = small
 
 
+def _recurrent(out):
+    from tinynet.layers import GRU, LSTM, SimpleRNN
+
+    rng = _rng()
+    shape = (2, 3, 2)
+    x = _f32(rng, *shape)
+    for key, make in [("simple", lambda: SimpleRNN(3, return_sequences=True,
+                                                    recurrent_dropout=0.3, seed=1)),
+                      ("lstm", lambda: LSTM(3, activation="relu",
+                                            recurrent_activation="hard_sigmoid",
+                                            recurrent_dropout=0.3, seed=2)),
+                      ("gru_after", lambda: GRU(3, return_sequences=True, recurrent_dropout=0.3,
+                                                seed=3)),
+                      ("gru_before", lambda: GRU(3, reset_after=False, recurrent_dropout=0.3,
+                                                 seed=4))]:
+        layer = _built(make(), shape, rng)
+        y = np.asarray(layer.forward(x, training=True))
+        layer._rng = None  # the same dropout masks in the timed pass
+        _layer_pass(layer, x, _f32(rng, *y.shape), out, key)
+
+
 FAMILIES = {"normalization": _normalization, "gn_cores": _gn_cores, "folds": _folds,
             "pooling": _pooling, "conv": _conv, "activations": _activations,
-            "optimizers": _optimizers, "matmul": _matmul}
+            "optimizers": _optimizers, "matmul": _matmul, "recurrent": _recurrent}
 MODES = {"serial": 2**62, "parallel": 0}
 # families whose parallel variants are picked by a gate (the others call both explicitly)
-GATED = ("normalization", "gn_cores", "pooling", "conv", "activations", "optimizers")
+GATED = ("normalization", "gn_cores", "pooling", "conv", "activations", "optimizers",
+         "recurrent")
 
 
 def _kernel_calls(record: set):

@@ -89,6 +89,14 @@ EXAMPLES = {
     "ActivityRegularization": (lambda: L.ActivityRegularization(), (2, 5)),
     "GaussianNoise": (lambda: L.GaussianNoise(0.2, seed=1), (2, 5)),
     "GaussianDropout": (lambda: L.GaussianDropout(0.2, seed=1), (2, 5)),
+    "SimpleRNN": (lambda: L.SimpleRNN(3, return_sequences=True), (2, 4, 3)),
+    "LSTM": (lambda: L.LSTM(3, go_backwards=True), (2, 4, 3)),
+    "GRU": (lambda: L.GRU(3, reset_after=False, return_sequences=True), (2, 4, 3)),
+    "Bidirectional": (lambda: L.Bidirectional(L.LSTM(3, return_sequences=True),
+                                              backward_layer=L.GRU(2, go_backwards=True,
+                                                                   return_sequences=True)),
+                      (2, 4, 3)),
+    "TimeDistributed": (lambda: L.TimeDistributed(L.Dense(3, activation="tanh")), (2, 4, 5)),
 }
 # Layers whose inputs are integer ids (no input gradient): ids below this bound.
 ID_EXAMPLES = {

@@ -85,6 +85,11 @@ _EXPORTS = {
     "GroupNormalization": "tinynet.layers.regularization.normalization",
     "InstanceNormalization": "tinynet.layers.regularization.normalization",
     "LayerNormalization": "tinynet.layers.regularization.normalization",
+    "SimpleRNN": "tinynet.layers.recurrent",
+    "LSTM": "tinynet.layers.recurrent",
+    "GRU": "tinynet.layers.recurrent",
+    "Bidirectional": "tinynet.layers.recurrent",
+    "TimeDistributed": "tinynet.layers.recurrent",
 }
 
 __all__ = sorted(_EXPORTS)

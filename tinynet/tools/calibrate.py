@@ -122,6 +122,12 @@ def _simple_layer(cls_name: str, *args, channels: int = 16, **kwargs):
     return _layer_probe(make, lambda n: (max(n // (256 * channels), 1), 16, 16, channels))
 
 
+def _lstm():
+    from tinynet.layers import LSTM
+
+    return LSTM(32, return_sequences=True)
+
+
 # gate -> (probe builder taking a size in the gate's unit, ladder scale)
 PROBES: dict[str, Callable[[int], Callable[[], None]]] = {
     "gn_row_parallel_min_elems": _norm_probe("GroupNormalization", 32, groups=8),
@@ -134,6 +140,8 @@ PROBES: dict[str, Callable[[int], Callable[[], None]]] = {
     "conv_parallel_min_elems": _simple_layer("Conv2D", 16, 3, padding="same"),
     "pool_parallel_min_elems": _simple_layer("MaxPooling2D", 2),
     "optimizer_parallel_min_elems": _optimizer_probe,
+    # an LSTM of 32 units on 16 features, 8 steps: 8 * 32 * 128 multiply-adds per sample
+    "rnn_parallel_min_muladds": _layer_probe(_lstm, lambda n: (max(n // (8 * 32 * 128), 1), 8, 16)),
 }
 
 

@@ -123,6 +123,15 @@ def _dense() -> None:
     det_reduce(x)
 
 
+def _recurrent() -> None:
+    from tinynet import layers as L
+
+    x = _x((2, 5, 3))
+    for layer in (L.SimpleRNN(4, return_sequences=True), L.LSTM(4),
+                  L.GRU(4, return_sequences=True), L.GRU(4, reset_after=False)):
+        _train_and_infer(layer, x)
+
+
 def _losses_and_optimizers() -> None:
     from tinynet import losses, optimizers
     from tinynet.layers.layer import Parameter
@@ -149,7 +158,7 @@ TASKS: dict[str, Callable[[], None]] = {
     **{f"normalization {c} channels": functools.partial(_normalization, c)
        for c in _NORM_CHANNELS},
     "layer norm": _layer_norm, "conv": _conv, "depthwise conv": _depthwise,
-    "pooling": _pooling,
+    "pooling": _pooling, "recurrent": _recurrent,
     "elementwise": _elementwise, "dense": _dense, "losses, optimizers": _losses_and_optimizers,
 }
 

@@ -79,6 +79,10 @@ _GATES: dict[str, _Gate] = {
         65_536, "elements", "pooling forward and backward"),
     "optimizer_parallel_min_elems": _Gate(
         65_536, "elements", "fused optimizer update kernels"),
+    "rnn_parallel_min_muladds": _Gate(
+        65_536, "multiply-adds",
+        "recurrent layers' step loops (batch rows on threads; the recurrent products of "
+        "the whole sequence counted)"),
 }
 
 GATE_DOCS: dict[str, str] = {name: gate.doc for name, gate in _GATES.items()}

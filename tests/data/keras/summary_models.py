@@ -26,4 +26,11 @@ SUMMARY_MODELS = {  # file name: the model, built from a layers module and a mod
     "summary_fixed_batch": lambda L, M: M.Sequential([
         L.Input(shape=(None, 3), batch_size=32), L.Conv1D(4, 2), L.GlobalMaxPooling1D(),
         L.Dense(2)]),
+    "summary_recurrent": lambda L, M: M.Sequential([
+        L.Input((20, 8)), L.LSTM(16, return_sequences=True), L.GRU(8), L.Dense(2)]),
+    "summary_bidirectional": lambda L, M: M.Sequential([
+        L.Input((20, 8)), L.Bidirectional(L.LSTM(16, return_sequences=True)),
+        L.TimeDistributed(L.Dense(4, name="project")),
+        L.Bidirectional(L.GRU(8), merge_mode="sum"),
+        L.Dense(2)]),
 }

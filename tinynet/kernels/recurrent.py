@@ -1,0 +1,443 @@
+"""Recurrent Numba kernels: the per-step loops of SimpleRNN, LSTM and GRU, forward and
+backward through time.
+
+The input side of every gate for the whole sequence is one GEMM done before these
+kernels run (``xp = x @ kernel + bias``, ``[B, T, G]`` with ``G = k * units``, on
+tinynet's fixed-order GEMM); what is left is the recurrence, which runs here one batch
+row at a time: each row's steps depend only on that row, so the parallel drivers hand
+whole rows to Numba's threads (``prange`` over the batch) and the serial drivers loop
+over them; a row's arithmetic is the same either way, so both give the same bits.
+
+The recurrent product of a step, ``z += h @ U`` (``U`` the ``[units, G]`` recurrent
+kernel), is a chain over ``units`` in increasing order for every column, written as rows
+of ``U`` scaled and added (a loop over the contiguous column axis, which vectorizes
+without fastmath and keeps each column's order). Backward, ``dh_prev = dz @ U.T`` runs
+likewise over the rows of ``UT = U.T`` (``[G, units]``, contiguous) in increasing gate
+column order. The weight gradients are not accumulated here: the kernels store every
+step's gate gradients (``[B, T, G]``) and the caller takes ``x.T @ dz`` and
+``h_prev.T @ dz`` as GEMMs over all ``B * T`` rows, in the GEMM's fixed order.
+
+Recurrent dropout (Keras 3): ``rmask`` is ``[B, k, units]`` (one mask per gate, fixed
+over the steps) or empty (``[0, k, units]``: no mask); a masked gate sees
+``h * rmask[b, g]`` in its recurrent product. The sequence (timestep) mask of Keras's
+masking layers is not taken yet: it would enter each row's step loop as "keep the state,
+write zeros" (docs/layers.md).
+
+Activation kinds (``act``, ``ract``): :data:`LINEAR`, :data:`TANH`, :data:`SIGMOID`,
+:data:`RELU`, :data:`HARD_SIGMOID` (Keras 3's ``relu6(x + 3) / 6``). Derivatives are
+taken from the activation's output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from tinynet.kernels._jit import njit
+from tinynet.kernels.elementwise import _sigmoid, _tanh32
+
+__all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
+           "simple_forward_serial", "simple_forward_parallel",
+           "simple_backward_serial", "simple_backward_parallel",
+           "lstm_forward_serial", "lstm_forward_parallel",
+           "lstm_backward_serial", "lstm_backward_parallel",
+           "gru_forward_serial", "gru_forward_parallel",
+           "gru_backward_serial", "gru_backward_parallel"]
+
+LINEAR, TANH, SIGMOID, RELU, HARD_SIGMOID = range(5)
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def _act(kind, v):
+    zero = np.float32(0.0)
+    if kind == TANH:
+        return _tanh32(v)
+    if kind == SIGMOID:
+        return _sigmoid(v)
+    if kind == RELU:
+        return zero if v <= zero else v
+    if kind == HARD_SIGMOID:
+        t = v + np.float32(3.0)
+        t = zero if t <= zero else t
+        t = np.float32(6.0) if t >= np.float32(6.0) else t
+        return t / np.float32(6.0)
+    return v
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def _dact(kind, y):
+    """The activation's derivative, from its output ``y``."""
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    if kind == TANH:
+        return one - y * y
+    if kind == SIGMOID:
+        return y * (one - y)
+    if kind == RELU:
+        return one if y > zero else zero
+    if kind == HARD_SIGMOID:
+        return np.float32(1.0 / 6.0) if (y > zero and y < one) else zero
+    return one
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _recur(h, U, rmask, b, g0, g1, units, z):
+    """``z[g0*units:g1*units] += (h * rmask[b, g]) @ U[:, gate g]`` for gates ``g0..g1-1``
+    (no mask when ``rmask`` is empty): per column, a chain over ``units`` in order."""
+    masked = rmask.shape[0] > 0
+    for g in range(g0, g1):
+        c0 = g * units
+        c1 = c0 + units
+        for k in range(units):
+            hk = h[k] * rmask[b, g, k] if masked else h[k]
+            row = U[k]
+            for j in range(c0, c1):
+                z[j] += hk * row[j]
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _recur_back(dz, UT, rmask, b, g0, g1, units, out, tmp):
+    """``out += sum_g rmask[b, g] * (dz[gate g] @ UT[gate g])`` for gates ``g0..g1-1``,
+    gate columns in increasing order (``tmp``: ``units`` floats of scratch)."""
+    masked = rmask.shape[0] > 0
+    for g in range(g0, g1):
+        for k in range(units):
+            tmp[k] = np.float32(0.0)
+        for j in range(g * units, (g + 1) * units):
+            d = dz[j]
+            row = UT[j]
+            for k in range(units):
+                tmp[k] += d * row[k]
+        if masked:
+            for k in range(units):
+                out[k] += tmp[k] * rmask[b, g, k]
+        else:
+            for k in range(units):
+                out[k] += tmp[k]
+
+
+# -- SimpleRNN: h = act(xp + h_prev @ U) ----------------------------------------------------
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _simple_fwd_row(b, xp, U, h0, rmask, act, hs):
+    steps = xp.shape[1]
+    units = U.shape[0]
+    z = np.empty(units, dtype=np.float32)
+    for j in range(units):
+        hs[b, 0, j] = h0[b, j]
+    for t in range(steps):
+        for j in range(units):
+            z[j] = xp[b, t, j]
+        _recur(hs[b, t], U, rmask, b, 0, 1, units, z)
+        for j in range(units):
+            hs[b, t + 1, j] = _act(act, z[j])
+
+
+@njit(cache=True, error_model="numpy")
+def simple_forward_serial(xp, U, h0, rmask, act, hs):
+    """SimpleRNN forward, one row after another.
+
+    Shape:
+        xp: ``[B, T, units]``; U: ``[units, units]``; h0: ``[B, units]``;
+        rmask: ``[B, 1, units]`` or ``[0, 1, units]``; hs (out): ``[B, T + 1, units]``
+        (``hs[:, 0] = h0``, ``hs[:, t + 1]`` the output of step ``t``).
+    """
+    for b in range(xp.shape[0]):
+        _simple_fwd_row(b, xp, U, h0, rmask, act, hs)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def simple_forward_parallel(xp, U, h0, rmask, act, hs):
+    """:func:`simple_forward_serial` with the batch rows on Numba's threads."""
+    for b in prange(xp.shape[0]):
+        _simple_fwd_row(np.int64(b), xp, U, h0, rmask, act, hs)
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _simple_bwd_row(b, dhs, dhT, UT, rmask, act, hs, dz, dh0):
+    steps = dhs.shape[1]
+    units = UT.shape[1]
+    dh = np.empty(units, dtype=np.float32)
+    tmp = np.empty(units, dtype=np.float32)
+    for j in range(units):
+        dh[j] = dhT[b, j]
+    for t in range(steps - 1, -1, -1):
+        for j in range(units):
+            dz[b, t, j] = (dh[j] + dhs[b, t, j]) * _dact(act, hs[b, t + 1, j])
+            dh[j] = np.float32(0.0)
+        _recur_back(dz[b, t], UT, rmask, b, 0, 1, units, dh, tmp)
+    for j in range(units):
+        dh0[b, j] = dh[j]
+
+
+@njit(cache=True, error_model="numpy")
+def simple_backward_serial(dhs, dhT, UT, rmask, act, hs, dz, dh0):
+    """SimpleRNN backward through time, one row after another.
+
+    Shape:
+        dhs: ``[B, T, units]`` (dL/d output of each step); dhT: ``[B, units]`` (dL/d the
+        returned final state); UT: ``[units, units]`` (``U.T``); hs: the forward's;
+        dz (out): ``[B, T, units]`` (dL/d pre-activation); dh0 (out): ``[B, units]``.
+    """
+    for b in range(dhs.shape[0]):
+        _simple_bwd_row(b, dhs, dhT, UT, rmask, act, hs, dz, dh0)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def simple_backward_parallel(dhs, dhT, UT, rmask, act, hs, dz, dh0):
+    """:func:`simple_backward_serial` with the batch rows on Numba's threads."""
+    for b in prange(dhs.shape[0]):
+        _simple_bwd_row(np.int64(b), dhs, dhT, UT, rmask, act, hs, dz, dh0)
+
+
+# -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _lstm_fwd_row(b, xp, U, h0, c0, rmask, act, ract, hs, cs, gates):
+    steps = xp.shape[1]
+    units = U.shape[0]
+    width = 4 * units
+    z = np.empty(width, dtype=np.float32)
+    for j in range(units):
+        hs[b, 0, j] = h0[b, j]
+        cs[b, 0, j] = c0[b, j]
+    for t in range(steps):
+        for j in range(width):
+            z[j] = xp[b, t, j]
+        _recur(hs[b, t], U, rmask, b, 0, 4, units, z)
+        for j in range(units):
+            i = _act(ract, z[j])
+            f = _act(ract, z[units + j])
+            g = _act(act, z[2 * units + j])
+            o = _act(ract, z[3 * units + j])
+            c = f * cs[b, t, j] + i * g
+            cs[b, t + 1, j] = c
+            hs[b, t + 1, j] = o * _act(act, c)
+            gates[b, t, j] = i
+            gates[b, t, units + j] = f
+            gates[b, t, 2 * units + j] = g
+            gates[b, t, 3 * units + j] = o
+
+
+@njit(cache=True, error_model="numpy")
+def lstm_forward_serial(xp, U, h0, c0, rmask, act, ract, hs, cs, gates):
+    """LSTM forward, one row after another.
+
+    Shape:
+        xp: ``[B, T, 4 * units]``; U: ``[units, 4 * units]``; h0, c0: ``[B, units]``;
+        rmask: ``[B, 4, units]`` or empty; hs, cs (out): ``[B, T + 1, units]`` (index 0
+        the initial state); gates (out): ``[B, T, 4 * units]`` (activated i, f, c, o).
+    """
+    for b in range(xp.shape[0]):
+        _lstm_fwd_row(b, xp, U, h0, c0, rmask, act, ract, hs, cs, gates)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def lstm_forward_parallel(xp, U, h0, c0, rmask, act, ract, hs, cs, gates):
+    """:func:`lstm_forward_serial` with the batch rows on Numba's threads."""
+    for b in prange(xp.shape[0]):
+        _lstm_fwd_row(np.int64(b), xp, U, h0, c0, rmask, act, ract, hs, cs, gates)
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0):
+    steps = dhs.shape[1]
+    units = UT.shape[1]
+    dh = np.empty(units, dtype=np.float32)
+    dc = np.empty(units, dtype=np.float32)
+    tmp = np.empty(units, dtype=np.float32)
+    for j in range(units):
+        dh[j] = dhT[b, j]
+        dc[j] = dcT[b, j]
+    for t in range(steps - 1, -1, -1):
+        for j in range(units):
+            dhj = dh[j] + dhs[b, t, j]
+            i = gates[b, t, j]
+            f = gates[b, t, units + j]
+            g = gates[b, t, 2 * units + j]
+            o = gates[b, t, 3 * units + j]
+            tc = _act(act, cs[b, t + 1, j])
+            dcj = dc[j] + dhj * o * _dact(act, tc)
+            dz[b, t, j] = dcj * g * _dact(ract, i)
+            dz[b, t, units + j] = dcj * cs[b, t, j] * _dact(ract, f)
+            dz[b, t, 2 * units + j] = dcj * i * _dact(act, g)
+            dz[b, t, 3 * units + j] = dhj * tc * _dact(ract, o)
+            dc[j] = dcj * f
+            dh[j] = np.float32(0.0)
+        _recur_back(dz[b, t], UT, rmask, b, 0, 4, units, dh, tmp)
+    for j in range(units):
+        dh0[b, j] = dh[j]
+        dc0[b, j] = dc[j]
+
+
+@njit(cache=True, error_model="numpy")
+def lstm_backward_serial(dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0):
+    """LSTM backward through time, one row after another.
+
+    Shape:
+        dhs: ``[B, T, units]``; dhT, dcT: ``[B, units]`` (dL/d the returned final h and
+        c); UT: ``[4 * units, units]``; hs, cs, gates: the forward's; dz (out):
+        ``[B, T, 4 * units]`` (dL/d gate pre-activations); dh0, dc0 (out): ``[B, units]``.
+    """
+    for b in range(dhs.shape[0]):
+        _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def lstm_backward_parallel(dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0):
+    """:func:`lstm_backward_serial` with the batch rows on Numba's threads."""
+    for b in prange(dhs.shape[0]):
+        _lstm_bwd_row(np.int64(b), dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz,
+                      dh0, dc0)
+
+
+# -- GRU: gates z, r, h (Keras order) --------------------------------------------------------
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _gru_fwd_row(b, xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra):
+    steps = xp.shape[1]
+    units = U.shape[0]
+    width = 3 * units
+    masked = rmask.shape[0] > 0
+    rec = np.empty(width, dtype=np.float32)
+    rh = np.empty(units, dtype=np.float32)
+    for j in range(units):
+        hs[b, 0, j] = h0[b, j]
+    for t in range(steps):
+        hp = hs[b, t]
+        for j in range(width):
+            rec[j] = np.float32(0.0)
+        if reset_after:
+            _recur(hp, U, rmask, b, 0, 3, units, rec)
+            for j in range(width):
+                rec[j] += rbias[j]
+        else:
+            _recur(hp, U, rmask, b, 0, 2, units, rec)
+        for j in range(units):
+            zg = _act(ract, xp[b, t, j] + rec[j])
+            rg = _act(ract, xp[b, t, units + j] + rec[units + j])
+            gates[b, t, j] = zg
+            gates[b, t, units + j] = rg
+            if reset_after:
+                extra[b, t, j] = rec[2 * units + j]
+            else:
+                hm = hp[j] * rmask[b, 2, j] if masked else hp[j]
+                rh[j] = rg * hm
+                extra[b, t, j] = rh[j]
+        if not reset_after:
+            for k in range(units):
+                rk = rh[k]
+                row = U[k]
+                for j in range(units):
+                    rec[2 * units + j] += rk * row[2 * units + j]
+        for j in range(units):
+            zg = gates[b, t, j]
+            if reset_after:
+                hh = _act(act, xp[b, t, 2 * units + j] + gates[b, t, units + j] * rec[2 * units + j])
+            else:
+                hh = _act(act, xp[b, t, 2 * units + j] + rec[2 * units + j])
+            gates[b, t, 2 * units + j] = hh
+            hs[b, t + 1, j] = zg * hp[j] + (np.float32(1.0) - zg) * hh
+
+
+@njit(cache=True, error_model="numpy")
+def gru_forward_serial(xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra):
+    """GRU forward, one row after another.
+
+    Shape:
+        xp: ``[B, T, 3 * units]`` (input bias included); U: ``[units, 3 * units]``;
+        rbias: ``[3 * units]`` (the recurrent bias of ``reset_after``, else unused);
+        h0: ``[B, units]``; rmask: ``[B, 3, units]`` or empty; hs (out):
+        ``[B, T + 1, units]``; gates (out): ``[B, T, 3 * units]`` (z, r and the
+        candidate); extra (out): ``[B, T, units]``: ``h @ U_h + b_h`` with
+        ``reset_after``, else ``r * h`` (the recurrent product's operand).
+    """
+    for b in range(xp.shape[0]):
+        _gru_fwd_row(b, xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def gru_forward_parallel(xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra):
+    """:func:`gru_forward_serial` with the batch rows on Numba's threads."""
+    for b in prange(xp.shape[0]):
+        _gru_fwd_row(np.int64(b), xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates,
+                     extra)
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _gru_bwd_row(b, dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx, dzr,
+                 dh0):
+    steps = dhs.shape[1]
+    units = UT.shape[1]
+    masked = rmask.shape[0] > 0
+    one = np.float32(1.0)
+    dh = np.empty(units, dtype=np.float32)
+    drh = np.empty(units, dtype=np.float32)
+    tmp = np.empty(units, dtype=np.float32)
+    for j in range(units):
+        dh[j] = dhT[b, j]
+    for t in range(steps - 1, -1, -1):
+        hp = hs[b, t]
+        for j in range(units):
+            dhj = dh[j] + dhs[b, t, j]
+            zg = gates[b, t, j]
+            rg = gates[b, t, units + j]
+            hh = gates[b, t, 2 * units + j]
+            dzh = dhj * (one - zg) * _dact(act, hh)
+            dzz = dhj * (hp[j] - hh) * _dact(ract, zg)
+            dzx[b, t, j] = dzz
+            dzx[b, t, 2 * units + j] = dzh
+            dzr[b, t, j] = dzz
+            if reset_after:
+                dzrg = dzh * extra[b, t, j] * _dact(ract, rg)
+                dzx[b, t, units + j] = dzrg
+                dzr[b, t, units + j] = dzrg
+                dzr[b, t, 2 * units + j] = dzh * rg
+            else:
+                dzr[b, t, 2 * units + j] = dzh
+            dh[j] = dhj * zg
+        if reset_after:
+            _recur_back(dzr[b, t], UT, rmask, b, 0, 3, units, dh, tmp)
+        else:
+            # d(r * h_masked) = dz_h @ U_h.T, then the reset gate's pre-activation
+            for k in range(units):
+                drh[k] = np.float32(0.0)
+            for j in range(2 * units, 3 * units):
+                d = dzr[b, t, j]
+                row = UT[j]
+                for k in range(units):
+                    drh[k] += d * row[k]
+            for j in range(units):
+                rg = gates[b, t, units + j]
+                hm = hp[j] * rmask[b, 2, j] if masked else hp[j]
+                dzrg = drh[j] * hm * _dact(ract, rg)
+                dzx[b, t, units + j] = dzrg
+                dzr[b, t, units + j] = dzrg
+                back = drh[j] * rg
+                dh[j] += back * rmask[b, 2, j] if masked else back
+            _recur_back(dzr[b, t], UT, rmask, b, 0, 2, units, dh, tmp)
+    for j in range(units):
+        dh0[b, j] = dh[j]
+
+
+@njit(cache=True, error_model="numpy")
+def gru_backward_serial(dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx,
+                        dzr, dh0):
+    """GRU backward through time, one row after another.
+
+    Shape:
+        dhs: ``[B, T, units]``; dhT: ``[B, units]``; UT: ``[3 * units, units]``; hs,
+        gates, extra: the forward's; dzx (out): ``[B, T, 3 * units]`` (dL/d the input
+        projection, bias included); dzr (out): ``[B, T, 3 * units]`` (dL/d the
+        recurrent products ``h @ U_z``, ``h @ U_r`` and ``h @ U_h + b_h`` with
+        ``reset_after``, or ``(r * h) @ U_h`` without); dh0 (out): ``[B, units]``.
+    """
+    for b in range(dhs.shape[0]):
+        _gru_bwd_row(b, dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx, dzr,
+                     dh0)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def gru_backward_parallel(dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx,
+                          dzr, dh0):
+    """:func:`gru_backward_serial` with the batch rows on Numba's threads."""
+    for b in prange(dhs.shape[0]):
+        _gru_bwd_row(np.int64(b), dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates,
+                     extra, dzx, dzr, dh0)

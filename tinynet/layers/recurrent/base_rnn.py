@@ -1,0 +1,372 @@
+"""What SimpleRNN, LSTM and GRU share: arguments, the input projection, dropout masks,
+``go_backwards``, initial states, the outputs and the weight gradients (Keras 3 semantics).
+
+A recurrent layer runs in three steps. The input side of every gate for the whole
+sequence is one GEMM, ``xp = x @ kernel + bias`` (``[B * T, G]``, ``G = gates * units``,
+tinynet's fixed-order GEMM). The recurrence runs in a Numba kernel, one batch row after
+another or the rows on threads (:mod:`tinynet.math.recurrent`), storing what backward
+needs. Backward runs back through time in the same kernels' twins, which store the
+gradient of every step's gate pre-activations; the weight gradients are then GEMMs over
+all ``B * T`` rows (``x.T @ dz``, ``h_prev.T @ dz``) and a fixed-order column sum.
+
+Dropout follows Keras 3: masks drawn once per call and kept for every step; ``dropout``
+masks the input, ``recurrent_dropout`` the previous state in the recurrent products
+(the state itself is carried unmasked). With ``recurrent_dropout`` LSTM and GRU draw one
+mask per gate for each (Keras's ``implementation=1``), otherwise one input mask shared by
+the gates.
+
+A sequence mask (Keras's masking layers) would enter each kernel's step loop: a masked
+step keeps the state and outputs zeros. It is not taken yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tinynet import activations, regularizers
+from tinynet.layers.layer import Layer, check_bool, check_positive_int
+from tinynet.layers.node import is_symbolic
+from tinynet.layers.seeded import OwnGenerator
+from tinynet.layers.validation import check_initializer, check_seed
+from tinynet.math import recurrent as R
+from tinynet.math.matmul import matmul
+from tinynet.tensor import Tensor, as_array
+
+__all__ = ["BaseRNN", "check_activation", "check_rate"]
+
+
+def check_activation(value: Any, arg: str, owner: str) -> tuple[str, int]:
+    """``(name, kernel kind)`` of a recurrent layer's activation (``None`` is linear)."""
+    names = ", ".join(repr(n) for n in R.ACTIVATIONS)
+    what = f"{owner}: {arg} must be one of {names} or None, got {value!r}"
+    if value is None:
+        return "linear", R.ACTIVATIONS["linear"]
+    if not isinstance(value, str):
+        raise TypeError(what)
+    if value not in R.ACTIVATIONS:
+        raise ValueError(what)
+    return value, R.ACTIVATIONS[value]
+
+
+def check_rate(value: Any, arg: str, owner: str) -> float:
+    """A dropout rate: a float in ``[0, 1)``."""
+    what = f"{owner}: {arg} must be a float in [0, 1), got {value!r}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        raise TypeError(what)
+    if not 0.0 <= value < 1.0:  # also rejects NaN
+        raise ValueError(what)
+    return float(value)
+
+
+def _refuse(value: Any, arg: str, owner: str, why: str) -> bool:
+    flag = check_bool(value, arg, owner)
+    if flag:
+        raise ValueError(f"{owner}: {arg}=True is not supported: {why}; got {arg}={value!r}")
+    return flag
+
+
+class BaseRNN(OwnGenerator, Layer):
+    """The shared recurrent layer (subclassed by SimpleRNN, LSTM and GRU; not public).
+
+    Subclasses set ``_GATES`` (1, 4 or 3), ``_STATES`` (1 or 2) and implement
+    ``_bias_shape``/``_bias_init``, ``_steps`` (the forward kernel call) and ``_back``
+    (the backward kernel call).
+    """
+
+    _GATES = 1
+    _STATES = 1
+
+    def __init__(self, units: int, activation: str | None = "tanh",
+                 recurrent_activation: str | None = "sigmoid", use_bias: bool = True,
+                 kernel_initializer: str = "glorot_uniform",
+                 recurrent_initializer: str = "orthogonal", bias_initializer: str = "zeros",
+                 kernel_regularizer: Any = None, recurrent_regularizer: Any = None,
+                 bias_regularizer: Any = None, dropout: float = 0.0,
+                 recurrent_dropout: float = 0.0, seed: int | None = None,
+                 return_sequences: bool = False, return_state: bool = False,
+                 go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
+                 name: str | None = None, input_shape: tuple | None = None,
+                 trainable: bool = True) -> None:
+        super().__init__(name=name, trainable=trainable, input_shape=input_shape)
+        owner = type(self).__name__
+        self.units = check_positive_int(units, "units", owner)
+        self.activation, self._act = check_activation(activation, "activation", owner)
+        self.recurrent_activation, self._ract = check_activation(
+            recurrent_activation, "recurrent_activation", owner)
+        self.use_bias = check_bool(use_bias, "use_bias", owner)
+        self.kernel_initializer = check_initializer(kernel_initializer, owner)
+        self.recurrent_initializer = check_initializer(recurrent_initializer, owner,
+                                                       "recurrent_initializer")
+        self.bias_initializer = check_initializer(bias_initializer, owner, "bias_initializer")
+        check = regularizers.check_layer_regularizer
+        self.kernel_regularizer = check(kernel_regularizer, "kernel_regularizer", owner)
+        self.recurrent_regularizer = check(recurrent_regularizer, "recurrent_regularizer", owner)
+        self.bias_regularizer = check(bias_regularizer, "bias_regularizer", owner)
+        self.dropout = check_rate(dropout, "dropout", owner)
+        self.recurrent_dropout = check_rate(recurrent_dropout, "recurrent_dropout", owner)
+        self.seed = check_seed(seed, owner)
+        self._rng = None
+        self.return_sequences = check_bool(return_sequences, "return_sequences", owner)
+        self.return_state = check_bool(return_state, "return_state", owner)
+        self.go_backwards = check_bool(go_backwards, "go_backwards", owner)
+        self.stateful = _refuse(stateful, "stateful", owner,
+                                "every call starts from initial_state or zeros")
+        # unrolling is Keras's speed trick for short sequences; the compiled step loop
+        # computes the same thing, so unroll=True is accepted and changes nothing
+        self.unroll = check_bool(unroll, "unroll", owner)
+        self.kernel = None
+        self.recurrent_kernel = None
+        self.bias = None
+
+    # -- shapes ---------------------------------------------------------------------------
+    def _owner(self) -> str:
+        return f"{type(self).__name__} {self.name!r}"
+
+    def _in_features(self, input_shape: tuple) -> int:
+        shape = tuple(input_shape)
+        if len(shape) != 3:
+            raise ValueError(f"{self._owner()}: input must have rank 3 [batch, timesteps, "
+                             f"features], got shape {shape}")
+        if shape[-1] is None or shape[-1] == 0:
+            raise ValueError(f"{self._owner()}: the features axis must be known and "
+                             f"non-empty, got shape {shape}")
+        return int(shape[-1])
+
+    def output_shape(self, input_shape: tuple) -> tuple | list:
+        self._in_features(input_shape)
+        batch, steps = tuple(input_shape)[:2]
+        out = (batch, steps, self.units) if self.return_sequences else (batch, self.units)
+        if not self.return_state:
+            return out
+        return [out] + [(batch, self.units)] * self._STATES
+
+    # -- weights --------------------------------------------------------------------------
+    def _bias_shape(self) -> tuple:
+        return (self._GATES * self.units,)
+
+    def _bias_init(self) -> Any:
+        return self.bias_initializer
+
+    def build(self, input_shape: tuple) -> None:
+        fan_in = self._in_features(input_shape)
+        width = self._GATES * self.units
+        self.kernel = self.add_weight("kernel", (fan_in, width), self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer)
+        self.recurrent_kernel = self.add_weight(
+            "recurrent_kernel", (self.units, width), self.recurrent_initializer,
+            regularizer=self.recurrent_regularizer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", self._bias_shape(), self._bias_init(),
+                                        regularizer=self.bias_regularizer)
+        super().build(input_shape)
+
+    # -- calling ----------------------------------------------------------------------------
+    def __call__(self, x: Any, *args: Any, initial_state: Any = None, **kwargs: Any) -> Any:
+        """As any layer, plus Keras's ``initial_state=`` (arrays ``[batch, units]``: ``h``,
+        and ``c`` for LSTM). Called with ``initial_state``, :meth:`backward` returns
+        ``[dL/dx, dL/dh0, ...]``."""
+        if initial_state is None:
+            return super().__call__(x, *args, **kwargs)
+        from tinynet.ops.autodiff import current
+
+        states = initial_state if isinstance(initial_state, (list, tuple)) else [initial_state]
+        if is_symbolic(x) or any(is_symbolic(s) for s in states) or current() is not None:
+            raise ValueError(f"{self._owner()}: initial_state is taken on arrays only (not "
+                             f"on symbolic tensors of a functional model, nor inside a call() "
+                             f"layer) for now")
+        training = kwargs.pop("training", None)
+        if args and len(args) == 1 and (args[0] is None or isinstance(args[0], (bool, np.bool_))):
+            training, args = args[0], ()
+        if args or kwargs:
+            raise TypeError(f"{self._owner()}: called with unexpected arguments "
+                            f"{list(args) + list(kwargs)}; use layer(x, initial_state=[...], "
+                            f"training=...)")
+        if not self.built:
+            self._build_on(x)
+        return self.forward(x, training=bool(training), initial_state=states)
+
+    def _initial(self, initial_state: Any, batch: int) -> list[np.ndarray]:
+        if initial_state is None:
+            return [np.zeros((batch, self.units), dtype=np.float32)] * self._STATES
+        states = initial_state if isinstance(initial_state, (list, tuple)) else [initial_state]
+        if len(states) != self._STATES:
+            raise ValueError(f"{self._owner()}: initial_state must be a list of "
+                             f"{self._STATES} array(s) of shape ({batch}, {self.units}), got "
+                             f"{len(states)}")
+        out = []
+        for s in states:
+            a = np.ascontiguousarray(as_array(s), dtype=np.float32)
+            if a.shape != (batch, self.units):
+                raise ValueError(f"{self._owner()}: initial_state must be array(s) of shape "
+                                 f"({batch}, {self.units}) (batch, units), got {a.shape}")
+            out.append(a)
+        return out
+
+    def _masks(self, batch: int, features: int,
+               training: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Keras 3's dropout masks for one call: input ``[n, B, features]`` (``n`` 1 or the
+        gate count) and recurrent ``[B, gates, units]``, or ``None``."""
+        per_gate = self._GATES if (self.recurrent_dropout > 0 and self._GATES > 1) else 1
+        xmask = rmask = None
+        if training and self.dropout > 0:
+            keep = self.rng.random((per_gate, batch, features)) >= self.dropout
+            xmask = (keep / (1.0 - self.dropout)).astype(np.float32)
+        if training and self.recurrent_dropout > 0:
+            keep = self.rng.random((batch, self._GATES, self.units)) >= self.recurrent_dropout
+            rmask = (keep / (1.0 - self.recurrent_dropout)).astype(np.float32)
+        return xmask, rmask
+
+    def _input_bias(self) -> np.ndarray | None:
+        return self.bias.value if self.use_bias else None
+
+    def _project(self, x: np.ndarray, xmask: np.ndarray | None) -> np.ndarray:
+        """``xp = (x * mask) @ kernel + input bias``, ``[B, T, G]``."""
+        b, t, f = x.shape
+        width = self._GATES * self.units
+        w = self.kernel.value
+        if xmask is None:
+            xp = matmul(x.reshape(b * t, f), w)
+        elif xmask.shape[0] == 1:
+            xp = matmul((x * xmask[0][:, None, :]).reshape(b * t, f), w)
+        else:
+            xp = np.empty((b * t, width), dtype=np.float32)
+            u = self.units
+            for g in range(self._GATES):
+                xg = (x * xmask[g][:, None, :]).reshape(b * t, f)
+                xp[:, g * u:(g + 1) * u] = matmul(xg, w[:, g * u:(g + 1) * u])
+        bias = self._input_bias()
+        if bias is not None:
+            xp += bias
+        return xp.reshape(b, t, width)
+
+    def forward(self, x: Any, training: bool = False, initial_state: Any = None) -> Any:
+        x = as_array(x)
+        if not self.built:
+            self.build((None, *x.shape[1:]))
+        fan_in = self.kernel.value.shape[0]
+        if x.ndim != 3 or x.shape[-1] != fan_in:
+            raise ValueError(f"{self._owner()}: expected input of shape (batch, timesteps, "
+                             f"{fan_in}), got shape {x.shape}")
+        batch, steps = x.shape[:2]
+        if steps == 0:
+            raise ValueError(f"{self._owner()}: the input must have at least one timestep, "
+                             f"got shape {x.shape}")
+        states0 = self._initial(initial_state, batch)
+        if self.go_backwards:
+            x = x[:, ::-1]
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        xmask, rmask = self._masks(batch, fan_in, training)
+        xp = self._project(x, xmask)
+        hs, finals, saved = self._steps(xp, states0, rmask)
+        self._cache = (x, xmask, rmask, hs, saved, initial_state is not None)
+        out = np.ascontiguousarray(hs[:, 1:]) if self.return_sequences else hs[:, -1].copy()
+        if not self.return_state:
+            return Tensor(out)
+        return [Tensor(out)] + [Tensor(s.copy()) for s in finals]
+
+    def _recurrent_operands(self, hprev: np.ndarray, rmask: np.ndarray | None,
+                            saved: Any) -> list[tuple[int, int, np.ndarray]]:
+        """``(g0, g1, operand)``: the recurrent kernel's gates ``g0..g1-1`` were multiplied
+        by ``operand`` ``[B, T, units]`` (the previous state, masked per gate)."""
+        if rmask is None:
+            return [(0, self._GATES, hprev)]
+        return [(g, g + 1, hprev * rmask[:, g][:, None, :]) for g in range(self._GATES)]
+
+    def backward(self, grad_output: Any) -> Any:
+        x, xmask, rmask, hs, saved, with_state = self._require_cache()
+        b, t, f = x.shape
+        u = self.units
+        if self.return_state:
+            want = f"{self._owner()}: grad_output must be a list of {1 + self._STATES} arrays " \
+                   f"(output and states)"
+            if not isinstance(grad_output, (list, tuple)):
+                raise ValueError(f"{want}, got one array of shape {np.shape(grad_output)}")
+            if len(grad_output) != 1 + self._STATES:
+                raise ValueError(f"{want}, got {len(grad_output)}")
+        grads = list(grad_output) if self.return_state else [grad_output]
+        shape = (b, t, u) if self.return_sequences else (b, u)
+        g_out = self._check_grad(grads[0], shape)
+        dhs = (np.ascontiguousarray(g_out, dtype=np.float32) if self.return_sequences
+               else np.zeros((b, t, u), dtype=np.float32))
+        finals = [np.zeros((b, u), dtype=np.float32) for _ in range(self._STATES)]
+        if not self.return_sequences:
+            finals[0] += g_out
+        for i, g in enumerate(grads[1:]):
+            finals[i] += self._check_grad(g, (b, u))
+        dzx, dzr, d0 = self._back(dhs, finals, rmask, hs, saved)
+        # weight gradients: GEMMs over all B * T rows, in the GEMM's fixed order
+        width = self._GATES * u
+        dzx2 = dzx.reshape(b * t, width)
+        dzr2 = dzr.reshape(b * t, width)
+        w = self.kernel.value
+        if xmask is None or xmask.shape[0] == 1:
+            xm = x if xmask is None else x * xmask[0][:, None, :]
+            if self.kernel.trainable:
+                self.kernel.grad = matmul(xm.reshape(b * t, f), dzx2, trans_a=True)
+            dx = matmul(dzx2, w, trans_b=True).reshape(b, t, f)
+            if xmask is not None:
+                dx *= xmask[0][:, None, :]
+        else:
+            kgrad = np.empty_like(w)
+            dx = np.zeros((b, t, f), dtype=np.float32)
+            for g in range(self._GATES):
+                cols = slice(g * u, (g + 1) * u)
+                dzg = np.ascontiguousarray(dzx2[:, cols])
+                xg = (x * xmask[g][:, None, :]).reshape(b * t, f)
+                kgrad[:, cols] = matmul(xg, dzg, trans_a=True)
+                dx += matmul(dzg, w[:, cols], trans_b=True).reshape(b, t, f) * xmask[g][:, None, :]
+            if self.kernel.trainable:
+                self.kernel.grad = kgrad
+        if not self.kernel.trainable:
+            self.kernel.grad = None
+        if self.recurrent_kernel.trainable:
+            ugrad = np.empty_like(self.recurrent_kernel.value)
+            hprev = hs[:, :-1]
+            for g0, g1, operand in self._recurrent_operands(hprev, rmask, saved):
+                cols = slice(g0 * u, g1 * u)
+                op2 = np.ascontiguousarray(operand, dtype=np.float32).reshape(b * t, u)
+                dz = dzr2 if (g0, g1) == (0, self._GATES) else np.ascontiguousarray(dzr2[:, cols])
+                ugrad[:, cols] = matmul(op2, dz, trans_a=True)
+            self.recurrent_kernel.grad = ugrad
+        else:
+            self.recurrent_kernel.grad = None
+        if self.use_bias:
+            self.bias.grad = self._bias_grad(dzx2, dzr2) if self.bias.trainable else None
+        if self.go_backwards:
+            dx = dx[:, ::-1]
+        dx = Tensor(np.ascontiguousarray(dx))
+        if with_state:
+            return [dx] + [Tensor(d) for d in d0]
+        return dx
+
+    def _bias_grad(self, dzx2: np.ndarray, dzr2: np.ndarray) -> np.ndarray:
+        return activations.bias_grad(dzx2)
+
+    # -- config -----------------------------------------------------------------------------
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update({
+            "units": self.units,
+            "activation": self.activation,
+            "use_bias": self.use_bias,
+            "kernel_initializer": self.kernel_initializer,
+            "recurrent_initializer": self.recurrent_initializer,
+            "bias_initializer": self.bias_initializer,
+            "dropout": self.dropout,
+            "recurrent_dropout": self.recurrent_dropout,
+            "seed": self.seed,
+            "return_sequences": self.return_sequences,
+            "return_state": self.return_state,
+            "go_backwards": self.go_backwards,
+            "stateful": self.stateful,
+            "unroll": self.unroll,
+        })
+        if self._GATES > 1:
+            config["recurrent_activation"] = self.recurrent_activation
+        owner = type(self).__name__
+        for arg in ("kernel_regularizer", "recurrent_regularizer", "bias_regularizer"):
+            config[arg] = regularizers.config_entry(getattr(self, arg), arg, owner)
+        return config
