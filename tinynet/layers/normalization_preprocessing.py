@@ -9,6 +9,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from tinynet.layers.layer import Layer, check_bool
+from tinynet.scalars import float_array
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Normalization"]
@@ -33,8 +34,8 @@ def _check_stats(mean: Any, variance: Any, axis: tuple) -> tuple:
     if mean is None:
         return None, None
     try:
-        m = np.asarray(mean, dtype=np.float64)
-        v = np.asarray(variance, dtype=np.float64)
+        m = float_array(mean)
+        v = float_array(variance)
     except (TypeError, ValueError):
         raise TypeError("Normalization: mean and variance must be numbers or arrays of "
                         f"numbers, got mean={mean!r} and variance={variance!r}") from None

@@ -232,9 +232,9 @@ class AUC(_Confusion):
                                                                   (int, np.integer)):
                 raise TypeError(f"{owner}: num_thresholds must be an int > 1, got "
                                 f"{num_thresholds!r}")
-            if num_thresholds <= 1:
-                raise ValueError(f"{owner}: num_thresholds must be an int > 1, got "
-                                 f"{num_thresholds!r}")
+            if not 1 < num_thresholds < 2**31:
+                raise ValueError(f"{owner}: num_thresholds must be an int > 1 (and < 2**31), "
+                                 f"got {num_thresholds!r}")
             self.num_thresholds = int(num_thresholds)
             inner = [(i + 1) * 1.0 / (self.num_thresholds - 1)
                      for i in range(self.num_thresholds - 2)]

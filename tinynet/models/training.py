@@ -33,6 +33,7 @@ from tinynet.models.added_losses import (add_penalty_grads, forward_with_losses,
 from tinynet.models.checks import check_targets
 from tinynet.models.weighting import accumulate, format_logs, means, sample_weights
 from tinynet.random import make_rng
+from tinynet.scalars import is_real, to_float
 from tinynet.tensor import Tensor, as_array
 from tinynet.tools import compile_ahead
 
@@ -123,7 +124,7 @@ def _per_output(value: Any, names: list[str], arg: str, owner: str) -> list:
 def _loss_weight(value: Any, owner: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+    if not is_real(value) or not math.isfinite(to_float(value)):
         raise ValueError(f"{owner}: loss_weights must hold finite numbers, got {value!r}")
     return float(value)
 
