@@ -32,6 +32,7 @@ from tinynet.models.added_losses import (add_penalty_grads, forward_with_losses,
                                          may_add_losses, zeros_for_none)
 from tinynet.models.checks import check_targets
 from tinynet.models.weighting import accumulate, format_logs, means, sample_weights
+from tinynet.optimizers.step_undo import is_finite
 from tinynet.random import make_rng
 from tinynet.scalars import is_real, to_float
 from tinynet.tensor import Tensor, as_array
@@ -293,16 +294,27 @@ class Trainer:
             np.copyto(backup, p.value)
         preds, extra, penalties = forward_with_losses(self, xs, True, params, where)
         total, values, grads = self._losses(ys, preds, True, sw, extra)
-        if not math.isfinite(total):
+        stat = None if not math.isfinite(total) else next(
+            (p for p, _ in guard if not is_finite(p.value)), None)
+        if not math.isfinite(total) or stat is not None:
             for p, backup in guard:
                 np.copyto(p.value, backup)
-            raise FloatingPointError(f"{where()}: the loss is {total}; training stopped "
-                                     f"before this step's update (weights are those after "
-                                     f"the last finite step)")
+            what = (f"the loss is {total}" if stat is None
+                    else f"the statistic {stat.path} is not finite")
+            raise FloatingPointError(f"{where()}: {what}; training stopped before this "
+                                     f"step's update (weights are those after the last "
+                                     f"finite step)")
         values += self._metric_values(ys, preds)
         self._run_backward(zeros_for_none(grads, preds), False)
         add_penalty_grads(penalties)  # the weight penalties' gradients join the weights'
-        self.optimizer.apply(params)
+        bad = self.optimizer.apply_or_undo(params)
+        if bad is not None:  # the optimizer undid its step; the statistics follow
+            for p, backup in guard:
+                np.copyto(p.value, backup)
+            raise FloatingPointError(f"{where()}: the weight {bad.path} is not finite after "
+                                     f"this step's update; training stopped and the step "
+                                     f"undone (weights are those after the last finite "
+                                     f"step)")
         return total, values
 
     def _test_arrays(self, xs: list[np.ndarray], ys: list[np.ndarray], batch_size: int,
@@ -363,10 +375,12 @@ class Trainer:
         Raises:
             RuntimeError: the model is not compiled.
             ValueError: bad arguments or data (the message names the shapes).
-            FloatingPointError: a batch loss is not finite (epoch and batch named, 1-based;
-                raised before that step's update), unless a ``TerminateOnNaN`` callback is
-                given: then the update is not applied either, the callbacks see a ``nan``
-                loss, and training stops.
+            FloatingPointError: a batch loss or a moving statistic is not finite (epoch
+                and batch named, 1-based; raised before that step's update), or the update
+                made a weight non-finite (the step is undone: weights, optimizer state and
+                statistics are those after the last finite step), unless a
+                ``TerminateOnNaN`` callback is given: then the update is not applied
+                either, the callbacks see a ``nan`` loss, and training stops.
         """
         owner = f"{type(self).__name__}.fit"
         self._require_compiled(owner)

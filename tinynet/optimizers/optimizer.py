@@ -33,6 +33,7 @@ from tinynet.layers.layer import Parameter
 from tinynet.optimizers import updates
 from tinynet.optimizers.checks import check_float
 from tinynet.optimizers.flat import FlatGroup
+from tinynet.optimizers.step_undo import StepUndo
 
 __all__ = ["Optimizer"]
 
@@ -105,6 +106,7 @@ class Optimizer(KeywordChecked):
         self._exclude_ids: set[int] = set()
         self._exclude_names: list[str] = []
         self._exclude_pattern: re.Pattern | None = None
+        self._undo: StepUndo | None = None
 
     # -- learning rate -------------------------------------------------------------------
     @property
@@ -285,6 +287,31 @@ class Optimizer(KeywordChecked):
                 self._update(p.value.reshape(-1), g, self._slots[id(p)][1], lr32,
                              common if commons is None else commons[i])
         self.iterations += 1
+
+    def apply_or_undo(self, params: Iterable[Parameter]) -> Parameter | None:
+        """:meth:`apply`, undone when a weight comes out NaN or infinite.
+
+        The training loop's step: weights, slots, ``iterations`` and the optimizer's
+        scalars are copied before the update (into buffers reused from step to step) and
+        restored bitwise if any updated weight is not finite afterwards.
+
+        Returns:
+            ``None``, or the first parameter whose updated weight was not finite (the
+            step is then undone).
+        """
+        params = self._trainable(params)
+        undo = self._undo if self._undo is not None else StepUndo()
+        self._undo = undo
+        undo.save(params, self._slots, self.iterations, self._scalars)
+        built = self.built
+        self.apply(params)
+        bad = undo.first_non_finite(params)
+        if bad is not None:
+            self.iterations, self._scalars = undo.restore(params, self._slots)
+            self.built = built
+            if any(id(p) not in self._slots for p in params):
+                self._group = None  # its slot views belong to the dropped slots
+        return bad
 
     def _flat_group(self, params: list[Parameter]) -> FlatGroup | None:
         """The :class:`FlatGroup` of ``params`` (the last one if it still matches, else a
