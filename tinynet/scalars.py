@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_real", "to_float", "float_array"]
+__all__ = ["is_real", "to_float", "float_array", "FLOAT32_MAX"]
+
+#: float32's largest finite value: where tinynet computes in float32, larger numbers are inf.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def is_real(value: Any) -> bool:

@@ -1335,7 +1335,7 @@ case("metric-wrapper-not-callable", "MeanMetricWrapper(5)",
 # ============================================================================================
 # optimizers
 # ============================================================================================
-LR = "learning_rate must be a non-negative float or a callable schedule"
+LR = "learning_rate must be a non-negative float no larger than float32's largest (3.4028235e+38) or a callable schedule"
 case("sgd-lr-nan", "SGD(learning_rate=nan)", lambda: optimizers.SGD(learning_rate=NAN),
      ValueError, "SGD: " + LR, "got nan")
 case("sgd-lr-negative", "SGD(learning_rate=-1)", lambda: optimizers.SGD(learning_rate=-1),

@@ -31,9 +31,11 @@ import numpy as np
 from tinynet.keywords import KeywordChecked
 from tinynet.layers.layer import Parameter
 from tinynet.optimizers import updates
-from tinynet.optimizers.checks import check_float
+from tinynet.optimizers.checks import RATE, check_float, check_rate
 from tinynet.optimizers.flat import FlatGroup
 from tinynet.optimizers.step_undo import StepUndo
+from tinynet.reprs import plain_repr
+from tinynet.scalars import FLOAT32_MAX
 
 __all__ = ["Optimizer"]
 
@@ -54,8 +56,7 @@ def _check_optional_float(value: Any, arg: str, owner: str, positive: bool) -> f
 def _check_learning_rate(value: Any, owner: str) -> float | Callable:
     if callable(value):
         return value
-    return check_float(value, "learning_rate", owner,
-                       expected="a non-negative float or a callable schedule")
+    return check_rate(value, "learning_rate", owner, expected=f"{RATE} or a callable schedule")
 
 
 class Optimizer(KeywordChecked):
@@ -111,11 +112,25 @@ class Optimizer(KeywordChecked):
     # -- learning rate -------------------------------------------------------------------
     @property
     def learning_rate(self) -> float:
-        """The current learning rate (a schedule is evaluated at ``iterations``)."""
+        """The current learning rate (a schedule is evaluated at ``iterations``).
+
+        Raises:
+            ValueError: the schedule's rate at ``iterations`` is not a learning rate (a
+                growing schedule beyond float32's range, or a custom one gone negative).
+        """
         lr = self._learning_rate
-        if callable(lr):
-            return float(lr(self.iterations))
-        return lr
+        if not callable(lr):
+            return lr
+        try:
+            value = float(lr(self.iterations))
+        except OverflowError:  # a float power beyond float's range (a growing schedule)
+            value = math.inf
+        if not 0.0 <= value <= FLOAT32_MAX:  # NaN fails too
+            raise ValueError(f"{type(self).__name__}: the learning rate schedule "
+                             f"{plain_repr(lr, 200)} gave "
+                             f"{value!r} at iteration {self.iterations}; a learning rate must "
+                             f"be {RATE}")
+        return value
 
     @learning_rate.setter
     def learning_rate(self, value: float | Callable) -> None:
