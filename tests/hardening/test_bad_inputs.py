@@ -1200,15 +1200,15 @@ case("fit-initial-epoch-float", "model.fit(x, y, initial_epoch=1.0)",
      "Sequential.fit: initial_epoch must be a non-negative int, got 1.0")
 case("fit-validation-freq-zero", "model.fit(x, y, validation_freq=0)",
      lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq=0, verbose=0), ValueError,
-     "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
+     "Sequential.fit: validation_freq must be a positive int or a non-empty list of positive ints",
      "got 0")
 case("fit-validation-freq-str", "model.fit(x, y, validation_freq='2')",
      lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq="2", verbose=0), TypeError,
-     "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
+     "Sequential.fit: validation_freq must be a positive int or a non-empty list of positive ints",
      "got '2'")
 case("fit-validation-freq-list", "model.fit(x, y, validation_freq=[1, 0])",
      lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq=[1, 0], verbose=0), ValueError,
-     "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
+     "Sequential.fit: validation_freq must be a positive int or a non-empty list of positive ints",
      "got [1, 0]")
 case("backup-dir-int", "callbacks.BackupAndRestore(3)",
      lambda: callbacks.BackupAndRestore(3), TypeError,

@@ -55,6 +55,26 @@ def check_positive_int(value: Any, arg: str, owner: str) -> int:
     return int(value)
 
 
+def check_name(name: Any, owner: str, *, allow_none: bool = True) -> str | None:
+    """A layer's, model's, weight's or optimizer's ``name``: a non-empty str without "/"
+    (the separator of saved weight paths, ``<layer>/<weight>``, as Keras refuses it), or
+    ``None`` when ``allow_none``.
+
+    Raises:
+        TypeError: ``name`` is not a non-empty str (nor an allowed ``None``).
+        ValueError: ``name`` contains "/".
+    """
+    if name is None and allow_none:
+        return None
+    if not isinstance(name, str) or not name:
+        expected = "a non-empty str or None" if allow_none else "a non-empty str"
+        raise TypeError(f"{owner}: name must be {expected}, got {name!r}")
+    if "/" in name:
+        raise ValueError(f"{owner}: name must not contain '/' (it separates the parts of "
+                         f"saved weight paths, as in Keras), got {name!r}")
+    return name
+
+
 def check_bool(value: Any, arg: str, owner: str) -> bool:
     """Validates a bool argument."""
     if not isinstance(value, (bool, np.bool_)):
@@ -132,7 +152,7 @@ class Layer(KeywordChecked):
                              f"{', '.join(repr(d) for d in _DTYPES)}, got {dtype!r}")
         if name is not None and (not isinstance(name, str) or not name):
             raise TypeError(f"{type(self).__name__}: name must be a non-empty str, got {name!r}")
-        self._name = name
+        self._name = check_name(name, type(self).__name__)
         self._auto_name = name is None
         self._trainable = check_bool(trainable, "trainable", type(self).__name__)
         self.built = False
@@ -233,8 +253,7 @@ class Layer(KeywordChecked):
             taken = {p.name for p in self._params}
             name = next(n for n in (f"variable_{i}" if i else "variable"
                                     for i in itertools.count()) if n not in taken)
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"{owner}: name must be a non-empty str or None, got {name!r}")
+        check_name(name, owner, allow_none=False)
         check = getattr(allocation_check, "check", None)
         if check is not None:  # load_model bounds what a file's config may allocate
             check(self, name, shape)
@@ -345,6 +364,10 @@ class Layer(KeywordChecked):
 
     def set_weights(self, weights: list) -> None:
         params = self.parameters()
+        if not isinstance(weights, (list, tuple)):
+            raise TypeError(f"Layer {self.name!r}: set_weights expects a list of "
+                            f"{len(params)} arrays (as get_weights() returns), got "
+                            f"{type(weights).__name__}")
         if len(weights) != len(params):
             raise ValueError(f"Layer {self.name!r}: set_weights expected {len(params)} arrays, "
                              f"got {len(weights)}")
@@ -430,6 +453,7 @@ class Layer(KeywordChecked):
         Raises:
             TypeError: a built-in layer got a second positional argument that is not the
                 ``training`` flag (several inputs go in one list: ``layer([a, b])``).
+            ValueError: a layer of several inputs got one array instead of a list.
         """
         training = kwargs.pop("training", None)
         if not type(self)._has_call:
@@ -449,6 +473,10 @@ class Layer(KeywordChecked):
                                           ["training"])
         if is_symbolic(x):
             return self._call_symbolic(x)
+        if self.multiple_inputs and not isinstance(x, (list, tuple)):
+            raise ValueError(f"{type(self).__name__} {self.name!r}: expects a list of inputs "
+                             f"(layer([a, b])), got one {type(x).__name__} of shape "
+                             f"{np.shape(_values(x))}")
         if not self.built:
             self._build_on(x)
         from tinynet.ops.autodiff import current

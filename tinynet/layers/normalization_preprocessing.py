@@ -24,6 +24,8 @@ def _check_axis(axis: Any) -> tuple[int, ...]:
     values = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
     if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in values):
         raise TypeError(what)
+    if len(set(int(a) for a in values)) != len(values):
+        raise ValueError(f"Normalization: axis must not repeat an axis, got {axis!r}")
     return tuple(int(a) for a in values)
 
 
@@ -97,6 +99,9 @@ class Normalization(Layer):
             raise ValueError(f"Normalization {self.name!r}: axis {self.axis} is out of range "
                              f"for inputs of rank {ndim} (shape {tuple(input_shape)})")
         keep = tuple(sorted(a % ndim for a in self.axis))
+        if len(set(keep)) != len(keep):
+            raise ValueError(f"Normalization {self.name!r}: axis {self.axis} names one axis "
+                             f"twice for inputs of rank {ndim}")
         if 0 in keep:
             raise ValueError(f"Normalization {self.name!r}: axis must not keep the batch "
                              f"axis 0, got axis={self.axis}")

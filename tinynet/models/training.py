@@ -53,11 +53,11 @@ def _check_int(value: Any, arg: str, owner: str, minimum: int) -> int:
 def _check_validation_freq(value: Any, owner: str) -> Callable[[int], bool]:
     """``fit``'s ``validation_freq`` as a test of a 1-based epoch: a positive int (every
     that many epochs) or a list of positive ints (those epochs)."""
-    what = (f"{owner}: validation_freq must be a positive int or a list of positive ints, "
-            f"got {value!r}")
+    what = (f"{owner}: validation_freq must be a positive int or a non-empty list of "
+            f"positive ints, got {value!r}")
     if isinstance(value, list):
-        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
-                   for v in value):
+        if not value or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                and v >= 1 for v in value):
             raise ValueError(what)
         chosen = {int(v) for v in value}
         return lambda epoch: epoch in chosen

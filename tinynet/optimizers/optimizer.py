@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from tinynet.keywords import KeywordChecked
-from tinynet.layers.layer import Parameter
+from tinynet.layers.layer import Parameter, check_name
 from tinynet.optimizers import updates
 from tinynet.optimizers.checks import RATE, check_float, check_rate
 from tinynet.optimizers.flat import FlatGroup
@@ -87,7 +87,7 @@ class Optimizer(KeywordChecked):
         owner = type(self).__name__
         if name is not None and (not isinstance(name, str) or not name):
             raise TypeError(f"{owner}: name must be a non-empty str, got {name!r}")
-        self.name = name if name is not None else self._default_name
+        self.name = check_name(name, owner) or self._default_name
         self._learning_rate = _check_learning_rate(learning_rate, owner)
         self.weight_decay = _check_optional_float(weight_decay, "weight_decay", owner, False)
         self.clipnorm = _check_optional_float(clipnorm, "clipnorm", owner, True)
@@ -106,7 +106,7 @@ class Optimizer(KeywordChecked):
         self._group: FlatGroup | None = None  # the parameters last updated in one call
         self._exclude_ids: set[int] = set()
         self._exclude_names: list[str] = []
-        self._exclude_pattern: re.Pattern | None = None
+        self._exclude_patterns: list[re.Pattern] = []
         self._undo: StepUndo | None = None
 
     # -- learning rate -------------------------------------------------------------------
@@ -159,6 +159,11 @@ class Optimizer(KeywordChecked):
             var_names: Regular expressions (plain substrings work); a parameter whose
                 ``name`` (``"kernel"``, ``"bias"``, ``"gamma"``, ...) matches any of them
                 with ``re.search`` is excluded, as in Keras.
+
+        Raises:
+            TypeError: ``var_list`` holds something else than parameters, or ``var_names``
+                something else than non-empty strings.
+            ValueError: a name is not a valid regular expression (the message names it).
         """
         owner = type(self).__name__
         params = list(var_list) if var_list is not None else []
@@ -173,14 +178,22 @@ class Optimizer(KeywordChecked):
                 raise TypeError(
                     f"{owner}: exclude_from_weight_decay var_names must be non-empty strings, "
                     f"got {n!r}")
+        patterns = []
+        for n in sorted(set(names)):
+            try:
+                patterns.append(re.compile(n))
+            except re.error as exc:
+                raise ValueError(f"{owner}: exclude_from_weight_decay var_names must be "
+                                 f"regular expressions (plain substrings work), got {n!r}: "
+                                 f"{exc}") from None
         self._exclude_ids = {id(p) for p in params}
         self._exclude_names = sorted(set(names))
-        self._exclude_pattern = re.compile("|".join(self._exclude_names)) if names else None
+        self._exclude_patterns = patterns
 
     def _use_weight_decay(self, param: Parameter) -> bool:
         if self.weight_decay is None or id(param) in self._exclude_ids:
             return False
-        return self._exclude_pattern is None or self._exclude_pattern.search(param.name) is None
+        return not any(p.search(param.name) for p in self._exclude_patterns)
 
     # -- slots -----------------------------------------------------------------------------
     def _slot_specs(self) -> list[tuple[str, float]]:
