@@ -261,8 +261,11 @@ class Optimizer(KeywordChecked):
             ValueError: A gradient's shape differs from its parameter's, or no parameter
                 has a gradient.
         """
+        self._apply(self._trainable(params))
+
+    def _apply(self, params: list[Parameter]) -> None:
+        """:meth:`apply` on the trainable parameters ``params``."""
         owner = type(self).__name__
-        params = self._trainable(params)
         if not params:
             return
         pairs, missing = [], []
@@ -283,7 +286,7 @@ class Optimizer(KeywordChecked):
                              f"({', '.join(missing)}); run backward before apply")
         if missing:
             warnings.warn(f"{owner}: gradients do not exist for {missing}; they were skipped",
-                          stacklevel=2)
+                          stacklevel=3)
         for p, _ in pairs:
             if not (p.value.flags.c_contiguous and p.value.dtype == np.float32):
                 p.value = np.ascontiguousarray(p.value, dtype=np.float32)
@@ -330,10 +333,10 @@ class Optimizer(KeywordChecked):
         params = self._trainable(params)
         undo = self._undo if self._undo is not None else StepUndo()
         self._undo = undo
-        undo.save(params, self._slots, self.iterations, self._scalars)
+        undo.save(params, self._slots, self._group, self.iterations, self._scalars)
         built = self.built
-        self.apply(params)
-        bad = undo.first_non_finite(params)
+        self._apply(params)
+        bad = undo.first_non_finite(params, self._group)
         if bad is not None:
             self.iterations, self._scalars = undo.restore(params, self._slots)
             self.built = built
