@@ -253,7 +253,7 @@ class Layer(KeywordChecked):
             taken = {p.name for p in self._params}
             name = next(n for n in (f"variable_{i}" if i else "variable"
                                     for i in itertools.count()) if n not in taken)
-        check_name(name, owner, allow_none=False)
+        check_name(name, owner)  # None was replaced by a free name above
         check = getattr(allocation_check, "check", None)
         if check is not None:  # load_model bounds what a file's config may allocate
             check(self, name, shape)
