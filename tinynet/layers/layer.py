@@ -17,6 +17,7 @@ import numpy as np
 from tinynet.keywords import KeywordChecked
 from tinynet.layers.node import Node, SymbolicTensor, is_symbolic, symbolic_list
 from tinynet.layers.parameter import Parameter, initializer_fn, regularizer_of, weight_shape
+from tinynet.layers.validation import check_name
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Layer", "Parameter", "snake_case", "normalize_shape", "check_positive_int",
@@ -53,26 +54,6 @@ def check_positive_int(value: Any, arg: str, owner: str) -> int:
     if value <= 0:
         raise ValueError(f"{owner}: {arg} must be a positive int, got {value}")
     return int(value)
-
-
-def check_name(name: Any, owner: str, *, allow_none: bool = True) -> str | None:
-    """A layer's, model's, weight's or optimizer's ``name``: a non-empty str without "/"
-    (the separator of saved weight paths, ``<layer>/<weight>``, as Keras refuses it), or
-    ``None`` when ``allow_none``.
-
-    Raises:
-        TypeError: ``name`` is not a non-empty str (nor an allowed ``None``).
-        ValueError: ``name`` contains "/".
-    """
-    if name is None and allow_none:
-        return None
-    if not isinstance(name, str) or not name:
-        expected = "a non-empty str or None" if allow_none else "a non-empty str"
-        raise TypeError(f"{owner}: name must be {expected}, got {name!r}")
-    if "/" in name:
-        raise ValueError(f"{owner}: name must not contain '/' (it separates the parts of "
-                         f"saved weight paths, as in Keras), got {name!r}")
-    return name
 
 
 def check_bool(value: Any, arg: str, owner: str) -> bool:
@@ -150,8 +131,6 @@ class Layer(KeywordChecked):
         if dtype is not None and str(getattr(dtype, "name", dtype)) not in _DTYPES:
             raise ValueError(f"{type(self).__name__}: dtype must be None or one of "
                              f"{', '.join(repr(d) for d in _DTYPES)}, got {dtype!r}")
-        if name is not None and (not isinstance(name, str) or not name):
-            raise TypeError(f"{type(self).__name__}: name must be a non-empty str, got {name!r}")
         self._name = check_name(name, type(self).__name__)
         self._auto_name = name is None
         self._trainable = check_bool(trainable, "trainable", type(self).__name__)
@@ -253,7 +232,7 @@ class Layer(KeywordChecked):
             taken = {p.name for p in self._params}
             name = next(n for n in (f"variable_{i}" if i else "variable"
                                     for i in itertools.count()) if n not in taken)
-        check_name(name, owner)  # None was replaced by a free name above
+        check_name(name, owner, or_none=True)  # None was replaced by a free name above
         check = getattr(allocation_check, "check", None)
         if check is not None:  # load_model bounds what a file's config may allocate
             check(self, name, shape)
@@ -365,9 +344,8 @@ class Layer(KeywordChecked):
     def set_weights(self, weights: list) -> None:
         params = self.parameters()
         if not isinstance(weights, (list, tuple)):
-            raise TypeError(f"Layer {self.name!r}: set_weights expects a list of "
-                            f"{len(params)} arrays (as get_weights() returns), got "
-                            f"{type(weights).__name__}")
+            raise TypeError(f"Layer {self.name!r}: set_weights expects a list of arrays (as "
+                            f"get_weights() returns), got {type(weights).__name__}")
         if len(weights) != len(params):
             raise ValueError(f"Layer {self.name!r}: set_weights expected {len(params)} arrays, "
                              f"got {len(weights)}")

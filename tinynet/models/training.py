@@ -30,7 +30,7 @@ from tinynet.keywords import checked_method
 from tinynet.layers.layer import Parameter
 from tinynet.models.added_losses import (add_penalty_grads, forward_with_losses,
                                          may_add_losses, zeros_for_none)
-from tinynet.models.checks import check_targets
+from tinynet.models.checks import check_targets, check_validation_freq
 from tinynet.models.weighting import accumulate, format_logs, means, sample_weights
 from tinynet.optimizers.step_undo import is_finite
 from tinynet.random import make_rng
@@ -48,25 +48,6 @@ def _check_int(value: Any, arg: str, owner: str, minimum: int) -> int:
     if value < minimum:
         raise ValueError(f"{owner}: {arg} must be {expected}, got {value}")
     return int(value)
-
-
-def _check_validation_freq(value: Any, owner: str) -> Callable[[int], bool]:
-    """``fit``'s ``validation_freq`` as a test of a 1-based epoch: a positive int (every
-    that many epochs) or a list of positive ints (those epochs)."""
-    what = (f"{owner}: validation_freq must be a positive int or a non-empty list of "
-            f"positive ints, got {value!r}")
-    if isinstance(value, list):
-        if not value or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                and v >= 1 for v in value):
-            raise ValueError(what)
-        chosen = {int(v) for v in value}
-        return lambda epoch: epoch in chosen
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(what)
-    if value < 1:
-        raise ValueError(what)
-    every = int(value)
-    return lambda epoch: epoch % every == 0
 
 
 def _check_verbose(value: Any, owner: str) -> int:
@@ -387,7 +368,7 @@ class Trainer:
         batch_size = _check_int(batch_size, "batch_size", owner, 1)
         epochs = _check_int(epochs, "epochs", owner, 0)
         initial_epoch = _check_int(initial_epoch, "initial_epoch", owner, 0)
-        validate_at = _check_validation_freq(validation_freq, owner)
+        validate_at = check_validation_freq(validation_freq, owner)
         verbose = _check_verbose(verbose, owner)
         if not isinstance(shuffle, (bool, np.bool_)):
             raise TypeError(f"{owner}: shuffle must be a bool, got {shuffle!r}")

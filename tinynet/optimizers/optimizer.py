@@ -29,7 +29,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from tinynet.keywords import KeywordChecked
-from tinynet.layers.layer import Parameter, check_name
+from tinynet.layers.layer import Parameter
+from tinynet.layers.validation import check_name
 from tinynet.optimizers import updates
 from tinynet.optimizers.checks import RATE, check_float, check_rate
 from tinynet.optimizers.flat import FlatGroup
@@ -85,8 +86,6 @@ class Optimizer(KeywordChecked):
                  clipvalue: float | None = None, global_clipnorm: float | None = None,
                  name: str | None = None) -> None:
         owner = type(self).__name__
-        if name is not None and (not isinstance(name, str) or not name):
-            raise TypeError(f"{owner}: name must be a non-empty str, got {name!r}")
         self.name = check_name(name, owner) or self._default_name
         self._learning_rate = _check_learning_rate(learning_rate, owner)
         self.weight_decay = _check_optional_float(weight_decay, "weight_decay", owner, False)
