@@ -40,6 +40,7 @@ import numpy as np
 
 from tinynet import ops
 from tinynet.keywords import KeywordChecked
+from tinynet.scalars import is_real, to_float
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize",
            "deserialize"]
@@ -48,13 +49,12 @@ __all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "seria
 def _factor(value: Any, arg: str, owner: str) -> float:
     if value is None:  # Keras: None means the default
         return 0.01 if owner in ("L1", "L2") else 0.0
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer,
-                                                         np.floating)):
+    if not is_real(value):
         raise TypeError(f"{owner}: {arg} must be a non-negative float, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value < 0:
+    number = to_float(value)
+    if not math.isfinite(number) or number < 0:
         raise ValueError(f"{owner}: {arg} must be a non-negative finite float, got {value!r}")
-    return value
+    return number
 
 
 class Regularizer(KeywordChecked):

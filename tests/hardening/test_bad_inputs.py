@@ -1090,13 +1090,13 @@ case("binary-focal-alpha", "BinaryFocalCrossentropy(alpha=2.0)",
      "BinaryFocalCrossentropy: alpha must be a float in [0, 1], got 2.0")
 case("binary-focal-gamma", "BinaryFocalCrossentropy(gamma=-1.0)",
      lambda: tn.losses.BinaryFocalCrossentropy(gamma=-1.0), ValueError,
-     "BinaryFocalCrossentropy: gamma must be a float in [0, inf], got -1.0")
+     "BinaryFocalCrossentropy: gamma must be a finite float >= 0, got -1.0")
 case("binary-focal-balancing", "BinaryFocalCrossentropy(apply_class_balancing=1)",
      lambda: tn.losses.BinaryFocalCrossentropy(apply_class_balancing=1), TypeError,
      "BinaryFocalCrossentropy: apply_class_balancing must be a bool", "got 1")
 case("categorical-focal-gamma-nan", "CategoricalFocalCrossentropy(gamma=nan)",
      lambda: tn.losses.CategoricalFocalCrossentropy(gamma=NAN), ValueError,
-     "CategoricalFocalCrossentropy: gamma must be a float in [0, inf], got nan")
+     "CategoricalFocalCrossentropy: gamma must be a finite float >= 0, got nan")
 case("seq-fit-xy-mismatch", "model.fit(x[5 samples], y[4 samples])",
      lambda: fit(compiled(), X, Y[:4]), ValueError,
      "Sequential.fit: x and y must hold the same number of samples",
@@ -1243,15 +1243,15 @@ case("fit-initial-epoch-float", "model.fit(x, y, initial_epoch=1.0)",
      "Sequential.fit: initial_epoch must be a non-negative int, got 1.0")
 case("fit-validation-freq-zero", "model.fit(x, y, validation_freq=0)",
      lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq=0, verbose=0), ValueError,
-     "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
+     "Sequential.fit: validation_freq must be a positive int or a non-empty list of positive ints",
      "got 0")
 case("fit-validation-freq-str", "model.fit(x, y, validation_freq='2')",
      lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq="2", verbose=0), TypeError,
-     "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
+     "Sequential.fit: validation_freq must be a positive int or a non-empty list of positive ints",
      "got '2'")
 case("fit-validation-freq-list", "model.fit(x, y, validation_freq=[1, 0])",
      lambda: compiled().fit(z(4, 4), z(4, 3), validation_freq=[1, 0], verbose=0), ValueError,
-     "Sequential.fit: validation_freq must be a positive int or a list of positive ints",
+     "Sequential.fit: validation_freq must be a positive int or a non-empty list of positive ints",
      "got [1, 0]")
 case("backup-dir-int", "callbacks.BackupAndRestore(3)",
      lambda: callbacks.BackupAndRestore(3), TypeError,
@@ -1282,7 +1282,8 @@ case("schedule-decay-steps-zero", "schedules.ExponentialDecay(0.1, 0, 0.9)",
      "ExponentialDecay: decay_steps must be a finite float > 0, got 0")
 case("schedule-rate-str", "schedules.CosineDecay('0.1', 10)",
      lambda: optimizers.schedules.CosineDecay("0.1", 10), TypeError,
-     "CosineDecay: initial_learning_rate must be a finite float, got '0.1'")
+     "CosineDecay: initial_learning_rate must be a non-negative float no larger than "
+     "float32's largest (3.4028235e+38), got '0.1'")
 case("schedule-staircase-int", "schedules.InverseTimeDecay(0.1, 5, 0.5, staircase=1)",
      lambda: optimizers.schedules.InverseTimeDecay(0.1, 5, 0.5, staircase=1), TypeError,
      "InverseTimeDecay: staircase must be a bool, got 1")
@@ -1292,7 +1293,7 @@ case("schedule-piecewise-lengths", "schedules.PiecewiseConstantDecay([10], [1.0]
      "got boundaries=[10], values=[1.0]")
 case("schedule-restarts-t-mul", "schedules.CosineDecayRestarts(0.1, 10, t_mul=0)",
      lambda: optimizers.schedules.CosineDecayRestarts(0.1, 10, t_mul=0), ValueError,
-     "CosineDecayRestarts: t_mul must be a finite float > 0, got 0")
+     "CosineDecayRestarts: t_mul must be a finite float >= 1, got 0")
 case("schedule-deserialize-unknown", "schedules.deserialize({'class_name': 'Step'})",
      lambda: optimizers.schedules.deserialize({"class_name": "Step"}), ValueError,
      "schedules.deserialize: unknown schedule 'Step'; valid names: ExponentialDecay")
@@ -1315,7 +1316,7 @@ case("auc-summation", "metrics.AUC(summation_method='careful')",
      "got 'careful'")
 case("auc-num-thresholds", "metrics.AUC(num_thresholds=1)",
      lambda: metrics.AUC(num_thresholds=1), ValueError,
-     "AUC: num_thresholds must be an int > 1, got 1")
+     "AUC: num_thresholds must be an int > 1 (and < 2**31), got 1")
 case("auc-thresholds-range", "metrics.AUC(thresholds=[0.5, 2.0])",
      lambda: metrics.AUC(thresholds=[0.5, 2.0]), ValueError,
      "AUC: thresholds must be None or a list of floats in [0, 1]")
@@ -1378,7 +1379,7 @@ case("metric-wrapper-not-callable", "MeanMetricWrapper(5)",
 # ============================================================================================
 # optimizers
 # ============================================================================================
-LR = "learning_rate must be a non-negative float or a callable schedule"
+LR = "learning_rate must be a non-negative float no larger than float32's largest (3.4028235e+38) or a callable schedule"
 case("sgd-lr-nan", "SGD(learning_rate=nan)", lambda: optimizers.SGD(learning_rate=NAN),
      ValueError, "SGD: " + LR, "got nan")
 case("sgd-lr-negative", "SGD(learning_rate=-1)", lambda: optimizers.SGD(learning_rate=-1),
@@ -2954,6 +2955,195 @@ case("time-distributed-rank-2", "TimeDistributed(Dense(2))(zeros(4, 3))",
 case("time-distributed-multi-input", "TimeDistributed(Add())",
      lambda: _rnn("TimeDistributed", Add()), ValueError,
      "TimeDistributed: layer must take one input, got Add (several inputs)")
+
+# ============================================================================================
+# issue 49 (Hardening III), the API half: one array to a merging layer, schedules that
+# break fit later, ints too large for a float, NumPy internals, names with "/", silent
+# nonsense, invalid weight-decay patterns
+# ============================================================================================
+ONE_ARRAY = "expects a list of inputs (layer([a, b])), got one ndarray of shape (2, 3, 4)"
+for _cls in ("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate"):
+    case(f"h49-merge-{_cls.lower()}-one-array", f"tn.layers.{_cls}()(np.ones((2, 3, 4)))",
+         lambda cls=_cls: getattr(tn.layers, cls)()(np.ones((2, 3, 4))), ValueError,
+         f"{_cls} '{_cls.lower()}': {ONE_ARRAY}")
+case("h49-dot-one-array", "tn.layers.Dot(1)(np.ones((2, 3, 4)))",
+     lambda: tn.layers.Dot(1)(np.ones((2, 3, 4))), ValueError, f"Dot 'dot': {ONE_ARRAY}")
+case("h49-add-one-tensor", "tn.layers.Add()(tn.Tensor(np.ones((2, 3))))",
+     lambda: Add()(tn.Tensor(np.ones((2, 3)))), ValueError,
+     "Add 'add': expects a list of inputs (layer([a, b])), got one Tensor of shape (2, 3)")
+
+SCHED = optimizers.schedules
+case("h49-schedule-exp-decay-rate-negative", "schedules.ExponentialDecay(0.1, 10, -0.5)",
+     lambda: SCHED.ExponentialDecay(0.1, 10, -0.5), ValueError,
+     "ExponentialDecay: decay_rate must be a finite float >= 0, got -0.5")
+case("h49-schedule-polynomial-power-negative", "schedules.PolynomialDecay(0.1, 10, power=-1.0)",
+     lambda: SCHED.PolynomialDecay(0.1, 10, power=-1.0), ValueError,
+     "PolynomialDecay: power must be a finite float >= 0, got -1.0")
+case("h49-schedule-inverse-time-rate-negative",
+     "schedules.InverseTimeDecay(0.1, 10, decay_rate=-1.0)",
+     lambda: SCHED.InverseTimeDecay(0.1, 10, decay_rate=-1.0), ValueError,
+     "InverseTimeDecay: decay_rate must be a finite float >= 0, got -1.0")
+case("h49-schedule-restarts-t-mul-below-one", "schedules.CosineDecayRestarts(0.1, 10, t_mul=0.5)",
+     lambda: SCHED.CosineDecayRestarts(0.1, 10, t_mul=0.5), ValueError,
+     "CosineDecayRestarts: t_mul must be a finite float >= 1, got 0.5")
+case("h49-schedule-restarts-m-mul-negative", "schedules.CosineDecayRestarts(0.1, 10, m_mul=-1.0)",
+     lambda: SCHED.CosineDecayRestarts(0.1, 10, m_mul=-1.0), ValueError,
+     "CosineDecayRestarts: m_mul must be a finite float >= 0, got -1.0")
+case("h49-schedule-initial-rate-negative", "schedules.ExponentialDecay(-0.1, 10, 0.5)",
+     lambda: SCHED.ExponentialDecay(-0.1, 10, 0.5), ValueError,
+     "ExponentialDecay: initial_learning_rate must be a non-negative float no larger than "
+     "float32's largest (3.4028235e+38), got -0.1")
+case("h49-schedule-end-rate-negative", "schedules.PolynomialDecay(0.1, 10, end_learning_rate=-1e-4)",
+     lambda: SCHED.PolynomialDecay(0.1, 10, end_learning_rate=-1e-4), ValueError,
+     "PolynomialDecay: end_learning_rate must be a non-negative float", "got -0.0001")
+case("h49-schedule-piecewise-value-negative", "schedules.PiecewiseConstantDecay([5], [0.1, -0.1])",
+     lambda: SCHED.PiecewiseConstantDecay([5], [0.1, -0.1]), ValueError,
+     "PiecewiseConstantDecay: values must be a non-negative float", "got -0.1")
+case("h49-schedule-cosine-alpha-negative", "schedules.CosineDecay(0.1, 10, alpha=-0.5)",
+     lambda: SCHED.CosineDecay(0.1, 10, alpha=-0.5), ValueError,
+     "CosineDecay: alpha must be a finite float >= 0, got -0.5")
+case("h49-schedule-cosine-warmup-steps-negative", "schedules.CosineDecay(0.1, 10, warmup_steps=-5)",
+     lambda: SCHED.CosineDecay(0.1, 10, warmup_steps=-5), ValueError,
+     "CosineDecay: warmup_steps must be a finite float >= 0, got -5")
+case("h49-schedule-name-object", "schedules.ExponentialDecay(0.1, 10, 0.5, name=object())",
+     lambda: SCHED.ExponentialDecay(0.1, 10, 0.5, name=object()), TypeError,
+     "ExponentialDecay: name must be a str, got <object object>")
+
+
+def _grown_rate() -> float:
+    opt = optimizers.SGD(SCHED.ExponentialDecay(0.1, 1, 10.0))
+    opt.iterations = 400
+    return opt.learning_rate
+
+
+case("h49-schedule-rate-overflows", "SGD(ExponentialDecay(0.1, 1, 10.0)) at iteration 400",
+     _grown_rate, ValueError,
+     "SGD: the learning rate schedule ExponentialDecay(initial_learning_rate=0.1, "
+     "decay_steps=1, decay_rate=10.0, staircase=False, name='ExponentialDecay') gave inf at "
+     "iteration 400; a learning rate must be a non-negative float no larger than float32's "
+     "largest (3.4028235e+38)")
+case("h49-sgd-lr-beyond-float32", "SGD(1e39)", lambda: optimizers.SGD(1e39), ValueError,
+     "SGD: learning_rate must be a non-negative float no larger than float32's largest "
+     "(3.4028235e+38) or a callable schedule, got 1e+39")
+
+HUGE = 10**400
+case("h49-huge-rescaling", "Rescaling(10**400)", lambda: Rescaling(HUGE), ValueError,
+     "Rescaling: scale must be a finite float or an array of them, each within float32's "
+     "range (|v| <= 3.402823e+38), got 1000000000")
+case("h49-huge-focal-gamma", "BinaryFocalCrossentropy(gamma=-10**400)",
+     lambda: losses.BinaryFocalCrossentropy(gamma=-HUGE), ValueError,
+     "BinaryFocalCrossentropy: gamma must be a finite float >= 0, got -1000000000")
+case("h49-huge-loss-weights", "compile(loss='mse', loss_weights=[10**400])",
+     lambda: mlp().compile(optimizer="sgd", loss="mse", loss_weights=[HUGE]), ValueError,
+     "Sequential.compile: loss_weights must hold finite numbers, got 1000000000")
+case("h49-huge-sample-weight", "fit(x, y, sample_weight=[-10**400] * 5)",
+     lambda: fit(compiled(), sample_weight=[-HUGE] * 5), ValueError,
+     "Sequential.fit: sample_weight must be finite")
+case("h49-huge-class-weight", "fit(x, labels, class_weight={0: 10**400, 1: 1, 2: 1})",
+     lambda: fit(compiled("sparse_categorical_crossentropy"), y=LABELS,
+                 class_weight={0: HUGE, 1: 1, 2: 1}), ValueError,
+     "Sequential.fit: class_weight values must be finite numbers, got 1000000000")
+case("h49-huge-regularizer", "tn.regularizers.L2(10**400)",
+     lambda: tn.regularizers.L2(HUGE), ValueError,
+     "L2: l2 must be a non-negative finite float, got 1000000000")
+case("h49-huge-huber-delta", "losses.Huber(delta=10**400)",
+     lambda: losses.Huber(delta=HUGE), ValueError,
+     "Huber: delta must be a finite float > 0, got 1000000000")
+case("h49-huge-gaussian-noise", "GaussianNoise(10**400)",
+     lambda: tn.layers.GaussianNoise(HUGE), ValueError,
+     "GaussianNoise: stddev must be a float in [0, 1], got 1000000000")
+case("h49-huge-random-rotation-fill", "RandomRotation(0.1, fill_value=10**400)",
+     lambda: RandomRotation(0.1, fill_value=HUGE), ValueError,
+     "RandomRotation: fill_value must be a finite number, got 1000000000")
+case("h49-huge-auc-thresholds", "metrics.AUC(num_thresholds=10**400)",
+     lambda: metrics.AUC(num_thresholds=HUGE), ValueError,
+     "AUC: num_thresholds must be an int > 1 (and < 2**31), got 1000000000")
+case("h49-huge-normalization-mean", "Normalization(mean=10**400, variance=1.0)",
+     lambda: Normalization(mean=HUGE, variance=1.0), ValueError,
+     "Normalization: mean must be finite and variance finite and >= 0")
+case("h49-huge-ops-add", "tn.ops.add(np.ones(2), 10**400)",
+     lambda: tn.ops.add(np.ones(2), HUGE), OpError,
+     "add: x2 must be a number within the float range, got an int of 401 digits")
+
+case("h49-normalization-axis-repeated", "Normalization(axis=(1, 1))",
+     lambda: Normalization(axis=(1, 1)), ValueError,
+     "Normalization: axis must not repeat an axis, got (1, 1)")
+case("h49-normalization-axis-same-after-wrap", "Normalization(axis=(1, -2))(z(2, 3, 4))",
+     lambda: Normalization(axis=(1, -2))(z(2, 3, 4)), ValueError,
+     "Normalization 'normalization': axis (1, -2) names one axis twice for inputs of rank 3")
+for _cls, _make in (("DepthwiseConv2D", lambda: DepthwiseConv2D(3)),
+                    ("SeparableConv2D", lambda: SeparableConv2D(2, 3)),
+                    ("Conv2DTranspose", lambda: Conv2DTranspose(2, 3)),
+                    ("Conv2D", lambda: Conv2D(2, 3))):
+    _snake = re.sub(r"(?<!^)(?=[A-Z])", "_", _cls).lower().replace("conv2_d", "conv2d")
+    case(f"h49-{_cls.lower()}-zero-channels", f"{_cls}(...)(np.ones((1, 5, 5, 0)))",
+         lambda make=_make: make()(z(1, 5, 5, 0)), ValueError,
+         f"{_cls} '", "': the channel axis must be known and hold at least 1 channel, got shape "
+         "(None, 5, 5, 0)")
+case("h49-conv-dilation-huge", "Conv2D(2, 3, dilation_rate=10**29)",
+     lambda: Conv2D(2, 3, dilation_rate=10**29), ValueError,
+     "Conv2D: dilation_rate must be at most 2**31 - 1 (a size NumPy can allocate), got "
+     "(100000000000000000000000000000, 100000000000000000000000000000)")
+case("h49-conv1d-dilation-huge", "Conv1D(2, 3, dilation_rate=2**40)",
+     lambda: Conv1D(2, 3, dilation_rate=2**40), ValueError,
+     "Conv1D: dilation_rate must be at most 2**31 - 1 (a size NumPy can allocate), got "
+     "1099511627776")
+case("h49-pooling-size-huge", "MaxPooling2D(2**31)", lambda: MaxPooling2D(2**31), ValueError,
+     "MaxPooling2D: pool_size must be at most 2**31 - 1", "got (2147483648, 2147483648)")
+case("h49-embedding-set-weights-none", "Embedding(5, 2).set_weights(None) (built)",
+     lambda: called_ids(Embedding(5, 2), [[1]]).set_weights(None), TypeError,
+     "Layer 'embedding': set_weights expects a list of arrays (as get_weights() returns), got "
+     "NoneType")
+case("h49-model-set-weights-none", "Sequential(...).set_weights(None)",
+     lambda: mlp().set_weights(None), TypeError,
+     "Sequential.set_weights: expected a list of 2 arrays (as get_weights() returns), got "
+     "NoneType")
+
+SLASH = "name must not contain '/' (it separates the parts of saved weight paths, as in Keras)"
+case("h49-dense-name-slash", "Dense(3, name='a/b')", lambda: Dense(3, name="a/b"), ValueError,
+     f"Dense: {SLASH}, got 'a/b'")
+case("h49-sequential-name-slash", "tn.Sequential(name='a/b')",
+     lambda: tn.Sequential(name="a/b"), ValueError, f"Sequential: {SLASH}, got 'a/b'")
+case("h49-model-name-slash", "tn.Model(inputs, outputs, name='a/b')",
+     lambda: tn.Model(*(lambda i: (i, Dense(2)(i)))(Input((2,))), name="a/b"), ValueError,
+     f"Model: {SLASH}, got 'a/b'")
+case("h49-input-name-slash", "tn.Input((2,), name='a/b')",
+     lambda: Input((2,), name="a/b"), ValueError, f"InputLayer: {SLASH}, got 'a/b'")
+
+
+class _SlashWeight(tn.layers.Layer):
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(2,), name="a/b")
+
+    def call(self, x):
+        return x
+
+
+case("h49-add-weight-name-slash", "self.add_weight(shape=(2,), name='a/b') in build",
+     lambda: _SlashWeight()(z(1, 2)), ValueError, f"add_weight: {SLASH}, got 'a/b'")
+case("h49-optimizer-name-slash", "SGD(name='a/b')", lambda: optimizers.SGD(name="a/b"),
+     ValueError, f"SGD: {SLASH}, got 'a/b'")
+
+case("h49-focal-gamma-inf", "BinaryFocalCrossentropy(gamma=inf)",
+     lambda: losses.BinaryFocalCrossentropy(gamma=INF), ValueError,
+     "BinaryFocalCrossentropy: gamma must be a finite float >= 0, got inf")
+case("h49-categorical-focal-gamma-inf", "CategoricalFocalCrossentropy(gamma=inf)",
+     lambda: losses.CategoricalFocalCrossentropy(gamma=INF), ValueError,
+     "CategoricalFocalCrossentropy: gamma must be a finite float >= 0, got inf")
+case("h49-rescaling-beyond-float32", "Rescaling([1e300])", lambda: Rescaling([1e300]),
+     ValueError, "Rescaling: scale must be a finite float or an array of them, each within "
+     "float32's range (|v| <= 3.402823e+38), got [1e+300]")
+case("h49-csvlogger-separator-newline", "CSVLogger('log.csv', separator='\\n')",
+     lambda: callbacks.CSVLogger("log.csv", separator="\n"), ValueError,
+     "CSVLogger: separator must not be a line break or the quote character '\"', got '\\n'")
+case("h49-fit-validation-freq-empty", "fit(x, y, validation_split=0.2, validation_freq=[])",
+     lambda: fit(compiled(), validation_split=0.2, validation_freq=[]), ValueError,
+     "Sequential.fit: validation_freq must be a positive int or a non-empty list of positive "
+     "ints, got []")
+case("h49-adamw-exclude-bad-regex", "AdamW().exclude_from_weight_decay(var_names=['('])",
+     lambda: optimizers.AdamW().exclude_from_weight_decay(var_names=["("]), ValueError,
+     "AdamW: exclude_from_weight_decay var_names must be regular expressions (plain "
+     "substrings work), got '(': missing ), unterminated subpattern at position 0")
 
 # ============================================================================================
 # the tests

@@ -99,7 +99,7 @@ def test_torch_parity_amsgrad():
     (dict(epsilon=-1), ValueError, "Adam: epsilon must be a non-negative float, got -1"),
     (dict(amsgrad=1), TypeError, "Adam: amsgrad must be a bool, got 1"),
     (dict(learning_rate=float("nan")), ValueError,
-     "Adam: learning_rate must be a non-negative float or a callable schedule, got nan"),
+     "Adam: learning_rate must be a non-negative float no larger than float32's largest (3.4028235e+38) or a callable schedule, got nan"),
     (dict(weight_decay=-0.1), ValueError,
      "Adam: weight_decay must be None or a non-negative float, got -0.1"),
 ])

@@ -119,7 +119,7 @@ test_matches_keras, test_keras_cases_present = keras_tests(
     (dict(beta_2=-0.1), ValueError, "Adamax: beta_2 must be a float in [0, 1], got -0.1"),
     (dict(epsilon=-1e-7), ValueError, "Adamax: epsilon must be a non-negative float, got -1e-07"),
     (dict(learning_rate="fast"), TypeError,
-     "Adamax: learning_rate must be a non-negative float or a callable schedule, got 'fast'"),
+     "Adamax: learning_rate must be a non-negative float no larger than float32's largest (3.4028235e+38) or a callable schedule, got 'fast'"),
     (dict(clipnorm=0.0), ValueError, "Adamax: clipnorm must be None or a positive float, got 0.0"),
 ])
 def test_bad_arguments(kwargs, exc, msg):

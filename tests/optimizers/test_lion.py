@@ -115,7 +115,7 @@ test_matches_keras, test_keras_cases_present = keras_tests(
     (dict(beta_2=1.01), ValueError, "Lion: beta_2 must be a float in [0, 1], got 1.01"),
     (dict(beta_2=float("inf")), ValueError, "Lion: beta_2 must be a float in [0, 1], got inf"),
     (dict(learning_rate=-1), ValueError,
-     "Lion: learning_rate must be a non-negative float or a callable schedule, got -1"),
+     "Lion: learning_rate must be a non-negative float no larger than float32's largest (3.4028235e+38) or a callable schedule, got -1"),
     (dict(epsilon=1e-7), TypeError, "unexpected keyword argument 'epsilon'"),
 ])
 def test_bad_arguments(kwargs, exc, msg):

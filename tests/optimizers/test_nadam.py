@@ -139,7 +139,7 @@ test_matches_keras, test_keras_cases_present = keras_tests(
     (dict(epsilon=-1), ValueError, "Nadam: epsilon must be a non-negative float, got -1"),
     (dict(epsilon=math.nan), ValueError, "Nadam: epsilon must be a non-negative float, got nan"),
     (dict(learning_rate=-0.1), ValueError,
-     "Nadam: learning_rate must be a non-negative float or a callable schedule, got -0.1"),
+     "Nadam: learning_rate must be a non-negative float no larger than float32's largest (3.4028235e+38) or a callable schedule, got -0.1"),
     (dict(weight_decay=-0.1), ValueError,
      "Nadam: weight_decay must be None or a non-negative float, got -0.1"),
     (dict(amsgrad=True), TypeError, "unexpected keyword argument 'amsgrad'"),

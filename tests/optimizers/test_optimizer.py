@@ -123,7 +123,7 @@ def test_learning_rate_is_writable_and_used_next_step():
     np.testing.assert_allclose(out, [0.9, 0.4], rtol=1e-6)
     assert opt.get_config()["learning_rate"] == 0.5
     with pytest.raises(ValueError, match=re.escape(
-            "SGD: learning_rate must be a non-negative float or a callable schedule, got -1")):
+            "SGD: learning_rate must be a non-negative float no larger than float32's largest (3.4028235e+38) or a callable schedule, got -1")):
         opt.learning_rate = -1
 
 

@@ -100,9 +100,9 @@ def test_torch_parity_plain():
     (dict(momentum="high"), TypeError, "SGD: momentum must be a float in [0, 1], got 'high'"),
     (dict(nesterov="yes"), TypeError, "SGD: nesterov must be a bool, got 'yes'"),
     (dict(learning_rate=-0.1), ValueError,
-     "SGD: learning_rate must be a non-negative float or a callable schedule, got -0.1"),
+     "SGD: learning_rate must be a non-negative float no larger than float32's largest (3.4028235e+38) or a callable schedule, got -0.1"),
     (dict(learning_rate="fast"), TypeError,
-     "SGD: learning_rate must be a non-negative float or a callable schedule, got 'fast'"),
+     "SGD: learning_rate must be a non-negative float no larger than float32's largest (3.4028235e+38) or a callable schedule, got 'fast'"),
 ])
 def test_bad_arguments(kwargs, exc, msg):
     with pytest.raises(exc, match=re.escape(msg)):

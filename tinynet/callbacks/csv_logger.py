@@ -42,6 +42,7 @@ class CSVLogger(Callback):
     Raises:
         TypeError: ``filename`` is not a str or path, ``separator`` not a one-character
             str, or ``append`` not a bool.
+        ValueError: ``separator`` is a line break or ``"``.
     """
 
     def __init__(self, filename: str | os.PathLike, separator: str = ",",
@@ -52,6 +53,9 @@ class CSVLogger(Callback):
         if not isinstance(separator, str) or len(separator) != 1:
             raise TypeError(f"CSVLogger: separator must be a one-character str, got "
                             f"{separator!r}")
+        if separator in '\r\n"':  # it would split rows or start quoted fields
+            raise ValueError(f"CSVLogger: separator must not be a line break or the quote "
+                             f"character '\"', got {separator!r}")
         self.filename = os.fspath(filename)
         self.sep = separator
         self.append = check_bool(append, "append", "CSVLogger")

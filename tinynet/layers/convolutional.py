@@ -61,10 +61,10 @@ class Windowed(Layer):
 
     def _geometry(self, shape: tuple) -> tuple:
         view = self._view(shape)
-        if view[-1] is None:
+        if view[-1] is None or view[-1] < 1:
             raise ValueError(
-                f"{type(self).__name__} {self.name!r}: the channel axis must be known, got "
-                f"shape {tuple(shape)}")
+                f"{type(self).__name__} {self.name!r}: the channel axis must be known and "
+                f"hold at least 1 channel, got shape {tuple(shape)}")
         oh, ow, pt, pl = self._pads(view)
         if (oh is not None and oh <= 0) or (ow is not None and ow <= 0):
             raise ValueError(

@@ -162,7 +162,7 @@ class DepthwiseConv2D(Windowed):
         gradient); returns ``dx`` when ``want_dx``."""
         x, geom = cache["x"], cache["geom"]
         g = np.ascontiguousarray(dz, dtype=np.float32).reshape(
-            x.shape[0], geom[0], geom[1], -1)
+            x.shape[0], geom[0], geom[1], dz.shape[-1])  # not -1: the batch may be empty
         want_dw = self.depthwise.trainable
         dx, dw3 = depthwise_backward(x, self._w3(), g, self._tiling(geom), want_dx=want_dx,
                                      want_dw=want_dw)

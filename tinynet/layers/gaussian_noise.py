@@ -17,6 +17,7 @@ from tinynet import ops
 from tinynet.layers.layer import Layer
 from tinynet.layers.seeded import OwnGenerator
 from tinynet.layers.validation import check_seed
+from tinynet.scalars import is_real, to_float
 
 __all__ = ["GaussianNoise"]
 
@@ -24,10 +25,9 @@ __all__ = ["GaussianNoise"]
 def check_unit_float(value: Any, arg: str, owner: str, upper_open: bool = False) -> float:
     """A float in ``[0, 1]`` (``[0, 1)`` when ``upper_open``)."""
     what = f"{owner}: {arg} must be a float in [0, 1{')' if upper_open else ']'}, got {value!r}"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
-            value, (int, float, np.integer, np.floating)):
+    if not is_real(value):
         raise TypeError(what)
-    value = float(value)
+    value = to_float(value)
     if not math.isfinite(value) or value < 0 or value > 1 or (upper_open and value == 1):
         raise ValueError(what)
     return value

@@ -18,6 +18,7 @@ import numpy as np
 from tinynet.keywords import KeywordChecked
 from tinynet.layers.node import Node, SymbolicTensor, is_symbolic, symbolic_list
 from tinynet.layers.parameter import Parameter, initializer_fn, regularizer_of, weight_shape
+from tinynet.layers.validation import check_name
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Layer", "Parameter", "snake_case", "normalize_shape", "check_positive_int",
@@ -135,9 +136,7 @@ class Layer(KeywordChecked):
         if dtype is not None and str(getattr(dtype, "name", dtype)) not in _DTYPES:
             raise ValueError(f"{type(self).__name__}: dtype must be None or one of "
                              f"{', '.join(repr(d) for d in _DTYPES)}, got {dtype!r}")
-        if name is not None and (not isinstance(name, str) or not name):
-            raise TypeError(f"{type(self).__name__}: name must be a non-empty str, got {name!r}")
-        self._name = name
+        self._name = check_name(name, type(self).__name__)
         self._auto_name = name is None
         self._trainable = check_bool(trainable, "trainable", type(self).__name__)
         self.built = False
@@ -243,8 +242,7 @@ class Layer(KeywordChecked):
             taken = {p.name for p in self._params}
             name = next(n for n in (f"variable_{i}" if i else "variable"
                                     for i in itertools.count()) if n not in taken)
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"{owner}: name must be a non-empty str or None, got {name!r}")
+        check_name(name, owner, or_none=True)  # None was replaced by a free name above
         check = getattr(allocation_check, "check", None)
         if check is not None:  # load_model bounds what a file's config may allocate
             check(self, name, shape)
@@ -355,6 +353,9 @@ class Layer(KeywordChecked):
 
     def set_weights(self, weights: list) -> None:
         params = self.parameters()
+        if not isinstance(weights, (list, tuple)):
+            raise TypeError(f"Layer {self.name!r}: set_weights expects a list of arrays (as "
+                            f"get_weights() returns), got {type(weights).__name__}")
         if len(weights) != len(params):
             raise ValueError(f"Layer {self.name!r}: set_weights expected {len(params)} arrays, "
                              f"got {len(weights)}")
@@ -477,6 +478,7 @@ class Layer(KeywordChecked):
         Raises:
             TypeError: a built-in layer got a second positional argument that is not the
                 ``training`` flag (several inputs go in one list: ``layer([a, b])``).
+            ValueError: a layer of several inputs got one array instead of a list.
         """
         training = kwargs.pop("training", None)
         mask = kwargs.pop("mask", None) if type(self)._forward_takes_mask else None
@@ -497,6 +499,10 @@ class Layer(KeywordChecked):
                                           ["training"])
         if is_symbolic(x):
             return self._call_symbolic(x)
+        if self.multiple_inputs and not isinstance(x, (list, tuple)):
+            raise ValueError(f"{type(self).__name__} {self.name!r}: expects a list of inputs "
+                             f"(layer([a, b])), got one {type(x).__name__} of shape "
+                             f"{np.shape(_values(x))}")
         if not self.built:
             self._build_on(x)
         from tinynet.ops.autodiff import current

@@ -9,6 +9,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from tinynet.layers.layer import Layer, check_bool
+from tinynet.scalars import float_array
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Normalization"]
@@ -23,6 +24,8 @@ def _check_axis(axis: Any) -> tuple[int, ...]:
     values = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
     if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in values):
         raise TypeError(what)
+    if len(set(int(a) for a in values)) != len(values):
+        raise ValueError(f"Normalization: axis must not repeat an axis, got {axis!r}")
     return tuple(int(a) for a in values)
 
 
@@ -33,8 +36,8 @@ def _check_stats(mean: Any, variance: Any, axis: tuple) -> tuple:
     if mean is None:
         return None, None
     try:
-        m = np.asarray(mean, dtype=np.float64)
-        v = np.asarray(variance, dtype=np.float64)
+        m = float_array(mean)
+        v = float_array(variance)
     except (TypeError, ValueError):
         raise TypeError("Normalization: mean and variance must be numbers or arrays of "
                         f"numbers, got mean={mean!r} and variance={variance!r}") from None
@@ -98,6 +101,9 @@ class Normalization(Layer):
             raise ValueError(f"Normalization {self.name!r}: axis {self.axis} is out of range "
                              f"for inputs of rank {ndim} (shape {tuple(input_shape)})")
         keep = tuple(sorted(a % ndim for a in self.axis))
+        if len(set(keep)) != len(keep):
+            raise ValueError(f"Normalization {self.name!r}: axis {self.axis} names one axis "
+                             f"twice for inputs of rank {ndim}")
         if 0 in keep:
             raise ValueError(f"Normalization {self.name!r}: axis must not keep the batch "
                              f"axis 0, got axis={self.axis}")

@@ -9,6 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tinynet.random import check_shape
+from tinynet.scalars import float_array
 from tinynet.tensor import Operators, Tensor
 
 __all__ = ["Parameter", "weight_shape", "initializer_fn", "regularizer_of"]
@@ -28,7 +29,7 @@ class Parameter(Operators):
                  "regularizer")
 
     def __init__(self, value: np.ndarray, name: str, trainable: bool = True) -> None:
-        self.value = np.require(value, dtype=np.float32, requirements="C")  # 0-d stays 0-d
+        self.value = np.require(float_array(value, np.float32), requirements="C")  # 0-d stays 0-d
         self.grad: np.ndarray | None = None
         self.name = name
         self._always_frozen = not trainable
@@ -58,7 +59,7 @@ class Parameter(Operators):
         A state update, not an op: inside a ``call()`` it records nothing (as in Keras,
         no gradient flows through an assignment) and does not cut the record.
         """
-        arr = np.asarray(_values(value), dtype=np.float32)
+        arr = float_array(_values(value), np.float32)
         if arr.shape != self.value.shape:
             raise ValueError(
                 f"Parameter {self.path}: expected shape {self.value.shape}, got {arr.shape}")

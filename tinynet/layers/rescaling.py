@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers.layer import Layer
+from tinynet.reprs import plain_repr
+from tinynet.scalars import FLOAT32_MAX, float_array
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Rescaling"]
@@ -14,15 +16,16 @@ __all__ = ["Rescaling"]
 
 def _factor(value: Any, arg: str) -> float | np.ndarray:
     """A finite float, or a float32 array of them (per channel, broadcast over the last
-    axes as NumPy broadcasts)."""
-    what = f"Rescaling: {arg} must be a finite float or an array of them, got {value!r}"
+    axes as NumPy broadcasts); each within float32's range, where the layer computes."""
+    what = (f"Rescaling: {arg} must be a finite float or an array of them, each within "
+            f"float32's range (|v| <= {FLOAT32_MAX:.7g}), got {plain_repr(value)}")
     if isinstance(value, bool) or isinstance(value, str):
         raise TypeError(what)
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        arr = float_array(value)
     except (TypeError, ValueError):
         raise TypeError(what) from None
-    if not np.all(np.isfinite(arr)):
+    if not np.all(np.abs(arr) <= FLOAT32_MAX):  # NaN and inf fail too
         raise ValueError(what)
     return float(arr) if arr.ndim == 0 else arr.astype(np.float32)
 

@@ -11,10 +11,13 @@ from tinynet import initializers
 from tinynet.random import check_seed
 
 __all__ = ["check_pair", "check_padding", "check_seed", "check_initializer", "check_margins",
-           "check_data_format"]
+           "check_data_format", "check_size_limit", "check_name", "MAX_SIZE"]
 # check_seed is tinynet.random's (the seed's one check), listed here with the others.
 
 _PADDINGS = ("valid", "same")
+#: The largest window size, stride, dilation or repeat count: an axis of that length is
+#: the most NumPy can allocate and index on any machine; larger ones only fail later.
+MAX_SIZE = 2**31 - 1
 
 
 def _is_int(value: Any) -> bool:
@@ -38,7 +41,16 @@ def check_pair(value: Any, arg: str, owner: str) -> tuple[int, int]:
         raise TypeError(what)
     if any(v <= 0 for v in pair):
         raise ValueError(what)
+    check_size_limit(pair, arg, owner)
     return int(pair[0]), int(pair[1])
+
+
+def check_size_limit(values: tuple, arg: str, owner: str) -> None:
+    """Each of ``values`` (positive ints) at most :data:`MAX_SIZE`."""
+    if any(v > MAX_SIZE for v in values):
+        shown = values if len(values) > 1 else values[0]
+        raise ValueError(f"{owner}: {arg} must be at most 2**31 - 1 (a size NumPy can "
+                         f"allocate), got {shown!r}")
 
 
 def check_padding(padding: Any, owner: str, allowed: tuple[str, ...] = _PADDINGS) -> str:
@@ -103,3 +115,23 @@ def check_data_format(value: Any, owner: str) -> str:
         return "channels_last"
     raise ValueError(f"{owner}: data_format must be None or 'channels_last' (tinynet is "
                      f"channels-last), got {value!r}")
+
+
+def check_name(name: Any, owner: str, *, or_none: bool = False) -> str | None:
+    """A layer's, model's, weight's or optimizer's ``name``, or ``None`` (a default name):
+    a non-empty str without "/", the separator of saved weight paths (``<layer>/<weight>``;
+    Keras refuses it too). ``or_none`` names ``None`` in the message.
+
+    Raises:
+        TypeError: ``name`` is not a non-empty str.
+        ValueError: ``name`` contains "/".
+    """
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{owner}: name must be a non-empty str{' or None' if or_none else ''}, "
+                        f"got {name!r}")
+    if "/" in name:
+        raise ValueError(f"{owner}: name must not contain '/' (it separates the parts of "
+                         f"saved weight paths, as in Keras), got {name!r}")
+    return name

@@ -9,6 +9,7 @@ import numpy as np
 
 from tinynet.losses.base import (_ProbabilisticLoss, _clip, _log_softmax, _out, _pred, _rows,
                                  _total)
+from tinynet.scalars import is_real, to_float
 from tinynet.tensor import Tensor, as_array, match_labels
 
 __all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
@@ -28,13 +29,16 @@ def _one_per_sample(t_shape: tuple, p_shape: tuple) -> bool:
 
 
 def check_range(value: Any, arg: str, owner: str, low: float, high: float) -> float:
-    """A float in ``[low, high]`` (compared as given: a huge int has no float)."""
-    what = f"{owner}: {arg} must be a float in [{low:g}, {high:g}], got {value!r}"
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+    """A finite float in ``[low, high]`` (``high`` may be ``inf``: no upper bound)."""
+    expected = (f"a finite float >= {low:g}" if math.isinf(high)
+                else f"a float in [{low:g}, {high:g}]")
+    what = f"{owner}: {arg} must be {expected}, got {value!r}"
+    if not is_real(value):
         raise TypeError(what)
-    if not low <= value <= high:  # NaN fails too
+    number = to_float(value)
+    if not (low <= number <= high and math.isfinite(number)):  # NaN fails too
         raise ValueError(what)
-    return float(value)
+    return number
 
 
 def check_smoothing(value: Any, owner: str) -> float:

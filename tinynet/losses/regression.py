@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from tinynet.scalars import is_real, to_float
 from tinynet.losses.base import Loss, _like_predictions, _match_true, _out, _pred, _total
 
 __all__ = ["Elementwise", "MeanSquaredError", "MeanAbsoluteError", "Huber", "LogCosh"]
@@ -90,12 +91,11 @@ class Huber(Elementwise):
     def __init__(self, delta: float = 1.0, *, name: str | None = None) -> None:
         super().__init__(name=name)
         what = f"Huber: delta must be a finite float > 0, got {delta!r}"
-        if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating,
-                                                             np.integer)):
+        if not is_real(delta):
             raise TypeError(what)
-        if not (math.isfinite(delta) and delta > 0):
+        if not (math.isfinite(to_float(delta)) and delta > 0):
             raise ValueError(what)
-        self.delta = float(delta)
+        self.delta = to_float(delta)
 
     def _terms(self, d):
         a = np.abs(d)

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from tinynet.scalars import float_array
+
 __all__ = ["sample_weights"]
 
 
@@ -14,9 +16,9 @@ def sample_weights(owner: str, sample_weight: Any, shape: tuple) -> np.ndarray:
     are dropped (as Keras), and weights for a leading part of the shape (one per sample)
     broadcast over the rest (where Keras 3.15 raises)."""
     try:
-        w = np.asarray(sample_weight.data if hasattr(sample_weight, "data")
-                       and not isinstance(sample_weight, np.ndarray) else sample_weight,
-                       dtype=np.float32).astype(np.float64)
+        w = float_array(sample_weight.data if hasattr(sample_weight, "data")
+                        and not isinstance(sample_weight, np.ndarray) else sample_weight,
+                        np.float32).astype(np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"{owner}: sample_weight must be an array of numbers, got "
                         f"{sample_weight!r}") from None

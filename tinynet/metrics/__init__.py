@@ -123,11 +123,15 @@ def _check_k(owner: str, k: Any) -> int:
 
 def _in_top_k(labels: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
     """1.0 where the label's score is at least the row's ``k``-th largest (ties count, as
-    Keras's ``in_top_k``)."""
+    Keras's ``in_top_k``); a label outside ``[0, classes)`` is never in the top ``k``
+    (0.0, as Keras counts a label past the last class; -1 does not wrap around)."""
     rows = scores.reshape(-1, scores.shape[-1])
-    kth = -np.partition(-rows, min(k, rows.shape[-1]) - 1, axis=-1)[:, min(k, rows.shape[-1]) - 1]
-    target = rows[np.arange(rows.shape[0]), labels.reshape(-1)]
-    return (target >= kth).astype(np.float64).reshape(labels.shape)
+    classes = rows.shape[-1]
+    kth = -np.partition(-rows, min(k, classes) - 1, axis=-1)[:, min(k, classes) - 1]
+    flat = labels.reshape(-1)
+    valid = (flat >= 0) & (flat < classes)
+    target = rows[np.arange(rows.shape[0]), np.where(valid, flat, 0)]
+    return ((target >= kth) & valid).astype(np.float64).reshape(labels.shape)
 
 
 class TopKCategoricalAccuracy(Metric):

@@ -228,13 +228,13 @@ class AUC(_Confusion):
             self.num_thresholds = len(inner) + 2
             self._given = inner
         else:
+            what = (f"{owner}: num_thresholds must be an int > 1 (and < 2**31), got "
+                    f"{num_thresholds!r}")
             if isinstance(num_thresholds, bool) or not isinstance(num_thresholds,
                                                                   (int, np.integer)):
-                raise TypeError(f"{owner}: num_thresholds must be an int > 1, got "
-                                f"{num_thresholds!r}")
-            if num_thresholds <= 1:
-                raise ValueError(f"{owner}: num_thresholds must be an int > 1, got "
-                                 f"{num_thresholds!r}")
+                raise TypeError(what)
+            if not 1 < num_thresholds < 2**31:
+                raise ValueError(what)
             self.num_thresholds = int(num_thresholds)
             inner = [(i + 1) * 1.0 / (self.num_thresholds - 1)
                      for i in range(self.num_thresholds - 2)]

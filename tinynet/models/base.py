@@ -22,6 +22,7 @@ from tinynet.layers.layer import Layer, Parameter, check_bool
 from tinynet.layers.node import is_symbolic
 from tinynet.layers.registry import registered_name_or_class
 from tinynet.models.training import Trainer, locked
+from tinynet.scalars import float_array
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["BaseModel"]
@@ -155,9 +156,12 @@ class BaseModel(Trainer, Layer):
         change, so a mismatch leaves the model untouched)."""
         owner = f"{type(self).__name__}.set_weights"
         params = self.named_parameters()
+        if not isinstance(weights, (list, tuple)):
+            raise TypeError(f"{owner}: expected a list of {len(params)} arrays (as "
+                            f"get_weights() returns), got {type(weights).__name__}")
         if len(weights) != len(params):
             raise ValueError(f"{owner}: expected {len(params)} arrays, got {len(weights)}")
-        arrays = [np.asarray(w, dtype=np.float32) for w in weights]
+        arrays = [float_array(w, np.float32) for w in weights]
         for (path, p), a in zip(params, arrays):
             if a.shape != p.value.shape:
                 raise ValueError(f"{owner}: {path} expects shape {p.value.shape}, got {a.shape}")

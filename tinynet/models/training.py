@@ -30,10 +30,12 @@ from tinynet.keywords import checked_method
 from tinynet.layers.layer import Parameter
 from tinynet.models.added_losses import (add_penalty_grads, forward_with_losses,
                                          may_add_losses, zeros_for_none)
-from tinynet.models.checks import check_targets
+from tinynet.models.checks import check_targets, check_validation_freq
 from tinynet.models.weighting import (accumulate, format_logs, masked_weights, means,
                                       sample_weights)
+from tinynet.optimizers.step_undo import is_finite
 from tinynet.random import make_rng
+from tinynet.scalars import is_real, to_float
 from tinynet.tensor import Tensor, as_array
 from tinynet.tools import compile_ahead
 
@@ -47,25 +49,6 @@ def _check_int(value: Any, arg: str, owner: str, minimum: int) -> int:
     if value < minimum:
         raise ValueError(f"{owner}: {arg} must be {expected}, got {value}")
     return int(value)
-
-
-def _check_validation_freq(value: Any, owner: str) -> Callable[[int], bool]:
-    """``fit``'s ``validation_freq`` as a test of a 1-based epoch: a positive int (every
-    that many epochs) or a list of positive ints (those epochs)."""
-    what = (f"{owner}: validation_freq must be a positive int or a list of positive ints, "
-            f"got {value!r}")
-    if isinstance(value, list):
-        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
-                   for v in value):
-            raise ValueError(what)
-        chosen = {int(v) for v in value}
-        return lambda epoch: epoch in chosen
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(what)
-    if value < 1:
-        raise ValueError(what)
-    every = int(value)
-    return lambda epoch: epoch % every == 0
 
 
 def _check_verbose(value: Any, owner: str) -> int:
@@ -124,7 +107,7 @@ def _per_output(value: Any, names: list[str], arg: str, owner: str) -> list:
 def _loss_weight(value: Any, owner: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+    if not is_real(value) or not math.isfinite(to_float(value)):
         raise ValueError(f"{owner}: loss_weights must hold finite numbers, got {value!r}")
     return float(value)
 
@@ -295,16 +278,27 @@ class Trainer:
             np.copyto(backup, p.value)
         preds, extra, penalties = forward_with_losses(self, xs, True, params, where)
         total, values, grads = self._losses(ys, preds, True, sw, extra)
-        if not math.isfinite(total):
+        stat = None if not math.isfinite(total) else next(
+            (p for p, _ in guard if not is_finite(p.value)), None)
+        if not math.isfinite(total) or stat is not None:
             for p, backup in guard:
                 np.copyto(p.value, backup)
-            raise FloatingPointError(f"{where()}: the loss is {total}; training stopped "
-                                     f"before this step's update (weights are those after "
-                                     f"the last finite step)")
+            what = (f"the loss is {total}" if stat is None
+                    else f"the statistic {stat.path} is not finite")
+            raise FloatingPointError(f"{where()}: {what}; training stopped before this "
+                                     f"step's update (weights are those after the last "
+                                     f"finite step)")
         values += self._metric_values(ys, preds)
         self._run_backward(zeros_for_none(grads, preds), False)
         add_penalty_grads(penalties)  # the weight penalties' gradients join the weights'
-        self.optimizer.apply(params)
+        bad = self.optimizer.apply_or_undo(params)
+        if bad is not None:  # the optimizer undid its step; the statistics follow
+            for p, backup in guard:
+                np.copyto(p.value, backup)
+            raise FloatingPointError(f"{where()}: the weight {bad.path} is not finite after "
+                                     f"this step's update; training stopped and the step "
+                                     f"undone (weights are those after the last finite "
+                                     f"step)")
         return total, values
 
     def _test_arrays(self, xs: list[np.ndarray], ys: list[np.ndarray], batch_size: int,
@@ -365,17 +359,19 @@ class Trainer:
         Raises:
             RuntimeError: the model is not compiled.
             ValueError: bad arguments or data (the message names the shapes).
-            FloatingPointError: a batch loss is not finite (epoch and batch named, 1-based;
-                raised before that step's update), unless a ``TerminateOnNaN`` callback is
-                given: then the update is not applied either, the callbacks see a ``nan``
-                loss, and training stops.
+            FloatingPointError: a batch loss or a moving statistic is not finite (epoch
+                and batch named, 1-based; raised before that step's update), or the update
+                made a weight non-finite (the step is undone: weights, optimizer state and
+                statistics are those after the last finite step), unless a
+                ``TerminateOnNaN`` callback is given: then the update is not applied
+                either, the callbacks see a ``nan`` loss, and training stops.
         """
         owner = f"{type(self).__name__}.fit"
         self._require_compiled(owner)
         batch_size = _check_int(batch_size, "batch_size", owner, 1)
         epochs = _check_int(epochs, "epochs", owner, 0)
         initial_epoch = _check_int(initial_epoch, "initial_epoch", owner, 0)
-        validate_at = _check_validation_freq(validation_freq, owner)
+        validate_at = check_validation_freq(validation_freq, owner)
         verbose = _check_verbose(verbose, owner)
         if not isinstance(shuffle, (bool, np.bool_)):
             raise TypeError(f"{owner}: shuffle must be a bool, got {shuffle!r}")

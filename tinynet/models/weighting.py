@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 
+from tinynet.scalars import float_array, is_real, to_float
 from tinynet.tensor import Tensor
 
 __all__ = ["sample_weights", "class_weights", "masked_weights", "accumulate", "means",
@@ -31,8 +31,8 @@ def sample_weights(sample_weight: Any, class_weight: Any, ys: list[np.ndarray],
     if sample_weight is None:
         return None
     try:
-        sw = np.asarray(sample_weight.data if isinstance(sample_weight, Tensor)
-                        else sample_weight, dtype=np.float32)
+        sw = float_array(sample_weight.data if isinstance(sample_weight, Tensor)
+                         else sample_weight, np.float32)
     except (TypeError, ValueError):
         raise TypeError(f"{owner}: sample_weight must be an array of numbers, got "
                         f"{sample_weight!r}") from None
@@ -84,8 +84,7 @@ def class_weights(class_weight: Any, ys: list[np.ndarray], owner: str) -> np.nda
         if isinstance(key, bool) or not isinstance(key, (int, np.integer)) or key < 0:
             raise ValueError(f"{owner}: class_weight keys must be class indices (ints >= 0), "
                              f"got {key!r}")
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-                or not math.isfinite(value):
+        if not is_real(value) or not math.isfinite(to_float(value)):
             raise ValueError(f"{owner}: class_weight values must be finite numbers, got "
                              f"{value!r} for class {key}")
     if len(ys) != 1:

@@ -8,11 +8,13 @@ given directly to an op stay float64, so the same ops run the float64 gradient c
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from tinynet.ops import autodiff
+from tinynet.scalars import to_float
 from tinynet.tensor import Tensor
 
 __all__ = ["unwrap", "canon", "unbroadcast", "axes", "check_broadcast", "OpError"]
@@ -48,6 +50,9 @@ def unwrap(x: Any, op: str, arg: str) -> tuple[np.ndarray | int | float | bool, 
     if isinstance(x, (bool, np.bool_)):
         return bool(x), None
     if isinstance(x, (int, np.integer)):
+        if not math.isfinite(to_float(x)):
+            raise OpError(f"{op}: {arg} must be a number within the float range, got an int "
+                          f"of {len(str(abs(int(x))))} digits")
         return int(x), None
     if isinstance(x, (float, np.floating)):
         return float(x), None

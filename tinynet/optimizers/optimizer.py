@@ -30,9 +30,13 @@ import numpy as np
 
 from tinynet.keywords import KeywordChecked
 from tinynet.layers.layer import Parameter
+from tinynet.layers.validation import check_name
 from tinynet.optimizers import updates
-from tinynet.optimizers.checks import check_float
+from tinynet.optimizers.checks import RATE, check_float, check_rate
 from tinynet.optimizers.flat import FlatGroup
+from tinynet.optimizers.step_undo import StepUndo
+from tinynet.reprs import plain_repr
+from tinynet.scalars import FLOAT32_MAX
 
 __all__ = ["Optimizer"]
 
@@ -53,8 +57,7 @@ def _check_optional_float(value: Any, arg: str, owner: str, positive: bool) -> f
 def _check_learning_rate(value: Any, owner: str) -> float | Callable:
     if callable(value):
         return value
-    return check_float(value, "learning_rate", owner,
-                       expected="a non-negative float or a callable schedule")
+    return check_rate(value, "learning_rate", owner, expected=f"{RATE} or a callable schedule")
 
 
 class Optimizer(KeywordChecked):
@@ -83,9 +86,7 @@ class Optimizer(KeywordChecked):
                  clipvalue: float | None = None, global_clipnorm: float | None = None,
                  name: str | None = None) -> None:
         owner = type(self).__name__
-        if name is not None and (not isinstance(name, str) or not name):
-            raise TypeError(f"{owner}: name must be a non-empty str, got {name!r}")
-        self.name = name if name is not None else self._default_name
+        self.name = check_name(name, owner) or self._default_name
         self._learning_rate = _check_learning_rate(learning_rate, owner)
         self.weight_decay = _check_optional_float(weight_decay, "weight_decay", owner, False)
         self.clipnorm = _check_optional_float(clipnorm, "clipnorm", owner, True)
@@ -104,16 +105,31 @@ class Optimizer(KeywordChecked):
         self._group: FlatGroup | None = None  # the parameters last updated in one call
         self._exclude_ids: set[int] = set()
         self._exclude_names: list[str] = []
-        self._exclude_pattern: re.Pattern | None = None
+        self._exclude_patterns: list[re.Pattern] = []
+        self._undo: StepUndo | None = None
 
     # -- learning rate -------------------------------------------------------------------
     @property
     def learning_rate(self) -> float:
-        """The current learning rate (a schedule is evaluated at ``iterations``)."""
+        """The current learning rate (a schedule is evaluated at ``iterations``).
+
+        Raises:
+            ValueError: the schedule's rate at ``iterations`` is not a learning rate (a
+                growing schedule beyond float32's range, or a custom one gone negative).
+        """
         lr = self._learning_rate
-        if callable(lr):
-            return float(lr(self.iterations))
-        return lr
+        if not callable(lr):
+            return lr
+        try:
+            value = float(lr(self.iterations))
+        except OverflowError:  # a float power beyond float's range (a growing schedule)
+            value = math.inf
+        if not 0.0 <= value <= FLOAT32_MAX:  # NaN fails too
+            raise ValueError(f"{type(self).__name__}: the learning rate schedule "
+                             f"{plain_repr(lr, 200)} gave "
+                             f"{value!r} at iteration {self.iterations}; a learning rate must "
+                             f"be {RATE}")
+        return value
 
     @learning_rate.setter
     def learning_rate(self, value: float | Callable) -> None:
@@ -142,6 +158,11 @@ class Optimizer(KeywordChecked):
             var_names: Regular expressions (plain substrings work); a parameter whose
                 ``name`` (``"kernel"``, ``"bias"``, ``"gamma"``, ...) matches any of them
                 with ``re.search`` is excluded, as in Keras.
+
+        Raises:
+            TypeError: ``var_list`` holds something else than parameters, or ``var_names``
+                something else than non-empty strings.
+            ValueError: a name is not a valid regular expression (the message names it).
         """
         owner = type(self).__name__
         params = list(var_list) if var_list is not None else []
@@ -156,14 +177,22 @@ class Optimizer(KeywordChecked):
                 raise TypeError(
                     f"{owner}: exclude_from_weight_decay var_names must be non-empty strings, "
                     f"got {n!r}")
+        patterns = []
+        for n in sorted(set(names)):
+            try:
+                patterns.append(re.compile(n))
+            except re.error as exc:
+                raise ValueError(f"{owner}: exclude_from_weight_decay var_names must be "
+                                 f"regular expressions (plain substrings work), got {n!r}: "
+                                 f"{exc}") from None
         self._exclude_ids = {id(p) for p in params}
         self._exclude_names = sorted(set(names))
-        self._exclude_pattern = re.compile("|".join(self._exclude_names)) if names else None
+        self._exclude_patterns = patterns
 
     def _use_weight_decay(self, param: Parameter) -> bool:
         if self.weight_decay is None or id(param) in self._exclude_ids:
             return False
-        return self._exclude_pattern is None or self._exclude_pattern.search(param.name) is None
+        return not any(p.search(param.name) for p in self._exclude_patterns)
 
     # -- slots -----------------------------------------------------------------------------
     def _slot_specs(self) -> list[tuple[str, float]]:
@@ -231,8 +260,11 @@ class Optimizer(KeywordChecked):
             ValueError: A gradient's shape differs from its parameter's, or no parameter
                 has a gradient.
         """
+        self._apply(self._trainable(params))
+
+    def _apply(self, params: list[Parameter]) -> None:
+        """:meth:`apply` on the trainable parameters ``params``."""
         owner = type(self).__name__
-        params = self._trainable(params)
         if not params:
             return
         pairs, missing = [], []
@@ -253,7 +285,7 @@ class Optimizer(KeywordChecked):
                              f"({', '.join(missing)}); run backward before apply")
         if missing:
             warnings.warn(f"{owner}: gradients do not exist for {missing}; they were skipped",
-                          stacklevel=2)
+                          stacklevel=3)
         for p, _ in pairs:
             if not (p.value.flags.c_contiguous and p.value.dtype == np.float32):
                 p.value = np.ascontiguousarray(p.value, dtype=np.float32)
@@ -285,6 +317,31 @@ class Optimizer(KeywordChecked):
                 self._update(p.value.reshape(-1), g, self._slots[id(p)][1], lr32,
                              common if commons is None else commons[i])
         self.iterations += 1
+
+    def apply_or_undo(self, params: Iterable[Parameter]) -> Parameter | None:
+        """:meth:`apply`, undone when a weight comes out NaN or infinite.
+
+        The training loop's step: weights, slots, ``iterations`` and the optimizer's
+        scalars are copied before the update (into buffers reused from step to step) and
+        restored bitwise if any updated weight is not finite afterwards.
+
+        Returns:
+            ``None``, or the first parameter whose updated weight was not finite (the
+            step is then undone).
+        """
+        params = self._trainable(params)
+        undo = self._undo if self._undo is not None else StepUndo()
+        self._undo = undo
+        undo.save(params, self._slots, self._group, self.iterations, self._scalars)
+        built = self.built
+        self._apply(params)
+        bad = undo.first_non_finite(params, self._group)
+        if bad is not None:
+            self.iterations, self._scalars = undo.restore(params, self._slots)
+            self.built = built
+            if any(id(p) not in self._slots for p in params):
+                self._group = None  # its slot views belong to the dropped slots
+        return bad
 
     def _flat_group(self, params: list[Parameter]) -> FlatGroup | None:
         """The :class:`FlatGroup` of ``params`` (the last one if it still matches, else a

@@ -15,18 +15,40 @@ from typing import Any
 
 from tinynet.keywords import KeywordChecked
 from tinynet.layers.layer import check_bool
-from tinynet.optimizers.checks import check_float
+from tinynet.reprs import plain_repr
+from tinynet.optimizers.checks import check_float, check_rate
 
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay",
            "InverseTimeDecay", "PolynomialDecay", "CosineDecay", "CosineDecayRestarts",
            "serialize", "deserialize"]
 
 
-def _real(owner: str, arg: str, value: Any, *, positive: bool = False) -> float:
-    """A finite number (an int stays an int, as Keras keeps it in the config)."""
-    v = check_float(value, arg, owner, low=0.0 if positive else -math.inf, low_open=positive,
-                    expected="a finite float > 0" if positive else "a finite float")
+def _real(owner: str, arg: str, value: Any, *, low: float = -math.inf,
+          low_open: bool = False) -> float:
+    """A finite number ``> low`` (``low_open``) or ``>= low`` (an int stays an int, as Keras
+    keeps it in the config)."""
+    if low == -math.inf:
+        expected = "a finite float"
+    else:
+        expected = f"a finite float {'>' if low_open else '>='} {low:g}"
+    v = check_float(value, arg, owner, low=low, low_open=low_open, expected=expected)
     return int(value) if isinstance(value, numbers.Integral) else v
+
+
+def _rate(owner: str, arg: str, value: Any) -> float:
+    """A learning rate the schedule starts from, ends at or warms up to (see
+    :data:`~tinynet.optimizers.checks.RATE`); an int stays an int."""
+    v = check_rate(value, arg, owner)
+    return int(value) if isinstance(value, numbers.Integral) else v
+
+
+def _name(owner: str, value: Any, default: str) -> str:
+    """The schedule's name: a str (saved in the model's config), ``None`` for the default."""
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise TypeError(f"{owner}: name must be a str, got {plain_repr(value)}")
+    return value
 
 
 class LearningRateSchedule(KeywordChecked):
@@ -59,11 +81,11 @@ class _RateDecay(LearningRateSchedule):
     def __init__(self, initial_learning_rate: float, decay_steps: float, decay_rate: float,
                  staircase: bool = False, name: str | None = None) -> None:
         owner = type(self).__name__
-        self.initial_learning_rate = _real(owner, "initial_learning_rate", initial_learning_rate)
-        self.decay_steps = _real(owner, "decay_steps", decay_steps, positive=True)
-        self.decay_rate = _real(owner, "decay_rate", decay_rate)
+        self.initial_learning_rate = _rate(owner, "initial_learning_rate", initial_learning_rate)
+        self.decay_steps = _real(owner, "decay_steps", decay_steps, low=0.0, low_open=True)
+        self.decay_rate = _real(owner, "decay_rate", decay_rate, low=0.0)
         self.staircase = check_bool(staircase, "staircase", owner)
-        self.name = owner if name is None else name
+        self.name = _name(owner, name, owner)
 
     def _progress(self, step: int) -> float:
         p = step / self.decay_steps
@@ -94,8 +116,8 @@ class PiecewiseConstantDecay(LearningRateSchedule):
             raise ValueError(f"{owner}: values must be a list with one more entry than "
                              f"boundaries, got boundaries={boundaries!r}, values={values!r}")
         self.boundaries = [_real(owner, "boundaries", b) for b in boundaries]
-        self.values = [_real(owner, "values", v) for v in values]
-        self.name = name
+        self.values = [_rate(owner, "values", v) for v in values]
+        self.name = _name(owner, name, "PiecewiseConstant")
 
     def __call__(self, step: int) -> float:
         for boundary, value in zip(self.boundaries, self.values):
@@ -124,12 +146,12 @@ class PolynomialDecay(LearningRateSchedule):
                  end_learning_rate: float = 0.0001, power: float = 1.0, cycle: bool = False,
                  name: str = "PolynomialDecay") -> None:
         owner = "PolynomialDecay"
-        self.initial_learning_rate = _real(owner, "initial_learning_rate", initial_learning_rate)
-        self.decay_steps = _real(owner, "decay_steps", decay_steps, positive=True)
-        self.end_learning_rate = _real(owner, "end_learning_rate", end_learning_rate)
-        self.power = _real(owner, "power", power)
+        self.initial_learning_rate = _rate(owner, "initial_learning_rate", initial_learning_rate)
+        self.decay_steps = _real(owner, "decay_steps", decay_steps, low=0.0, low_open=True)
+        self.end_learning_rate = _rate(owner, "end_learning_rate", end_learning_rate)
+        self.power = _real(owner, "power", power, low=0.0)
         self.cycle = check_bool(cycle, "cycle", owner)
-        self.name = name
+        self.name = _name(owner, name, owner)
 
     def __call__(self, step: int) -> float:
         steps = self.decay_steps
@@ -160,13 +182,13 @@ class CosineDecay(LearningRateSchedule):
                  name: str = "CosineDecay", warmup_target: float | None = None,
                  warmup_steps: float = 0) -> None:
         owner = "CosineDecay"
-        self.initial_learning_rate = _real(owner, "initial_learning_rate", initial_learning_rate)
-        self.decay_steps = _real(owner, "decay_steps", decay_steps, positive=True)
-        self.alpha = _real(owner, "alpha", alpha)
-        self.name = name
+        self.initial_learning_rate = _rate(owner, "initial_learning_rate", initial_learning_rate)
+        self.decay_steps = _real(owner, "decay_steps", decay_steps, low=0.0, low_open=True)
+        self.alpha = _real(owner, "alpha", alpha, low=0.0)
+        self.name = _name(owner, name, owner)
         self.warmup_target = (None if warmup_target is None
-                              else _real(owner, "warmup_target", warmup_target))
-        self.warmup_steps = _real(owner, "warmup_steps", warmup_steps)
+                              else _rate(owner, "warmup_target", warmup_target))
+        self.warmup_steps = _real(owner, "warmup_steps", warmup_steps, low=0.0)
 
     def __call__(self, step: int) -> float:
         if self.warmup_target is None:
@@ -193,13 +215,13 @@ class CosineDecayRestarts(LearningRateSchedule):
                  t_mul: float = 2.0, m_mul: float = 1.0, alpha: float = 0.0,
                  name: str = "SGDRDecay") -> None:
         owner = "CosineDecayRestarts"
-        self.initial_learning_rate = _real(owner, "initial_learning_rate", initial_learning_rate)
+        self.initial_learning_rate = _rate(owner, "initial_learning_rate", initial_learning_rate)
         self.first_decay_steps = _real(owner, "first_decay_steps", first_decay_steps,
-                                       positive=True)
-        self.t_mul = _real(owner, "t_mul", t_mul, positive=True)
-        self.m_mul = _real(owner, "m_mul", m_mul)
-        self.alpha = _real(owner, "alpha", alpha)
-        self.name = name
+                                       low=0.0, low_open=True)
+        self.t_mul = _real(owner, "t_mul", t_mul, low=1.0)  # shorter periods end the schedule
+        self.m_mul = _real(owner, "m_mul", m_mul, low=0.0)
+        self.alpha = _real(owner, "alpha", alpha, low=0.0)
+        self.name = _name(owner, name, "SGDRDecay")
 
     def __call__(self, step: int) -> float:
         fraction = step / self.first_decay_steps

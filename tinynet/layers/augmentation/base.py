@@ -22,15 +22,11 @@ from tinynet.layers.seeded import OwnGenerator
 from tinynet.layers.validation import check_data_format, check_seed
 from tinynet.math import affine
 from tinynet.math.affine import FILL_MODES, INTERPOLATIONS
+from tinynet.scalars import is_real, to_float
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["BaseAugmentation", "BaseAffine", "check_factor", "check_choice", "check_number",
            "factor_config", "per_sample"]
-
-
-def _is_number(value: Any) -> bool:
-    return (isinstance(value, (int, float, np.integer, np.floating))
-            and not isinstance(value, (bool, np.bool_)))
 
 
 def _or(names: tuple) -> str:
@@ -52,11 +48,12 @@ def check_choice(value: Any, arg: str, owner: str, allowed: tuple) -> str:
 def check_number(value: Any, arg: str, owner: str) -> float:
     """A finite real number (int or float, not bool), as a float."""
     what = f"{owner}: {arg} must be a finite number, got {value!r}"
-    if not _is_number(value):
+    if not is_real(value):
         raise TypeError(what)
-    if not math.isfinite(float(value)):
+    number = to_float(value)
+    if not math.isfinite(number):
         raise ValueError(what)
-    return float(value)
+    return number
 
 
 def check_factor(value: Any, arg: str, owner: str, low: float, high: float,
@@ -74,9 +71,9 @@ def check_factor(value: Any, arg: str, owner: str, low: float, high: float,
             f"got {shown!r}")
 
     def inside(v: Any) -> float:
-        if not _is_number(v):
+        if not is_real(v):
             raise TypeError(what)
-        v = float(v)
+        v = to_float(v)
         if not (low < v <= high if low_open else low <= v <= high):  # also rejects NaN
             raise ValueError(what)
         return v

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.layers.validation import check_data_format
+from tinynet.layers.validation import check_data_format, check_size_limit
 from tinynet.math.windows import window_axis
 from tinynet.tensor import Tensor, as_array
 
@@ -25,6 +25,7 @@ def check_single(value: Any, arg: str, owner: str) -> int:
         raise TypeError(what)
     if value < 1:
         raise ValueError(what)
+    check_size_limit((value,), arg, owner)
     return int(value)
 
 
