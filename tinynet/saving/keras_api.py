@@ -84,8 +84,7 @@ def load_keras(path: str, custom_objects: dict, compile: bool, owner: str) -> An
     from tinynet.custom_objects import custom_object_scope
     from tinynet.saving.config import layer_classes
 
-    require_h5py(owner)
-    where = _where(owner, path)
+    where = _where(owner, path)  # h5py is needed from the weights on (H5Reader)
     try:
         members = read_archive(path, where)
     except OSError as exc:

@@ -62,12 +62,14 @@ def keras_class_name(layer: Any) -> str:
 def check_writable(model: Any, owner: str) -> None:
     """ValueError naming every layer (and its class) a Keras file cannot hold."""
     bad = []
+    builtin = {**registry.registered_layers(),
+               **{cls.__name__: cls for cls in registry.model_classes()}}
     for layer in _walk_layers(model):
         cls = type(layer)
         name = cls.__name__
         if name in _NO_KERAS:
             bad.append(f"{layer.name!r} ({name}: {_NO_KERAS[name]})")
-        elif not cls.__module__.startswith("tinynet.") or getattr(cls, "_has_call", False):
+        elif builtin.get(name) is not cls or not cls.__module__.startswith("tinynet."):
             bad.append(f"{layer.name!r} ({cls.__module__}.{cls.__qualname__}: a custom class "
                        f"Keras would need its own code for)")
     if bad:
@@ -334,7 +336,8 @@ def tinynet_model_config(entry: Any, where: str, table: dict) -> dict:
                 if not isinstance(node, dict):
                     raise ValueError(f"{where}: invalid model config: a node is not an object")
                 kwargs = node.get("kwargs") or {}
-                used = {k: v for k, v in kwargs.items() if v is not None}
+                # training: tinynet's fit/predict set it for every layer, as Keras's do
+                used = {k: v for k, v in kwargs.items() if v is not None and k != "training"}
                 if used:
                     raise ValueError(f"{where}: layer {out['name']!r:.80} is called with "
                                      f"keyword arguments {sorted(used)} tinynet does not take")

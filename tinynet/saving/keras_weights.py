@@ -155,7 +155,10 @@ def read_optimizer(model: Any, reader: Any, owner: str) -> Callable[[], None]:
 
     def apply() -> None:
         optimizer.iterations = iterations
-        if lr is not None and np.isfinite(lr) and lr >= 0:
+        # the file's rate wins when it differs from the config's beyond float32 rounding
+        # (a callback changed it); else the config's float64 value stays, bit for bit
+        if (lr is not None and np.isfinite(lr) and lr >= 0
+                and np.float32(optimizer.learning_rate) != np.float32(lr)):
             optimizer.learning_rate = lr
 
     return apply
