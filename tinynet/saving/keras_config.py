@@ -227,19 +227,26 @@ def _check_dtype(value: Any, what: str, where: str) -> None:
                          f"float32 only")
 
 
+_INITIALIZER_NAMES = {"GlorotUniform": "glorot_uniform", "GlorotNormal": "glorot_normal",
+                      "HeUniform": "he_uniform", "HeNormal": "he_normal", "Zeros": "zeros",
+                      "Ones": "ones", "LecunUniform": "lecun_uniform",
+                      "LecunNormal": "lecun_normal"}
+_FIXED_SCALE = {("RandomUniform", (("maxval", 0.05), ("minval", -0.05))): "uniform",
+                ("RandomNormal", (("mean", 0.0), ("stddev", 0.05))): "normal"}
+
+
 def _initializer(value: Any) -> Any:
-    """A Keras initializer entry as tinynet's: a name for the common ones, else the
-    ``{"class_name", "config"}`` dict without Keras's wrapping."""
+    """A Keras initializer entry as tinynet's name, or ``None`` when tinynet has no name
+    for it (the layer's default then; initializers only make the first weights, which the
+    file's replace)."""
     if not isinstance(value, dict):
         return value
     config = {k: v for k, v in (value.get("config") or {}).items()
-              if k not in ("input_axes", "output_axes") and v is not None}
-    names = {"GlorotUniform": "glorot_uniform", "GlorotNormal": "glorot_normal",
-             "HeUniform": "he_uniform", "HeNormal": "he_normal", "Zeros": "zeros",
-             "Ones": "ones", "LecunUniform": "lecun_uniform", "LecunNormal": "lecun_normal"}
-    if value.get("class_name") in names and not config:
-        return names[value["class_name"]]
-    return {"class_name": value.get("class_name"), "config": config}
+              if k not in ("input_axes", "output_axes", "seed") and v is not None}
+    name = value.get("class_name")
+    if name in _INITIALIZER_NAMES and not config:
+        return _INITIALIZER_NAMES[name]
+    return _FIXED_SCALE.get((name, tuple(sorted(config.items()))))
 
 
 def _tinynet_layer_config(cls: type, class_name: str, config: dict, where: str) -> dict:
@@ -249,7 +256,10 @@ def _tinynet_layer_config(cls: type, class_name: str, config: dict, where: str) 
     out = {}
     for key, value in config.items():
         if key in accepted and key != "dtype":
-            out[key] = _initializer(value) if key.endswith("_initializer") else value
+            if not key.endswith("_initializer"):
+                out[key] = value
+            elif _initializer(value) is not None:
+                out[key] = _initializer(value)
         elif key == "dtype" and class_name == "InputLayer":
             out[key] = "float32"
         elif not _neutral(key, value):
