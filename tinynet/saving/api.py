@@ -125,7 +125,7 @@ def load_weights(model: Any, path: str | os.PathLike) -> None:
     if not model.built or not all(layer.built for layer in model.layers):
         raise ValueError(f"{where}: model {model.name!r} is not built; build it (or call it on "
                          f"data) before loading weights")
-    if fspath(path, owner).endswith(".h5"):
+    if _is_keras(fspath(path, owner), ".weights.h5", b"\x89HDF\r\n\x1a\n"):
         from tinynet.saving import keras_api
 
         keras_api.load_keras_weights(model, os.fspath(path), owner)
@@ -173,7 +173,7 @@ def load_model(path: str | os.PathLike, custom_objects: dict | None = None,
     if not isinstance(compile, bool):
         raise TypeError(f"{owner}: compile must be a bool, got {compile!r}")
     custom_objects = check_custom_objects(custom_objects, owner)
-    if fspath(path, owner).endswith(".keras"):
+    if _is_keras(fspath(path, owner), ".keras", b"PK\x03\x04"):
         from tinynet.saving import keras_api
 
         return keras_api.load_keras(os.fspath(path), custom_objects, compile, owner)
@@ -190,6 +190,18 @@ def load_model(path: str | os.PathLike, custom_objects: dict | None = None,
             compile_model(model, compile_config, where)
     _set_state(model, metadata, tensors, compile, where)
     return model
+
+
+def _is_keras(path: str, suffix: str, magic: bytes) -> bool:
+    """Whether ``path`` is a Keras file: its name ends in ``suffix`` or its first bytes are
+    ``magic`` (a file under another name is read by what it holds, as tinynet's own)."""
+    if path.endswith(suffix):
+        return True
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(magic)) == magic
+    except OSError:
+        return False  # the safetensors reader reports it, naming the path
 
 
 def _check_model_file(metadata: dict, where: str) -> None:

@@ -33,8 +33,8 @@ def _weights_h5(model: Any, owner: str) -> bytes:
 
 def save_keras(model: Any, path: str, owner: str) -> None:
     """Writes ``model`` as a Keras 3 ``.keras`` archive (atomically)."""
-    require_h5py(owner)
     check_writable(model, owner)
+    require_h5py(owner)
     entry = keras_model_entry(model)
     tn_compile = compile_config(model)
     entry["compile_config"] = None if tn_compile is None else keras_compile_config(tn_compile)
@@ -49,8 +49,8 @@ def save_keras(model: Any, path: str, owner: str) -> None:
 def save_keras_weights(model: Any, path: str, owner: str) -> None:
     """Writes the weights (and a compiled model's optimizer variables, as Keras does) in
     Keras's ``.weights.h5`` layout (atomically)."""
-    require_h5py(owner)
     check_writable(model, owner)
+    require_h5py(owner)
     atomic_write(path, _weights_h5(model, owner), owner)
 
 

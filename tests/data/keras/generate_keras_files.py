@@ -12,6 +12,10 @@ Keras's own layers, compiled (Adam, sparse crossentropy from logits, accuracy) a
 trained two steps on fixed data, so its optimizer variables are not the initial ones;
 the npz holds that data and Keras's predictions. The other two hold a layer tinynet does
 not have (``AlphaDropout``) and a ``Lambda`` layer (Python bytecode in the file).
+
+Two hostile archives derive from ``keras_unknown_layer.keras`` (:func:`hostile`, no Keras
+needed): ``keras_truncated.keras`` (its first half) and ``keras_traversal.keras`` (its
+members plus one named ``../escaped.txt``).
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ import os
 import numpy as np
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
-import keras  # noqa: E402
-from keras import layers  # noqa: E402
+try:
+    import keras
+    from keras import layers
+except ImportError:  # hostile() alone needs no Keras
+    keras = layers = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -62,5 +69,21 @@ def main() -> None:
     lam.save(os.path.join(HERE, "keras_lambda.keras"))
 
 
+def hostile() -> None:
+    import zipfile
+
+    source = os.path.join(HERE, "keras_unknown_layer.keras")
+    with open(source, "rb") as file:
+        data = file.read()
+    with open(os.path.join(HERE, "keras_truncated.keras"), "wb") as file:
+        file.write(data[: len(data) // 2])
+    with zipfile.ZipFile(source) as archive, \
+            zipfile.ZipFile(os.path.join(HERE, "keras_traversal.keras"), "w") as evil:
+        for info in archive.infolist():
+            evil.writestr(info.filename, archive.read(info))
+        evil.writestr("../escaped.txt", b"written outside the target?")
+
+
 if __name__ == "__main__":
     main()
+    hostile()
