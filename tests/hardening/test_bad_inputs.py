@@ -2568,6 +2568,24 @@ case("keras-save-tinynet-only-layer", "model.save('m.keras') with an InstanceNor
      "(InstanceNormalization: Keras 3 has no InstanceNormalization layer); save as "
      ".safetensors (model.save('m.safetensors'), which keeps every tinynet layer and resumes "
      "training bitwise) or export for inference with model.export('m.onnx', format='onnx')")
+def _without_h5py(call: Callable[[], Any]) -> Any:
+    """``call()`` as if h5py were not installed."""
+    saved = sys.modules.get("h5py")
+    sys.modules["h5py"] = None  # import h5py now raises ImportError
+    try:
+        return call()
+    finally:
+        if saved is None:
+            del sys.modules["h5py"]
+        else:
+            sys.modules["h5py"] = saved
+
+
+case("keras-save-without-h5py", "model.save('m.keras') without h5py installed",
+     lambda: _without_h5py(lambda: mlp().save("m.keras")), ImportError,
+     "save_model: reading and writing Keras files (.keras, .weights.h5) needs h5py; install "
+     "it with pip install 'tinynet[keras]' (or pip install h5py), or save as .safetensors, "
+     "which needs nothing extra")
 case("keras-checkpoint-weights-suffix", "ModelCheckpoint('m.keras', save_weights_only=True)",
      lambda: callbacks.ModelCheckpoint("m.keras", save_weights_only=True), ValueError,
      "ModelCheckpoint: filepath " + WEIGHTS_SUFFIX, "got 'm.keras'; e.g. 'm.safetensors'")

@@ -5,6 +5,7 @@ round trips through ``.keras`` and ``.weights.h5``, Keras-written files read bac
 import io
 import json
 import os
+import re
 import sys
 import zipfile
 
@@ -331,3 +332,54 @@ def test_without_h5py_keras_paths_say_what_to_install(tmp_path, monkeypatch):
     x = np.ones((2, 6, 6, 1), np.float32)
     np.testing.assert_array_equal(tn.models.load_model(tmp_path / "m.safetensors")
                                   .predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+# -- Keras settings tinynet lacks ------------------------------------------------------------
+def _edit_config(source, target, edit) -> None:
+    members = _members(source)
+    config = json.loads(members["config.json"])
+    edit(config)
+    _rewrite(source, target, {"config.json": json.dumps(config).encode()})
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c["config"]["layers"][1]["config"].update(groups=2),
+     "layer 'conv2d' (Conv2D) has groups=2, which tinynet's Conv2D does not support"),
+    (lambda c: c["config"]["layers"][1]["config"].update(kernel_constraint={"class_name": "NonNeg"}),
+     "layer 'conv2d' (Conv2D) has kernel_constraint={'class_name': 'NonNeg'}, which "
+     "tinynet's Conv2D does not support"),
+    (lambda c: c["config"]["layers"][1]["config"]["dtype"]["config"].update(
+        name="mixed_float16"),
+     "layer 'conv2d' has dtype policy 'mixed_float16'; tinynet computes in float32 only"),
+    (lambda c: c["compile_config"]["optimizer"]["config"].update(use_ema=True),
+     "the optimizer uses use_ema=True, which tinynet does not support"),
+    (lambda c: c["config"]["layers"][1].update(class_name="Frobnicate"),
+     "layer 'conv2d' has class 'Frobnicate', which tinynet does not have"),
+], ids=["groups", "constraint", "mixed-precision", "ema", "unknown-class"])
+def test_keras_settings_tinynet_lacks_are_refused_by_name(saved, tmp_path, edit, message):
+    _edit_config(saved, tmp_path / "edited.keras", edit)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        tn.models.load_model(tmp_path / "edited.keras")
+
+
+def test_neutral_keras_settings_are_accepted(saved, tmp_path):
+    def edit(config):
+        conv = config["config"]["layers"][1]["config"]
+        conv.update(groups=1, data_format="channels_last", kernel_constraint=None,
+                    bias_initializer={"module": "keras.initializers", "class_name": "Zeros",
+                                      "config": {}, "registered_name": None},
+                    kernel_initializer={"module": "keras.initializers",
+                                        "class_name": "HeNormal",
+                                        "config": {"seed": None}, "registered_name": None})
+    _edit_config(saved, tmp_path / "edited.keras", edit)
+    model = tn.models.load_model(tmp_path / "edited.keras")
+    assert model.layers[0].get_config()["kernel_initializer"] == "he_normal"
+
+
+def test_dict_inputs_are_refused(tmp_path, h5py):
+    inputs = {"a": Input((3,), name="a"), "b": Input((3,), name="b")}
+    model = tn.Model(inputs, Dense(2)(Add()([inputs["a"], inputs["b"]])), name="dicts")
+    with pytest.raises(ValueError, match="save_model: model 'dicts' takes or gives a dict of "
+                                         "tensors, which tinynet does not write to a .keras "
+                                         "file"):
+        model.save(tmp_path / "m.keras")

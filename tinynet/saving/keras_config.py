@@ -72,6 +72,12 @@ def check_writable(model: Any, owner: str) -> None:
         elif builtin.get(name) is not cls or not cls.__module__.startswith("tinynet."):
             bad.append(f"{layer.name!r} ({cls.__module__}.{cls.__qualname__}: a custom class "
                        f"Keras would need its own code for)")
+    for layer in _walk_layers(model):
+        if isinstance(getattr(layer, "_input_keys", None), list) or isinstance(
+                getattr(layer, "_output_keys", None), list):
+            raise ValueError(f"{owner}: model {layer.name!r} takes or gives a dict of "
+                             f"tensors, which tinynet does not write to a .keras file; give "
+                             f"its inputs and outputs as lists, or save as .safetensors")
     if bad:
         raise ValueError(f"{owner}: a Keras .keras file cannot hold these tinynet layers: "
                          f"{', '.join(bad)}; save as .safetensors (model.save('m.safetensors')"
