@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from tinynet.saving.config import build_model, check_model_config, compile_config, compile_model
-from tinynet.saving.files import WEIGHT_SLACK, atomic_write, loads
+from tinynet.saving.files import WEIGHT_SLACK, _named, atomic_write, loads
 from tinynet.saving.keras_archive import (KERAS_VERSION, H5Reader, read_archive,
                                           require_h5py, write_archive, write_h5)
 from tinynet.saving.keras_config import (check_writable, keras_compile_config,
@@ -59,8 +59,6 @@ def _where(owner: str, path: str) -> str:
 
 
 def _read_blob(path: str, owner: str) -> bytes:
-    from tinynet.saving.files import _named
-
     try:
         with open(path, "rb") as file:
             return file.read()
@@ -88,8 +86,6 @@ def load_keras(path: str, custom_objects: dict, compile: bool, owner: str) -> An
     try:
         members = read_archive(path, where)
     except OSError as exc:
-        from tinynet.saving.files import _named
-
         raise _named(exc, path, "read", owner) from None
     entry = loads(members["config.json"], "config.json", where)
     weights = members["model.weights.h5"]

@@ -119,8 +119,8 @@ def optimizer_arrays(model: Any, owner: str) -> list[np.ndarray]:
 
 def read_optimizer(model: Any, reader: Any, owner: str) -> Callable[[], None]:
     """Sets the file's ``optimizer/vars`` into a newly loaded ``model``'s optimizer
-    (checked first); returns a function that sets iterations and learning rate. A file with only ``iterations`` and the learning
-    rate (an optimizer Keras never built) sets those and leaves fresh slots."""
+    (checked first); returns a function that sets iterations and the learning rate. A
+    file with only those two (an optimizer Keras never built) leaves fresh slots."""
     optimizer = model.optimizer
     layout = optimizer_layout(model, owner)
     count = reader.count("optimizer")
@@ -135,8 +135,9 @@ def read_optimizer(model: Any, reader: Any, owner: str) -> Callable[[], None]:
     for i, (kind, _, shape, _) in enumerate(layout[:count]):
         values.append(reader.read("optimizer", i, shape, "i" if kind == "iterations" else "f"))
     iterations = int(values[0])
-    if not 0 <= iterations < 2**63:
-        raise ValueError(f"{reader.where}: optimizer iterations {iterations} is negative")
+    if iterations < 0:
+        raise ValueError(f"{reader.where}: optimizer iterations must be non-negative, got "
+                         f"{iterations}")
     state: dict[str, Any] = {"iterations": np.int64(iterations)}
     lr = None
     for (kind, key, _, _), value in zip(layout, values):
