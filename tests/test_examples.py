@@ -20,7 +20,7 @@ def examples_path(monkeypatch):
 # The examples that write files (a model, a log, a plot, an ONNX file), and what in an
 # example's source marks it as one that writes.
 WRITING = ("augmented_cnn", "custom_kernel_layer", "custom_layer", "export_onnx", "residual_cnn",
-           "train_digits_cnn")
+           "to_keras", "train_digits_cnn")
 WRITERS = (".save(", ".export(", "plot_history(", "savefig(", "CSVLogger(", "ModelCheckpoint(",
            "BackupAndRestore(", "open(", "write_text(", "write_bytes(", "np.save")
 

@@ -150,8 +150,9 @@ def test_bad_filepath_key_and_directory(tmp_path):
 
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"filepath": "model.h5"}, ValueError,
-     "ModelCheckpoint: filepath must end in .safetensors (the format tinynet saves; .keras "
-     "and .h5 are not supported yet), got 'model.h5'; e.g. 'model.safetensors'"),
+     "ModelCheckpoint: filepath must end in .safetensors or .keras (tinynet's format, or a "
+     "Keras 3 archive; Keras's legacy .h5 is not supported), got 'model.h5'; e.g. "
+     "'model.safetensors'"),
     ({"filepath": 3}, TypeError, "ModelCheckpoint: filepath must be a str or os.PathLike, got int"),
     ({"mode": "up"}, ValueError,
      "ModelCheckpoint: mode must be one of 'auto', 'min', 'max', got 'up'"),

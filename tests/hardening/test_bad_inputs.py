@@ -14,6 +14,7 @@ this table: ``python tests/hardening/test_bad_inputs.py`` rewrites it, and
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import warnings
@@ -1515,8 +1516,10 @@ case("optimizer-apply-grad-shape", "SGD().apply([param (2,) with grad (3,)])",
 # callbacks
 # ============================================================================================
 NON_NEG_INT = "must be a non-negative int"
-SUFFIX = ("must end in .safetensors (the format tinynet saves; .keras and .h5 are not "
-          "supported yet)")
+SUFFIX = ("must end in .safetensors or .keras (tinynet's format, or a Keras 3 archive; "
+          "Keras's legacy .h5 is not supported)")
+WEIGHTS_SUFFIX = ("must end in .safetensors or .weights.h5 (tinynet's format, or Keras's "
+                  "weights file; Keras's legacy .h5 is not supported)")
 case("early-stopping-monitor-empty", "EarlyStopping(monitor='')",
      lambda: callbacks.EarlyStopping(monitor=""), TypeError,
      "EarlyStopping: monitor must be a non-empty str, got ''")
@@ -1987,13 +1990,14 @@ case("loss-bce-labels-3-units", "BinaryCrossentropy()(labels (5,), y_pred (5, 3)
 # ============================================================================================
 case("save-suffix-h5", "model.save('model.h5')", lambda: mlp().save("model.h5"), ValueError,
      "save_model: path " + SUFFIX, "got 'model.h5'; e.g. 'model.safetensors'")
-case("save-suffix-keras", "model.save('model.keras')", lambda: mlp().save("model.keras"),
-     ValueError, "save_model: path " + SUFFIX, "got 'model.keras'; e.g. 'model.safetensors'")
+case("save-suffix-keras", "model.save_weights('model.keras') (.keras holds a whole model)",
+     lambda: mlp().save_weights("model.keras"), ValueError,
+     "save_weights: path " + WEIGHTS_SUFFIX, "got 'model.keras'; e.g. 'model.safetensors'")
 case("save-suffix-none", "model.save('model')", lambda: mlp().save("model"), ValueError,
      "save_model: path " + SUFFIX, "got 'model'; e.g. 'model.safetensors'")
 case("save-weights-suffix", "model.save_weights('weights.h5')",
      lambda: mlp().save_weights("weights.h5"), ValueError,
-     "save_weights: path " + SUFFIX, "got 'weights.h5'; e.g. 'weights.safetensors'")
+     "save_weights: path " + WEIGHTS_SUFFIX, "got 'weights.h5'; e.g. 'weights.safetensors'")
 case("save-missing-folder", "model.save('no_such_folder/model.safetensors')",
      lambda: mlp().save("no_such_folder/model.safetensors"), FileNotFoundError,
      "save_model: cannot write 'no_such_folder/model.safetensors': the folder "
@@ -3144,6 +3148,67 @@ case("h49-adamw-exclude-bad-regex", "AdamW().exclude_from_weight_decay(var_names
      lambda: optimizers.AdamW().exclude_from_weight_decay(var_names=["("]), ValueError,
      "AdamW: exclude_from_weight_decay var_names must be regular expressions (plain "
      "substrings work), got '(': missing ), unterminated subpattern at position 0")
+
+# ============================================================================================
+# Keras 3 files (issue 47): .keras archives and .weights.h5, written and read. The files
+# are tests/data/keras's (Keras-written; the hostile ones derived from them); none of
+# these cases needs h5py or Keras.
+# ============================================================================================
+KERAS_DATA = os.path.relpath(os.path.join(os.path.dirname(__file__), "..", "data", "keras"))
+
+
+def _tinynet_only_model() -> tn.Model:
+    from tinynet.layers import InstanceNormalization
+
+    inputs = Input((4, 4, 2))
+    return tn.Model(inputs, InstanceNormalization(name="inorm")(inputs))
+
+
+case("keras-save-tinynet-only-layer", "model.save('m.keras') with an InstanceNormalization",
+     lambda: _tinynet_only_model().save("m.keras"), ValueError,
+     "save_model: a Keras .keras file cannot hold these tinynet layers: 'inorm' "
+     "(InstanceNormalization: Keras 3 has no InstanceNormalization layer); save as "
+     ".safetensors (model.save('m.safetensors'), which keeps every tinynet layer and resumes "
+     "training bitwise) or export for inference with model.export('m.onnx', format='onnx')")
+def _without_h5py(call: Callable[[], Any]) -> Any:
+    """``call()`` as if h5py were not installed."""
+    saved = sys.modules.get("h5py")
+    sys.modules["h5py"] = None  # import h5py now raises ImportError
+    try:
+        return call()
+    finally:
+        if saved is None:
+            del sys.modules["h5py"]
+        else:
+            sys.modules["h5py"] = saved
+
+
+case("keras-save-without-h5py", "model.save('m.keras') without h5py installed",
+     lambda: _without_h5py(lambda: mlp().save("m.keras")), ImportError,
+     "save_model: reading and writing Keras files (.keras, .weights.h5) needs h5py; install "
+     "it with pip install 'tinynet[keras]' (or pip install h5py), or save as .safetensors, "
+     "which needs nothing extra")
+case("keras-checkpoint-weights-suffix", "ModelCheckpoint('m.keras', save_weights_only=True)",
+     lambda: callbacks.ModelCheckpoint("m.keras", save_weights_only=True), ValueError,
+     "ModelCheckpoint: filepath " + WEIGHTS_SUFFIX, "got 'm.keras'; e.g. 'm.safetensors'")
+case("keras-load-unknown-layer", "load_model(a Keras-written file with an AlphaDropout layer)",
+     lambda: tn.models.load_model(os.path.join(KERAS_DATA, "keras_unknown_layer.keras")),
+     ValueError, "keras_unknown_layer.keras': layer 'alpha' has class 'AlphaDropout', which "
+     "tinynet does not have (nor is it registered); tinynet reads the Keras layers it "
+     "implements, and custom classes registered with "
+     "@tinynet.saving.register_keras_serializable() or given in custom_objects")
+case("keras-load-lambda", "load_model(a Keras-written file with a Lambda layer)",
+     lambda: tn.models.load_model(os.path.join(KERAS_DATA, "keras_lambda.keras")),
+     ValueError, "keras_lambda.keras': layer 'double' is a Lambda layer, whose function the "
+     "file holds as Python bytecode; tinynet never runs code from a file")
+case("keras-load-truncated", "load_model(the first half of a .keras file)",
+     lambda: tn.models.load_model(os.path.join(KERAS_DATA, "keras_truncated.keras")),
+     ValueError, "keras_truncated.keras' is not a .keras archive: not a zip file, or "
+     "truncated")
+case("keras-load-path-traversal", "load_model(a .keras zip with a member '../escaped.txt')",
+     lambda: tn.models.load_model(os.path.join(KERAS_DATA, "keras_traversal.keras")),
+     ValueError, "keras_traversal.keras': archive member '../escaped.txt' has a path outside "
+     "the archive (absolute or with '..'); refusing the file")
 
 # ============================================================================================
 # the tests

@@ -24,7 +24,8 @@ class ModelCheckpoint(Callback):
     interrupted run never leaves a half-written checkpoint.
 
     Args:
-        filepath: Path template ending in ``.safetensors``.
+        filepath: Path template ending in ``.safetensors`` or ``.keras`` (with
+            ``save_weights_only``: ``.safetensors`` or ``.weights.h5``).
         monitor: The logs key compared when ``save_best_only`` is set.
         verbose: 1 prints a message at each save (or skipped save).
         save_best_only: Only save when ``monitor`` improves on the best value so far
@@ -51,7 +52,8 @@ class ModelCheckpoint(Callback):
         if not isinstance(filepath, (str, os.PathLike)):
             raise TypeError(f"{owner}: filepath must be a str or os.PathLike, got "
                             f"{type(filepath).__name__}")
-        filepath = check_suffix(os.fspath(filepath), owner, "filepath")  # as save's
+        filepath = check_suffix(os.fspath(filepath), owner, "filepath",  # as save's
+                                weights=save_weights_only is True)
         if not isinstance(monitor, str) or not monitor:
             raise TypeError(f"{owner}: monitor must be a non-empty str, got {monitor!r}")
         if isinstance(verbose, bool) or not isinstance(verbose, numbers.Integral) or verbose < 0:

@@ -279,14 +279,15 @@ class BaseModel(Trainer, Layer):
     @checked_method
     def save(self, path: str) -> None:
         """Saves architecture, weights, compile settings, optimizer and random states
-        to one ``.safetensors`` file (atomically); ``path`` must end in ``.safetensors``
-        (``.keras`` and ``.h5`` are not supported yet)."""
+        to one ``.safetensors`` file (atomically), or, for a ``.keras`` path, a Keras 3
+        archive (``keras.models.load_model`` opens it; h5py needed); see
+        :func:`tinynet.saving.save_model`."""
         saving.save_model(self, path)
 
     @checked_method
     def save_weights(self, path: str) -> None:
-        """Saves the weights alone to one ``.safetensors`` file (atomically); ``path``
-        must end in ``.safetensors``."""
+        """Saves the weights alone to one ``.safetensors`` file (atomically), or in Keras's
+        layout for a ``.weights.h5`` path (h5py needed)."""
         saving.save_weights(self, path)
 
     @checked_method

@@ -40,7 +40,13 @@ def _save(model: Any, path: Any, weights_only: bool, owner: str,
     _check_model(model, owner)
     path = fspath(path, owner)
     if owner in ("save_model", "save_weights"):
-        check_suffix(path, owner)
+        check_suffix(path, owner, weights=weights_only)
+        if path.endswith((".keras", ".weights.h5")):
+            from tinynet.saving import keras_api
+
+            save = keras_api.save_keras_weights if weights_only else keras_api.save_keras
+            save(model, path, owner)
+            return
     tensors = {key: np.require(p.value, dtype=np.float32, requirements="C")  # 0-d kept
                for key, p in _weight_names(model, owner)}
     metadata = {"format": FORMAT, "format_version": str(FORMAT_VERSION),
@@ -60,13 +66,18 @@ def save_model(model: Any, path: str | os.PathLike) -> None:
     compiled, continues ``fit`` bitwise as the original would have.
 
     Args:
-        model: A :class:`tinynet.Sequential`.
-        path: The file to write, ending in ``.safetensors``; replaced atomically.
+        model: A :class:`tinynet.Sequential` or functional :class:`tinynet.Model`.
+        path: The file to write, replaced atomically: ``.safetensors`` (tinynet's format,
+            everything above), or ``.keras``, a Keras 3 archive that
+            ``keras.models.load_model`` opens (weights, optimizer variables, loss and
+            metrics; not the random generator states; needs h5py, the ``keras`` extra).
 
     Raises:
         TypeError: ``model`` is not a ``Sequential`` or ``path`` not a path.
-        ValueError: ``path`` does not end in ``.safetensors`` (``.keras`` and ``.h5`` are
-            not supported yet), a layer's config cannot be made (a ``call()`` layer
+        ImportError: a ``.keras`` path without h5py installed.
+        ValueError: ``path`` ends in neither ``.safetensors`` nor ``.keras``, a
+            ``.keras`` file cannot hold a layer (tinynet-only, e.g.
+            ``InstanceNormalization``, ``Lambda``, custom classes), a layer's config cannot be made (a ``call()`` layer
             created with arguments that are not JSON-able and no ``get_config``), a class
             would be saved under a name another registered class holds, or weight names
             collide. A custom class need not be registered to be saved; ``load_model``
@@ -77,7 +88,8 @@ def save_model(model: Any, path: str | os.PathLike) -> None:
     _save(model, path, False, "save_model")
 
 def save_weights(model: Any, path: str | os.PathLike) -> None:
-    """Saves only the weights (``<layer_name>/<param_name>`` tensors); see :func:`load_weights`."""
+    """Saves only the weights: ``.safetensors`` (``<layer_name>/<param_name>`` tensors) or
+    Keras's ``.weights.h5`` layout (h5py needed); see :func:`load_weights`."""
     _save(model, path, True, "save_weights")
 
 def _match_weights(model: Any, tensors: dict[str, np.ndarray], where: str,
@@ -98,8 +110,9 @@ def _match_weights(model: Any, tensors: dict[str, np.ndarray], where: str,
 def load_weights(model: Any, path: str | os.PathLike) -> None:
     """Loads weights saved by :func:`save_weights` (or :func:`save_model`) into ``model``.
 
-    Tensors are matched by name (``<layer_name>/<param_name>``); the model must be
-    built. Everything is checked before any weight changes; optimizer state in a full
+    Tensors are matched by name (``<layer_name>/<param_name>``); a Keras ``.h5``
+    weights file (``.weights.h5``, h5py needed) by Keras's layout (layer by layer, in
+    order). The model must be built. Everything is checked before any weight changes; optimizer state in a full
     model file is ignored.
 
     Raises:
@@ -112,6 +125,11 @@ def load_weights(model: Any, path: str | os.PathLike) -> None:
     if not model.built or not all(layer.built for layer in model.layers):
         raise ValueError(f"{where}: model {model.name!r} is not built; build it (or call it on "
                          f"data) before loading weights")
+    if _is_keras(fspath(path, owner), ".weights.h5", b"\x89HDF\r\n\x1a\n"):
+        from tinynet.saving import keras_api
+
+        keras_api.load_keras_weights(model, os.fspath(path), owner)
+        return
     _, tensors = read_file(path, owner)
     for p, arr in _match_weights(model, tensors, where, allow_optimizer=True):
         p.value[...] = arr
@@ -132,7 +150,10 @@ def load_model(path: str | os.PathLike, custom_objects: dict | None = None,
     and the built-in ones.
 
     Args:
-        path: A file written by :func:`save_model`.
+        path: A file written by :func:`save_model`, or a ``.keras`` archive written by
+            Keras 3 (any backend) or tinynet (h5py needed): Sequential and functional
+            models of the layers, optimizers, losses and metrics tinynet has. The
+            archive is read in memory with every size capped, never extracted.
         custom_objects: ``{name: class or function}`` for custom layers, losses and
             metrics that are not registered (keyed by class or function name).
         compile: ``False`` skips the compile settings and training state.
@@ -141,7 +162,10 @@ def load_model(path: str | os.PathLike, custom_objects: dict | None = None,
         ValueError: the file is empty, truncated, corrupt, not safetensors, not a tinynet
             model file (e.g. weights-only), of a newer format version, names an unknown
             layer class (or, with ``compile=True``, an unknown loss), or its tensors do not
-            match the model (missing, extra, shape or dtype); the message says which.
+            match the model (missing, extra, shape or dtype); for a ``.keras`` file also:
+            not a zip or truncated, a member with ``..`` or an absolute path, a member
+            over its size budget, a ``Lambda`` layer (its code is never run), a Keras
+            setting tinynet lacks; the message says which.
         TypeError: ``custom_objects`` is not a dict with str keys, or ``compile`` not a
             bool.
     """
@@ -149,6 +173,10 @@ def load_model(path: str | os.PathLike, custom_objects: dict | None = None,
     if not isinstance(compile, bool):
         raise TypeError(f"{owner}: compile must be a bool, got {compile!r}")
     custom_objects = check_custom_objects(custom_objects, owner)
+    if _is_keras(fspath(path, owner), ".keras", b"PK\x03\x04"):
+        from tinynet.saving import keras_api
+
+        return keras_api.load_keras(os.fspath(path), custom_objects, compile, owner)
     metadata, tensors = read_file(path, owner)
     where = f"{owner}: {os.fspath(path)!r}"
     _check_model_file(metadata, where)
@@ -162,6 +190,18 @@ def load_model(path: str | os.PathLike, custom_objects: dict | None = None,
             compile_model(model, compile_config, where)
     _set_state(model, metadata, tensors, compile, where)
     return model
+
+
+def _is_keras(path: str, suffix: str, magic: bytes) -> bool:
+    """Whether ``path`` is a Keras file: its name ends in ``suffix`` or its first bytes are
+    ``magic`` (a file under another name is read by what it holds, as tinynet's own)."""
+    if path.endswith(suffix):
+        return True
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(magic)) == magic
+    except OSError:
+        return False  # the safetensors reader reports it, naming the path
 
 
 def _check_model_file(metadata: dict, where: str) -> None:

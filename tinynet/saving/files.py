@@ -25,8 +25,11 @@ WEIGHT_SLACK = 1 << 20
 _DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "I64": 8, "U64": 8, "I32": 4, "U32": 4,
                 "I16": 2, "U16": 2, "I8": 1, "U8": 1, "BOOL": 1, "C64": 8}
 
-#: The file names ``save``, ``save_weights`` and ``ModelCheckpoint`` write (one format).
-SUFFIXES = (".safetensors",)
+#: The file names ``save`` and ``ModelCheckpoint`` write: tinynet's format, or a Keras 3
+#: archive (the ``keras`` extra).
+SUFFIXES = (".safetensors", ".keras")
+#: The file names ``save_weights`` writes: tinynet's format, or Keras's weights file.
+WEIGHTS_SUFFIXES = (".safetensors", ".weights.h5")
 
 
 def fspath(path: Any, owner: str) -> str:
@@ -34,17 +37,19 @@ def fspath(path: Any, owner: str) -> str:
         raise TypeError(f"{owner}: path must be a str or os.PathLike, got {type(path).__name__}")
     return os.fspath(path)
 
-def check_suffix(path: str, owner: str, arg: str = "path") -> str:
-    """``path`` when it ends in one of :data:`SUFFIXES`; else a ValueError naming the path,
-    the suffixes and a path that would do (a Keras ``.keras`` or ``.h5`` name is not
-    silently written as safetensors)."""
-    if path.endswith(SUFFIXES):
+def check_suffix(path: str, owner: str, arg: str = "path", weights: bool = False) -> str:
+    """``path`` when it ends in one of :data:`SUFFIXES` (``weights``:
+    :data:`WEIGHTS_SUFFIXES`); else a ValueError naming the path, the suffixes and a path
+    that would do (a legacy Keras ``.h5`` name is not silently written as another format)."""
+    suffixes = WEIGHTS_SUFFIXES if weights else SUFFIXES
+    if path.endswith(suffixes):
         return path
     root, ext = os.path.splitext(path)
     stem = root if ext and not set("{}") & set(ext) else path
-    raise ValueError(f"{owner}: {arg} must end in {' or '.join(SUFFIXES)} (the format tinynet "
-                     f"saves; .keras and .h5 are not supported yet), got {path!r}; e.g. "
-                     f"{stem + SUFFIXES[0]!r}")
+    what = "Keras's weights file" if weights else "a Keras 3 archive"
+    raise ValueError(f"{owner}: {arg} must end in {' or '.join(suffixes)} (tinynet's format, "
+                     f"or {what}; Keras's legacy .h5 is not supported), got {path!r}; e.g. "
+                     f"{stem + suffixes[0]!r}")
 
 def _named(exc: OSError, path: str, doing: str, owner: str) -> OSError:
     """``exc`` (of the same type and errno) told as the user's ``path``: an error that

@@ -1,0 +1,385 @@
+"""Keras 3 files without Keras: the archive and HDF5 layout tinynet writes, tinynet's own
+round trips through ``.keras`` and ``.weights.h5``, Keras-written files read back
+(tests/data/keras, written by Keras 3.15.1), hostile archives, and h5py missing."""
+
+import io
+import json
+import os
+import re
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+import tinynet as tn
+from tinynet.layers import (Add, BatchNormalization, Conv2D, Dense, Flatten,
+                            GlobalAveragePooling2D, Input, InstanceNormalization, Lambda,
+                            MaxPooling2D)
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "keras")
+
+
+def _cnn() -> tn.Sequential:
+    return tn.Sequential([Input((6, 6, 1)), Conv2D(3, 3, activation="relu"),
+                          BatchNormalization(), MaxPooling2D(2), Flatten(), Dense(4)])
+
+
+def _residual() -> tn.Model:
+    inputs = Input((6, 6, 2))
+    h = Conv2D(2, 3, padding="same", activation="relu")(inputs)
+    h = Conv2D(2, 3, padding="same")(h)
+    return tn.Model(inputs, Dense(3)(GlobalAveragePooling2D()(Add()([inputs, h]))))
+
+
+def _nested() -> tn.Model:
+    inner = tn.Sequential([Dense(5, activation="relu"), Dense(3)], name="inner")
+    inputs = Input((4,))
+    return tn.Model(inputs, Dense(2)(inner(inputs)))
+
+
+INPUT_SHAPES = {"_cnn": (6, 6, 1), "_residual": (6, 6, 2), "_nested": (4,)}
+CLASSES = {"_cnn": 4, "_residual": 3, "_nested": 2}
+
+
+def _data(build):
+    x = np.random.default_rng(3).random((12,) + INPUT_SHAPES[build.__name__])
+    return x.astype(np.float32), np.arange(12) % CLASSES[build.__name__]
+
+
+def _trained(build, optimizer="adam"):
+    tn.set_seed(0)
+    model = build()
+    model.compile(optimizer=optimizer,
+                  loss=tn.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    x, y = _data(build)
+    model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    return model, x, y
+
+
+@pytest.fixture
+def h5py():
+    return pytest.importorskip("h5py")
+
+
+def _members(path) -> dict:
+    with zipfile.ZipFile(path) as archive:
+        return {info.filename: archive.read(info) for info in archive.infolist()}
+
+
+def _h5_items(data: bytes, h5py) -> dict:
+    items = {}
+
+    def visit(name, obj):  # returns None: visititems stops at the first other value
+        items[name] = tuple(obj.shape) if hasattr(obj, "shape") else dict(obj.attrs)
+
+    with h5py.File(io.BytesIO(data), "r") as file:
+        file.visititems(visit)
+    return items
+
+
+def test_archive_layout_is_keras(tmp_path, h5py):
+    model, _, _ = _trained(_cnn)
+    model.save(tmp_path / "m.keras")
+    members = _members(tmp_path / "m.keras")
+    assert list(members) == ["metadata.json", "config.json", "model.weights.h5"]
+    assert json.loads(members["metadata.json"])["keras_version"] == "3.15.1"
+    config = json.loads(members["config.json"])
+    assert (config["module"], config["class_name"]) == ("keras", "Sequential")
+    assert config["build_config"] == {"input_shape": [None, 6, 6, 1]}
+    conv = config["config"]["layers"][1]
+    assert (conv["module"], conv["class_name"], conv["registered_name"]) == (
+        "keras.layers", "Conv2D", None)
+    assert "seed" not in conv["config"]
+    assert conv["config"]["dtype"]["class_name"] == "DTypePolicy"
+    compiled = config["compile_config"]
+    assert compiled["optimizer"]["module"] == "keras.optimizers"
+    assert compiled["optimizer"]["class_name"] == "Adam"
+    assert compiled["loss"]["class_name"] == "SparseCategoricalCrossentropy"
+    assert compiled["metrics"] == ["accuracy"]
+    items = _h5_items(members["model.weights.h5"], h5py)
+    assert items["vars"] == {"name": "sequential"}
+    assert items["layers/conv2d/vars/0"] == (3, 3, 1, 3)
+    assert items["layers/batch_normalization/vars/3"] == (3,)
+    assert items["layers/dense/vars/0"] == (12, 4)
+    assert "layers/flatten/vars" in items and "layers/input_layer/vars" not in items
+    # iterations, learning rate, then momentum and velocity weight by weight
+    optimizer = [items[f"optimizer/vars/{i}"] for i in range(2 + 2 * 6)]
+    assert optimizer[:6] == [(), (), (3, 3, 1, 3), (3, 3, 1, 3), (3,), (3,)]
+    assert optimizer[-2:] == [(4,), (4,)]
+    assert f"optimizer/vars/{2 + 2 * 6}" not in items
+
+
+def test_functional_layout_names_layers_by_class(tmp_path, h5py):
+    model = _nested()
+    model.save(tmp_path / "m.keras")
+    members = _members(tmp_path / "m.keras")
+    config = json.loads(members["config.json"])
+    assert (config["class_name"], config["registered_name"]) == ("Functional", "Functional")
+    assert config["config"]["input_layers"] == ["input_layer", 0, 0]
+    node = config["config"]["layers"][1]["inbound_nodes"][0]
+    assert node["args"][0]["config"]["keras_history"] == ["input_layer", 0, 0]
+    assert node["args"][0]["config"]["shape"] == [None, 4]
+    items = _h5_items(members["model.weights.h5"], h5py)
+    assert items["layers/sequential/layers/dense/vars/0"] == (4, 5)
+    assert items["layers/sequential/layers/dense_1/vars/0"] == (5, 3)
+    assert items["layers/dense/vars/0"] == (3, 2)
+    assert "layers/input_layer/vars" in items
+
+
+@pytest.mark.parametrize("build", [_cnn, _residual, _nested], ids=["cnn", "residual", "nested"])
+@pytest.mark.parametrize("optimizer", [
+    lambda: "adam", lambda: tn.optimizers.SGD(0.05, momentum=0.9),
+    lambda: tn.optimizers.RMSprop(momentum=0.5, centered=True),
+    lambda: tn.optimizers.AdamW(amsgrad=True)], ids=["adam", "sgd", "rmsprop", "adamw"])
+def test_round_trip_keeps_predictions_state_and_training(tmp_path, h5py, build, optimizer):
+    model, x, y = _trained(build, optimizer())
+    model.save(tmp_path / "m.keras")
+    loaded = tn.models.load_model(tmp_path / "m.keras")
+    assert type(loaded) is type(model)
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    assert type(loaded.optimizer) is type(model.optimizer)
+    assert loaded.optimizer.iterations == model.optimizer.iterations == 3
+    original, restored = model.optimizer.get_state(), loaded.optimizer.get_state()
+    assert sorted(original) == sorted(restored)
+    for key in original:
+        np.testing.assert_array_equal(original[key], restored[key], err_msg=key)
+    model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    loaded.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    for a, b in zip(model.get_weights(), loaded.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_uncompiled_model_and_compile_false(tmp_path, h5py):
+    model = _nested()
+    model.save(tmp_path / "m.keras")
+    assert json.loads(_members(tmp_path / "m.keras")["config.json"])["compile_config"] is None
+    loaded = tn.models.load_model(tmp_path / "m.keras")
+    assert not loaded.compiled
+    compiled, x, _ = _trained(_cnn)
+    compiled.save(tmp_path / "c.keras")
+    bare = tn.models.load_model(tmp_path / "c.keras", compile=False)
+    assert not bare.compiled
+    np.testing.assert_array_equal(bare.predict(x, verbose=0), compiled.predict(x, verbose=0))
+
+
+def test_weights_h5_both_ways(tmp_path, h5py):
+    model, x, _ = _trained(_residual)
+    model.save_weights(tmp_path / "w.weights.h5")
+    with h5py.File(tmp_path / "w.weights.h5", "r") as file:
+        assert file["layers/conv2d/vars/0"].shape == (3, 3, 2, 2)
+        assert file["optimizer/vars/0"][()] == 3
+    tn.set_seed(1)
+    other = _residual()
+    other.load_weights(tmp_path / "w.weights.h5")
+    np.testing.assert_array_equal(other.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_checkpoint_writes_keras_files(tmp_path, h5py):
+    model, x, y = _trained(_cnn)
+    model.fit(x, y, epochs=1, verbose=0, callbacks=[
+        tn.callbacks.ModelCheckpoint(str(tmp_path / "m.keras"), monitor="loss"),
+        tn.callbacks.ModelCheckpoint(str(tmp_path / "w.weights.h5"), monitor="loss",
+                                     save_weights_only=True)])
+    loaded = tn.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    assert os.path.getsize(tmp_path / "w.weights.h5") > 0
+
+
+def test_tinynet_only_layers_are_refused_by_name(tmp_path, h5py):
+    inputs = Input((4, 4, 2))
+    model = tn.Model(inputs, Lambda(tn.ops.tanh, name="fn")(
+        InstanceNormalization(name="inorm")(inputs)))
+    with pytest.raises(ValueError) as info:
+        model.save(tmp_path / "m.keras")
+    assert str(info.value) == (
+        "save_model: a Keras .keras file cannot hold these tinynet layers: 'inorm' "
+        "(InstanceNormalization: Keras 3 has no InstanceNormalization layer), 'fn' (Lambda: "
+        "a Lambda layer's function would have to travel as code); save as .safetensors "
+        "(model.save('m.safetensors'), which keeps every tinynet layer and resumes training "
+        "bitwise) or export for inference with model.export('m.onnx', format='onnx')")
+    assert not os.path.exists(tmp_path / "m.keras")
+
+
+def test_keras_written_cnn_reads_and_trains(h5py):
+    refs = np.load(os.path.join(DATA, "keras_cnn_refs.npz"))
+    model = tn.models.load_model(os.path.join(DATA, "keras_cnn.keras"))
+    assert [type(layer).__name__ for layer in model.layers] == [
+        "Conv2D", "GroupNormalization", "MaxPooling2D", "Conv2D", "BatchNormalization",
+        "MaxPooling2D", "Flatten", "Dense", "Dense"]
+    np.testing.assert_allclose(model.predict(refs["x"], verbose=0), refs["predictions"],
+                               atol=1e-5)
+    assert model.optimizer.iterations == 2
+    assert model.loss.from_logits
+    state = model.optimizer.get_state()
+    assert np.abs(state["dense_1/kernel/momentum"]).max() > 0
+    history = model.fit(refs["x"], refs["y"], epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+
+def test_keras_written_unknown_layer_and_lambda_are_refused(h5py):
+    path = os.path.join(DATA, "keras_unknown_layer.keras")
+    with pytest.raises(ValueError, match="layer 'alpha' has class 'AlphaDropout', which "
+                                         "tinynet does not have"):
+        tn.models.load_model(path)
+    with pytest.raises(ValueError, match="layer 'double' is a Lambda layer, whose function "
+                                         "the file holds as Python bytecode; tinynet never "
+                                         "runs code from a file"):
+        tn.models.load_model(os.path.join(DATA, "keras_lambda.keras"))
+
+
+# -- hostile archives ------------------------------------------------------------------------
+def _rewrite(source, target, replace: dict) -> None:
+    members = _members(source)
+    members.update(replace)
+    with zipfile.ZipFile(target, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
+@pytest.fixture
+def saved(tmp_path, h5py):
+    model, _, _ = _trained(_cnn)
+    model.save(tmp_path / "m.keras")
+    return tmp_path / "m.keras"
+
+
+def test_truncated_archive(saved, tmp_path):
+    data = saved.read_bytes()
+    (tmp_path / "t.keras").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match=r"is not a \.keras archive: not a zip file, or "
+                                         r"truncated"):
+        tn.models.load_model(tmp_path / "t.keras")
+
+
+def test_path_traversal_member_is_refused_and_nothing_written(saved, tmp_path):
+    _rewrite(saved, tmp_path / "evil.keras", {"../escaped.txt": b"x"})
+    with pytest.raises(ValueError, match=r"archive member '\.\./escaped\.txt' has a path "
+                                         r"outside the archive"):
+        tn.models.load_model(tmp_path / "evil.keras")
+    assert not os.path.exists(tmp_path.parent / "escaped.txt")
+    assert sorted(os.listdir(tmp_path)) == ["evil.keras", "m.keras"]
+
+
+def test_member_over_its_budget_is_refused(saved, monkeypatch):
+    from tinynet.saving import keras_archive
+
+    monkeypatch.setattr(keras_archive, "MAX_JSON_BYTES", 100)
+    with pytest.raises(ValueError, match=r"archive member 'config.json' declares \d+ bytes, "
+                                         r"more than the 100-byte limit"):
+        tn.models.load_model(saved)
+
+
+def test_zip_bomb_member_lying_about_its_size(saved, tmp_path):
+    bomb = tmp_path / "bomb.keras"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        members = _members(saved)
+        archive.writestr("metadata.json", members["metadata.json"])
+        archive.writestr("config.json", members["config.json"])
+        archive.writestr("model.weights.h5", b"\0" * 5_000_000)
+    data = bytearray(bomb.read_bytes())
+    # declare 1000 bytes for the h5 member in its local header and the central directory
+    for signature, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        start = 0
+        while (start := data.find(signature, start)) >= 0:
+            name_at = start + (30 if signature == b"PK\x03\x04" else 46)
+            if data[name_at:name_at + 16] == b"model.weights.h5":
+                data[start + offset:start + offset + 4] = (1000).to_bytes(4, "little")
+            start += 4
+    bomb.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"archive member 'model.weights.h5' (inflates to more "
+                                         r"than its declared 1000 bytes|cannot be read)"):
+        tn.models.load_model(bomb)
+
+
+def test_dataset_of_the_wrong_shape_is_refused(saved, tmp_path, h5py):
+    buffer = io.BytesIO()
+    with h5py.File(io.BytesIO(_members(saved)["model.weights.h5"]), "r") as source, \
+            h5py.File(buffer, "w") as target:
+        for key in source:
+            source.copy(source[key], target, name=key)
+        del target["layers/dense/vars/0"]
+        target["layers/dense/vars"].create_dataset("0", shape=(1000, 1000), dtype="f4")
+    _rewrite(saved, tmp_path / "big.keras", {"model.weights.h5": buffer.getvalue()})
+    with pytest.raises(ValueError, match=r"dataset 'layers/dense/vars/0' has shape "
+                                         r"\(1000, 1000\), expected \(12, 4\)"):
+        tn.models.load_model(tmp_path / "big.keras")
+
+
+def test_missing_member_and_not_hdf5(saved, tmp_path):
+    members = _members(saved)
+    with zipfile.ZipFile(tmp_path / "no_config.keras", "w") as archive:
+        archive.writestr("model.weights.h5", members["model.weights.h5"])
+    with pytest.raises(ValueError, match="is not a Keras model archive: it has no "
+                                         "'config.json'"):
+        tn.models.load_model(tmp_path / "no_config.keras")
+    _rewrite(saved, tmp_path / "junk.keras", {"model.weights.h5": b"not hdf5"})
+    with pytest.raises(ValueError, match="the weights are not a valid HDF5 file"):
+        tn.models.load_model(tmp_path / "junk.keras")
+
+
+# -- without h5py ----------------------------------------------------------------------------
+def test_without_h5py_keras_paths_say_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "h5py", None)  # import h5py now raises ImportError
+    model = _cnn()
+    with pytest.raises(ImportError, match=r"save_model: reading and writing Keras files "
+                                          r"\(\.keras, \.weights\.h5\) needs h5py; install it "
+                                          r"with pip install 'tinynet\[keras\]'"):
+        model.save(tmp_path / "m.keras")
+    assert not os.path.exists(tmp_path / "m.keras")
+    model.save(tmp_path / "m.safetensors")  # the default format needs nothing extra
+    x = np.ones((2, 6, 6, 1), np.float32)
+    np.testing.assert_array_equal(tn.models.load_model(tmp_path / "m.safetensors")
+                                  .predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+# -- Keras settings tinynet lacks ------------------------------------------------------------
+def _edit_config(source, target, edit) -> None:
+    members = _members(source)
+    config = json.loads(members["config.json"])
+    edit(config)
+    _rewrite(source, target, {"config.json": json.dumps(config).encode()})
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c["config"]["layers"][1]["config"].update(groups=2),
+     "layer 'conv2d' (Conv2D) has groups=2, which tinynet's Conv2D does not support"),
+    (lambda c: c["config"]["layers"][1]["config"].update(kernel_constraint={"class_name": "NonNeg"}),
+     "layer 'conv2d' (Conv2D) has kernel_constraint={'class_name': 'NonNeg'}, which "
+     "tinynet's Conv2D does not support"),
+    (lambda c: c["config"]["layers"][1]["config"]["dtype"]["config"].update(
+        name="mixed_float16"),
+     "layer 'conv2d' has dtype policy 'mixed_float16'; tinynet computes in float32 only"),
+    (lambda c: c["compile_config"]["optimizer"]["config"].update(use_ema=True),
+     "the optimizer uses use_ema=True, which tinynet does not support"),
+    (lambda c: c["config"]["layers"][1].update(class_name="Frobnicate"),
+     "layer 'conv2d' has class 'Frobnicate', which tinynet does not have"),
+], ids=["groups", "constraint", "mixed-precision", "ema", "unknown-class"])
+def test_keras_settings_tinynet_lacks_are_refused_by_name(saved, tmp_path, edit, message):
+    _edit_config(saved, tmp_path / "edited.keras", edit)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        tn.models.load_model(tmp_path / "edited.keras")
+
+
+def test_neutral_keras_settings_are_accepted(saved, tmp_path):
+    def edit(config):
+        conv = config["config"]["layers"][1]["config"]
+        conv.update(groups=1, data_format="channels_last", kernel_constraint=None,
+                    bias_initializer={"module": "keras.initializers", "class_name": "Zeros",
+                                      "config": {}, "registered_name": None},
+                    kernel_initializer={"module": "keras.initializers",
+                                        "class_name": "HeNormal",
+                                        "config": {"seed": None}, "registered_name": None})
+    _edit_config(saved, tmp_path / "edited.keras", edit)
+    model = tn.models.load_model(tmp_path / "edited.keras")
+    assert model.layers[0].get_config()["kernel_initializer"] == "he_normal"
+
+
+def test_dict_inputs_are_refused(tmp_path, h5py):
+    inputs = {"a": Input((3,), name="a"), "b": Input((3,), name="b")}
+    model = tn.Model(inputs, Dense(2)(Add()([inputs["a"], inputs["b"]])), name="dicts")
+    with pytest.raises(ValueError, match="save_model: model 'dicts' takes or gives a dict of "
+                                         "tensors, which tinynet does not write to a .keras "
+                                         "file"):
+        model.save(tmp_path / "m.keras")

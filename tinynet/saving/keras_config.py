@@ -1,0 +1,458 @@
+"""Translating model and compile configurations between tinynet and Keras 3 files.
+
+tinynet's layers already carry Keras's class names and config keys; what differs is
+mapped here, both ways: Keras's wrapping (``module``, ``registered_name``, dtype
+policies, ``build_config``, ``compile_config``), its functional-graph node format
+(``args`` of ``__keras_tensor__`` entries), and a few keys one side has and the other not
+(a Keras key tinynet lacks is accepted only with its neutral value, e.g. ``groups=1``, a
+constraint of ``None``; initializers are dropped on reading, as the weights come from
+the file). Nothing here imports or runs code named by a file: classes are looked up by
+name in tinynet's registries.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+from tinynet.layers import registry
+
+#: tinynet layers Keras has no class for, with the reason and what keeps them.
+_NO_KERAS = {
+    "InstanceNormalization": "Keras 3 has no InstanceNormalization layer",
+    "Lambda": "a Lambda layer's function would have to travel as code",
+}
+#: tinynet classes written as a Keras Activation layer (same outputs, no weights).
+_AS_ACTIVATION = {"Sigmoid": "sigmoid", "Tanh": "tanh"}
+#: tinynet-only config keys Keras's class rejects, per class (the initializer's seed:
+#: it only seeds the first weights, which the file carries anyway).
+_TINYNET_ONLY = {
+    **{name: ("seed",) for name in ("Dense", "Conv1D", "Conv2D", "Conv2DTranspose",
+                                    "DepthwiseConv2D", "SeparableConv2D", "Embedding")},
+    "SpatialDropout2D": ("trainable",),
+}
+_POLICY = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"},
+           "registered_name": None}
+_FUNCTIONAL_MODULE = "keras.src.models.functional"
+_NEUTRAL_KEYS = {"groups": 1, "data_format": "channels_last", "sparse": False,
+                 "ragged": False, "optional": False, "synchronized": False, "renorm": False,
+                 "rms_scaling": False, "use_ema": False, "autocast": True}
+_IGNORED_KEYS = ("renorm_momentum", "ema_momentum", "dtype")
+
+
+def snake_case(name: str) -> str:
+    """Keras's file-path form of a class name: ``MaxPooling2D`` -> ``max_pooling2d``."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def keras_class_name(layer: Any) -> str:
+    """The Keras class a tinynet layer or model is written as."""
+    name = type(layer).__name__
+    if name in _AS_ACTIVATION:
+        return "Activation"
+    if isinstance(layer, registry.model_classes()) and name == "Model":
+        return "Functional"
+    return name
+
+
+# -- tinynet -> Keras ------------------------------------------------------------------------
+def check_writable(model: Any, owner: str) -> None:
+    """ValueError naming every layer (and its class) a Keras file cannot hold."""
+    bad = []
+    builtin = {**registry.registered_layers(),
+               **{cls.__name__: cls for cls in registry.model_classes()}}
+    for layer in _walk_layers(model):
+        cls = type(layer)
+        name = cls.__name__
+        if name in _NO_KERAS:
+            bad.append(f"{layer.name!r} ({name}: {_NO_KERAS[name]})")
+        elif builtin.get(name) is not cls or not cls.__module__.startswith("tinynet."):
+            bad.append(f"{layer.name!r} ({cls.__module__}.{cls.__qualname__}: a custom class "
+                       f"Keras would need its own code for)")
+    for layer in _walk_layers(model):
+        if isinstance(getattr(layer, "_input_keys", None), list) or isinstance(
+                getattr(layer, "_output_keys", None), list):
+            raise ValueError(f"{owner}: model {layer.name!r} takes or gives a dict of "
+                             f"tensors, which tinynet does not write to a .keras file; give "
+                             f"its inputs and outputs as lists, or save as .safetensors")
+    if bad:
+        raise ValueError(f"{owner}: a Keras .keras file cannot hold these tinynet layers: "
+                         f"{', '.join(bad)}; save as .safetensors (model.save('m.safetensors')"
+                         f", which keeps every tinynet layer and resumes training bitwise) "
+                         f"or export for inference with model.export('m.onnx', "
+                         f"format='onnx')")
+
+
+def _walk_layers(model: Any) -> list:
+    out = [model]
+    for layer in model.layers:
+        if isinstance(layer, registry.model_classes()):
+            out += _walk_layers(layer)
+        else:
+            out.append(layer)
+    return out
+
+
+def _layer_config(class_name: str, config: dict) -> tuple[str, dict]:
+    config = dict(config)
+    if class_name in _AS_ACTIVATION:
+        return "Activation", {"name": config["name"], "trainable": config.get("trainable", True),
+                              "dtype": dict(_POLICY), "activation": _AS_ACTIVATION[class_name]}
+    for key in _TINYNET_ONLY.get(class_name, ()):
+        config.pop(key, None)
+    if class_name != "InputLayer":
+        config["dtype"] = dict(_POLICY)
+    return class_name, config
+
+
+def _tensor_shapes(model: Any) -> dict[tuple, list]:
+    """``(layer name, node index, tensor index) -> shape`` for a functional model's graph,
+    the node indices counted as its config counts them (nodes in this graph only)."""
+    shapes = {}
+    for layer in model._layers:
+        kept = [n for n in layer.inbound_nodes if id(n) in model._graph.node_set]
+        for k, node in enumerate(kept):
+            for t, tensor in enumerate(node.outputs):
+                shapes[(layer.name, k, t)] = list(tensor.shape)
+    return shapes
+
+
+def _keras_tensor(ref: list, shapes: dict) -> dict:
+    return {"class_name": "__keras_tensor__",
+            "config": {"shape": shapes.get(tuple(ref)), "dtype": "float32",
+                       "keras_history": list(ref)}}
+
+
+def _flat_refs(refs: list) -> list:
+    """One reference stays flat (``["dense", 0, 0]``), as Keras writes a single tensor."""
+    return list(refs[0]) if len(refs) == 1 else [list(r) for r in refs]
+
+
+def keras_model_entry(model: Any) -> dict:
+    """``{"module", "class_name", "config", "registered_name", "build_config"}`` of a
+    tinynet Sequential or functional Model, as Keras 3 writes it."""
+    from tinynet.layers.input import InputLayer
+
+    config = model.get_config()
+    by_name = {layer.name: layer for layer in getattr(model, "_layers", model.layers)}
+    layers = []
+    shapes = _tensor_shapes(model) if keras_class_name(model) == "Functional" else {}
+    for entry in config["layers"]:
+        layer = by_name.get(entry["config"].get("name"), None)
+        if layer is not None and isinstance(layer, registry.model_classes()):
+            out = keras_model_entry(layer)
+        else:
+            class_name, inner = _layer_config(entry["class_name"], entry["config"])
+            out = {"module": "keras.layers", "class_name": class_name, "config": inner,
+                   "registered_name": None}
+        if "inbound_nodes" in entry:
+            out["name"] = entry["name"]
+            out["inbound_nodes"] = [] if isinstance(layer, InputLayer) else [
+                {"args": [[_keras_tensor(r, shapes) for r in node["inputs"]]
+                          if node.get("listed") else _keras_tensor(node["inputs"][0], shapes)],
+                 "kwargs": {}} for node in entry["inbound_nodes"]]
+        layers.append(out)
+    if keras_class_name(model) == "Functional":
+        inner = {"name": config["name"], "trainable": config["trainable"], "layers": layers,
+                 "input_layers": _flat_refs(config["input_layers"]),
+                 "output_layers": _flat_refs(config["output_layers"])}
+        return {"module": _FUNCTIONAL_MODULE, "class_name": "Functional", "config": inner,
+                "registered_name": "Functional", "build_config": {"input_shape": None}}
+    inner = {"name": config["name"], "trainable": config.get("trainable", True),
+             "dtype": dict(_POLICY), "layers": layers,
+             "build_input_shape": config.get("build_input_shape")}
+    return {"module": "keras", "class_name": "Sequential", "config": inner,
+            "registered_name": None,
+            "build_config": {"input_shape": config.get("build_input_shape")}}
+
+
+def _keras_object(entry: Any, module: str) -> Any:
+    if isinstance(entry, dict) and "class_name" in entry:
+        return {"module": module, "class_name": entry["class_name"],
+                "config": entry.get("config", {}), "registered_name": None}
+    return entry
+
+
+def keras_compile_config(tinynet_config: dict) -> dict:
+    """tinynet's compile settings (``saving.config.compile_config``) as Keras's
+    ``compile_config``."""
+    opt = dict(tinynet_config["optimizer"])
+    opt_config = dict(opt["config"])
+    lr = opt_config.get("learning_rate")
+    if isinstance(lr, dict):
+        opt_config["learning_rate"] = _keras_object(lr, "keras.optimizers.schedules")
+    out = {"optimizer": {"module": "keras.optimizers", "class_name": opt["class_name"],
+                         "config": opt_config, "registered_name": None}}
+    if "outputs" in tinynet_config:
+        outputs = tinynet_config["outputs"]
+        out["loss"] = [_keras_object(o["loss"], "keras.losses") for o in outputs]
+        weights = [o.get("loss_weight") for o in outputs]
+        out["loss_weights"] = None if all(w is None for w in weights) else [
+            1.0 if w is None else w for w in weights]
+        out["metrics"] = [[_keras_object(m, "keras.metrics") for m in o["metrics"]]
+                          for o in outputs]
+    else:
+        out["loss"] = _keras_object(tinynet_config["loss"], "keras.losses")
+        out["loss_weights"] = tinynet_config.get("loss_weight")
+        out["metrics"] = [_keras_object(m, "keras.metrics") for m in tinynet_config["metrics"]]
+    out.update(weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
+               jit_compile="auto")
+    return out
+
+
+# -- Keras -> tinynet ------------------------------------------------------------------------
+def _accepted_keys(cls: type) -> set[str]:
+    """The keyword arguments ``cls(...)`` takes (through ``**kwargs`` to the bases)."""
+    keys: set[str] = set()
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        params = inspect.signature(klass.__init__).parameters
+        keys |= {n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD,
+                                                             p.KEYWORD_ONLY)} - {"self"}
+        if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            break
+    return keys
+
+
+def _neutral(key: str, value: Any) -> bool:
+    if key in _NEUTRAL_KEYS:
+        return value == _NEUTRAL_KEYS[key]
+    if key in _IGNORED_KEYS or key.endswith("_initializer"):
+        return True
+    return value is None
+
+
+def _check_dtype(value: Any, what: str, where: str) -> None:
+    name = value.get("config", {}).get("name") if isinstance(value, dict) else value
+    if name not in (None, "float32"):
+        raise ValueError(f"{where}: {what} has dtype policy {name!r:.80}; tinynet computes in "
+                         f"float32 only")
+
+
+_INITIALIZER_NAMES = {"GlorotUniform": "glorot_uniform", "GlorotNormal": "glorot_normal",
+                      "HeUniform": "he_uniform", "HeNormal": "he_normal", "Zeros": "zeros",
+                      "Ones": "ones", "LecunUniform": "lecun_uniform",
+                      "LecunNormal": "lecun_normal"}
+_FIXED_SCALE = {("RandomUniform", (("maxval", 0.05), ("minval", -0.05))): "uniform",
+                ("RandomNormal", (("mean", 0.0), ("stddev", 0.05))): "normal"}
+
+
+def _initializer(value: Any) -> Any:
+    """A Keras initializer entry as tinynet's name, or ``None`` when tinynet has no name
+    for it (the layer's default then; initializers only make the first weights, which the
+    file's replace)."""
+    if not isinstance(value, dict):
+        return value
+    config = {k: v for k, v in (value.get("config") or {}).items()
+              if k not in ("input_axes", "output_axes", "seed") and v is not None}
+    name = value.get("class_name")
+    if name in _INITIALIZER_NAMES and not config:
+        return _INITIALIZER_NAMES[name]
+    return _FIXED_SCALE.get((name, tuple(sorted(config.items()))))
+
+
+def _tinynet_layer_config(cls: type, class_name: str, config: dict, where: str) -> dict:
+    accepted = _accepted_keys(cls)
+    name = config.get("name")
+    _check_dtype(config.get("dtype"), f"layer {name!r:.80}", where)
+    out = {}
+    for key, value in config.items():
+        if key in accepted and key != "dtype":
+            if not key.endswith("_initializer"):
+                out[key] = value
+            elif _initializer(value) is not None:
+                out[key] = _initializer(value)
+        elif key == "dtype" and class_name == "InputLayer":
+            out[key] = "float32"
+        elif not _neutral(key, value):
+            raise ValueError(f"{where}: layer {name!r:.80} ({class_name}) has {key}="
+                             f"{value!r:.80}, which tinynet's {class_name} does not support")
+    return out
+
+
+def _layer_class(entry: dict, where: str, table: dict) -> tuple[str, type]:
+    class_name = entry.get("class_name")
+    config = entry.get("config") if isinstance(entry.get("config"), dict) else {}
+    layer_name = config.get("name", entry.get("name"))
+    if class_name == "Lambda":
+        raise ValueError(f"{where}: layer {layer_name!r:.80} is a Lambda layer, whose "
+                         f"function the file holds as Python bytecode; tinynet never runs "
+                         f"code from a file: rebuild the model in tinynet with the function, "
+                         f"or replace the Lambda with a registered custom layer")
+    registered = entry.get("registered_name")
+    for key in (registered, class_name):
+        if isinstance(key, str) and key in table:
+            return key, table[key]
+    raise ValueError(f"{where}: layer {layer_name!r:.80} has class {class_name!r:.80}, which "
+                     f"tinynet does not have (nor is it registered); tinynet reads the "
+                     f"Keras layers it implements, and custom classes registered with "
+                     f"@tinynet.saving.register_keras_serializable() or given in "
+                     f"custom_objects")
+
+
+def _refs(args: Any, where: str) -> tuple[list, bool]:
+    """A Keras node's ``args`` as tinynet's ``inputs`` references and ``listed``."""
+    if not isinstance(args, list) or len(args) != 1:
+        raise ValueError(f"{where}: a functional node with {len(args) if isinstance(args, list) else 0} "
+                         f"positional arguments; tinynet reads nodes of one tensor or one list")
+    arg = args[0]
+    listed = isinstance(arg, list)
+    refs = []
+    for tensor in arg if listed else [arg]:
+        history = tensor.get("config", {}).get("keras_history") if isinstance(tensor, dict) else None
+        if not (isinstance(history, list) and len(history) == 3):
+            raise ValueError(f"{where}: a functional node's input is not a Keras tensor "
+                             f"reference: {tensor!r:.120}")
+        refs.append(list(history))
+    return refs, listed
+
+
+def _nested_refs(refs: Any) -> list:
+    if isinstance(refs, list) and refs and isinstance(refs[0], str):
+        return [refs]
+    return refs
+
+
+def tinynet_model_config(entry: Any, where: str, table: dict) -> dict:
+    """A Keras model entry (Sequential or Functional) as tinynet's ``{"class_name",
+    "config"}``, checked class by class (``table``: the layer classes by name)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict):
+        raise ValueError(f"{where}: config.json is not a Keras model config")
+    class_name, config = entry.get("class_name"), entry["config"]
+    if class_name not in ("Sequential", "Functional", "Model"):
+        raise ValueError(f"{where}: the model class {class_name!r:.80} is not one tinynet "
+                         f"reads from a .keras file (Sequential and functional models)")
+    functional = class_name != "Sequential"
+    layers = config.get("layers")
+    if not isinstance(layers, list):
+        raise ValueError(f"{where}: invalid model config: 'layers' must be a list")
+    out_layers = []
+    for layer_entry in layers:
+        if not isinstance(layer_entry, dict):
+            raise ValueError(f"{where}: invalid model config: a layer entry is not an object")
+        if layer_entry.get("class_name") in ("Sequential", "Functional", "Model"):
+            out = tinynet_model_config(layer_entry, where, table)
+        else:
+            name, cls = _layer_class(layer_entry, where, table)
+            inner = layer_entry.get("config")
+            if not isinstance(inner, dict):
+                raise ValueError(f"{where}: layer {name!r} has no 'config' object")
+            out = {"class_name": name, "config": _tinynet_layer_config(cls, name, inner, where)}
+        if functional:
+            out["name"] = layer_entry.get("name", out["config"].get("name"))
+            nodes = layer_entry.get("inbound_nodes", [])
+            if not isinstance(nodes, list):
+                raise ValueError(f"{where}: invalid model config: 'inbound_nodes' must be a list")
+            out["inbound_nodes"] = []
+            for node in nodes:
+                if not isinstance(node, dict):
+                    raise ValueError(f"{where}: invalid model config: a node is not an object")
+                kwargs = node.get("kwargs") or {}
+                # training: tinynet's fit/predict set it for every layer, as Keras's do
+                used = {k: v for k, v in kwargs.items() if v is not None and k != "training"}
+                if used:
+                    raise ValueError(f"{where}: layer {out['name']!r:.80} is called with "
+                                     f"keyword arguments {sorted(used)} tinynet does not take")
+                refs, listed = _refs(node.get("args"), where)
+                out["inbound_nodes"].append({"inputs": refs, "listed": listed})
+        out_layers.append(out)
+    inner = {"name": config.get("name"), "trainable": config.get("trainable", True),
+             "layers": out_layers}
+    if functional:
+        inner["input_layers"] = _nested_refs(config.get("input_layers"))
+        inner["output_layers"] = _nested_refs(config.get("output_layers"))
+        return {"class_name": "Model", "config": inner}
+    if config.get("build_input_shape") is not None:
+        inner["build_input_shape"] = config["build_input_shape"]
+    return {"class_name": "Sequential", "config": inner}
+
+
+def _strip(entry: Any, base: Any, what: str, where: str) -> Any:
+    """A Keras loss / metric / optimizer entry as tinynet's ``{"class_name", "config"}``:
+    keys tinynet's class (``base``: a default instance's config) lacks are dropped when
+    neutral, else refused."""
+    if not isinstance(entry, dict):
+        return entry
+    config = dict(entry.get("config") or {})
+    out = {}
+    for key, value in config.items():
+        if base is None or key in base:
+            out[key] = value
+        elif not (_neutral(key, value) or key in ("reduction", "ignore_class")
+                  and value in ("sum_over_batch_size", None)):
+            raise ValueError(f"{where}: {what} {entry.get('class_name')!r:.80} has {key}="
+                             f"{value!r:.80}, which tinynet's does not support")
+    return {"class_name": entry.get("class_name"), "config": out}
+
+
+def _default_config(kind: str, name: Any) -> dict | None:
+    from tinynet import losses, optimizers
+
+    try:
+        obj = (optimizers.get if kind == "optimizer" else losses.get)(name)
+        return obj.get_config()
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+def tinynet_compile_config(config: Any, where: str) -> dict | None:
+    """Keras's ``compile_config`` as tinynet's (``saving.config.compile_model`` reads it);
+    ``None`` for a model compiled without an optimizer."""
+    from tinynet import losses
+
+    if not isinstance(config, dict) or not config.get("optimizer"):
+        return None
+    opt = config["optimizer"]
+    if isinstance(opt, str):
+        opt = {"class_name": opt, "config": {}}
+    if not isinstance(opt, dict):
+        raise ValueError(f"{where}: invalid compile_config: 'optimizer' must be an object")
+    opt_config = dict(opt.get("config") or {})
+    if opt_config.get("use_ema"):
+        raise ValueError(f"{where}: the optimizer uses use_ema=True, which tinynet does not "
+                         f"support")
+    lr = opt_config.get("learning_rate")
+    if isinstance(lr, dict):
+        opt_config["learning_rate"] = {"class_name": lr.get("class_name"),
+                                       "config": lr.get("config")}
+    opt = _strip({**opt, "config": opt_config}, _default_config("optimizer", opt.get("class_name")),
+                 "optimizer", where)
+
+    def loss_entry(loss: Any) -> Any:
+        if loss is None:
+            return None
+        if isinstance(loss, str):
+            try:
+                return losses.serialize(losses.get(loss))
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{where}: invalid compile_config: {exc}") from None
+        if isinstance(loss, dict) and loss.get("class_name") == "function":
+            return loss_entry(loss.get("config"))
+        return _strip(loss, _default_config("loss", loss.get("class_name")
+                                            if isinstance(loss, dict) else None), "loss", where)
+
+    def metric_entry(metric: Any) -> Any:
+        if isinstance(metric, dict) and metric.get("class_name") != "function":
+            inner = {k: v for k, v in (metric.get("config") or {}).items() if k != "dtype"}
+            return {"class_name": metric.get("class_name"), "config": inner}
+        if isinstance(metric, dict):
+            return metric.get("config")
+        return metric
+
+    loss, metrics, weights = config.get("loss"), config.get("metrics"), config.get("loss_weights")
+    if isinstance(loss, list):
+        metrics = metrics if isinstance(metrics, list) else [[] for _ in loss]
+        weights = weights if isinstance(weights, list) else [None] * len(loss)
+        return {"optimizer": opt, "outputs": [
+            {"loss": loss_entry(l), "loss_weight": w,
+             "metrics": [metric_entry(m) for m in (ms if isinstance(ms, list) else [ms])]}
+            for l, w, ms in zip(loss, weights, metrics)]}
+    if isinstance(loss, dict) and "class_name" not in loss:
+        raise ValueError(f"{where}: a compile_config with losses by output name (a dict) is "
+                         f"not supported; tinynet reads a loss or a list of losses")
+    return {"optimizer": opt, "loss": loss_entry(loss),
+            "metrics": [metric_entry(m) for m in (metrics or [])], "loss_weight": weights}
