@@ -98,7 +98,8 @@ def test_registry_errors():
             f"Dense: activation must be one of {valid}, got 'Relu'")):
         activations.get("Relu", owner="Dense")
     with pytest.raises(TypeError, match=re.escape(
-            f"activation must be a string or None (one of {valid}), got 3")):
+            f"activation must be a string, a function of a tensor or None (one of {valid}), "
+            f"got 3")):
         activations.get(3)
 
 

@@ -165,7 +165,7 @@ def test_get_accepts_the_keras_activation_functions():
     assert activations.get(activations.gelu) is activations.get("gelu")
     assert activations.get(activations.linear) is None
     for bad in (activations.selu, lambda x: x, ops.relu):  # no kernel, or not these functions
-        with pytest.raises(TypeError, match="activation must be a string or None"):
+        with pytest.raises(TypeError, match="activation must be a string, a function of a tensor or None"):
             activations.get(bad)
     dense = layers.Dense(3, activation=activations.relu)
     assert dense.get_config()["activation"] == "relu"

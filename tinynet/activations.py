@@ -25,7 +25,7 @@ import numpy as np
 from tinynet.ops.fused import (_REGISTRY, ActivationFn, bias_act_backward, bias_act_forward,
                                bias_grad, elu_fn, relu_fn)
 
-__all__ = ["ActivationFn", "get", "names", "relu_fn", "elu_fn", "bias_act_forward",
+__all__ = ["ActivationFn", "FunctionActivation", "get", "names", "relu_fn", "elu_fn", "bias_act_forward",
            "bias_act_backward", "bias_grad",
            # keras.activations: functions of a tensor
            "relu", "relu6", "elu", "selu", "leaky_relu", "sigmoid", "hard_sigmoid",
@@ -42,11 +42,14 @@ def get(identifier: str | None, *, owner: str | None = None) -> ActivationFn | N
 
     Args:
         identifier: ``None``, ``"linear"`` or one of :func:`names`, or the function of
-            this module of that name (``relu``, ..., ``swish`` for ``"silu"``).
+            this module of that name (``relu``, ..., ``swish`` for ``"silu"``), or any
+            other function of a tensor written with :mod:`tinynet.ops` (a
+            :class:`FunctionActivation`; Keras's ``Dense(8, activation=my_fn)``).
         owner: Class name used to prefix error messages (e.g. ``"Dense"``).
 
     Returns:
-        The :class:`ActivationFn`, or ``None`` for ``None`` and ``"linear"`` (identity).
+        The :class:`ActivationFn` (a :class:`FunctionActivation` for a function), or
+        ``None`` for ``None`` and ``"linear"`` (identity).
 
     Raises:
         ValueError: An unknown name (the message lists the valid ones).
@@ -59,15 +62,95 @@ def get(identifier: str | None, *, owner: str | None = None) -> ActivationFn | N
     if callable(identifier) and _KERAS_FUNCTIONS.get(getattr(identifier, "__name__", None)) \
             is identifier and _KERAS_NAMES.get(identifier.__name__) in (*_REGISTRY, "linear"):
         identifier = _KERAS_NAMES[identifier.__name__]  # tn.activations.relu: "relu"
+    if isinstance(identifier, FunctionActivation):
+        return identifier
+    if callable(identifier) and not isinstance(identifier, (str, ActivationFn)):
+        return FunctionActivation(identifier)
     if not isinstance(identifier, str):
-        raise TypeError(f"{prefix}activation must be a string or None (one of {valid}), "
-                        f"got {identifier!r}")
+        raise TypeError(f"{prefix}activation must be a string, a function of a tensor or "
+                        f"None (one of {valid}), got {identifier!r}")
     if identifier == "linear":
         return None
     fn = _REGISTRY.get(identifier)
     if fn is None:
-        raise ValueError(f"{prefix}activation must be one of {valid}, got {identifier!r}")
+        from tinynet.custom_objects import get_registered_object
+
+        custom = get_registered_object(identifier)
+        if callable(custom) and not isinstance(custom, type):
+            return FunctionActivation(custom)  # a registered function, by its saved name
+        raise ValueError(f"{prefix}activation must be one of {valid}, got {identifier!r} "
+                         f"(a function of your own is found by name once registered with "
+                         f"register_keras_serializable)")
     return fn
+
+
+class FunctionActivation(ActivationFn):
+    """An activation given as a function of a tensor (Keras's ``activation=my_fn``): the
+    forward pass runs it on :mod:`tinynet.ops`; the backward pass runs it again on the
+    pre-activation under a recording and replays the recorded ops (no state is kept, so
+    a layer's cached pre-activation is all it needs).
+
+    Attributes:
+        function: The function; its saved name is its registered custom-object name
+            (``package>name``, :func:`tinynet.saving.register_keras_serializable`) or
+            ``__name__``.
+    """
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: Any) -> None:
+        from tinynet.custom_objects import registered_name
+
+        super().__init__(registered_name(function), -1, uses_input=True, uses_output=False)
+        self.function = function
+
+    def _apply(self, x: np.ndarray) -> Any:
+        from tinynet.tensor import Tensor
+
+        y = self.function(x if isinstance(x, Tensor) else Tensor._wrap(x))
+        arr = np.asarray(y.data if isinstance(y, Tensor) else y)
+        if arr.shape != x.shape:
+            raise ValueError(f"activation {self.name}: the function must keep the shape "
+                             f"{x.shape}, got {arr.shape}")
+        return y
+
+    def forward(self, x: Any, *, bias: Any = None, out: np.ndarray | None = None) -> np.ndarray:
+        from tinynet.ops import autodiff
+        from tinynet.tensor import Tensor
+
+        z = np.ascontiguousarray(x, dtype=np.float32)
+        if bias is not None:
+            z = z + np.asarray(bias, dtype=np.float32).reshape(-1)
+        with autodiff.no_record():
+            y = self._apply(z)
+        y = np.asarray(y.data if isinstance(y, Tensor) else y, dtype=np.float32)
+        if out is None:
+            return np.ascontiguousarray(y)
+        self._check_out(out, z.shape)[...] = y
+        return out
+
+    def backward(self, x: Any, y: Any, grad: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+        from tinynet.ops import autodiff
+        from tinynet.tensor import Tensor
+
+        g = np.ascontiguousarray(grad, dtype=np.float32)
+        graph = autodiff.Graph(owner=self.name)
+        with graph:
+            leaf = graph.leaf(np.ascontiguousarray(x, dtype=np.float32))
+            result = self._apply(leaf)
+        if not isinstance(result, Tensor) or result._node is None:
+            dx = np.zeros_like(g)  # the output does not depend on the input
+        else:
+            autodiff.backprop([result], [g], graph)
+            dx = leaf._node.grad
+            dx = np.zeros_like(g) if dx is None else np.asarray(dx, dtype=np.float32)
+        if out is None:
+            return np.ascontiguousarray(dx)
+        self._check_out(out, g.shape)[...] = dx
+        return out
+
+    def __repr__(self) -> str:
+        return f"FunctionActivation({self.name!r})"
 
 
 def relu(x: Any, negative_slope: float = 0.0, max_value: float | None = None,

@@ -133,7 +133,7 @@ case("dense-activation-unknown", "Dense(3, activation='swish')",
      lambda: Dense(3, activation="swish"), ValueError,
      "Dense: activation must be one of", "'relu'", "got 'swish'")
 case("dense-activation-int", "Dense(3, activation=1)", lambda: Dense(3, activation=1),
-     TypeError, "Dense: activation must be a string or None", "got 1")
+     TypeError, "Dense: activation must be a string, a function of a tensor or None", "got 1")
 case("dense-use-bias-str", "Dense(3, use_bias='yes')", lambda: Dense(3, use_bias="yes"),
      TypeError, "Dense: use_bias must be a bool, got 'yes'")
 case("dense-initializer-unknown", "Dense(3, kernel_initializer='glorot')",
@@ -628,7 +628,7 @@ case("to-categorical-out-of-range", "to_categorical([0, 3], 3)",
 case("activation-unknown", "Activation('swish')", lambda: Activation("swish"), ValueError,
      "Activation: activation must be one of", "got 'swish'")
 case("activation-int", "Activation(3)", lambda: Activation(3), TypeError,
-     "Activation: activation must be a string or None", "got 3")
+     "Activation: activation must be a string, a function of a tensor or None", "got 3")
 case("relu-max-value-negative", "ReLU(max_value=-1.0)", lambda: ReLU(max_value=-1.0),
      ValueError, "ReLU: max_value must be None or a non-negative float, got -1.0")
 case("relu-slope-nan", "ReLU(negative_slope=nan)", lambda: ReLU(negative_slope=NAN),

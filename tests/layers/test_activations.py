@@ -136,7 +136,8 @@ def test_bitwise_serial_vs_parallel():
     (lambda: Activation("swish"), ValueError,
      "Activation: activation must be one of 'elu', 'gelu', 'leaky_relu', 'linear', 'relu', "
      "'sigmoid', 'silu', 'softmax', 'tanh', got 'swish'"),
-    (lambda: Activation(5), TypeError, "Activation: activation must be a string or None"),
+    (lambda: Activation(5), TypeError,
+     "Activation: activation must be a string, a function of a tensor or None"),
     (lambda: ReLU(max_value=-1), ValueError,
      "ReLU: max_value must be None or a non-negative float, got -1.0"),
     (lambda: ReLU(negative_slope=-0.1), ValueError,

@@ -69,9 +69,10 @@ def check_writable(model: Any, owner: str) -> None:
         name = cls.__name__
         if name in _NO_KERAS:
             bad.append(f"{layer.name!r} ({name}: {_NO_KERAS[name]})")
-        elif builtin.get(name) is not cls or not cls.__module__.startswith("tinynet."):
+        elif (builtin.get(name) is not cls or not cls.__module__.startswith("tinynet.")) \
+                and _registered(cls) is None:
             bad.append(f"{layer.name!r} ({cls.__module__}.{cls.__qualname__}: a custom class "
-                       f"Keras would need its own code for)")
+                       f"not registered with register_keras_serializable)")
     for layer in _walk_layers(model):
         if isinstance(getattr(layer, "_input_keys", None), list) or isinstance(
                 getattr(layer, "_output_keys", None), list):
@@ -86,6 +87,14 @@ def check_writable(model: Any, owner: str) -> None:
                          f"format='onnx')")
 
 
+def _registered(cls: type) -> str | None:
+    """The ``package>name`` a custom class is registered under, else ``None``."""
+    from tinynet.custom_objects import get_registered_name, get_registered_object
+
+    key = get_registered_name(cls)
+    return key if ">" in key and get_registered_object(key) is cls else None
+
+
 def _walk_layers(model: Any) -> list:
     out = [model]
     for layer in model.layers:
@@ -96,8 +105,19 @@ def _walk_layers(model: Any) -> list:
     return out
 
 
+def _is_function_ref(value: Any) -> bool:
+    """Whether ``value`` is Keras's reference to a registered function
+    (``{"class_name": "function", "config": "package>name", ...}``)."""
+    return (isinstance(value, dict) and value.get("class_name") == "function"
+            and isinstance(value.get("config"), str))
+
+
 def _layer_config(class_name: str, config: dict) -> tuple[str, dict]:
     config = dict(config)
+    activation = config.get("activation")
+    if isinstance(activation, str) and ">" in activation:  # a registered function
+        config["activation"] = {"module": "builtins", "class_name": "function",
+                                "config": activation, "registered_name": "function"}
     if class_name in _AS_ACTIVATION:
         return "Activation", {"name": config["name"], "trainable": config.get("trainable", True),
                               "dtype": dict(_POLICY), "activation": _AS_ACTIVATION[class_name]}
@@ -144,6 +164,10 @@ def keras_model_entry(model: Any) -> dict:
         layer = by_name.get(entry["config"].get("name"), None)
         if layer is not None and isinstance(layer, registry.model_classes()):
             out = keras_model_entry(layer)
+        elif layer is not None and _registered(type(layer)) is not None:
+            inner = {**entry["config"], "dtype": dict(_POLICY)}
+            out = {"module": type(layer).__module__, "class_name": type(layer).__name__,
+                   "config": inner, "registered_name": _registered(type(layer))}
         else:
             class_name, inner = _layer_config(entry["class_name"], entry["config"])
             out = {"module": "keras.layers", "class_name": class_name, "config": inner,
@@ -262,7 +286,9 @@ def _tinynet_layer_config(cls: type, class_name: str, config: dict, where: str) 
     out = {}
     for key, value in config.items():
         if key in accepted and key != "dtype":
-            if not key.endswith("_initializer"):
+            if key == "activation" and _is_function_ref(value):
+                out[key] = value["config"]  # a registered function, by its name
+            elif not key.endswith("_initializer"):
                 out[key] = value
             elif _initializer(value) is not None:
                 out[key] = _initializer(value)
