@@ -25,8 +25,12 @@ WEIGHT_SLACK = 1 << 20
 _DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "I64": 8, "U64": 8, "I32": 4, "U32": 4,
                 "I16": 2, "U16": 2, "I8": 1, "U8": 1, "BOOL": 1, "C64": 8}
 
-#: The file names ``save``, ``save_weights`` and ``ModelCheckpoint`` write (one format).
+#: The file names ``model.save`` writes (and ``ModelCheckpoint`` without
+#: ``save_weights_only``).
 SUFFIXES = (".safetensors",)
+#: The file names ``model.save_weights`` writes (and ``ModelCheckpoint`` with
+#: ``save_weights_only``), e.g. ``ckpt.weights.safetensors``.
+WEIGHTS_SUFFIXES = (".safetensors",)
 
 
 def fspath(path: Any, owner: str) -> str:
@@ -34,17 +38,21 @@ def fspath(path: Any, owner: str) -> str:
         raise TypeError(f"{owner}: path must be a str or os.PathLike, got {type(path).__name__}")
     return os.fspath(path)
 
-def check_suffix(path: str, owner: str, arg: str = "path") -> str:
-    """``path`` when it ends in one of :data:`SUFFIXES`; else a ValueError naming the path,
-    the suffixes and a path that would do (a Keras ``.keras`` or ``.h5`` name is not
-    silently written as safetensors)."""
-    if path.endswith(SUFFIXES):
+def check_suffix(path: str, owner: str, arg: str = "path", *,
+                 weights_only: bool = False) -> str:
+    """``path`` when it ends in one of :data:`SUFFIXES` (:data:`WEIGHTS_SUFFIXES` with
+    ``weights_only``): the one list of the names ``save``, ``save_weights`` and
+    ``ModelCheckpoint`` accept. Else a ValueError naming the path, the suffixes and a path
+    that would do (a Keras ``.keras`` or ``.h5`` name is not silently written as
+    safetensors)."""
+    suffixes = WEIGHTS_SUFFIXES if weights_only else SUFFIXES
+    if path.endswith(suffixes):
         return path
     root, ext = os.path.splitext(path)
     stem = root if ext and not set("{}") & set(ext) else path
-    raise ValueError(f"{owner}: {arg} must end in {' or '.join(SUFFIXES)} (the format tinynet "
+    raise ValueError(f"{owner}: {arg} must end in {' or '.join(suffixes)} (the format tinynet "
                      f"saves; .keras and .h5 are not supported yet), got {path!r}; e.g. "
-                     f"{stem + SUFFIXES[0]!r}")
+                     f"{stem + suffixes[0]!r}")
 
 def _named(exc: OSError, path: str, doing: str, owner: str) -> OSError:
     """``exc`` (of the same type and errno) told as the user's ``path``: an error that

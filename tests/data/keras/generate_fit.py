@@ -49,7 +49,9 @@ class Recorder(keras.callbacks.Callback):
 
 
 def _recording(hook):
-    def record(self, *args, logs=None):
+    def record(self, *args, **kwargs):
+        # Keras passes logs by keyword to the batch hooks, positionally to the others
+        args, logs = (args, kwargs["logs"]) if "logs" in kwargs else (args[:-1], args[-1])
         self.seq.append([hook, *args, None if logs is None else sorted(logs)])
     return record
 
