@@ -101,3 +101,16 @@ def test_multi_label_auc_config_round_trip_and_errors():
     with pytest.raises(ValueError, match=re.escape(
             "AUC: multi_label=True was fed 3 labels before and now 2")):
         metric.update_state(np.ones((2, 2)), np.ones((2, 2), np.float32))
+
+
+def test_weighted_metrics_survive_save_and_load(tmp_path):
+    ref = _refs()["weighted"]
+    model = _weighted_model(ref)
+    x, y = np.array(ref["x"], np.float32), np.array(ref["y"], np.float32)
+    sw = np.array(ref["sample_weight"], np.float32)
+    path = str(tmp_path / "m.safetensors")
+    model.save(path)
+    loaded = tn.load_model(path)
+    assert loaded.metrics_names == model.metrics_names
+    assert loaded.evaluate(x, y, sample_weight=sw, verbose=0, return_dict=True) == \
+        model.evaluate(x, y, sample_weight=sw, verbose=0, return_dict=True)
