@@ -212,9 +212,6 @@ def make_adapter(model: Any, x: Any, y: Any, sample_weight: Any, *, batch_size: 
         raise ValueError(f"{owner}: {steps_arg} is for a PyDataset or a generator; with "
                          f"arrays every batch of batch_size samples is used, got "
                          f"{steps_arg}={steps}")
-    if x is None:
-        raise ValueError(f"{owner}: x must be arrays, a dict of arrays, a PyDataset or a "
-                         f"generator, got None")
     if not with_targets:
         xs = model._input_arrays(x, owner)
         if any(a.shape[0] != xs[0].shape[0] for a in xs):

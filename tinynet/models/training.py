@@ -458,8 +458,9 @@ class Trainer:
                                 steps=steps, steps_arg="validation_steps", owner=vowner)
         if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
             raise ValueError(f"{owner}: validation_data must be a tuple (x_val, y_val) or "
-                             f"(x_val, y_val, sample_weight_val), or a dataset (a PyDataset "
-                             f"or a generator), got {type(validation_data).__name__}")
+                             f"(x_val, y_val, sample_weight_val), got "
+                             f"{type(validation_data).__name__}; or a dataset (a PyDataset "
+                             f"or a generator)")
         sw = validation_data[2] if len(validation_data) == 3 else None
         return make_adapter(self, validation_data[0], validation_data[1], sw,
                             batch_size=batch_size, steps=steps, steps_arg="validation_steps",
