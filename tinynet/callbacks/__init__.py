@@ -13,7 +13,8 @@ ends training after the current batch (checked after each batch and each epoch).
 """
 
 from tinynet.callbacks.backup_and_restore import BackupAndRestore
-from tinynet.callbacks.base import Callback, CallbackList
+from tinynet.callbacks.base import Callback
+from tinynet.callbacks.callback_list import CallbackList
 from tinynet.callbacks.csv_logger import CSVLogger
 from tinynet.callbacks.early_stopping import EarlyStopping
 from tinynet.callbacks.history import History

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tinynet.callbacks.base import CallbackList
+from tinynet.callbacks.callback_list import CallbackList
 from tinynet.models.weighting import accumulate, means
 
 __all__ = ["train", "test", "predict"]

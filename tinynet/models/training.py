@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tinynet.callbacks.base import CallbackList, check_callbacks
+from tinynet.callbacks.base import check_callbacks
+from tinynet.callbacks.callback_list import CallbackList
 from tinynet.callbacks.history import History
 from tinynet.keywords import checked_method
 from tinynet.layers.layer import Parameter
