@@ -1,14 +1,17 @@
-"""The training loop every model shares (Keras 3's ``compile``/``fit`` surface).
+"""The training surface every model shares (Keras 3's ``compile``/``fit``/``evaluate``/
+``predict``).
 
 :class:`Trainer` is mixed into a model class that provides the graph over lists of
 arrays, one per model input or output: ``_input_arrays`` and ``_target_arrays`` (convert
 and check), ``_run_forward`` and ``_run_backward``, ``output_names``, ``layers`` and
 ``trainable_parameters``. The training step is explicit: the forward pass
 (``training=True``), each output's loss and its gradient (times its loss weight), the
-backward pass, then one ``optimizer.apply`` over the trainable parameters. Per step,
-``fit`` does no validation and no conversion (the data are converted once per call;
-batches are views, or gathered into reused buffers when shuffling), so small models are
-not dominated by Python.
+backward pass, then one ``optimizer.apply`` over the trainable parameters. ``fit``,
+``evaluate`` and ``predict`` check their arguments, turn the data into an adapter
+(:mod:`tinynet.models.data_adapter`) and hand it to the loops
+(:mod:`tinynet.models.loops`) with one :class:`~tinynet.callbacks.CallbackList`. Arrays
+are converted once per call and batches are views, or gathered into reused buffers when
+shuffling, so small models are not dominated by Python.
 """
 
 from __future__ import annotations
