@@ -64,7 +64,7 @@ class ModelCheckpoint(Callback):
                 raise TypeError(f"{owner}: {arg} must be a bool, got {value!r}")
         # the names model.save (or save_weights) accepts: one list, in tinynet.saving
         filepath = check_suffix(os.fspath(filepath), owner, "filepath",
-                                weights_only=save_weights_only)
+                                weights=save_weights_only)
         if mode not in ("auto", "min", "max"):
             raise ValueError(f"{owner}: mode must be one of 'auto', 'min', 'max', got {mode!r}")
         if save_freq != "epoch" and (isinstance(save_freq, bool)

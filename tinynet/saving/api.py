@@ -40,7 +40,7 @@ def _save(model: Any, path: Any, weights_only: bool, owner: str,
     _check_model(model, owner)
     path = fspath(path, owner)
     if owner in ("save_model", "save_weights"):
-        check_suffix(path, owner, weights_only=weights_only)
+        check_suffix(path, owner, weights=weights_only)
     tensors = {key: np.require(p.value, dtype=np.float32, requirements="C")  # 0-d kept
                for key, p in _weight_names(model, owner)}
     metadata = {"format": FORMAT, "format_version": str(FORMAT_VERSION),

@@ -38,14 +38,13 @@ def fspath(path: Any, owner: str) -> str:
         raise TypeError(f"{owner}: path must be a str or os.PathLike, got {type(path).__name__}")
     return os.fspath(path)
 
-def check_suffix(path: str, owner: str, arg: str = "path", *,
-                 weights_only: bool = False) -> str:
+def check_suffix(path: str, owner: str, arg: str = "path", weights: bool = False) -> str:
     """``path`` when it ends in one of :data:`SUFFIXES` (:data:`WEIGHTS_SUFFIXES` with
-    ``weights_only``): the one list of the names ``save``, ``save_weights`` and
+    ``weights``): the one list of the names ``save``, ``save_weights`` and
     ``ModelCheckpoint`` accept. Else a ValueError naming the path, the suffixes and a path
     that would do (a Keras ``.keras`` or ``.h5`` name is not silently written as
     safetensors)."""
-    suffixes = WEIGHTS_SUFFIXES if weights_only else SUFFIXES
+    suffixes = WEIGHTS_SUFFIXES if weights else SUFFIXES
     if path.endswith(suffixes):
         return path
     root, ext = os.path.splitext(path)
