@@ -1321,9 +1321,6 @@ case("auc-num-thresholds", "metrics.AUC(num_thresholds=1)",
 case("auc-thresholds-range", "metrics.AUC(thresholds=[0.5, 2.0])",
      lambda: metrics.AUC(thresholds=[0.5, 2.0]), ValueError,
      "AUC: thresholds must be None or a list of floats in [0, 1]")
-case("auc-multi-label", "metrics.AUC(multi_label=True)",
-     lambda: metrics.AUC(multi_label=True), ValueError,
-     "AUC: multi_label=True is not supported")
 case("top-k-zero", "metrics.TopKCategoricalAccuracy(k=0)",
      lambda: metrics.TopKCategoricalAccuracy(k=0), ValueError,
      "TopKCategoricalAccuracy: k must be a positive int, got 0")
@@ -1860,7 +1857,7 @@ kw("kw-fit-two-keys", "model.fit(x, y, epoch=2, batchsize=8)",
 kw("kw-fit-validation", "model.fit(x, y, validation=(x, y))",
    lambda: fit(compiled(), validation=(X, Y)),
    f"Sequential.fit {GOT} 'validation'; did you mean 'validation_split', 'validation_data' "
-   "or 'validation_freq'?")
+   "or 'validation_steps'?")
 kw("kw-model-fit-epoch", "functional model.fit(x, y, epoch=2)",
    lambda: (lambda a: (lambda m: (m.compile("sgd", "mse"), m.fit(X, Y, epoch=2)))(
        tn.Model(a, Dense(3)(a))))(Input((4,))),
@@ -1879,7 +1876,7 @@ kw("kw-compile-optimiser", "model.compile(optimiser='sgd', loss='mse')",
 kw("kw-compile-run-eagerly", "model.compile('sgd', 'mse', run_eagerly=True)",
    lambda: mlp().compile("sgd", "mse", run_eagerly=True),
    f"Sequential.compile {GOT} 'run_eagerly'; valid keyword arguments: optimizer, loss, "
-   "metrics, loss_weights")
+   "metrics, loss_weights, weighted_metrics")
 kw("kw-train-on-batch-sample-weight", "model.train_on_batch(x, y, sample_weights=w)",
    lambda: compiled().train_on_batch(X, Y, sample_weights=np.ones(5)),
    f"Sequential.train_on_batch {GOT} 'sample_weights'; did you mean 'sample_weight'?")
@@ -3209,6 +3206,118 @@ case("keras-load-path-traversal", "load_model(a .keras zip with a member '../esc
      lambda: tn.models.load_model(os.path.join(KERAS_DATA, "keras_traversal.keras")),
      ValueError, "keras_traversal.keras': archive member '../escaped.txt' has a path outside "
      "the archive (absolute or with '..'); refusing the file")
+
+# -- issue 45 (items 5, 6, 7, 9): the training loop's data, callbacks and weighted metrics ---
+class _Batches(tn.utils.PyDataset):  # two batches of (X, Y)
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return X, Y
+
+
+def _gen(*items: Any) -> Any:
+    return iter(items)
+
+
+case("fit-steps-per-epoch-zero", "model.fit(generator, steps_per_epoch=0)",
+     lambda: compiled().fit(_gen((X, Y)), steps_per_epoch=0, verbose=0), ValueError,
+     "Sequential.fit: steps_per_epoch must be None or a positive int, got 0")
+case("fit-steps-per-epoch-str", "model.fit(generator, steps_per_epoch='2')",
+     lambda: compiled().fit(_gen((X, Y)), steps_per_epoch="2", verbose=0), TypeError,
+     "Sequential.fit: steps_per_epoch must be None or a positive int, got '2'")
+case("fit-validation-steps-negative", "model.fit(x, y, validation_steps=-1)",
+     lambda: fit(compiled(), validation_steps=-1), ValueError,
+     "Sequential.fit: validation_steps must be None or a positive int, got -1")
+case("fit-steps-with-arrays", "model.fit(x, y, steps_per_epoch=2)",
+     lambda: fit(compiled(), steps_per_epoch=2), ValueError,
+     "Sequential.fit: steps_per_epoch is for a PyDataset or a generator; with arrays every "
+     "batch of batch_size samples is used, got steps_per_epoch=2")
+case("fit-dataset-with-y", "model.fit(PyDataset(), y)",
+     lambda: compiled().fit(_Batches(), Y, verbose=0), ValueError,
+     "Sequential.fit: y must be None when x is a dataset (a PyDataset or a generator yields "
+     "its own), got ndarray")
+case("fit-dataset-with-sample-weight", "model.fit(PyDataset(), sample_weight=w)",
+     lambda: compiled().fit(_Batches(), sample_weight=np.ones(5), verbose=0), ValueError,
+     "Sequential.fit: sample_weight must be None when x is a dataset")
+case("fit-dataset-validation-split", "model.fit(PyDataset(), validation_split=0.2)",
+     lambda: compiled().fit(_Batches(), validation_split=0.2, verbose=0), ValueError,
+     "Sequential.fit: validation_split is for arrays; with a dataset pass validation_data, "
+     "got validation_split=0.2")
+case("fit-dataset-batch-x-only", "model.fit(generator of x alone)",
+     lambda: compiled().fit(_gen(X), verbose=0), ValueError,
+     "Sequential.fit: a dataset batch must be (x, y) or (x, y, sample_weight); got x alone")
+case("fit-dataset-batch-four", "model.fit(generator of (x, y, w, extra))",
+     lambda: compiled().fit(_gen((X, Y, Y, Y)), verbose=0), ValueError,
+     "Sequential.fit: a dataset batch must be (x,), (x, y) or (x, y, sample_weight), or x "
+     "alone; got tuple of length 4")
+case("fit-dataset-batch-int", "model.fit(generator of ints)",
+     lambda: compiled().fit(_gen(3), verbose=0), ValueError,
+     "Sequential.fit: a dataset batch must be (x,), (x, y) or (x, y, sample_weight), or x "
+     "alone; got int")
+case("fit-validation-dataset-bad-batch", "model.fit(x, y, validation_data=generator of x)",
+     lambda: fit(compiled(), validation_data=_gen(X)), ValueError,
+     "Sequential.fit (validation_data): a dataset batch must be (x, y) or (x, y, "
+     "sample_weight); got x alone")
+case("evaluate-steps-float", "model.evaluate(generator, steps=1.5)",
+     lambda: compiled().evaluate(_gen((X, Y)), steps=1.5, verbose=0), TypeError,
+     "Sequential.evaluate: steps must be None or a positive int, got 1.5")
+case("evaluate-empty-generator", "model.evaluate(empty generator)",
+     lambda: compiled().evaluate(_gen(), verbose=0), ValueError,
+     "Sequential.evaluate: the data gave no batch (an empty or exhausted generator)")
+case("evaluate-callbacks-int", "model.evaluate(x, y, callbacks=5)",
+     lambda: compiled().evaluate(X, Y, callbacks=5, verbose=0), TypeError,
+     "Sequential.evaluate: callbacks must be a list of Callback objects, got int")
+case("predict-steps-zero", "model.predict(x, steps=0)",
+     lambda: mlp().predict(X, steps=0, verbose=0), ValueError,
+     "Sequential.predict: steps must be None or a positive int, got 0")
+case("predict-callbacks-element", "model.predict(x, callbacks=[5])",
+     lambda: mlp().predict(X, callbacks=[5], verbose=0), TypeError,
+     "Sequential.predict: callbacks must be a list of Callback objects, got an element of "
+     "type int")
+case("predict-empty-generator", "model.predict(empty generator)",
+     lambda: mlp().predict(_gen(), verbose=0), ValueError,
+     "Sequential.predict: the data gave no batch (an empty or exhausted generator)")
+case("compile-weighted-metrics-str", "model.compile(loss='mse', weighted_metrics='mae')",
+     lambda: mlp().compile(loss="mse", weighted_metrics="mae"), TypeError,
+     "Sequential.compile: weighted_metrics must be a list, got str: 'mae'")
+case("compile-weighted-metrics-loss", "model.compile(loss='mse', weighted_metrics=['loss'])",
+     lambda: mlp().compile(loss="mse", weighted_metrics=["loss"]), ValueError,
+     "loss")
+case("py-dataset-workers-zero", "PyDataset(workers=0)",
+     lambda: tn.utils.PyDataset(workers=0), ValueError,
+     "PyDataset: workers must be a positive int, got 0")
+case("py-dataset-workers-float", "PyDataset(workers=1.5)",
+     lambda: tn.utils.PyDataset(workers=1.5), TypeError,
+     "PyDataset: workers must be a positive int, got 1.5")
+case("py-dataset-queue-zero", "PyDataset(max_queue_size=0)",
+     lambda: tn.utils.PyDataset(max_queue_size=0), ValueError,
+     "PyDataset: max_queue_size must be a positive int, got 0")
+case("py-dataset-multiprocessing-str", "PyDataset(use_multiprocessing='yes')",
+     lambda: tn.utils.PyDataset(use_multiprocessing="yes"), TypeError,
+     "PyDataset: use_multiprocessing must be a bool, got 'yes'")
+case("py-dataset-no-len", "len(PyDataset())", lambda: len(tn.utils.PyDataset()),
+     NotImplementedError, "PyDataset must define __len__(), the number of batches per epoch")
+case("py-dataset-no-getitem", "PyDataset()[0]", lambda: tn.utils.PyDataset()[0],
+     NotImplementedError, "PyDataset must define __getitem__(index), returning one batch")
+case("auc-multi-label-str", "AUC(multi_label='yes')",
+     lambda: tn.metrics.AUC(multi_label="yes"), TypeError, "AUC: multi_label must be a bool")
+case("auc-multi-label-1d", "AUC(multi_label=True).update_state(ones(4), ones(4))",
+     lambda: tn.metrics.AUC(multi_label=True).update_state(np.ones(4), np.ones(4)),
+     ValueError, "AUC: multi_label=True needs predictions of shape (samples, labels), got "
+     "shape (4,)")
+case("auc-sample-weight-shape", "AUC().update_state(ones((4, 2)), ones((4, 2)), sample_weight=ones(3))",
+     lambda: tn.metrics.AUC().update_state(np.ones((4, 2)), np.ones((4, 2)),
+                                           sample_weight=np.ones(3)),
+     ValueError, "AUC: sample_weight shape (3,) does not match the predictions' shape (4, 2)")
+case("tensorboard", "callbacks.TensorBoard(log_dir='logs')",
+     lambda: tn.callbacks.TensorBoard(log_dir="logs"), NotImplementedError,
+     "TensorBoard: tinynet cannot write TensorBoard event files", "CSVLogger",
+     "plot_history")
+case("checkpoint-weights-only-keras", "ModelCheckpoint('m.keras', save_weights_only=True)",
+     lambda: tn.callbacks.ModelCheckpoint("m.keras", save_weights_only=True), ValueError,
+     "ModelCheckpoint: filepath " + WEIGHTS_SUFFIX, "got 'm.keras'")
+
 
 # ============================================================================================
 # the tests

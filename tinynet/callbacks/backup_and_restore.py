@@ -69,6 +69,7 @@ class BackupAndRestore(Callback):
                                             "BackupAndRestore")
         self._epoch = 0
         self._batches = 0
+        self._resume: int | None = None
 
     def _paths(self, suffix: str = "") -> tuple[str, str]:
         return (os.path.join(self.backup_dir, _MODEL + suffix),
@@ -77,6 +78,7 @@ class BackupAndRestore(Callback):
     # -- restoring ----------------------------------------------------------------------------
     def on_train_begin(self, logs: dict | None = None) -> None:
         self._batches = 0
+        self._resume = None
         tries = [""] + ([_PREVIOUS] if self.double_checkpoint else [])
         last_error = None
         for suffix in tries:
@@ -102,7 +104,11 @@ class BackupAndRestore(Callback):
         rate = meta.get("learning_rate")
         if isinstance(rate, float) and not _scheduled(self.model.optimizer):
             self.model.optimizer.learning_rate = rate
-        self.model._resume_epoch = epoch + 1
+        self._resume = epoch + 1
+
+    def resume_epoch(self) -> int | None:
+        """The epoch after the restored backup's (``fit`` resumes there), or ``None``."""
+        return self._resume
 
     # -- backing up ---------------------------------------------------------------------------
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:

@@ -24,8 +24,10 @@ class ModelCheckpoint(Callback):
     interrupted run never leaves a half-written checkpoint.
 
     Args:
-        filepath: Path template ending in ``.safetensors`` or ``.keras`` (with
-            ``save_weights_only``: ``.safetensors`` or ``.weights.h5``).
+        filepath: Path template ending in a suffix ``model.save`` accepts (``.safetensors``
+            or ``.keras``; with ``save_weights_only``, one ``model.save_weights`` accepts:
+            ``.safetensors`` or ``.weights.h5``); :func:`tinynet.saving.files.check_suffix`
+            holds the one list.
         monitor: The logs key compared when ``save_best_only`` is set.
         verbose: 1 prints a message at each save (or skipped save).
         save_best_only: Only save when ``monitor`` improves on the best value so far
@@ -52,8 +54,6 @@ class ModelCheckpoint(Callback):
         if not isinstance(filepath, (str, os.PathLike)):
             raise TypeError(f"{owner}: filepath must be a str or os.PathLike, got "
                             f"{type(filepath).__name__}")
-        filepath = check_suffix(os.fspath(filepath), owner, "filepath",  # as save's
-                                weights=save_weights_only is True)
         if not isinstance(monitor, str) or not monitor:
             raise TypeError(f"{owner}: monitor must be a non-empty str, got {monitor!r}")
         if isinstance(verbose, bool) or not isinstance(verbose, numbers.Integral) or verbose < 0:
@@ -62,6 +62,9 @@ class ModelCheckpoint(Callback):
                            ("save_weights_only", save_weights_only)):
             if not isinstance(value, bool):
                 raise TypeError(f"{owner}: {arg} must be a bool, got {value!r}")
+        # the names model.save (or save_weights) accepts: one list, in tinynet.saving
+        filepath = check_suffix(os.fspath(filepath), owner, "filepath",
+                                weights=save_weights_only)
         if mode not in ("auto", "min", "max"):
             raise ValueError(f"{owner}: mode must be one of 'auto', 'min', 'max', got {mode!r}")
         if save_freq != "epoch" and (isinstance(save_freq, bool)

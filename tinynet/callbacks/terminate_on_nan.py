@@ -14,12 +14,12 @@ class TerminateOnNaN(Callback):
     """Stops training when a batch's loss is NaN or infinite, as
     ``keras.callbacks.TerminateOnNaN``.
 
-    Without it, ``fit`` raises ``FloatingPointError`` at such a batch. With it, that batch's
-    update is not applied either (the weights stay those after the last finite step), its
-    loss and metrics reach the callbacks as ``nan``, and this callback prints ``Batch
-    <b>: Invalid loss, terminating training`` and sets ``model.stop_training`` (the epoch
-    ends, ``on_epoch_end`` and ``on_train_end`` run), or with ``raise_error=True`` raises
-    ``RuntimeError`` at once.
+    A non-finite batch loss never updates the weights (they stay those after the last
+    finite step) and reaches the callbacks as ``nan``; ``fit`` then raises
+    ``FloatingPointError`` unless a callback has set ``model.stop_training``. This one
+    does: it prints ``Batch <b>: Invalid loss, terminating training`` and sets
+    ``model.stop_training`` (the epoch ends, ``on_epoch_end`` and ``on_train_end`` run), or
+    with ``raise_error=True`` raises ``RuntimeError`` at once.
 
     Args:
         raise_error: Raise instead of stopping gracefully. Defaults to ``False``.

@@ -46,20 +46,40 @@ def _check_optional_int(value: Any, arg: str, owner: str, low: int) -> int | Non
     return int(value)
 
 
-def _counts(t: np.ndarray, p: np.ndarray, thresholds: np.ndarray) -> tuple:
+def _counts(t: np.ndarray, p: np.ndarray, thresholds: np.ndarray,
+            w: np.ndarray | None = None) -> tuple:
     """(tp, fp, tn, fn) per threshold, float64, for labels ``t`` and scores ``p``
-    (flat): the positives and negatives scored strictly above each threshold (a NaN score
-    never is), counted by a binary search in their sorted scores."""
+    (flat), each entry counting ``w`` (its sample weight; 1 without): the positives and
+    negatives scored strictly above each threshold (a NaN score never is), counted by a
+    binary search in their sorted scores."""
     positive = t != 0
-    pos, neg = np.sort(p[positive]), np.sort(p[~positive])
+    if w is None:
+        w = np.ones(p.shape, dtype=np.float64)
 
-    def above(scores: np.ndarray) -> np.ndarray:
-        real = scores.size - np.count_nonzero(np.isnan(scores))  # NaNs sort last, never above
-        return (real - np.searchsorted(scores[:real], thresholds, side="right")).astype(
-            np.float64)
+    def above(scores: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, float]:
+        order = np.argsort(scores, kind="stable")  # NaNs sort last, never above
+        scores, weights = scores[order], weights[order]
+        real = scores.size - np.count_nonzero(np.isnan(scores))
+        tail = np.concatenate([np.cumsum(weights[:real][::-1])[::-1], [0.0]])
+        return tail[np.searchsorted(scores[:real], thresholds, side="right")], float(
+            np.sum(weights))
 
-    tp, fp = above(pos), above(neg)
-    return tp, fp, neg.size - fp, pos.size - tp
+    (tp, pos), (fp, neg) = above(p[positive], w[positive]), above(p[~positive], w[~positive])
+    return tp, fp, neg - fp, pos - tp
+
+
+def _entry_weights(sample_weight: Any, shape: tuple, owner: str) -> np.ndarray | None:
+    """``sample_weight`` (one per sample, or shaped like the predictions' leading axes)
+    broadcast to the predictions' ``shape`` as float64, as Keras broadcasts it."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    w = w.reshape(w.shape + (1,) * (len(shape) - w.ndim)) if w.ndim <= len(shape) else w
+    try:
+        return np.broadcast_to(w, shape)
+    except ValueError:
+        raise ValueError(f"{owner}: sample_weight shape {np.shape(sample_weight)} does not "
+                         f"match the predictions' shape {shape}") from None
 
 
 class _Confusion(Metric):
@@ -67,16 +87,19 @@ class _Confusion(Metric):
 
     stateful = True
 
-    def _scores(self, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _scores(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> tuple:
+        """Flat labels, scores and entry weights (``None`` without ``sample_weight``)."""
         t, p = _same_rank(type(self).__name__, y_true, y_pred)
-        return t.reshape(-1), p.reshape(-1)
+        w = _entry_weights(sample_weight, p.shape, type(self).__name__)
+        return t.reshape(-1), p.reshape(-1), None if w is None else w.reshape(-1)
 
     def _thresholds(self) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def update_state(self, y_true: Any, y_pred: Any) -> None:
-        t, p = self._scores(y_true, y_pred)
-        for total, batch in zip(self._state, _counts(t, p, self._thresholds())):
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        """Adds a batch's counts, each entry counting its ``sample_weight`` (Keras)."""
+        t, p, w = self._scores(y_true, y_pred, sample_weight)
+        for total, batch in zip(self._state, _counts(t, p, self._thresholds(), w)):
             total += batch
 
     def reset_state(self) -> None:
@@ -115,8 +138,9 @@ class _ThresholdMetric(_Confusion):
     def _thresholds(self) -> np.ndarray:
         return np.array([self.thresholds], dtype=np.float32)
 
-    def _scores(self, y_true, y_pred):
+    def _scores(self, y_true, y_pred, sample_weight=None):
         t, p = _same_rank(type(self).__name__, y_true, y_pred)
+        w = _entry_weights(sample_weight, p.shape, type(self).__name__)
         if self.top_k is not None:  # only each row's top k scores may count as positive
             order = np.argsort(-p, axis=-1, kind="stable")[..., :self.top_k]
             kept = np.full(p.shape, -np.inf, dtype=np.float32)
@@ -127,7 +151,8 @@ class _ThresholdMetric(_Confusion):
                 raise ValueError(f"{type(self).__name__}: class_id {self.class_id} is out of "
                                  f"range for {p.shape[-1]} classes")
             t, p = t[..., self.class_id], p[..., self.class_id]
-        return t.reshape(-1), p.reshape(-1)
+            w = None if w is None else w[..., self.class_id]
+        return t.reshape(-1), p.reshape(-1), None if w is None else w.reshape(-1)
 
     def get_config(self) -> dict:
         return {"name": self.name, "thresholds": self._given, "top_k": self.top_k,
@@ -175,6 +200,12 @@ def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _label_mean(areas: np.ndarray) -> float:
+    """The area (or, with one per label, their mean); 0.0 for a non-finite one."""
+    value = float(np.mean(areas))
+    return value if math.isfinite(value) else 0.0
+
+
 class AUC(_Confusion):
     """Area under the ROC or precision-recall curve from confusion counts at fixed
     thresholds, as ``keras.metrics.AUC`` (single label): thresholds ``-1e-7``,
@@ -191,7 +222,8 @@ class AUC(_Confusion):
             ``"majoring"``.
         name: Defaults to ``"auc"``.
         thresholds: Optional thresholds in ``[0, 1]`` instead of evenly spaced ones.
-        multi_label: Only ``False`` (one curve over every label).
+        multi_label: ``False``: one curve over every entry; ``True``: one curve per
+            label (the last axis of 2-D predictions), the result their mean, as Keras.
         from_logits: Apply a sigmoid to the scores first.
     """
 
@@ -211,10 +243,7 @@ class AUC(_Confusion):
         else:
             raise ValueError(f"{owner}: summation_method must be 'interpolation', 'minoring' "
                              f"or 'majoring', got {summation_method!r}")
-        if check_bool(multi_label, "multi_label", owner):
-            raise ValueError(f"{owner}: multi_label=True is not supported, got "
-                             f"multi_label=True")
-        self.multi_label = False
+        self.multi_label = check_bool(multi_label, "multi_label", owner)
         self.from_logits = check_bool(from_logits, "from_logits", owner)
         if thresholds is not None:
             try:
@@ -250,13 +279,41 @@ class AUC(_Confusion):
     def _thresholds(self) -> np.ndarray:
         return self._points
 
-    def _scores(self, y_true, y_pred):
-        t, p = super()._scores(y_true, y_pred)
+    def _scores(self, y_true, y_pred, sample_weight=None):
+        t, p, w = super()._scores(y_true, y_pred, sample_weight)
         if self.from_logits:
             p = (1.0 / (1.0 + np.exp(-p.astype(np.float64)))).astype(np.float32)
         if self._evenly:  # Keras's bucketed count clips the scores to [0, 1]
             p = np.clip(p, np.float32(0.0), np.float32(1.0))
-        return t, p
+        return t, p, w
+
+    def _labels(self, y_pred: Any) -> int:
+        """The number of labels of ``multi_label=True``: the last axis of 2-D predictions."""
+        shape = np.shape(y_pred.data if hasattr(y_pred, "data") else y_pred)
+        if len(shape) != 2:
+            raise ValueError(f"AUC: multi_label=True needs predictions of shape (samples, "
+                             f"labels), got shape {shape}")
+        return shape[1]
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        """Adds a batch's counts: over every entry, or per label with ``multi_label``."""
+        if not self.multi_label:
+            super().update_state(y_true, y_pred, sample_weight)
+            return
+        labels = self._labels(y_pred)
+        t, p, w = self._scores(y_true, y_pred, sample_weight)
+        t, p = t.reshape(-1, labels), p.reshape(-1, labels)
+        w = None if w is None else w.reshape(-1, labels)
+        per_label = [_counts(t[:, j], p[:, j], self._points, None if w is None else w[:, j])
+                     for j in range(labels)]
+        batch = [np.stack(c, axis=1) for c in zip(*per_label)]  # (thresholds, labels)
+        if self._state[0].ndim == 1 and not self._state[0].any():  # first batch: the labels
+            self._state = tuple(np.zeros_like(b) for b in batch)
+        if self._state[0].shape != batch[0].shape:
+            raise ValueError(f"AUC: multi_label=True was fed {self._state[0].shape[1]} labels "
+                             f"before and now {labels}")
+        for total, b in zip(self._state, batch):
+            total += b
 
     def _pr_interpolated(self) -> float:
         tp, fp, _, fn = self._state
@@ -270,7 +327,7 @@ class AUC(_Confusion):
         with np.errstate(divide="ignore"):
             terms = _divide(slope * (dtp + intercept * np.log(ratio)),
                             np.maximum(tp[1:] + fn[1:], 0.0))
-        return float(np.sum(terms))
+        return _label_mean(np.sum(terms, axis=0))
 
     def result(self) -> float:
         if self.curve == "PR" and self.summation_method == "interpolation":
@@ -287,8 +344,7 @@ class AUC(_Confusion):
             heights = np.minimum(y[:-1], y[1:])
         else:
             heights = np.maximum(y[:-1], y[1:])
-        value = float(np.sum((x[:-1] - x[1:]) * heights))
-        return value if math.isfinite(value) else 0.0
+        return _label_mean(np.sum((x[:-1] - x[1:]) * heights, axis=0))
 
     def get_config(self) -> dict:
         return {"name": self.name, "num_thresholds": self.num_thresholds, "curve": self.curve,

@@ -1,14 +1,17 @@
-"""The training loop every model shares (Keras 3's ``compile``/``fit`` surface).
+"""The training surface every model shares (Keras 3's ``compile``/``fit``/``evaluate``/
+``predict``).
 
 :class:`Trainer` is mixed into a model class that provides the graph over lists of
 arrays, one per model input or output: ``_input_arrays`` and ``_target_arrays`` (convert
 and check), ``_run_forward`` and ``_run_backward``, ``output_names``, ``layers`` and
 ``trainable_parameters``. The training step is explicit: the forward pass
 (``training=True``), each output's loss and its gradient (times its loss weight), the
-backward pass, then one ``optimizer.apply`` over the trainable parameters. Per step,
-``fit`` does no validation and no conversion (the data are converted once per call;
-batches are views, or gathered into reused buffers when shuffling), so small models are
-not dominated by Python.
+backward pass, then one ``optimizer.apply`` over the trainable parameters. ``fit``,
+``evaluate`` and ``predict`` check their arguments, turn the data into an adapter
+(:mod:`tinynet.models.data_adapter`) and hand it to the loops
+(:mod:`tinynet.models.loops`) with one :class:`~tinynet.callbacks.CallbackList`. Arrays
+are converted once per call and batches are views, or gathered into reused buffers when
+shuffling, so small models are not dominated by Python.
 """
 
 from __future__ import annotations
@@ -17,22 +20,23 @@ import contextlib
 import functools
 import math
 import numbers
-import sys
-import time
 from typing import Any, Callable
 
 import numpy as np
 
-from tinynet.callbacks.base import CallbackList, check_callbacks
+from tinynet.callbacks.base import check_callbacks
+from tinynet.callbacks.callback_list import CallbackList
 from tinynet.callbacks.history import History
-from tinynet.callbacks.terminate_on_nan import TerminateOnNaN
 from tinynet.keywords import checked_method
 from tinynet.layers.layer import Parameter
 from tinynet.models.added_losses import (add_penalty_grads, forward_with_losses,
                                          may_add_losses, zeros_for_none)
+from tinynet.metrics.weighted import WeightedMetric
+from tinynet.models import loops
 from tinynet.models.checks import check_targets, check_validation_freq
-from tinynet.models.weighting import (accumulate, format_logs, masked_weights, means,
-                                      sample_weights)
+from tinynet.models.data_adapter import (ArrayAdapter, check_steps, is_dataset, make_adapter,
+                                         split_validation)
+from tinynet.models.weighting import masked_weights, sample_weights
 from tinynet.optimizers.step_undo import is_finite
 from tinynet.random import make_rng
 from tinynet.scalars import is_real, to_float
@@ -104,6 +108,13 @@ def _per_output(value: Any, names: list[str], arg: str, owner: str) -> list:
     return [value] * len(names)
 
 
+def _logged(result: Any) -> Any:
+    """A running metric's ``result()`` as logged: a float, or a copy of an array result
+    (one value per class)."""
+    result = np.asarray(result, dtype=np.float64)
+    return float(result) if result.ndim == 0 else result.copy()
+
+
 def _loss_weight(value: Any, owner: str) -> float | None:
     if value is None:
         return None
@@ -119,11 +130,13 @@ class Trainer:
     #: Whether a cold ``fit`` may start the compile-ahead helper (one input, one output,
     #: rebuilt in the helper from the model's pickle).
     _compiles_ahead = False
+    #: ``(output index, WeightedMetric)`` of ``compile(weighted_metrics=...)``.
+    _weighted_slots: list = []
 
     # -- compile ---------------------------------------------------------------------------------
     @checked_method
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Any = None,
-                loss_weights: Any = None) -> None:
+                loss_weights: Any = None, weighted_metrics: Any = None) -> None:
         """Sets the optimizer, loss and metrics (identifiers or objects, as in Keras).
 
         With several outputs, ``loss`` is one loss for every output, a list in output
@@ -132,9 +145,15 @@ class Trainer:
         or a dict. History keys follow Keras: ``loss``, ``<output>_loss`` (unweighted),
         ``<output>_<metric>``.
 
+        ``weighted_metrics`` (the same forms as ``metrics``) are computed with the sample
+        weights of ``sample_weight`` or ``class_weight`` (Keras: ``sum(w * value) /
+        sum(w)``, confusion counts weighted; without weights they equal the unweighted
+        ones). A weighted metric whose name a plain metric already has is logged as
+        ``weighted_<name>``, as in Keras.
+
         Also creates the model's shuffling generator, ``shuffle_rng``, from the global seed.
         """
-        from tinynet import losses, metrics as metrics_module, optimizers
+        from tinynet import losses, optimizers
 
         owner = f"{type(self).__name__}.compile"
         names = list(self.output_names)
@@ -147,26 +166,11 @@ class Trainer:
             loss_objs = [losses.get(loss) if loss is not None else None] * len(names)
         weights = [_loss_weight(w, owner) for w in _per_output(loss_weights, names,
                                                                "loss_weights", owner)]
-        if metrics is None:
-            metrics = []
-        if not isinstance(metrics, (list, tuple, dict)):
-            raise TypeError(f"{owner}: metrics must be a list, got "
-                            f"{type(metrics).__name__}: {metrics!r}")
-        if not metrics:
-            per_output = [[] for _ in names]
-        elif not multi and not isinstance(metrics, dict):
-            per_output = [list(metrics)]
-        else:
-            per_output = [[] if m is None else list(m) if isinstance(m, (list, tuple)) else [m]
-                          for m in _per_output(metrics, names, "metrics", owner)]
-        slots, keys, base_keys = [], [], []
-        for i, (name, entries) in enumerate(zip(names, per_output)):
-            for m in entries:
-                obj = metrics_module.get(m, loss=loss_objs[i])
-                key = m if isinstance(m, str) else obj.name
-                keys.append(f"{name}_{key}" if multi else key)
-                base_keys.append(key)
-                slots.append((i, obj))
+        slots, keys, base_keys = self._metric_entries(metrics, "metrics", loss_objs, owner)
+        wslots, wkeys, wbase = self._metric_entries(weighted_metrics, "weighted_metrics",
+                                                    loss_objs, owner)
+        wkeys = [f"weighted_{k}" if k in keys else k for k in wkeys]
+        keys = [*keys, *wkeys]
         loss_slots = [(i, l, w) for i, (l, w) in enumerate(zip(loss_objs, weights))
                       if l is not None]
         loss_keys = [f"{names[i]}_loss" for i, _, _ in loss_slots] if len(loss_slots) > 1 else []
@@ -176,12 +180,44 @@ class Trainer:
         self.optimizer = opt
         self.loss = loss_objs[0] if not multi else loss_objs
         self.loss_weights = weights[0] if not multi else weights
-        self.metrics = [obj for _, obj in slots]
+        self.metrics = [obj for _, obj in [*slots, *wslots]]
         self.metrics_names = ["loss", *all_keys]
         self._loss_slots, self._metric_slots = loss_slots, slots
+        self._weighted_slots = [(i, WeightedMetric(obj)) for i, obj in wslots]
         self._metric_keys = base_keys  # as given to compile (saving rebuilds them)
+        self._weighted_keys = wbase
         self.shuffle_rng = make_rng()
         self.compiled = True
+
+    def _metric_entries(self, metrics: Any, arg: str, loss_objs: list,
+                        owner: str) -> tuple[list, list[str], list]:
+        """``compile``'s ``metrics`` (or ``weighted_metrics``) as ``(output index, metric)``
+        slots, their log keys and the identifiers as given."""
+        from tinynet import metrics as metrics_module
+
+        names = list(self.output_names)
+        multi = len(names) > 1
+        if metrics is None:
+            metrics = []
+        if not isinstance(metrics, (list, tuple, dict)):
+            raise TypeError(f"{owner}: {arg} must be a list, got "
+                            f"{type(metrics).__name__}: {metrics!r}")
+        if not metrics:
+            per_output = [[] for _ in names]
+        elif not multi and not isinstance(metrics, dict):
+            per_output = [list(metrics)]
+        else:
+            per_output = [[] if m is None else list(m) if isinstance(m, (list, tuple)) else [m]
+                          for m in _per_output(metrics, names, arg, owner)]
+        slots, keys, base_keys = [], [], []
+        for i, (name, entries) in enumerate(zip(names, per_output)):
+            for m in entries:
+                obj = metrics_module.get(m, loss=loss_objs[i])
+                key = m if isinstance(m, str) else obj.name
+                keys.append(f"{name}_{key}" if multi else key)
+                base_keys.append(key)
+                slots.append((i, obj))
+        return slots, keys, base_keys
 
     def _require_compiled(self, owner: str) -> None:
         if not self.compiled:
@@ -217,29 +253,33 @@ class Trainer:
                    for p in layer.parameters() if not p.trainable]
         return self.trainable_parameters(), [(p, np.empty_like(p.value)) for p in guarded]
 
-    def _metric_values(self, ys: list[np.ndarray], preds: list[np.ndarray]) -> list[float]:
+    def _metric_values(self, ys: list[np.ndarray], preds: list[np.ndarray],
+                       sw: np.ndarray | None = None) -> list:
         """Each metric's value for a batch: the batch mean, or for a metric of counts
-        (``stateful``: Precision, Recall, AUC) its running value with the batch added."""
+        (``stateful``: Precision, Recall, AUC) and a weighted metric (fed ``sw``) its
+        running value with the batch added."""
         values = []
         for i, m in self._metric_slots:
             if m.stateful:
                 m.update_state(ys[i], preds[i])
-                result = np.asarray(m.result(), dtype=np.float64)  # an array per class, too
-                values.append(float(result) if result.ndim == 0 else result.copy())
+                values.append(_logged(m.result()))
             else:
                 values.append(float(m(ys[i], preds[i])))
+        for i, m in self._weighted_slots:
+            m.update_state(ys[i], preds[i], sw)
+            values.append(_logged(m.result()))
         return values
 
     @property
     def _running_keys(self) -> frozenset:
         """Indices in ``metrics_names`` of the metrics whose logged value is their running
         ``result()``, not a mean of batch values."""
-        first = len(self.metrics_names) - len(self._metric_slots)
-        return frozenset(first + j for j, (_, m) in enumerate(self._metric_slots)
-                         if m.stateful)
+        slots = [*self._metric_slots, *self._weighted_slots]
+        first = len(self.metrics_names) - len(slots)
+        return frozenset(first + j for j, (_, m) in enumerate(slots) if m.stateful)
 
     def _reset_running_metrics(self) -> None:
-        for _, m in self._metric_slots:
+        for _, m in [*self._metric_slots, *self._weighted_slots]:
             if m.stateful:
                 m.reset_state()
 
@@ -288,7 +328,7 @@ class Trainer:
             raise FloatingPointError(f"{where()}: {what}; training stopped before this "
                                      f"step's update (weights are those after the last "
                                      f"finite step)")
-        values += self._metric_values(ys, preds)
+        values += self._metric_values(ys, preds, sw)
         self._run_backward(zeros_for_none(grads, preds), False)
         add_penalty_grads(penalties)  # the weight penalties' gradients join the weights'
         bad = self.optimizer.apply_or_undo(params)
@@ -301,57 +341,63 @@ class Trainer:
                                      f"step)")
         return total, values
 
-    def _test_arrays(self, xs: list[np.ndarray], ys: list[np.ndarray], batch_size: int,
-                     bar: Any = None, sw: np.ndarray | None = None) -> dict[str, float]:
-        """Means of the batch loss and metrics weighted by batch size (inference mode);
-        ``sw`` weighs the losses' samples (Keras's ``sample_weight``)."""
-        n = xs[0].shape[0]
-        sums = [0.0] * len(self.metrics_names)
-        running = self._running_keys
-        self._reset_running_metrics()
-        for start in range(0, n, batch_size):
-            xb = [a[start:start + batch_size] for a in xs]
-            yb = [a[start:start + batch_size] for a in ys]
-            k = xb[0].shape[0]
-            preds, extra, _ = forward_with_losses(self, xb, False, self.trainable_parameters())
-            swb = None if sw is None else sw[start:start + batch_size]
-            total, values, _ = self._losses(yb, preds, False, swb, extra)
-            values += self._metric_values(yb, preds)
-            accumulate(sums, total, values, k, running)
-            if bar is not None:
-                bar.update(1)
-        return means(self.metrics_names, sums, n, running)
+    def _test_step(self, xs: list[np.ndarray], ys: list[np.ndarray],
+                   sw: np.ndarray | None = None) -> tuple[float, list]:
+        """A batch's loss and metric values in inference mode; ``sw`` weighs the losses'
+        samples (Keras's ``sample_weight``) and the weighted metrics."""
+        preds, extra, _ = forward_with_losses(self, xs, False, self.trainable_parameters())
+        total, values, _ = self._losses(ys, preds, False, sw, extra)
+        return total, values + self._metric_values(ys, preds, sw)
 
-    def _ahead(self, xs: list[np.ndarray], ys: list[np.ndarray], batch_size: int,
-               val: tuple | None) -> Any:
-        if not self._compiles_ahead or len(xs) != 1 or len(ys) != 1:
+    def _ahead(self, data: Any, val: Any) -> Any:
+        """The compile-ahead helper of a cold fit on arrays (one input, one output)."""
+        if (not self._compiles_ahead or not isinstance(data, ArrayAdapter)
+                or len(data.xs) != 1 or len(data.ys) != 1):
             return contextlib.nullcontext()
-        return compile_ahead.ahead_of_fit(self, xs[0], ys[0], batch_size,
-                                          None if val is None else (val[0][0], val[1][0]))
+        arrays = (val.xs[0], val.ys[0]) if isinstance(val, ArrayAdapter) else None
+        return compile_ahead.ahead_of_fit(self, data.xs[0], data.ys[0], data.batch_size,
+                                          arrays)
 
     # -- public training API -----------------------------------------------------------------
+    def _callbacks(self, callbacks: Any, owner: str, *, verbose: int, epochs: int,
+                   steps: int | None, fit: bool = False) -> CallbackList:
+        """The one :class:`CallbackList` of a call: the user's callbacks, a ``History``
+        (``fit``) and a ``ProgbarLogger`` when ``verbose`` asks for output."""
+        return CallbackList(check_callbacks(callbacks, owner), self, add_history=fit,
+                            add_progbar=verbose != 0, verbose=verbose, epochs=epochs,
+                            steps=steps)
+
     @checked_method
-    def fit(self, x: Any, y: Any, batch_size: int = 32, epochs: int = 1, verbose: int = 1,
-            callbacks: list | None = None, validation_split: float = 0.0,
-            validation_data: tuple | None = None, shuffle: bool = True,
+    def fit(self, x: Any = None, y: Any = None, batch_size: int | None = 32, epochs: int = 1,
+            verbose: int | str = 1, callbacks: list | None = None,
+            validation_split: float = 0.0, validation_data: Any = None, shuffle: bool = True,
             class_weight: dict | None = None, sample_weight: Any = None,
-            initial_epoch: int = 0, validation_freq: int | list = 1) -> History:
+            initial_epoch: int = 0, steps_per_epoch: int | None = None,
+            validation_steps: int | None = None, validation_freq: int | list = 1) -> History:
         """Trains until epoch ``epochs`` (Keras 3 semantics).
 
-        Each epoch's ``loss`` (and each metric) is the sample-weighted mean of its batch
-        values, each measured on the forward pass before that batch's update.
-        ``validation_split`` holds out the last samples, before shuffling; validation runs
-        at the end of the epochs ``validation_freq`` picks (``val_loss``,
-        ``val_<metric>``): every ``validation_freq``-th epoch for an int, the listed
-        (1-based) epochs for a list. ``initial_epoch`` (0-based) is the first epoch run, to
-        resume an earlier fit: epochs ``initial_epoch .. epochs - 1`` run, and the
-        callbacks and the progress bar see those numbers.
+        ``x`` is arrays (one per input: an array, a list, or a dict keyed by input name)
+        with targets ``y``, or a dataset with ``y=None``: a
+        :class:`~tinynet.utils.PyDataset`, a Python generator of ``(x, y)`` or ``(x, y,
+        sample_weight)`` batches (``steps_per_epoch`` batches per epoch, or until it runs
+        out), or an iterable of batches with a length. Each epoch's ``loss`` (and each
+        metric) is the sample-weighted mean of its batch values, each measured on the
+        forward pass before that batch's update. ``validation_split`` (arrays only) holds
+        out the last samples, before shuffling; ``validation_data`` is ``(x, y)``, ``(x, y,
+        sample_weight)`` or a dataset (``validation_steps`` batches). Validation runs at
+        the end of the epochs ``validation_freq`` picks (``val_loss``, ``val_<metric>``):
+        every ``validation_freq``-th epoch for an int, the listed (1-based) epochs for a
+        list. ``initial_epoch`` (0-based) is the first epoch run, to resume an earlier
+        fit. ``shuffle`` reorders arrays, or a ``PyDataset``'s batches, each epoch with the
+        model's seeded generator.
 
         ``sample_weight`` (one weight per sample, or per per-sample loss) or
         ``class_weight`` (``{class: weight}``, a sample's weight that of its label; one
-        output only) weigh each output's loss as Keras does: ``sum(w * loss) / count``.
-        Metrics stay unweighted (Keras's ``metrics``). ``validation_data`` may be
-        ``(x, y, sample_weight)``; ``validation_split`` splits the weights too.
+        output only) weigh each output's loss as Keras does: ``sum(w * loss) / count``,
+        and the ``weighted_metrics``; ``metrics`` stay unweighted.
+
+        The hooks of ``callbacks`` run in Keras's order (see :mod:`tinynet.callbacks`),
+        with a ``History`` and, unless ``verbose=0``, a ``ProgbarLogger``.
 
         Returns:
             The :class:`~tinynet.callbacks.History` (also stored as ``model.history``).
@@ -360,17 +406,19 @@ class Trainer:
             RuntimeError: the model is not compiled.
             ValueError: bad arguments or data (the message names the shapes).
             FloatingPointError: a batch loss or a moving statistic is not finite (epoch
-                and batch named, 1-based; raised before that step's update), or the update
+                and batch named, 1-based; that step's update is not applied), or the update
                 made a weight non-finite (the step is undone: weights, optimizer state and
-                statistics are those after the last finite step), unless a
-                ``TerminateOnNaN`` callback is given: then the update is not applied
-                either, the callbacks see a ``nan`` loss, and training stops.
+                statistics are those after the last finite step). The callbacks see that
+                batch with a ``nan`` loss first; one that sets ``model.stop_training`` then
+                (as ``TerminateOnNaN`` does) ends training instead of the error.
         """
         owner = f"{type(self).__name__}.fit"
         self._require_compiled(owner)
-        batch_size = _check_int(batch_size, "batch_size", owner, 1)
+        batch_size = _check_int(32 if batch_size is None else batch_size, "batch_size", owner, 1)
         epochs = _check_int(epochs, "epochs", owner, 0)
         initial_epoch = _check_int(initial_epoch, "initial_epoch", owner, 0)
+        steps_per_epoch = check_steps(steps_per_epoch, "steps_per_epoch", owner)
+        validation_steps = check_steps(validation_steps, "validation_steps", owner)
         validate_at = check_validation_freq(validation_freq, owner)
         verbose = _check_verbose(verbose, owner)
         if not isinstance(shuffle, (bool, np.bool_)):
@@ -380,119 +428,45 @@ class Trainer:
                 or not 0.0 <= validation_split < 1.0:
             raise ValueError(f"{owner}: validation_split must be a float in [0, 1), got "
                              f"{validation_split!r}")
-        xs, ys = self._data(x, y, owner)
-        sw = sample_weights(sample_weight, class_weight, ys, owner)
-        val, val_sw = None, None
+        rng = (lambda: self.shuffle_rng) if shuffle else None
+        data = make_adapter(self, x, y, sample_weight, batch_size=batch_size,
+                            steps=steps_per_epoch, steps_arg="steps_per_epoch", owner=owner,
+                            class_weight=class_weight, rng=rng)
+        val = None
         if validation_data is not None:
-            if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
-                raise ValueError(f"{owner}: validation_data must be a tuple (x_val, y_val) or "
-                                 f"(x_val, y_val, sample_weight_val), got "
-                                 f"{type(validation_data).__name__}")
-            vowner = owner + " (validation_data)"
-            val = self._data(validation_data[0], validation_data[1], vowner)
-            if len(validation_data) == 3:
-                val_sw = sample_weights(validation_data[2], None, val[1], vowner)
+            val = self._validation_adapter(validation_data, batch_size, validation_steps,
+                                           owner)
         elif validation_split:
-            n_all = xs[0].shape[0]
-            split_at = int(math.floor(n_all * (1.0 - validation_split)))
-            if split_at == 0 or split_at == n_all:
-                raise ValueError(f"{owner}: {n_all} samples are not enough to split into a "
-                                 f"training and a validation set with validation_split="
+            if not isinstance(data, ArrayAdapter):
+                raise ValueError(f"{owner}: validation_split is for arrays; with a dataset "
+                                 f"pass validation_data, got validation_split="
                                  f"{validation_split}")
-            val = ([a[split_at:] for a in xs], [a[split_at:] for a in ys])
-            xs, ys = [a[:split_at] for a in xs], [a[:split_at] for a in ys]
-            if sw is not None:
-                # class weights weigh the training loss only (Keras splits first)
-                sw, val_sw = sw[:split_at], (sw[split_at:] if class_weight is None else None)
-
-        n = xs[0].shape[0]
-        steps = -(-n // batch_size)
-        params, guard = self._step_state()
-        history = History()
-        cbs = CallbackList([*user_callbacks, history], self,
-                           {"verbose": verbose, "epochs": epochs, "steps": steps})
-        batch_begin, batch_end = cbs.wants("on_train_batch_begin"), cbs.wants("on_train_batch_end")
-        nan_stops = any(isinstance(cb, TerminateOnNaN) for cb in user_callbacks)
-        if shuffle:
-            rows = min(batch_size, n)
-            bufs = [np.empty((rows, *a.shape[1:]), dtype=a.dtype)
-                    for a in [*xs, *ys, *([] if sw is None else [sw])]]
-        keys = self.metrics_names
-        running_keys = self._running_keys
-        self.stop_training = False
-        self.history = history
-        epoch_logs: dict[str, float] = {}
+            data, val = split_validation(data, validation_split, class_weight, rng, owner)
+        cbs = self._callbacks(user_callbacks, owner, verbose=verbose, epochs=epochs,
+                              steps=data.steps, fit=True)
+        self.history = cbs.history
         # an empty kernel cache: a helper compiles the step's end meanwhile (same bits)
-        arrays, n_x, n_xy = [*xs, *ys], len(xs), len(xs) + len(ys)
-        if sw is not None:
-            arrays.append(sw)
-        with self._ahead(xs, ys, batch_size, val):
-            self._resume_epoch = None
-            cbs.call("on_train_begin", None)
-            if self._resume_epoch is not None:  # BackupAndRestore restored a backup
-                initial_epoch = max(initial_epoch, self._resume_epoch)
-                self._resume_epoch = None
-            for epoch in range(initial_epoch, epochs):
-                cbs.call("on_epoch_begin", epoch, None)
-                order = self.shuffle_rng.permutation(n) if shuffle else None
-                self._reset_running_metrics()
-                sums = [0.0] * len(keys)
-                seen = 0
-                started = time.perf_counter()
-                bar = self._bar(steps, f"Epoch {epoch + 1}/{epochs}") if verbose == 1 else None
-                try:
-                    for step in range(steps):
-                        start = step * batch_size
-                        end = min(start + batch_size, n)
-                        k = end - start
-                        if order is None:
-                            batch = [a[start:end] for a in arrays]
-                        else:
-                            idx = order[start:end]
-                            batch = [np.take(a, idx, axis=0, out=buf[:k], mode="clip")
-                                     for a, buf in zip(arrays, bufs)]
-                        if batch_begin:
-                            cbs.call("on_train_batch_begin", step, None)
-                        try:
-                            loss_value, values = self._train_step(
-                                batch[:n_x], batch[n_x:n_xy], params, guard,
-                                lambda: f"{owner}: epoch {epoch + 1}, batch {step + 1}",
-                                batch[n_xy] if sw is not None else None)
-                        except FloatingPointError:
-                            if not nan_stops:
-                                raise
-                            # not applied; the callbacks see a nan loss (TerminateOnNaN)
-                            loss_value, values = math.nan, [math.nan] * (len(keys) - 1)
-                        seen += k
-                        accumulate(sums, loss_value, values, k, running_keys)
-                        if batch_end or bar is not None:
-                            running = means(keys, sums, seen, running_keys)
-                            if batch_end:
-                                cbs.call("on_train_batch_end", step, running)
-                            if bar is not None:
-                                bar.set_postfix_str(format_logs(running), refresh=False)
-                                bar.update(1)
-                        if self.stop_training:
-                            break
-                    epoch_logs = means(keys, sums, seen, running_keys)
-                    if val is not None and validate_at(epoch + 1):
-                        val_logs = self._test_arrays(val[0], val[1], batch_size, sw=val_sw)
-                        epoch_logs.update({f"val_{key}": v for key, v in val_logs.items()})
-                    if bar is not None:
-                        bar.set_postfix_str(format_logs(epoch_logs), refresh=False)
-                finally:
-                    if bar is not None:
-                        bar.close()
-                cbs.call("on_epoch_end", epoch, epoch_logs)
-                if verbose == 2:
-                    elapsed = time.perf_counter() - started
-                    print(f"Epoch {epoch + 1}/{epochs} - {steps}/{steps} - {elapsed:.0f}s - "
-                          f"{1000 * elapsed / steps:.0f}ms/step - {format_logs(epoch_logs)}",
-                          file=sys.stdout, flush=True)
-                if self.stop_training:
-                    break
-        cbs.call("on_train_end", epoch_logs)
-        return history
+        with self._ahead(data, val):
+            loops.train(self, data, val, cbs, epochs=epochs, initial_epoch=initial_epoch,
+                        validate_at=validate_at, owner=owner)
+        return cbs.history
+
+    def _validation_adapter(self, validation_data: Any, batch_size: int,
+                            steps: int | None, owner: str) -> Any:
+        """``fit``'s ``validation_data``: a dataset, or ``(x, y[, sample_weight])``."""
+        vowner = owner + " (validation_data)"
+        if is_dataset(validation_data):
+            return make_adapter(self, validation_data, None, None, batch_size=batch_size,
+                                steps=steps, steps_arg="validation_steps", owner=vowner)
+        if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+            raise ValueError(f"{owner}: validation_data must be a tuple (x_val, y_val) or "
+                             f"(x_val, y_val, sample_weight_val), got "
+                             f"{type(validation_data).__name__}; or a dataset (a PyDataset "
+                             f"or a generator)")
+        sw = validation_data[2] if len(validation_data) == 3 else None
+        return make_adapter(self, validation_data[0], validation_data[1], sw,
+                            batch_size=batch_size, steps=steps, steps_arg="validation_steps",
+                            owner=vowner)
 
     @checked_method
     def train_on_batch(self, x: Any, y: Any, sample_weight: Any = None,
@@ -515,11 +489,14 @@ class Trainer:
 
     @checked_method
     @locked
-    def evaluate(self, x: Any, y: Any, batch_size: int = 32, verbose: int = 1,
-                 return_dict: bool = False, sample_weight: Any = None
+    def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = 32,
+                 verbose: int | str = 1, return_dict: bool = False, sample_weight: Any = None,
+                 steps: int | None = None, callbacks: list | None = None
                  ) -> float | list[float] | dict[str, float]:
-        """The loss (and metrics) over ``x``, ``y`` in inference mode; ``sample_weight``
-        weighs the loss as in :meth:`fit`.
+        """The loss (and metrics) over ``x``, ``y`` in inference mode; ``x`` may be a
+        dataset (``y=None``; ``steps`` batches, or all of it) as in :meth:`fit`;
+        ``sample_weight`` weighs the loss and the weighted metrics. ``callbacks`` get the
+        ``on_test_*`` hooks.
 
         Returns:
             The loss alone without metrics, else ``[loss, *metrics]``, or a dict
@@ -527,24 +504,14 @@ class Trainer:
         """
         owner = f"{type(self).__name__}.evaluate"
         self._require_compiled(owner)
-        batch_size = _check_int(batch_size, "batch_size", owner, 1)
+        batch_size = _check_int(32 if batch_size is None else batch_size, "batch_size", owner, 1)
         verbose = _check_verbose(verbose, owner)
-        xs, ys = self._data(x, y, owner)
-        sw = sample_weights(sample_weight, None, ys, owner)
-        steps = -(-xs[0].shape[0] // batch_size)
-        bar = self._bar(steps, "Evaluate") if verbose == 1 else None
-        started = time.perf_counter()
-        try:
-            logs = self._test_arrays(xs, ys, batch_size, bar, sw)
-            if bar is not None:
-                bar.set_postfix_str(format_logs(logs), refresh=False)
-        finally:
-            if bar is not None:
-                bar.close()
-        if verbose == 2:
-            elapsed = time.perf_counter() - started
-            print(f"{steps}/{steps} - {elapsed:.0f}s - {1000 * elapsed / steps:.0f}ms/step - "
-                  f"{format_logs(logs)}", file=sys.stdout, flush=True)
+        steps = check_steps(steps, "steps", owner)
+        cb_list = check_callbacks(callbacks, owner)
+        data = make_adapter(self, x, y, sample_weight, batch_size=batch_size, steps=steps,
+                            steps_arg="steps", owner=owner)
+        cbs = self._callbacks(cb_list, owner, verbose=verbose, epochs=1, steps=data.steps)
+        logs = loops.test(self, data, cbs, owner)
         if return_dict:
             return logs
         values = list(logs.values())
@@ -552,39 +519,22 @@ class Trainer:
 
     @checked_method
     @locked
-    def predict(self, x: Any, batch_size: int = 32, verbose: int = 1) -> Any:
+    def predict(self, x: Any, batch_size: int | None = 32, verbose: int | str = 1,
+                steps: int | None = None, callbacks: list | None = None) -> Any:
         """The model's outputs for ``x`` (inference mode): one float32 NumPy array, or
         one per output (a list, or a dict when the model's outputs were given as one).
+        ``x`` may be a dataset whose batches are ``x`` or ``(x, ...)`` (``steps`` batches,
+        or all of it); ``callbacks`` get the ``on_predict_*`` hooks.
 
         Needs no ``compile``; an unbuilt model is built from ``x``'s shape.
         """
         owner = f"{type(self).__name__}.predict"
-        batch_size = _check_int(batch_size, "batch_size", owner, 1)
+        batch_size = _check_int(32 if batch_size is None else batch_size, "batch_size", owner, 1)
         verbose = _check_verbose(verbose, owner)
-        xs = self._input_arrays(x, owner)
-        n = xs[0].shape[0]
-        if any(a.shape[0] != n for a in xs):
-            raise ValueError(f"{owner}: every input must hold the same number of samples, "
-                             f"got shapes {[a.shape for a in xs]}")
-        steps = -(-n // batch_size)
-        bar = self._bar(steps, "Predict") if verbose == 1 else None
-        results: list[np.ndarray] | None = None
-        try:
-            for start in range(0, n, batch_size):
-                outs = self._run_forward([a[start:start + batch_size] for a in xs], False)
-                if results is None:
-                    results = [np.empty((n, *o.shape[1:]), dtype=o.dtype) for o in outs]
-                for result, out in zip(results, outs):
-                    result[start:start + out.shape[0]] = out
-                if bar is not None:
-                    bar.update(1)
-        finally:
-            if bar is not None:
-                bar.close()
-        return self._pack_outputs(results)
-
-    @staticmethod
-    def _bar(total: int, desc: str) -> Any:
-        from tqdm import tqdm
-
-        return tqdm(total=total, desc=desc, file=sys.stdout, unit="step", leave=True)
+        steps = check_steps(steps, "steps", owner)
+        cb_list = check_callbacks(callbacks, owner)
+        data = make_adapter(self, x, None, None, batch_size=batch_size, steps=steps,
+                            steps_arg="steps", owner=owner, with_targets=False)
+        cbs = self._callbacks(cb_list, owner, verbose=verbose, epochs=1, steps=data.steps)
+        n = data.n if isinstance(data, ArrayAdapter) else None
+        return self._pack_outputs(loops.predict(self, data, cbs, n, owner))

@@ -11,8 +11,7 @@ import numpy as np
 from tinynet.scalars import float_array, is_real, to_float
 from tinynet.tensor import Tensor
 
-__all__ = ["sample_weights", "class_weights", "masked_weights", "accumulate", "means",
-           "format_value", "format_logs"]
+__all__ = ["sample_weights", "class_weights", "masked_weights", "accumulate", "means"]
 
 _EPSILON = np.float32(1e-7)  # Keras's backend.epsilon()
 
@@ -100,17 +99,3 @@ def class_weights(class_weight: Any, ys: list[np.ndarray], owner: str) -> np.nda
     classes, index = np.unique(labels, return_inverse=True)  # one lookup per class
     table = np.array([class_weight.get(int(c), 1.0) for c in classes], dtype=np.float32)
     return table[index.reshape(-1)]
-
-
-def format_value(value: Any) -> str:
-    """Keras's progress-bar number format (an array metric, e.g. a per-class F1Score,
-    as a list of them)."""
-    if isinstance(value, np.ndarray) and value.ndim:
-        return "[" + ", ".join(format_value(float(v)) for v in value.reshape(-1)) + "]"
-    value = float(value)
-    return f"{value:.4f}" if abs(value) > 1e-3 else f"{value:.4e}"
-
-
-def format_logs(logs: dict) -> str:
-    """The logs as the progress bar and the verbose=2 line show them."""
-    return " - ".join(f"{k}: {format_value(v)}" for k, v in logs.items())

@@ -44,8 +44,8 @@ def _save(model: Any, path: Any, weights_only: bool, owner: str,
         if path.endswith((".keras", ".weights.h5")):
             from tinynet.saving import keras_api
 
-            save = keras_api.save_keras_weights if weights_only else keras_api.save_keras
-            save(model, path, owner)
+            write = keras_api.save_keras_weights if weights_only else keras_api.save_keras
+            write(model, path, owner)
             return
     tensors = {key: np.require(p.value, dtype=np.float32, requirements="C")  # 0-d kept
                for key, p in _weight_names(model, owner)}

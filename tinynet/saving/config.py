@@ -83,13 +83,20 @@ def compile_config(model: Any) -> dict | None:
     loss_of = model.loss if outputs > 1 else [model.loss]
     for (i, metric), key in zip(model._metric_slots, model._metric_keys):
         per_output[i].append(_metric_entry(key, metric, loss_of[i]))
+    weighted: list[list] = [[] for _ in range(outputs)]  # compile(weighted_metrics=...)
+    for (i, slot), key in zip(model._weighted_slots, getattr(model, "_weighted_keys", [])):
+        weighted[i].append(_metric_entry(key, slot.metric, loss_of[i]))
     config = {"optimizer": optimizers.serialize(model.optimizer)}
     if outputs == 1:
         config.update(loss=loss_entry(model.loss), metrics=per_output[0],
                       loss_weight=model.loss_weights)
+        if weighted[0]:
+            config["weighted_metrics"] = weighted[0]
     else:
-        config["outputs"] = [{"loss": loss_entry(l), "loss_weight": w, "metrics": m}
-                             for l, w, m in zip(model.loss, model.loss_weights, per_output)]
+        config["outputs"] = [{"loss": loss_entry(l), "loss_weight": w, "metrics": m,
+                              **({"weighted_metrics": wm} if wm else {})}
+                             for l, w, m, wm in zip(model.loss, model.loss_weights, per_output,
+                                                    weighted)]
     try:
         json.dumps(config)
     except (TypeError, ValueError) as exc:
@@ -293,10 +300,13 @@ def compile_model(model: Any, config: Any, where: str) -> None:
         loss = [_loss(o.get("loss"), bad) for o in outputs]
         weights = [o.get("loss_weight") for o in outputs]
         metrics = [_metrics(o.get("metrics"), l, bad, dropped) for o, l in zip(outputs, loss)]
+        weighted = [_metrics(o.get("weighted_metrics", []), l, bad, dropped)
+                    for o, l in zip(outputs, loss)]
     else:
         loss = _loss(config.get("loss"), bad)
         weights = config.get("loss_weight")
         metrics = _metrics(config.get("metrics"), loss, bad, dropped)
+        weighted = _metrics(config.get("weighted_metrics", []), loss, bad, dropped)
     if dropped:
         warnings.warn(f"{where}: these metrics cannot be rebuilt from the file and were left "
                       f"out (register custom metrics and their functions with "
@@ -304,6 +314,7 @@ def compile_model(model: Any, config: Any, where: str) -> None:
                       f"custom_objects; or compile the model again to add them): "
                       f"{'; '.join(dropped):.600}", stacklevel=3)
     try:
-        model.compile(optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=weights)
+        model.compile(optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=weights,
+                      weighted_metrics=weighted)
     except (TypeError, ValueError, KeyError, OverflowError) as exc:
         raise ValueError(f"{bad} {type(exc).__name__}: {exc}") from None

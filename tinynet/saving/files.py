@@ -38,8 +38,9 @@ def fspath(path: Any, owner: str) -> str:
     return os.fspath(path)
 
 def check_suffix(path: str, owner: str, arg: str = "path", weights: bool = False) -> str:
-    """``path`` when it ends in one of :data:`SUFFIXES` (``weights``:
-    :data:`WEIGHTS_SUFFIXES`); else a ValueError naming the path, the suffixes and a path
+    """``path`` when it ends in one of :data:`SUFFIXES` (:data:`WEIGHTS_SUFFIXES` with
+    ``weights``): the one list of the names ``save``, ``save_weights`` and
+    ``ModelCheckpoint`` accept. Else a ValueError naming the path, the suffixes and a path
     that would do (a legacy Keras ``.h5`` name is not silently written as another format)."""
     suffixes = WEIGHTS_SUFFIXES if weights else SUFFIXES
     if path.endswith(suffixes):
