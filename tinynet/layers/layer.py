@@ -74,9 +74,40 @@ _DTYPES = ("float32", "int32", "int64", "bool")
 
 
 #: ``load_model``'s bound on the weights a file's config creates (tinynet.saving.config):
-#: ``allocation_check.check(layer, name, shape)`` runs before each weight is allocated, in
-#: the loading thread only.
+#: ``allocation_check.check(layer, what, shape, transient)`` runs before a layer allocates
+#: an array at build (a weight, fixed statistics, a trial batch), in the loading thread
+#: only (``load_model`` bounds what a file's config may make it allocate).
 allocation_check = threading.local()
+
+
+class AllocationRefused(Exception):
+    """Raised by the loader's allocation check. Not a ``ValueError``, so that no layer's
+    or model's shape error wraps it on the way out; ``load_model`` turns it into a
+    ``ValueError`` naming the file."""
+
+
+def check_allocation(layer: Any, what: str, shape: tuple, transient: bool = False) -> None:
+    """Asks the loader's budget (when ``load_model`` is building, in its thread) before
+    ``layer`` allocates an array of ``shape`` for ``what`` at build; ``transient`` for an
+    array freed at once (a trial batch), else it stays with the layer."""
+    check = getattr(allocation_check, "check", None)
+    if check is not None:
+        check(layer, what, tuple(shape), transient)
+
+
+# The models' cached indexes of their layers (names, places; ``Sequential.add``) hold while
+# this count stays: it grows whenever a Sequential's layers change and whenever a layer
+# held by one is renamed, so adding a layer costs O(1), not a walk of the whole model.
+_STRUCTURE = [0]
+
+
+def structure_changed() -> None:
+    """Invalidates every model's cached layer index (see ``_STRUCTURE``)."""
+    _STRUCTURE[0] += 1
+
+
+def structure_epoch() -> int:
+    return _STRUCTURE[0]
 
 
 # Layers are numbered as they are created: a model gives automatic names (``dense``,
@@ -164,8 +195,12 @@ class Layer(KeywordChecked):
     def sublayers(self) -> list["Layer"]:
         """The layers a ``call()`` layer holds as attributes, in assignment order."""
         out: list[Layer] = []
+        seen: set[int] = set()
         for group in self.__dict__.get("_sublayers", {}).values():
-            out.extend(layer for layer in group if all(layer is not o for o in out))
+            for layer in group:
+                if id(layer) not in seen:
+                    seen.add(id(layer))
+                    out.append(layer)
         return out
 
     # -- naming ----------------------------------------------------------------
@@ -186,6 +221,8 @@ class Layer(KeywordChecked):
     @name.setter
     def name(self, value: str) -> None:
         self._name = value
+        if self.__dict__.get("_in_model"):  # a model's cached names change
+            structure_changed()
         for p in self._params:
             p.path = f"{value}/{p.name}"
 
@@ -235,9 +272,7 @@ class Layer(KeywordChecked):
                                     for i in itertools.count()) if n not in taken)
         if not isinstance(name, str) or not name:
             raise TypeError(f"{owner}: name must be a non-empty str or None, got {name!r}")
-        check = getattr(allocation_check, "check", None)
-        if check is not None:  # load_model bounds what a file's config may allocate
-            check(self, name, shape)
+        check_allocation(self, f"weight {name!r}", shape)  # load_model's budget
         init = initializer_fn(initializer, self, owner)
         try:
             value = np.asarray(init(shape), dtype=np.float32)

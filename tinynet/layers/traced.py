@@ -270,12 +270,17 @@ def placeholder_output_shape(layer: Any, input_shape: Any) -> Any:
     """The output shape of a ``call()`` layer found by running ``call`` on a zero batch of
     two samples (unknown sizes taken as 1), nothing recorded, the batch axis reported as
     ``None``."""
+    from tinynet.layers.layer import check_allocation  # layer imports this module
+
     listed = isinstance(input_shape, list)
     shapes = input_shape if listed else [input_shape]
     dtypes = getattr(layer, "_input_dtypes", None) or [np.float32] * len(shapes)
-    xs = [Tensor._wrap(np.zeros(tuple(2 if i == 0 else (1 if d is None else d)
-                                      for i, d in enumerate(s)), dtype=dt))
-          for s, dt in zip(shapes, dtypes)]
+    trial = [tuple(2 if i == 0 else (1 if d is None else d) for i, d in enumerate(s))
+             for s in shapes]
+    for shape in trial:  # load_model's budget first
+        check_allocation(layer, "a trial batch (to find its output shape)", shape,
+                         transient=True)
+    xs = [Tensor._wrap(np.zeros(shape, dtype=dt)) for shape, dt in zip(trial, dtypes)]
     state, losses = layer._cache, list(layer._call_losses)
     with autodiff.no_record():
         out = layer.call(xs if listed else xs[0], **call_kwargs(layer, False, {}))
@@ -292,13 +297,16 @@ def unique_names(layers: Any) -> None:
     names here."""
     ordered = sorted(layers, key=lambda s: s._created)
     taken = {s.name for s in ordered if not s._auto_name}
+    first_free: dict[str, int] = {}  # per base name: no smaller suffix is free (taken only grows)
     for sub in ordered:
         if sub._auto_name:
-            base, k = sub.default_name(), 0
-            name = base
+            base = sub.default_name()
+            k = first_free.get(base, 0)
+            name = base if k == 0 else f"{base}_{k}"
             while name in taken:
                 k += 1
                 name = f"{base}_{k}"
+            first_free[base] = k
             sub.name = name
             taken.add(name)
 

@@ -104,7 +104,7 @@ class Optimizer(KeywordChecked):
         self._group: FlatGroup | None = None  # the parameters last updated in one call
         self._exclude_ids: set[int] = set()
         self._exclude_names: list[str] = []
-        self._exclude_pattern: re.Pattern | None = None
+        self._exclude_pattern: tuple[re.Pattern, ...] | None = None
 
     # -- learning rate -------------------------------------------------------------------
     @property
@@ -142,6 +142,12 @@ class Optimizer(KeywordChecked):
             var_names: Regular expressions (plain substrings work); a parameter whose
                 ``name`` (``"kernel"``, ``"bias"``, ``"gamma"``, ...) matches any of them
                 with ``re.search`` is excluded, as in Keras.
+
+        Raises:
+            TypeError: ``var_list`` holds something else than parameters, or ``var_names``
+                something else than non-empty strings.
+            ValueError: a name is not a valid regular expression (``"("``); the message
+                names it and its index.
         """
         owner = type(self).__name__
         params = list(var_list) if var_list is not None else []
@@ -156,14 +162,24 @@ class Optimizer(KeywordChecked):
                 raise TypeError(
                     f"{owner}: exclude_from_weight_decay var_names must be non-empty strings, "
                     f"got {n!r}")
+        patterns = []
+        for i, n in enumerate(names):  # each on its own: joined, groups would renumber
+            try:
+                patterns.append(re.compile(n))
+            except (re.error, RecursionError, OverflowError) as exc:
+                raise ValueError(
+                    f"{owner}: exclude_from_weight_decay var_names[{i}] = {n!r:.80} is not a "
+                    f"valid regular expression ({exc}); escape it with re.escape() to match "
+                    f"it literally") from None
         self._exclude_ids = {id(p) for p in params}
         self._exclude_names = sorted(set(names))
-        self._exclude_pattern = re.compile("|".join(self._exclude_names)) if names else None
+        self._exclude_pattern = tuple(patterns) if patterns else None
 
     def _use_weight_decay(self, param: Parameter) -> bool:
         if self.weight_decay is None or id(param) in self._exclude_ids:
             return False
-        return self._exclude_pattern is None or self._exclude_pattern.search(param.name) is None
+        return self._exclude_pattern is None or not any(
+            pattern.search(param.name) for pattern in self._exclude_pattern)
 
     # -- slots -----------------------------------------------------------------------------
     def _slot_specs(self) -> list[tuple[str, float]]:
@@ -445,6 +461,9 @@ class Optimizer(KeywordChecked):
                             "use tinynet.optimizers.get({'class_name': ..., 'config': ...})")
         config = dict(config)
         exclude = config.pop("exclude_from_weight_decay", None)
+        if exclude is not None and not isinstance(exclude, (list, tuple, str)):
+            raise TypeError(f"{cls.__name__}.from_config: exclude_from_weight_decay must be a "
+                            f"list of names, got {type(exclude).__name__}: {exclude!r:.80}")
         if isinstance(config.get("learning_rate"), dict):
             from tinynet.optimizers import schedules
 
