@@ -1627,9 +1627,6 @@ case("model-export-path-empty", "model.export('')", lambda: mlp().export(""), Va
 case("model-export-path-folder", "model.export('out/')", lambda: mlp().export("out/"),
      ValueError, "Sequential.export: path must name a file, got 'out/', which ends in a "
      "separator (a folder)")
-case("adamw-exclude-not-a-regex", "AdamW().exclude_from_weight_decay(var_names=['('])",
-     lambda: optimizers.AdamW().exclude_from_weight_decay(var_names=["("]), ValueError,
-     "AdamW: exclude_from_weight_decay var_names[0] = '(' is not a valid regular expression")
 EXPORT_FORMAT = "Sequential.export: format must be 'onnx' (the only export format)"
 case("model-export-format-keras-default", "model.export('m', format='tf_saved_model')",
      lambda: mlp().export("m", format="tf_saved_model"), ValueError, EXPORT_FORMAT,

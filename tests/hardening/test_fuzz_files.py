@@ -24,7 +24,8 @@ import tinynet as tn
 from tinynet import layers as L
 
 SEED = 49
-CASES_PER_MODEL = 110
+# the fitted model has the optimizer and generator states: more of its cases
+CASES = {"sequential_cnn": 100, "functional_merge": 100, "nested": 100, "fitted": 200}
 
 
 def _sequential_cnn() -> tn.Sequential:
@@ -81,7 +82,24 @@ _ODD = [None, True, False, 0, 1, -1, 2, -(10**40), 10**40, 2**63, 2**64 + 1, 0.5
         1e308, float("nan"), float("inf"), "", "(", "[", "a/b", "..", "os.system", "1",
         "-1", "99999999999999999999999999999999999999999", "x" * 300, "\u0000", [], {},
         [1], ["1"], [None], [[]], {"a": "1"}, {"class_name": "Dense", "config": {}},
-        {"dtype": "uint32", "data": ["1"]}, {"dtype": "uint64", "data": ["-1"]}]
+        {"dtype": "uint32", "data": ["1"]}, {"dtype": "uint64", "data": ["-1"]},
+        {"dtype": "uint32", "data": ["9" * 40]}, "MT19937", "Philox", "SFC64", "PCG64DXSM"]
+
+
+def _generator_states() -> list[dict]:
+    """Each bit generator's state as a file holds it (ints as decimal strings, arrays as
+    ``{"dtype", "data"}``): a file's generator may be swapped for another's, then mutated."""
+    def encode(value):
+        if isinstance(value, dict):
+            return {k: v if k == "bit_generator" else encode(v) for k, v in value.items()}
+        if isinstance(value, np.ndarray):
+            return {"dtype": str(value.dtype), "data": [str(int(v)) for v in value]}
+        return str(int(value))
+    return [encode(getattr(np.random, name)(5).state)
+            for name in ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")]
+
+
+GENERATOR_STATES = _generator_states()
 
 
 def _paths(value, prefix=()):
@@ -109,7 +127,8 @@ def _near(value, rng: random.Random):
         if value.lstrip("-").isdigit():  # a random generator's big integer
             return rng.choice([value + "0" * rng.randint(1, 40), "-" + value, value[:1],
                                value + "x", "9" * rng.randint(20, 70)])
-        return rng.choice([value + "_x", value.upper(), value[:-1], "", value * 3])
+        return rng.choice([value + "_x", value.upper(), value[:-1], "", value * 3,
+                           value + "(", "[" + value, value + "\\"])
     if isinstance(value, list):
         if value and rng.random() < 0.5:
             return value[:rng.randrange(len(value))]
@@ -134,8 +153,34 @@ def _set(root, path, value):
 
 def _mutate_json(text: str, rng: random.Random) -> str:
     value = json.loads(text)
+    generators = [p for p, v in _paths(value) if isinstance(v, dict) and "bit_generator" in v]
+    within = ()
+    if generators and rng.random() < 0.5:  # a generator's state, maybe another's
+        within = rng.choice(generators)
+        if rng.random() < 0.5:
+            value = _set(value, within, copy.deepcopy(rng.choice(GENERATOR_STATES)))
+    arrays = [p for p, v in _paths(value, ()) if p[:len(within)] == within and within
+              and isinstance(v, list) and p[-1] == "data"]
+    if arrays and rng.random() < 0.5:  # a generator's array: too short, or a huge entry
+        path = rng.choice(arrays)
+        data = _paths(value, ())[[p for p, _ in _paths(value, ())].index(path)][1]
+        if rng.random() < 0.5:
+            data[:] = data[:rng.randrange(len(data))]
+        elif data:
+            data[rng.randrange(len(data))] = rng.choice(["9" * 40, "-1", "1.5", "x", ""])
+        return json.dumps(value)
     for _ in range(rng.choice([1, 1, 1, 2, 3])):
-        path, old = rng.choice(_paths(value))
+        target, base = value, within
+        try:
+            for key in within:
+                target = target[key]
+        except (KeyError, IndexError, TypeError):
+            target = None
+        if not isinstance(target, (dict, list)):  # an earlier mutation replaced it
+            target, base = value, ()
+        paths = _paths(target, base)
+        lists = [(p, v) for p, v in paths if isinstance(v, list)]
+        path, old = rng.choice(lists if lists and rng.random() < 0.4 else paths)
         new = rng.choice(_ODD) if rng.random() < 0.4 else _near(old, rng)
         if path and rng.random() < 0.1:  # delete the key or the item instead
             parent = value
@@ -153,8 +198,9 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
     tensors = sorted(k for k in header if k != "__metadata__")
     kind = rng.choices(["json", "meta", "tensor", "bytes"], weights=[6, 1, 2, 1])[0]
     if kind == "json":
-        key = rng.choice([k for k in ("model_config", "compile_config", "training_state")
-                          if meta.get(k) not in (None, "null")])
+        keys = [k for k in ("model_config", "compile_config", "training_state")
+                if meta.get(k) not in (None, "null")]
+        key = rng.choice(keys + ["training_state"] * ("compile_config" in keys))
         meta[key] = _mutate_json(meta[key], rng)
     elif kind == "meta":
         key = rng.choice(sorted(meta))
@@ -220,7 +266,7 @@ def test_the_unmutated_files_load(saved, tmp_path):
 def test_mutated_files_load_or_raise_value_error(saved, tmp_path, name):
     rng = random.Random(f"{SEED}-{name}")
     failures, refused = [], 0
-    for case in range(CASES_PER_MODEL):
+    for case in range(CASES[name]):
         data = _mutate(saved[name], rng)
         path = tmp_path / f"{name}-{case}.safetensors"
         path.write_bytes(data)
@@ -232,8 +278,10 @@ def test_mutated_files_load_or_raise_value_error(saved, tmp_path, name):
             refused += 1
             if str(path) not in str(exc):
                 failures.append(f"case {case}: ValueError without the file name: {exc}")
+            if "cannot load the file's content" in str(exc):  # the last safety net
+                failures.append(f"case {case}: no check caught it at its source: {exc}")
         except BaseException as exc:  # noqa: BLE001 - any other type is the finding
             failures.append(f"case {case}: {type(exc).__name__}: {exc!s:.300}")
         path.unlink()
     assert not failures, "\n".join(failures[:20])
-    assert refused > CASES_PER_MODEL // 4  # the mutations do reach the checks
+    assert refused > CASES[name] // 4  # the mutations do reach the checks

@@ -321,7 +321,7 @@ def test_malformed_generator_states_are_value_errors(tmp_path, case):
 
 
 @pytest.mark.parametrize("names, message", [
-    (["("], "exclude_from_weight_decay var_names[0] = '(' is not a valid regular expression"),
+    (["("], "AdamW: exclude_from_weight_decay var_names must be regular expressions"),
     ({"a": 1}, "exclude_from_weight_decay must be a list of names, got dict")])
 def test_a_bad_weight_decay_exclusion_in_a_file_is_a_value_error(tmp_path, names, message):
     path = _edited(_fitted_file(tmp_path), tmp_path / "bad.safetensors", "compile_config",
@@ -332,12 +332,9 @@ def test_a_bad_weight_decay_exclusion_in_a_file_is_a_value_error(tmp_path, names
     assert message in str(info.value)
 
 
-def test_a_bad_weight_decay_exclusion_through_the_api_is_a_value_error():
+def test_weight_decay_exclusions_match_each_on_its_own():
     optimizer = tn.optimizers.AdamW()
-    with pytest.raises(ValueError, match=r"AdamW: exclude_from_weight_decay var_names\[1\] "
-                                         r"= '\[' is not a valid regular expression"):
-        optimizer.exclude_from_weight_decay(var_names=["bias", "["])
-    optimizer.exclude_from_weight_decay(var_names=["(a)\\1", "(b)\\1"])  # each on its own
+    optimizer.exclude_from_weight_decay(var_names=["(a)\\1", "(b)\\1"])  # no renumbering
     assert not optimizer._use_weight_decay(tn.layers.Parameter(np.zeros(1), "xbb", True))
     assert optimizer._use_weight_decay(tn.layers.Parameter(np.zeros(1), "ab", True))
 

@@ -154,7 +154,7 @@ class Sequential(BaseModel):
                 places.setdefault(id(inner), []).append(path)
             for paths in places.values():  # a nested model changed since: as before
                 if len(paths) > 1:
-                    self._check_new_places({}, [(path, None) for path in paths])
+                    raise _two_places(paths)
             index = {"epoch": structure_epoch(), "names": {l.name for l in self._layers},
                      "ids": {id(l) for l in self._layers}, "places": places, "suffix": {}}
             self._layer_index = index
@@ -168,12 +168,7 @@ class Sequential(BaseModel):
             new.setdefault(id(inner), []).append(path)
         for key, paths in new.items():
             if key in places or len(paths) > 1:
-                paths = places.get(key, []) + paths
-                raise ValueError(
-                    f"Sequential.add: layer {paths[0].rsplit('/', 1)[-1]!r} belongs to the "
-                    f"model at {len(paths)} places {paths}; a layer may be called several "
-                    f"times in one graph (shared weights), but not belong to two of the "
-                    f"models inside another (or to one and the outer graph)")
+                raise _two_places(places.get(key, []) + paths)
 
     def pop(self) -> Layer:
         """Removes and returns the last layer.
@@ -346,6 +341,15 @@ class Sequential(BaseModel):
 
     def __repr__(self) -> str:
         return f"<Sequential name={self.name!r} layers={len(self._layers)} built={self.built}>"
+
+
+def _two_places(paths: list[str]) -> ValueError:
+    """``BaseModel._check_one_place``'s error, for ``Sequential.add``."""
+    return ValueError(
+        f"Sequential.add: layer {paths[0].rsplit('/', 1)[-1]!r} belongs to the model at "
+        f"{len(paths)} places {paths}; a layer may be called several times in one graph "
+        f"(shared weights), but not belong to two of the models inside another (or to one "
+        f"and the outer graph)")
 
 
 register_model(Sequential)  # so that tinynet.saving rebuilds it without importing this module
