@@ -8,7 +8,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from tinynet.layers.layer import Layer, check_allocation, check_bool
+from tinynet.layers.hooks import check_allocation
+from tinynet.layers.layer import Layer, check_bool
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Normalization"]

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from tinynet.layers.hooks import check_allocation
 from tinynet.layers.parameter import Parameter
 from tinynet.ops import autodiff
 from tinynet.tensor import Tensor, as_array
@@ -270,8 +271,6 @@ def placeholder_output_shape(layer: Any, input_shape: Any) -> Any:
     """The output shape of a ``call()`` layer found by running ``call`` on a zero batch of
     two samples (unknown sizes taken as 1), nothing recorded, the batch axis reported as
     ``None``."""
-    from tinynet.layers.layer import check_allocation  # layer imports this module
-
     listed = isinstance(input_shape, list)
     shapes = input_shape if listed else [input_shape]
     dtypes = getattr(layer, "_input_dtypes", None) or [np.float32] * len(shapes)

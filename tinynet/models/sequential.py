@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers.input import InputLayer
-from tinynet.layers.layer import Layer, normalize_shape, structure_changed, structure_epoch
+from tinynet.layers.hooks import structure_changed, structure_epoch
+from tinynet.layers.layer import Layer, normalize_shape
 from tinynet.layers.node import SymbolicTensor
 from tinynet.layers.registry import register_model, registered_layers
 from tinynet.models.base import BaseModel

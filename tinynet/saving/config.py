@@ -242,7 +242,7 @@ def build_model(config: dict, where: str, limit: int,
     batch may hold at most ``max(limit, SCRATCH_VALUES)`` (a lying config cannot exhaust
     memory). Layer classes come from the registry, the registered objects, the active
     scopes and ``custom_objects`` (:func:`layer_classes`)."""
-    from tinynet.layers import layer as layer_module
+    from tinynet.layers import hooks
 
     table = layer_classes(custom_objects)
     builtin = {cls.__name__: cls for cls in registry.model_classes()}
@@ -256,7 +256,7 @@ def build_model(config: dict, where: str, limit: int,
         name = f"layer {layer.name!r} ({type(layer).__name__})"
         if transient:
             if size > max(limit, SCRATCH_VALUES):
-                raise layer_module.AllocationRefused(
+                raise hooks.AllocationRefused(
                     f"{where}: {field}: {name} would allocate {size} values for {what}, "
                     f"shape {shape}, more than the {max(limit, SCRATCH_VALUES)} a load may "
                     f"allocate at once (SCRATCH_VALUES, or the file's budget if larger); "
@@ -267,19 +267,19 @@ def build_model(config: dict, where: str, limit: int,
                            f"WEIGHT_SLACK = {WEIGHT_SLACK}")
         new_total = total - sizes.get(key, 0) + size
         if new_total > limit:
-            raise layer_module.AllocationRefused(
+            raise hooks.AllocationRefused(
                 f"{where}: {field}: {name} would allocate {size} values for {what}, shape "
                 f"{shape}, bringing the model to {new_total} values, more than the {limit} "
                 f"the file allows ({why}); refused before allocating")
         sizes[key] = size
         total = new_total
 
-    hook = layer_module.allocation_check
+    hook = hooks.allocation_check
     previous = getattr(hook, "check", None)
     hook.check = check
     try:
         return model_cls.from_config(config["config"], custom_objects=table)
-    except layer_module.AllocationRefused as exc:
+    except hooks.AllocationRefused as exc:
         raise ValueError(str(exc)) from None
     except (TypeError, ValueError, KeyError, IndexError, MemoryError, OverflowError,
             NotImplementedError) as exc:

@@ -114,7 +114,7 @@ def serialize(tensors: dict[str, np.ndarray], metadata: dict[str, str]) -> bytes
     header: dict[str, Any] = {"__metadata__": {k: metadata[k] for k in sorted(metadata)}}
     blobs, offset = [], 0
     for name in sorted(tensors, key=lambda k: (-tensors[k].dtype.itemsize, k)):
-        arr = np.ascontiguousarray(tensors[name])
+        arr = np.require(tensors[name], requirements="C")  # 0-d stays 0-d
         blob = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
         header[name] = {"dtype": codes[arr.dtype], "shape": list(arr.shape),
                         "data_offsets": [offset, offset + len(blob)]}

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.layers.layer import Layer, check_allocation, check_bool
+from tinynet.layers.hooks import check_allocation
+from tinynet.layers.layer import Layer, check_bool
 from tinynet.tensor import as_array
 
 __all__ = ["NormalizationLayer", "check_epsilon", "check_axis_int"]
