@@ -1659,6 +1659,18 @@ case("model-save-path-float", "model.save(3.5)", lambda: mlp().save(3.5), TypeEr
 case("model-save-weights-bytes", "model.save_weights(b'w.safetensors')",
      lambda: mlp().save_weights(b"w.safetensors"), TypeError,
      "save_weights: path must be a str or os.PathLike, got bytes")
+case("model-save-path-empty", "model.save('')", lambda: mlp().save(""), ValueError,
+     "save_model: path must name a file, got an empty string ''")
+case("model-save-weights-path-empty", "model.save_weights('')",
+     lambda: mlp().save_weights(""), ValueError,
+     "save_weights: path must name a file, got an empty string ''")
+case("load-model-path-empty", "load_model('')", lambda: saving.load_model(""), ValueError,
+     "load_model: path must name a file, got an empty string ''")
+case("model-export-path-empty", "model.export('')", lambda: mlp().export(""), ValueError,
+     "Sequential.export: path must name a file, got an empty string ''")
+case("model-export-path-folder", "model.export('out/')", lambda: mlp().export("out/"),
+     ValueError, "Sequential.export: path must name a file, got 'out/', which ends in a "
+     "separator (a folder)")
 EXPORT_FORMAT = "Sequential.export: format must be 'onnx' (the only export format)"
 case("model-export-format-keras-default", "model.export('m', format='tf_saved_model')",
      lambda: mlp().export("m", format="tf_saved_model"), ValueError, EXPORT_FORMAT,

@@ -126,7 +126,7 @@ def test_signatures_are_unchanged():
     assert list(inspect.signature(tn.Sequential.fit).parameters)[:4] == [
         "self", "x", "y", "batch_size"]
     assert list(inspect.signature(tn.Input).parameters) == [
-        "shape", "dtype", "name", "batch_shape"]
+        "shape", "dtype", "name", "batch_size", "batch_shape", "sparse"]
 
 
 def test_valid_calls_are_untouched():

@@ -465,7 +465,7 @@ def test_a_lying_sub_layer_config_cannot_exhaust_memory(tmp_path):
         config["config"]["layers"][1]["config"]["units"] = 10**9
         return {**meta, "model_config": json.dumps(config)}
     out = _edit(path, tmp_path / "bad.safetensors", edit)
-    with pytest.raises(ValueError, match="weight values, more than the file's tensors hold"):
+    with pytest.raises(ValueError, match="more than the .* the file allows"):
         tn.load_model(out)
 
 

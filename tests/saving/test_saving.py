@@ -430,7 +430,8 @@ def test_tensor_mismatches(tmp_path, change, message):
 @pytest.mark.parametrize("edit, message", [
     (lambda s: s.update(optimizer_iterations=-1), "'optimizer_iterations' must be a"),
     (lambda s: s["shuffle_rng"].update(bit_generator="Evil"), "must name one of PCG64"),
-    (lambda s: s["shuffle_rng"]["state"].update(state="12ab"), "bad random generator state"),
+    (lambda s: s["shuffle_rng"]["state"].update(state="12ab"),
+     "PCG64.state.state must be a decimal string"),
     (lambda s: s["layer_rngs"].update(dense=s["shuffle_rng"]), "no layer 'dense' with a random"),
     (lambda s: s.pop("layer_rngs"), "invalid training_state"),
 ])

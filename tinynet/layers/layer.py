@@ -10,13 +10,14 @@ from __future__ import annotations
 import inspect
 import itertools
 import re
-import threading
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from tinynet.keywords import KeywordChecked
-from tinynet.layers.node import Node, SymbolicTensor, is_symbolic, symbolic_list
+from tinynet.layers.hooks import check_allocation, structure_changed
+from tinynet.layers.node import Node, is_symbolic
+from tinynet.layers.symbolic import SymbolicCalls
 from tinynet.layers.parameter import Parameter, initializer_fn, regularizer_of, weight_shape
 from tinynet.layers.validation import check_name
 from tinynet.tensor import Tensor, as_array
@@ -64,21 +65,7 @@ def check_bool(value: Any, arg: str, owner: str) -> bool:
     return bool(value)
 
 
-def _shapes(shape: Any) -> list[tuple]:
-    """One shape or several (a list, or a tuple of tuples) as a list of shapes."""
-    if isinstance(shape, list) or (isinstance(shape, tuple) and shape
-                                   and isinstance(shape[0], (tuple, list))):
-        return [tuple(s) for s in shape]
-    return [tuple(shape)]
-
-
 _DTYPES = ("float32", "int32", "int64", "bool")
-
-
-#: ``load_model``'s bound on the weights a file's config creates (tinynet.saving.config):
-#: ``allocation_check.check(layer, name, shape)`` runs before each weight is allocated, in
-#: the loading thread only.
-allocation_check = threading.local()
 
 
 # Layers are numbered as they are created: a model gives automatic names (``dense``,
@@ -93,7 +80,7 @@ def _values(x: Any) -> Any:
     return getattr(x, "value", x) if isinstance(x, Parameter) else x
 
 
-class Layer(KeywordChecked):
+class Layer(SymbolicCalls, KeywordChecked):
     """Base class of every layer.
 
     Subclasses implement ``build`` (create parameters with :meth:`add_weight`),
@@ -173,8 +160,12 @@ class Layer(KeywordChecked):
     def sublayers(self) -> list["Layer"]:
         """The layers a ``call()`` layer holds as attributes, in assignment order."""
         out: list[Layer] = []
+        seen: set[int] = set()
         for group in self.__dict__.get("_sublayers", {}).values():
-            out.extend(layer for layer in group if all(layer is not o for o in out))
+            for layer in group:
+                if id(layer) not in seen:
+                    seen.add(id(layer))
+                    out.append(layer)
         return out
 
     # -- naming ----------------------------------------------------------------
@@ -195,6 +186,8 @@ class Layer(KeywordChecked):
     @name.setter
     def name(self, value: str) -> None:
         self._name = value
+        if self.__dict__.get("_in_model"):  # a model's cached names change
+            structure_changed()
         for p in self._params:
             p.path = f"{value}/{p.name}"
 
@@ -243,9 +236,7 @@ class Layer(KeywordChecked):
             name = next(n for n in (f"variable_{i}" if i else "variable"
                                     for i in itertools.count()) if n not in taken)
         check_name(name, owner, or_none=True)  # None was replaced by a free name above
-        check = getattr(allocation_check, "check", None)
-        if check is not None:  # load_model bounds what a file's config may allocate
-            check(self, name, shape)
+        check_allocation(self, f"weight {name!r}", shape)  # load_model's budget
         init = initializer_fn(initializer, self, owner)
         try:
             value = np.asarray(init(shape), dtype=np.float32)
@@ -410,35 +401,6 @@ class Layer(KeywordChecked):
                                   kwargs={"mask": mask} if mask is not None else None)
         raise NotImplementedError(self._how_to_write())
 
-    @property
-    def input(self) -> Any:
-        """The symbolic input(s) of the layer's first call on symbolic tensors (Keras):
-        one tensor, or a list for a layer called on a list.
-
-        Raises:
-            AttributeError: the layer was never called on symbolic tensors.
-        """
-        node = self._first_node("input")
-        return list(node.inputs) if node.listed else node.inputs[0]
-
-    @property
-    def output(self) -> Any:
-        """The symbolic output(s) of the layer's first call on symbolic tensors (Keras).
-
-        Raises:
-            AttributeError: the layer was never called on symbolic tensors.
-        """
-        node = self._first_node("output")
-        return node.outputs[0] if len(node.outputs) == 1 else list(node.outputs)
-
-    def _first_node(self, what: str) -> Node:
-        if not self.inbound_nodes:
-            raise AttributeError(f"Layer {self.name!r} has never been called on symbolic "
-                                 f"tensors and thus has no defined {what} (call it on "
-                                 f"tn.Input(...) or put it in a model with a known input "
-                                 f"shape)")
-        return self.inbound_nodes[0]
-
     def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
         """The mask of the output for ``inputs`` whose mask is ``previous_mask`` (Keras):
         ``previous_mask`` for a layer that supports masking, else ``None``. Layers that
@@ -536,54 +498,6 @@ class Layer(KeywordChecked):
             from tinynet.layers import traced
 
             traced.name_sublayers(self)
-
-    def build_for(self, input_shape: Any) -> None:
-        """Builds the layer for ``input_shape`` (a list of shapes for several inputs)
-        unless built; a built layer must have been built for the same shape.
-
-        Raises:
-            ValueError: the layer was built for another shape (the message names both).
-        """
-        if not self.built:
-            self.build(input_shape)
-            if getattr(self, "built_input_shape", None) is None:
-                self.built_input_shape = (list(map(tuple, input_shape))
-                                          if isinstance(input_shape, list) else tuple(input_shape))
-            self.built = True
-            return
-        built = self.built_input_shape
-        if built is None:
-            return
-        a, b = _shapes(built), _shapes(input_shape)
-        if len(a) != len(b) or any(tuple(x[1:]) != tuple(y[1:]) for x, y in zip(a, b)):
-            raise ValueError(f"it was already built for input shape {built}")
-
-    def _call_symbolic(self, x: Any) -> Any:
-        owner = f"{type(self).__name__} {self.name!r}"
-        listed = isinstance(x, (list, tuple))
-        tensors = symbolic_list(x, owner)
-        if self.multiple_inputs and not listed:
-            raise ValueError(f"{owner}: expects a list of input tensors, got one tensor "
-                             f"{tensors[0].name!r}")
-        if listed and not self.multiple_inputs and not type(self)._has_call:
-            if len(tensors) != 1:
-                raise ValueError(f"{owner}: takes one input tensor, got a list of "
-                                 f"{len(tensors)}")
-            listed = False
-        shape = [t.shape for t in tensors] if listed else tensors[0].shape
-        self._input_dtypes = [t.dtype for t in tensors]  # a call() layer's placeholders
-        try:
-            self.build_for(shape)
-            out = self.compute_output_shape(shape)
-        except ValueError as exc:
-            names = ", ".join(f"{t.name!r} {t.shape}" for t in tensors)
-            raise ValueError(f"{owner} cannot take {names}: {exc}") from exc
-        node = Node(self, tensors, listed)
-        self.inbound_nodes.append(node)
-        index = len(self.inbound_nodes) - 1
-        shapes = out if isinstance(out, list) else [out]
-        node.outputs = [SymbolicTensor(s, "float32", self, index, k) for k, s in enumerate(shapes)]
-        return node.outputs if isinstance(out, list) else node.outputs[0]
 
     def forward_state(self) -> Any:
         """What ``backward`` needs from the last ``forward``: a model running this layer

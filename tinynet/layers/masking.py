@@ -10,6 +10,7 @@ import numpy as np
 
 from tinynet import ops
 from tinynet.layers.layer import Layer
+from tinynet.scalars import to_float
 from tinynet.tensor import Tensor
 
 __all__ = ["Masking"]
@@ -36,7 +37,7 @@ class Masking(Layer):
         if isinstance(mask_value, bool) or not isinstance(mask_value, numbers.Real):
             raise TypeError(f"Masking: mask_value must be a real number, got "
                             f"{mask_value!r}")
-        self.mask_value = float(mask_value)
+        self.mask_value = to_float(mask_value)  # an int past the float range: +-inf
 
     def compute_output_shape(self, input_shape: tuple) -> tuple:
         if len(input_shape) < 2:

@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from tinynet.layers.hooks import check_allocation
 from tinynet.layers.layer import Layer, check_bool
 from tinynet.scalars import float_array
 from tinynet.tensor import Tensor, as_array
@@ -126,6 +127,8 @@ class Normalization(Layer):
             self.add_weight("variance", stats_shape, "ones", trainable=False)
             self.add_weight("count", (), "zeros", trainable=False)
         else:
+            for what in ("mean", "variance"):  # broadcast below: load_model's budget first
+                check_allocation(self, f"its fixed {what}", self._broadcast)
             expanded = [1] * len(input_shape)
             for i in range(1, self.input_mean.ndim + 1):
                 expanded[self._keep[-i]] = self.input_mean.shape[-i]

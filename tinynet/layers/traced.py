@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from tinynet.layers.hooks import check_allocation
 from tinynet.layers.parameter import Parameter
 from tinynet.ops import autodiff
 from tinynet.tensor import Tensor, as_array
@@ -274,9 +275,12 @@ def placeholder_output_shape(layer: Any, input_shape: Any) -> Any:
     listed = isinstance(input_shape, list)
     shapes = input_shape if listed else [input_shape]
     dtypes = getattr(layer, "_input_dtypes", None) or [np.float32] * len(shapes)
-    xs = [Tensor._wrap(np.zeros(tuple(2 if i == 0 else (1 if d is None else d)
-                                      for i, d in enumerate(s)), dtype=dt))
-          for s, dt in zip(shapes, dtypes)]
+    trial = [tuple(2 if i == 0 else (1 if d is None else d) for i, d in enumerate(s))
+             for s in shapes]
+    for shape in trial:  # load_model's budget first
+        check_allocation(layer, "a trial batch (to find its output shape)", shape,
+                         transient=True)
+    xs = [Tensor._wrap(np.zeros(shape, dtype=dt)) for shape, dt in zip(trial, dtypes)]
     state, losses = layer._cache, list(layer._call_losses)
     with autodiff.no_record():
         out = layer.call(xs if listed else xs[0], **call_kwargs(layer, False, {}))
@@ -293,13 +297,16 @@ def unique_names(layers: Any) -> None:
     names here."""
     ordered = sorted(layers, key=lambda s: s._created)
     taken = {s.name for s in ordered if not s._auto_name}
+    first_free: dict[str, int] = {}  # per base name: no smaller suffix is free (taken only grows)
     for sub in ordered:
         if sub._auto_name:
-            base, k = sub.default_name(), 0
-            name = base
+            base = sub.default_name()
+            k = first_free.get(base, 0)
+            name = base if k == 0 else f"{base}_{k}"
             while name in taken:
                 k += 1
                 name = f"{base}_{k}"
+            first_free[base] = k
             sub.name = name
             taken.add(name)
 

@@ -82,11 +82,16 @@ class BaseModel(Trainer, Layer):
         """Every layer that is not a model, with its path (``block/conv2d`` inside a
         nested model named ``block``), in layer order."""
         out = []
-        for layer in self.layers:
-            if isinstance(layer, BaseModel):
-                out += [(f"{layer.name}/{path}", inner) for path, inner in layer.named_layers()]
+        stack = [("", iter(self.layers))]  # iterative: any nesting depth
+        while stack:
+            prefix, layers = stack[-1]
+            layer = next(layers, None)
+            if layer is None:
+                stack.pop()
+            elif isinstance(layer, BaseModel):
+                stack.append((f"{prefix}{layer.name}/", iter(layer.layers)))
             else:
-                out.append((layer.name, layer))
+                out.append((prefix + layer.name, layer))
         return out
 
     def _check_one_place(self, owner: str) -> None:
@@ -318,7 +323,8 @@ class BaseModel(Trainer, Layer):
         export_model(self, path, format=format, opset=opset)
 
     def __getstate__(self) -> dict:  # the lock cannot be pickled or deep-copied
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_lock", "_layer_index")}  # the index is keyed by id()
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)

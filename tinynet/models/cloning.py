@@ -191,4 +191,5 @@ def model_from_json(json_string: Any, custom_objects: dict | None = None) -> Any
         config = check_model_config(entry, owner, custom_objects)
     except ValueError as exc:
         raise ValueError(str(exc).replace("to load_model in", "to model_from_json in")) from None
-    return build_model(config, owner, MAX_JSON_WEIGHTS, custom_objects)
+    return build_model(config, owner, MAX_JSON_WEIGHTS, custom_objects, "json_string",
+                       "MAX_JSON_WEIGHTS")

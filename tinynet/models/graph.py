@@ -38,31 +38,45 @@ class Graph:
 def _walk(inputs: list[SymbolicTensor], outputs: list[SymbolicTensor],
           owner: str) -> tuple[list[Node], dict[int, int]]:
     """Nodes from the inputs to the outputs (depth-first, post-order) and each layer's
-    first traversal index (keyed by ``id``)."""
+    first traversal index (keyed by ``id``). Iterative (an explicit stack), so a chain of
+    any length is walked without Python's recursion limit; the order is that of the
+    recursive walk (each node's parents visited in order before it)."""
     finished: set[int] = set()
     order: list[Node] = []
     layer_index: dict[int, int] = {}
     input_ids = {id(t) for t in inputs}
 
-    def visit(tensor: SymbolicTensor) -> None:
+    def enter(tensor: SymbolicTensor) -> Node | None:
+        """What visiting ``tensor`` starts: its node, to walk, or None (nothing to do)."""
         node = tensor.node
         if id(node) in finished:
-            return
+            return None
         if not node.is_input and id(tensor) in input_ids:
             finished.add(id(node))
-            return
+            return None
         layer_index.setdefault(id(node.layer), len(layer_index))
         if node.is_input and id(tensor) not in input_ids:
             raise ValueError(f"{owner}: the graph is disconnected: tensor {tensor.name!r} "
                              f"(shape {tensor.shape}) comes from an input that is not among "
                              f"the model's inputs {[t.name for t in inputs]}")
-        for parent in node.inputs:
-            visit(parent)
-        finished.add(id(node))
-        order.append(node)
+        return node
 
     for tensor in outputs:
-        visit(tensor)
+        root = enter(tensor)
+        if root is None:
+            continue
+        stack: list[tuple[Node, int]] = [(root, 0)]  # (node, index of its next parent)
+        while stack:
+            node, i = stack[-1]
+            if i < len(node.inputs):
+                stack[-1] = (node, i + 1)
+                parent = enter(node.inputs[i])
+                if parent is not None:
+                    stack.append((parent, 0))
+                continue
+            stack.pop()
+            finished.add(id(node))
+            order.append(node)
     return order, layer_index
 
 
@@ -104,11 +118,11 @@ def map_graph(inputs: list[SymbolicTensor], outputs: list[SymbolicTensor], owner
     layers = []
     for depth in sorted(layers_at, reverse=True):
         layers += sorted(layers_at[depth], key=lambda layer: layer_index[id(layer)])
-    names = [layer.name for layer in layers]
-    for name in names:
-        if names.count(name) > 1:
-            raise ValueError(f"{owner}: the name {name!r} is used {names.count(name)} times "
-                             f"in the model; every layer needs its own name")
+    counts = collections.Counter(layer.name for layer in layers)
+    for layer in layers:
+        if counts[layer.name] > 1:
+            raise ValueError(f"{owner}: the name {layer.name!r} is used {counts[layer.name]} "
+                             f"times in the model; every layer needs its own name")
     computable = {id(t) for t in inputs}
     nodes = []
     for depth in sorted(nodes_by_depth, reverse=True):
@@ -133,24 +147,44 @@ def reconnect(created: list[tuple[str, Any, list]], tensors: dict[tuple, Any],
     ``(layer name, node index, tensor index)`` to the symbolic tensors made so far (the
     inputs at first) and receives the outputs. ``call(layer, x)`` calls a layer (default
     ``layer(x)``). Returns how many nodes of each layer ran (fewer than it has: a node
-    whose inputs no layer produces)."""
+    whose inputs no layer produces).
+
+    The calls come in the order of passes over the layers in config order, each layer
+    running the nodes it can (one pass, when the config lists layers before their
+    consumers); but a layer waiting for a tensor is only visited again once that tensor
+    is made, so the whole costs O(nodes + inputs log layers) in any config order, not a
+    pass per node."""
+    import heapq
+
     done = [0] * len(created)
-    progress = True
-    while progress:
-        progress = False
-        for i, (name, layer, nodes) in enumerate(created):
-            while done[i] < len(nodes):
-                node = nodes[done[i]]
-                keys = [tuple(r) for r in node["inputs"]]
-                if not all(k in tensors for k in keys):
-                    break
-                args = [tensors[k] for k in keys]
-                arg = args if node.get("listed") else args[0]
-                out = call(layer, arg) if call is not None else layer(arg)
-                for k, t in enumerate(out if isinstance(out, (list, tuple)) else [out]):
-                    tensors[(name, done[i], k)] = t
-                done[i] += 1
-                progress = True
+    waiting: dict[tuple, list[int]] = {}  # a missing tensor -> the layers waiting for it
+    this_pass = list(range(len(created)))  # ascending: a valid heap
+    next_pass: list[int] = []
+    queued = set(this_pass)
+    while this_pass or next_pass:
+        if not this_pass:
+            this_pass, next_pass = next_pass, this_pass
+        i = heapq.heappop(this_pass)
+        queued.discard(i)
+        name, layer, nodes = created[i]
+        while done[i] < len(nodes):
+            node = nodes[done[i]]
+            keys = [tuple(r) for r in node["inputs"]]
+            missing = next((k for k in keys if k not in tensors), None)
+            if missing is not None:
+                waiting.setdefault(missing, []).append(i)
+                break
+            args = [tensors[k] for k in keys]
+            arg = args if node.get("listed") else args[0]
+            out = call(layer, arg) if call is not None else layer(arg)
+            for k, t in enumerate(out if isinstance(out, (list, tuple)) else [out]):
+                key = (name, done[i], k)
+                tensors[key] = t
+                for j in waiting.pop(key, ()):  # later in this pass, or in the next
+                    if j not in queued:
+                        queued.add(j)
+                        heapq.heappush(this_pass if j > i else next_pass, j)
+            done[i] += 1
     return done
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers import mask_flow
+from tinynet.layers.hooks import structure_changed, structure_epoch
 from tinynet.layers.input import InputLayer, input_array
 from tinynet.layers.layer import Layer, normalize_shape
 from tinynet.layers.node import SymbolicTensor
@@ -98,19 +99,26 @@ class Sequential(BaseModel):
             raise ValueError(f"Sequential.add: layer {layer.name!r} ({type(layer).__name__}) "
                              f"takes several inputs; a Sequential model passes one tensor "
                              f"from layer to layer (use tn.Model for such graphs)")
-        if any(layer is other for other in self._layers):
+        index = self._index()
+        entry_epoch = index["epoch"]
+        if id(layer) in index["ids"]:
             raise ValueError(f"Sequential.add: layer {layer.name!r} is already in the model")
-        taken = {other.name for other in self._layers}
+        taken = index["names"]
         if getattr(layer, "_auto_name", False):
             base = layer.default_name()
-            name, k = base, 0
+            k = index["suffix"].get(base, 0)  # no smaller suffix is free (names only grow)
+            name = base if k == 0 else f"{base}_{k}"
             while name in taken:
                 k += 1
                 name = f"{base}_{k}"
+            index["suffix"][base] = k
             layer.name = name
         elif layer.name in taken:
             raise ValueError(f"Sequential.add: all layers must have unique names; "
                              f"{layer.name!r} is already the name of a layer in this model")
+        inside = ([(f"{layer.name}/{path}", inner) for path, inner in layer.named_layers()]
+                  if isinstance(layer, BaseModel) else [(layer.name, layer)])
+        self._check_new_places(index["places"], inside)
         previous = self._input_shape
         declared = layer.input_shape_arg
         if declared is None and isinstance(layer, BaseModel):  # a model knows its input
@@ -118,11 +126,6 @@ class Sequential(BaseModel):
         if not self._layers and previous is None and declared is not None:
             self._input_shape = tuple(declared)
         self._layers.append(layer)
-        try:
-            self._check_one_place("Sequential.add")
-        except ValueError:
-            self._layers.pop()
-            raise
         if self._input_shape is not None:
             try:
                 self._build_from(len(self._output_shapes))
@@ -130,6 +133,44 @@ class Sequential(BaseModel):
                 self._layers.pop()
                 self._input_shape = previous
                 raise
+        layer._in_model = True
+        structure_changed()  # the models holding this one see it change
+        if structure_epoch() == entry_epoch + 1:  # nothing else changed meanwhile
+            index["epoch"] = structure_epoch()
+            index["names"].add(layer.name)
+            index["ids"].add(id(layer))
+            for path, inner in inside:
+                index["places"].setdefault(id(inner), []).append(path)
+        else:
+            self.__dict__.pop("_layer_index", None)
+
+    def _index(self) -> dict:
+        """The layers indexed, cached while no model changes (``structure_epoch``):
+        ``names`` and ``ids`` of the layers, ``places`` (``{id: [path, ...]}`` of every
+        layer inside, those of nested models included) and ``suffix`` (per automatic base
+        name, the smallest suffix that may be free), so ``add`` costs O(1), not O(n)."""
+        index = self.__dict__.get("_layer_index")
+        if index is None or index["epoch"] != structure_epoch():
+            places: dict[int, list[str]] = {}
+            for path, inner in self.named_layers():
+                places.setdefault(id(inner), []).append(path)
+            for paths in places.values():  # a nested model changed since: as before
+                if len(paths) > 1:
+                    raise _two_places(paths)
+            index = {"epoch": structure_epoch(), "names": {l.name for l in self._layers},
+                     "ids": {id(l) for l in self._layers}, "places": places, "suffix": {}}
+            self._layer_index = index
+        return index
+
+    def _check_new_places(self, places: dict[int, list[str]], inside: list) -> None:
+        """:meth:`_check_one_place` for the layers ``inside`` a layer being added (the
+        model's own ``places`` indexed): the same error, without walking the model."""
+        new: dict[int, list[str]] = {}
+        for path, inner in inside:
+            new.setdefault(id(inner), []).append(path)
+        for key, paths in new.items():
+            if key in places or len(paths) > 1:
+                raise _two_places(places.get(key, []) + paths)
 
     def pop(self) -> Layer:
         """Removes and returns the last layer.
@@ -140,6 +181,7 @@ class Sequential(BaseModel):
         if not self._layers:
             raise IndexError(f"Sequential.pop: model {self.name!r} has no layers")
         layer = self._layers.pop()
+        structure_changed()
         del self._output_shapes[len(self._layers):]
         return layer
 
@@ -344,6 +386,15 @@ class Sequential(BaseModel):
 
     def __repr__(self) -> str:
         return f"<Sequential name={self.name!r} layers={len(self._layers)} built={self.built}>"
+
+
+def _two_places(paths: list[str]) -> ValueError:
+    """``BaseModel._check_one_place``'s error, for ``Sequential.add``."""
+    return ValueError(
+        f"Sequential.add: layer {paths[0].rsplit('/', 1)[-1]!r} belongs to the model at "
+        f"{len(paths)} places {paths}; a layer may be called several times in one graph "
+        f"(shared weights), but not belong to two of the models inside another (or to one "
+        f"and the outer graph)")
 
 
 register_model(Sequential)  # so that tinynet.saving rebuilds it without importing this module

@@ -502,6 +502,9 @@ class Optimizer(KeywordChecked):
                             "use tinynet.optimizers.get({'class_name': ..., 'config': ...})")
         config = dict(config)
         exclude = config.pop("exclude_from_weight_decay", None)
+        if exclude is not None and not isinstance(exclude, (list, tuple, str)):
+            raise TypeError(f"{cls.__name__}.from_config: exclude_from_weight_decay must be a "
+                            f"list of names, got {type(exclude).__name__}: {exclude!r:.80}")
         if isinstance(config.get("learning_rate"), dict):
             from tinynet.optimizers import schedules
 

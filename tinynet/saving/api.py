@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,7 @@ from tinynet.saving.config import (build_model, check_model_config, compile_conf
                                    compile_model, model_config)
 from tinynet.saving.files import (FORMAT, FORMAT_VERSION, OPTIMIZER_PREFIX, WEIGHT_SLACK,
                                   atomic_write, check_suffix, check_tensor, fspath, loads,
-                                  read_file)
+                                  read_file, serialize)
 from tinynet.custom_objects import check_custom_objects, custom_object_scope
 from tinynet.saving.state import restore_training_state, training_state
 
@@ -35,8 +37,6 @@ def _weight_names(model: Any, owner: str) -> list[tuple[str, Any]]:
 
 def _save(model: Any, path: Any, weights_only: bool, owner: str,
           extra: dict | None = None) -> None:
-    from safetensors.numpy import save
-
     _check_model(model, owner)
     path = fspath(path, owner)
     if owner in ("save_model", "save_weights"):
@@ -57,7 +57,7 @@ def _save(model: Any, path: Any, weights_only: bool, owner: str,
         metadata["training_state"] = json.dumps(training_state(model, tensors))
     if extra is not None:  # written in the same file, so in the same atomic step
         metadata["extra"] = json.dumps(extra)
-    atomic_write(path, save(tensors, metadata=metadata), owner)
+    atomic_write(path, serialize(tensors, metadata), owner)
 
 def save_model(model: Any, path: str | os.PathLike) -> None:
     """Saves the whole model: architecture, weights, compile settings and training state.
@@ -165,9 +165,13 @@ def load_model(path: str | os.PathLike, custom_objects: dict | None = None,
             match the model (missing, extra, shape or dtype); for a ``.keras`` file also:
             not a zip or truncated, a member with ``..`` or an absolute path, a member
             over its size budget, a ``Lambda`` layer (its code is never run), a Keras
-            setting tinynet lacks; the message says which.
+            setting tinynet lacks; the message says which. Whatever the file holds, its
+            content raises nothing but ValueError, naming the file and the field: a
+            config beyond the loader's budgets and limits (docs/saving.md), a malformed
+            random-generator state, an optimizer setting the optimizer refuses, ...
         TypeError: ``custom_objects`` is not a dict with str keys, or ``compile`` not a
             bool.
+        OSError: the file cannot be read (the message names it).
     """
     owner = "load_model"
     if not isinstance(compile, bool):
@@ -179,16 +183,17 @@ def load_model(path: str | os.PathLike, custom_objects: dict | None = None,
         return keras_api.load_keras(os.fspath(path), custom_objects, compile, owner)
     metadata, tensors = read_file(path, owner)
     where = f"{owner}: {os.fspath(path)!r}"
-    _check_model_file(metadata, where)
-    with custom_object_scope(custom_objects):  # losses and metrics look names up here too
-        config = check_model_config(loads(metadata["model_config"], "model_config", where),
-                                    where)
-        compile_config = loads(metadata["compile_config"], "compile_config", where)
-        model = build_model(config, where,
-                            sum(arr.size for arr in tensors.values()) + WEIGHT_SLACK)
-        if compile and compile_config is not None:
-            compile_model(model, compile_config, where)
-    _set_state(model, metadata, tensors, compile, where)
+    with _file_errors(where):
+        _check_model_file(metadata, where)
+        with custom_object_scope(custom_objects):  # losses and metrics look names up here
+            config = check_model_config(loads(metadata["model_config"], "model_config",
+                                              where), where)
+            compile_config = loads(metadata["compile_config"], "compile_config", where)
+            model = build_model(config, where,
+                                sum(arr.size for arr in tensors.values()) + WEIGHT_SLACK)
+            if compile and compile_config is not None:
+                compile_model(model, compile_config, where)
+        _set_state(model, metadata, tensors, compile, where)
     return model
 
 
@@ -202,6 +207,19 @@ def _is_keras(path: str, suffix: str, magic: bytes) -> bool:
             return file.read(len(magic)) == magic
     except OSError:
         return False  # the safetensors reader reports it, naming the path
+@contextlib.contextmanager
+def _file_errors(where: str) -> Iterator[None]:
+    """The last safety net of loading a file's content: every check raises a ValueError
+    naming the file and the field at its source; any other exception that still escapes
+    (a custom class's own error, a case no check foresaw) becomes one too, naming the
+    file, with the original chained."""
+    try:
+        yield
+    except ValueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - turned into the documented ValueError
+        raise ValueError(f"{where}: cannot load the file's content: "
+                         f"{type(exc).__name__}: {exc!s:.500}") from exc
 
 
 def _check_model_file(metadata: dict, where: str) -> None:
@@ -254,5 +272,6 @@ def restore_training(model: Any, path: str | os.PathLike) -> dict:
     extra = loads(metadata["extra"], "extra", where) if "extra" in metadata else {}
     if not isinstance(extra, dict):
         raise ValueError(f"{where}: metadata entry 'extra' must be an object")
-    _set_state(model, metadata, tensors, True, where)
+    with _file_errors(where):
+        _set_state(model, metadata, tensors, True, where)
     return extra

@@ -10,15 +10,23 @@ from typing import Any
 
 
 from tinynet.layers import registry
+from tinynet.saving.files import MAX_LAYERS, MAX_NESTING, SCRATCH_VALUES, WEIGHT_SLACK
 
 
 def _all_layers(model: Any) -> list:
-    """Every layer of ``model`` and of the models inside it (the models included)."""
+    """Every layer of ``model`` and of the models inside it (the models included), in
+    depth-first order; iterative, so no nesting depth meets the recursion limit."""
     out = []
-    for layer in model.layers:
+    stack = [iter(model.layers)]
+    models = registry.model_classes()
+    while stack:
+        layer = next(stack[-1], None)
+        if layer is None:
+            stack.pop()
+            continue
         out.append(layer)
-        if isinstance(layer, registry.model_classes()):
-            out += _all_layers(layer)
+        if isinstance(layer, models):
+            stack.append(iter(layer.layers))
     return out
 
 
@@ -154,6 +162,34 @@ def check_model_config(config: Any, where: str, custom_objects: dict | None = No
     return {"class_name": class_name, "config": inner}
 
 
+def _check_limits(config: dict, bad: str, known: dict) -> None:
+    """Counts what a (type-checked) container config would build, refusing more than
+    MAX_LAYERS layers, layer calls or call inputs in all, or models nested more than
+    MAX_NESTING deep (each refused before anything is built)."""
+    models = registry.model_classes()
+    layers = calls = refs = 0
+    stack = [(config, 1)]
+    while stack:
+        container, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise ValueError(f"{bad} models are nested more than {MAX_NESTING} deep "
+                             f"(MAX_NESTING)")
+        for entry in container["layers"]:
+            layers += 1
+            nodes = entry.get("inbound_nodes")
+            if isinstance(nodes, list):
+                calls += len(nodes)
+                refs += sum(len(n["inputs"]) for n in nodes
+                            if isinstance(n, dict) and isinstance(n.get("inputs"), list))
+            if known[entry["class_name"]] in models:
+                stack.append((entry["config"], depth + 1))
+        for count, what in ((layers, "layers"), (calls, "layer calls (inbound nodes)"),
+                            (refs, "call inputs (inbound node inputs)")):
+            if count > MAX_LAYERS:
+                raise ValueError(f"{bad} the model has more than {MAX_LAYERS} {what}, "
+                                 f"counting those of the models inside it (MAX_LAYERS)")
+
+
 def _subclassed_model(cls: Any) -> bool:
     """Whether ``cls`` is a subclass of ``tn.Model`` that defines ``call()`` (rebuilt
     from its constructor arguments, not from a layer graph)."""
@@ -161,7 +197,10 @@ def _subclassed_model(cls: Any) -> bool:
             and bool(getattr(cls, "_has_call", False)))
 
 
-def _check_container(config: Any, bad: str, where: str, known: dict) -> None:
+def _check_container(config: Any, bad: str, where: str, known: dict,
+                     depth: int = 1) -> None:
+    """Type-checks a Sequential's or functional model's config, and those of the models
+    inside it (``depth``: how deep this one is, the outermost 1)."""
     if not isinstance(config, dict):
         raise ValueError(f"{bad} expected a JSON object, got {type(config).__name__}")
     if not isinstance(config.get("name"), str) or not config["name"]:
@@ -188,7 +227,12 @@ def _check_container(config: Any, bad: str, where: str, known: dict) -> None:
         if not isinstance(entry.get("config"), dict):
             raise ValueError(f"{bad} layer {i} ({class_name}) has no 'config' object")
         if known[class_name] in models:
-            _check_container(entry["config"], bad, where, known)
+            if depth >= MAX_NESTING:
+                raise ValueError(f"{bad} models are nested more than {MAX_NESTING} deep "
+                                 f"(MAX_NESTING)")
+            _check_container(entry["config"], bad, where, known, depth + 1)
+    if depth == 1:
+        _check_limits(config, bad, known)
     shape = config.get("build_input_shape")
     if shape is not None and (not isinstance(shape, list) or not all(
             d is None or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
@@ -197,32 +241,56 @@ def _check_container(config: Any, bad: str, where: str, known: dict) -> None:
                          f"non-negative ints and nulls, got {shape!r}")
 
 def build_model(config: dict, where: str, limit: int,
-                custom_objects: dict | None = None) -> Any:
-    """Rebuilds the model; its layers (and their sub-layers) may create at most ``limit``
-    weight scalars in all, checked before each weight is allocated (a lying config cannot
-    exhaust memory). Layer classes come from the registry, the registered objects, the
-    active scopes and ``custom_objects`` (:func:`layer_classes`)."""
-    from tinynet.layers import layer as layer_module
+                custom_objects: dict | None = None, field: str = "model_config",
+                limit_is: str | None = None) -> Any:
+    """Rebuilds the model within a budget: its layers (and their sub-layers) may allocate
+    at most ``limit`` values in all at build (weights, fixed statistics such as a
+    ``Normalization``'s, buffers), each asked before it is allocated; a transient trial
+    batch may hold at most ``max(limit, SCRATCH_VALUES)`` (a lying config cannot exhaust
+    memory). Layer classes come from the registry, the registered objects, the active
+    scopes and ``custom_objects`` (:func:`layer_classes`)."""
+    from tinynet.layers import hooks
 
     table = layer_classes(custom_objects)
     builtin = {cls.__name__: cls for cls in registry.model_classes()}
     model_cls = builtin.get(config["class_name"]) or table[config["class_name"]]
     sizes: dict[tuple[int, str], int] = {}
+    total = 0
 
-    def check(layer: Any, name: str, shape: tuple) -> None:
-        sizes[id(layer), name] = math.prod(shape)
-        if sum(sizes.values()) > limit:
-            raise ValueError(f"the config asks for more than {limit} weight values, more "
-                             f"than the file's tensors hold")
+    def check(layer: Any, what: str, shape: tuple, transient: bool = False) -> None:
+        nonlocal total
+        size = math.prod(shape)
+        name = f"layer {layer.name!r} ({type(layer).__name__})"
+        if transient:
+            if size > max(limit, SCRATCH_VALUES):
+                raise hooks.AllocationRefused(
+                    f"{where}: {field}: {name} would allocate {size} values for {what}, "
+                    f"shape {shape}, more than the {max(limit, SCRATCH_VALUES)} a load may "
+                    f"allocate at once (SCRATCH_VALUES, or the file's budget if larger); "
+                    f"refused before allocating")
+            return
+        key = (id(layer), what)
+        why = limit_is or (f"the {limit - WEIGHT_SLACK} values its tensors hold plus "
+                           f"WEIGHT_SLACK = {WEIGHT_SLACK}")
+        new_total = total - sizes.get(key, 0) + size
+        if new_total > limit:
+            raise hooks.AllocationRefused(
+                f"{where}: {field}: {name} would allocate {size} values for {what}, shape "
+                f"{shape}, bringing the model to {new_total} values, more than the {limit} "
+                f"the file allows ({why}); refused before allocating")
+        sizes[key] = size
+        total = new_total
 
-    hook = layer_module.allocation_check
+    hook = hooks.allocation_check
     previous = getattr(hook, "check", None)
     hook.check = check
     try:
         return model_cls.from_config(config["config"], custom_objects=table)
+    except hooks.AllocationRefused as exc:
+        raise ValueError(str(exc)) from None
     except (TypeError, ValueError, KeyError, IndexError, MemoryError, OverflowError,
             NotImplementedError) as exc:
-        raise ValueError(f"{where}: cannot rebuild the model from its config: "
+        raise ValueError(f"{where}: cannot rebuild the model from its {field}: "
                          f"{type(exc).__name__}: {exc}") from None
     finally:
         hook.check = previous

@@ -13,6 +13,11 @@ from typing import Any
 
 import numpy as np
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
 
 FORMAT = "tinynet"
 FORMAT_VERSION = 1
@@ -22,6 +27,13 @@ OPTIMIZER_PREFIX = "optimizer/"
 # a config may ask for at most this many weight scalars beyond those the file holds (so a
 # small file cannot make load_model allocate much more memory than its own size)
 WEIGHT_SLACK = 1 << 20
+# an array a load allocates for a moment (a call() layer's trial batch) may hold this many
+# values, or the budget above when that is larger
+SCRATCH_VALUES = 1 << 25
+# a model file may hold at most this many layers, layer calls and call inputs (each counted
+# over the model and every model inside it), and nest models at most MAX_NESTING deep
+MAX_LAYERS = 100_000
+MAX_NESTING = 16
 _DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "I64": 8, "U64": 8, "I32": 4, "U32": 4,
                 "I16": 2, "U16": 2, "I8": 1, "U8": 1, "BOOL": 1, "C64": 8}
 
@@ -33,9 +45,20 @@ WEIGHTS_SUFFIXES = (".safetensors", ".weights.h5")
 
 
 def fspath(path: Any, owner: str) -> str:
+    """``path`` as a str; a ``TypeError`` for another type, a ``ValueError`` for a path
+    that names no file (``""``, or one ending in a separator)."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{owner}: path must be a str or os.PathLike, got {type(path).__name__}")
-    return os.fspath(path)
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        raise TypeError(f"{owner}: path must be a str or os.PathLike of a str, got "
+                        f"{type(text).__name__}: {text!r:.80}")
+    if not text:
+        raise ValueError(f"{owner}: path must name a file, got an empty string ''")
+    if not os.path.basename(text):
+        raise ValueError(f"{owner}: path must name a file, got {text!r}, which ends in a "
+                         f"separator (a folder)")
+    return text
 
 def check_suffix(path: str, owner: str, arg: str = "path", weights: bool = False) -> str:
     """``path`` when it ends in one of :data:`SUFFIXES` (:data:`WEIGHTS_SUFFIXES` with
@@ -86,6 +109,98 @@ def loads(text: str | bytes, what: str, where: str) -> Any:
         raise ValueError(f"{where}: {what} is nested more than {MAX_JSON_DEPTH} levels deep")
     return value
 
+def serialize(tensors: dict[str, np.ndarray], metadata: dict[str, str]) -> bytes:
+    """The safetensors bytes of ``tensors`` and ``metadata``, the same for the same input
+    (safetensors' own writer orders the metadata keys at random): the header JSON with
+    ``__metadata__`` first and its keys sorted, the tensors sorted by name (the largest
+    item size first, as safetensors lays them out), padded with spaces to 8 bytes."""
+    codes = {np.dtype(np.float32): "F32", np.dtype(np.float64): "F64",
+             np.dtype(np.float16): "F16", np.dtype(np.int64): "I64", np.dtype(np.int32): "I32",
+             np.dtype(np.uint8): "U8"}
+    header: dict[str, Any] = {"__metadata__": {k: metadata[k] for k in sorted(metadata)}}
+    blobs, offset = [], 0
+    for name in sorted(tensors, key=lambda k: (-tensors[k].dtype.itemsize, k)):
+        arr = np.require(tensors[name], requirements="C")  # 0-d stays 0-d
+        blob = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
+        header[name] = {"dtype": codes[arr.dtype], "shape": list(arr.shape),
+                        "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return len(text).to_bytes(8, "little") + text + b"".join(blobs)
+
+
+def _temp_name(base: str) -> re.Pattern:
+    """The names of :func:`atomic_write`'s temporary files for the target ``base``:
+    ``.<base>.<12 hex digits>.tmp``."""
+    return re.compile(re.escape(f".{base}.") + r"[0-9a-f]{12}\.tmp\Z")
+
+
+def clean_stale_temps(path: str) -> list[str]:
+    """Removes the temporary files that killed saves of ``path`` left beside it (only
+    names of the exact pattern ``.<name>.<12 hex digits>.tmp`` for this target), returning
+    them. A save still running holds a lock on its temporary file (``flock``), so it is
+    never touched; where files cannot be locked (no ``fcntl``, or a file system without
+    locks), a file is removed only if it can be (Windows refuses to delete an open file),
+    else left. Any error leaves the file in place: cleaning never fails a save or load."""
+    folder = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(path)
+    if not base:
+        return []
+    pattern = _temp_name(base)
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries if pattern.match(e.name)]
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names if _remove_if_stale(os.path.join(folder, n))]
+
+
+def _remove_if_stale(tmp: str) -> bool:
+    if fcntl is None:  # pragma: no cover - Windows: an open file cannot be removed
+        try:
+            os.unlink(tmp)
+        except OSError:
+            return False
+        return True
+    try:
+        fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a save in progress holds it (or the file system has no locks)
+        if not os.path.samestat(os.fstat(fd), os.lstat(tmp)):
+            return False  # replaced meanwhile: not the file locked
+        os.unlink(tmp)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _lock_new(fd: int, tmp: str) -> bool:
+    """Locks the new temporary file ``tmp`` (open as ``fd``) for the whole save, so that
+    :func:`clean_stale_temps` leaves it alone; False when a cleaner took it first (then
+    it is, or is about to be, removed: the caller takes another name)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True  # no locks on this file system: cleaners cannot lock it either
+    try:
+        return os.path.samestat(os.fstat(fd), os.lstat(tmp))
+    except OSError:
+        return False
+
+
 def _write(file: Any, payload: bytes) -> None:
     file.write(payload)
 
@@ -96,16 +211,21 @@ def atomic_write(path: str, payload: bytes, owner: str = "save") -> None:
     same exception type naming ``path`` instead."""
     folder = os.path.dirname(os.path.abspath(path))
     base = os.path.basename(path)
+    if not base:
+        raise ValueError(f"{owner}: path must name a file, got {path!r}")
+    clean_stale_temps(path)  # what saves killed before their rename left
     while True:
         tmp = os.path.join(folder, f".{base}.{secrets.token_hex(6)}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
                          0o666)  # the umask applies, as for any new file
-            break
         except FileExistsError:
             continue
         except OSError as exc:
             raise _named(exc, path, "write", owner) from None
+        if _lock_new(fd, tmp):
+            break
+        os.close(fd)  # a cleaner of another process took it for a stale one
     try:
         _write_and_rename(fd, tmp, path, payload)
     except OSError as exc:
@@ -127,22 +247,26 @@ def atomic_write(path: str, payload: bytes, owner: str = "save") -> None:
 def _write_and_rename(fd: int, tmp: str, path: str, payload: bytes) -> None:
     """Fills the temporary file ``tmp`` (open as ``fd``) and renames it to ``path``; on any
     failure the temporary file is removed and ``path`` is left as it was."""
+    file = os.fdopen(fd, "wb")
     try:
-        with os.fdopen(fd, "wb") as file:
-            _write(file, payload)
-            file.flush()
-            os.fsync(file.fileno())
+        _write(file, payload)
+        file.flush()
+        os.fsync(file.fileno())
         try:
             os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))  # keep the old file's mode
         except FileNotFoundError:
             pass
-        os.replace(tmp, path)
+        if fcntl is None:  # pragma: no cover - Windows renames no open file
+            file.close()
+        os.replace(tmp, path)  # POSIX: renamed still open, so still locked (no cleaner)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+    finally:
+        file.close()
 
 def read_file(path: Any, owner: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
     """Reads and validates a tinynet safetensors file: (metadata, tensors)."""
@@ -151,6 +275,7 @@ def read_file(path: Any, owner: str) -> tuple[dict[str, str], dict[str, np.ndarr
 
     path = fspath(path, owner)
     where = f"{owner}: {path!r}"
+    clean_stale_temps(path)  # what saves of this path killed before their rename left
     try:
         file = open(path, "rb")
     except OSError as exc:

@@ -10,6 +10,7 @@ import numpy as np
 from tinynet.layers.preprocessing.base import (PreprocessingLayer, adapt_batches, as_values,
                                                check_choice, check_optional_int,
                                                encode_categorical)
+from tinynet.scalars import float_array
 from tinynet.tensor import Tensor
 
 __all__ = ["Discretization", "summarize", "merge_summaries", "compress_summary"]
@@ -49,7 +50,7 @@ def _boundaries_arg(value: Any) -> list[float] | None:
     if value is None:
         return None
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        arr = float_array(value)  # an int past the float range becomes inf (refused below)
     except (TypeError, ValueError):
         raise TypeError(f"Discretization: bin_boundaries must be a list of numbers, got "
                         f"{value!r}") from None

@@ -15,11 +15,15 @@ from tinynet.layers.preprocessing.base import (PreprocessingLayer, adapt_batches
                                                check_choice, check_optional_int)
 from tinynet.layers.preprocessing.index_lookup import output_mode_arg, refuse_vocabulary_file
 from tinynet.layers.preprocessing.string_lookup import StringLookup
+from tinynet.reprs import plain_repr
 
 __all__ = ["TextVectorization"]
 
 STANDARDIZE = ("lower_and_strip_punctuation", "lower", "strip_punctuation")
 SPLIT = ("whitespace", "character")
+
+
+_MAX_NGRAM = 1024
 
 
 def _ngrams_arg(ngrams: Any) -> tuple[int, ...] | None:
@@ -32,10 +36,13 @@ def _ngrams_arg(ngrams: Any) -> tuple[int, ...] | None:
             raise ValueError(what)
         if ngrams < 1:
             raise ValueError(what)
-        return tuple(range(1, int(ngrams) + 1))
+        values = tuple(range(1, min(int(ngrams), _MAX_NGRAM + 1) + 1))
     if not values or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                              and v >= 1 for v in values):
         raise ValueError(what)
+    if max(values) > _MAX_NGRAM:
+        raise ValueError(f"TextVectorization: ngrams must be at most {_MAX_NGRAM} (wider "
+                         f"than any text a model reads), got {plain_repr(ngrams)}")
     return tuple(int(v) for v in values)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from tinynet.layers.hooks import check_allocation
 from tinynet.layers.layer import Layer, check_bool
 from tinynet.tensor import as_array
 
@@ -54,7 +55,9 @@ class NormalizationLayer(Layer):
             self.gamma = self.add_weight("gamma", shape, "ones")
         if self.center:
             self.beta = self.add_weight("beta", shape, "zeros")
-        size = int(np.prod(shape))
+        size = math.prod(shape)
+        for what in ("a buffer of ones", "a buffer of zeros"):  # load_model's budget first
+            check_allocation(self, what, (size,))
         self._ones = np.ones(size, dtype=np.float32)
         self._zeros = np.zeros(size, dtype=np.float32)
 
