@@ -1,5 +1,6 @@
-"""The first fit on an empty cache compiles with a helper process, and changes no bit;
-processes sharing a cache compile each kernel once (tinynet.kernels._jit's locks)."""
+"""The first fit on an empty cache compiles with a helper process (which then completes the
+cache and ends by itself), and changes no bit; processes sharing a cache compile each
+kernel once (tinynet.kernels._jit's locks)."""
 
 import os
 import subprocess
@@ -7,6 +8,7 @@ import sys
 
 import pytest
 
+from tests.helpers.kernel_cache import wait_for_helpers
 from tinynet.tools import compile_ahead
 from tinynet.tools.compile_ahead import _batch_sizes
 
@@ -48,10 +50,14 @@ def _fit(cache, mode: str) -> list[str]:
 
 
 def test_a_cold_fit_starts_one_helper_ends_it_and_gives_the_same_bits(tmp_path):
-    forked = _fit(tmp_path / "a", "on")
-    without = _fit(tmp_path / "b", "off")
-    spawned = _fit(tmp_path / "c", "spawn")
-    warm = _fit(tmp_path / "a", "on")
+    try:
+        forked = _fit(tmp_path / "a", "on")
+        without = _fit(tmp_path / "b", "off")
+        spawned = _fit(tmp_path / "c", "spawn")
+        warm = _fit(tmp_path / "a", "on")
+    finally:  # the helpers go on after their fits, completing the caches
+        for cache in ("a", "c"):
+            wait_for_helpers(tmp_path / cache)
     expected_kind = "_fork" if sys.platform.startswith("linux") else "_spawn"
     # started, gone after the fit, the same weights
     assert forked == [without[0], "True", "True", expected_kind]

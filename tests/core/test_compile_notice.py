@@ -1,5 +1,5 @@
-"""A first run says that it compiles kernels, once, before it compiles; a warm run says
-nothing."""
+"""A run says that it compiles kernels, once, before it compiles; a warm run says
+nothing, and a later run that does compile (a kernel the cache lacks) says it again."""
 
 import os
 import subprocess
@@ -9,10 +9,14 @@ CODE = ("from tinynet.layers.regularization.normalization.layout import span_rep
         "assert span_reps(16) == 32 and span_count(0, 5, 2) == 3\n")
 
 
-def _run(cache) -> str:
+MORE = CODE + "from tinynet.layers.regularization.normalization.layout import row_floats\n" \
+              "assert row_floats(0) > 0\n"
+
+
+def _run(cache, code: str = CODE) -> str:
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
     env.pop("NUMBA_DISABLE_JIT", None)
-    out = subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True,
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stderr
@@ -25,3 +29,10 @@ def test_first_compile_is_announced_once_and_a_warm_run_is_quiet(tmp_path):
     assert cold.count("tinynet: compiling kernels for first use") == 1, cold
     assert notice in cold and cold.rstrip().endswith("; later runs skip this)"), cold
     assert "compiling" not in _run(tmp_path)
+
+
+def test_a_later_run_that_compiles_says_so_again(tmp_path):
+    _run(tmp_path)
+    later = _run(tmp_path, MORE)  # one kernel more than the first run compiled
+    assert later.count("tinynet: compiling kernels for first use") == 1, later
+    assert "compiling" not in _run(tmp_path, MORE)

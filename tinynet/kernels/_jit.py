@@ -27,7 +27,7 @@ and only where Numba picks its locators itself (not under
 ``NUMBA_CACHE_LOCATOR_CLASSES``).
 
 Processes that share a cache compile each kernel once: a compile holds a lock file for
-its kernel and signature (:func:`lock_path`), and a second process that needs the same
+its kernel (:func:`lock_path`), and a second process that needs the same
 kernel meanwhile waits, then loads the first one's result from the cache. This is what
 lets the warmup's workers, the test workers and a fit's compile-ahead helper
 (:mod:`tinynet.tools.compile_ahead`) split the work instead of repeating it.
@@ -53,6 +53,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.core.registry import CPUDispatcher
 
 from tinynet import tuning
+from tinynet.kernels import completion
 
 try:
     import fcntl
@@ -157,18 +158,23 @@ BUSY = "is being compiled by another process"
 
 
 def lock_path(dispatcher: Dispatcher, sig: Any) -> str | None:
-    """The lock file of one kernel signature (``None`` where the kernel has no cache)."""
+    """The lock file of a kernel (``None`` where the kernel has no cache): one for all its
+    signatures (``sig`` does not count), because each compile of one signature reads the
+    kernel's index file, adds its entry and writes it back, numbering its data file after
+    the entries it read, so two processes saving two signatures at once would lose an
+    entry, or file one signature's code under the other's."""
+    del sig
     folder = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
     if not folder:
         return None
     fn = dispatcher.py_func
-    key = hashlib.sha256(f"{fn.__module__}.{fn.__qualname__}{sig}".encode()).hexdigest()[:32]
+    key = hashlib.sha256(f"{fn.__module__}.{fn.__qualname__}".encode()).hexdigest()[:32]
     return os.path.join(folder, "locks", key)
 
 
 @contextlib.contextmanager
 def _compile_lock(dispatcher: Dispatcher, sig: Any):
-    """Holds a lock file for one kernel signature in the kernel's cache folder while it
+    """Holds a lock file for one kernel in the kernel's cache folder while it
     compiles, so processes sharing a cache (the warmup's workers, test workers, a fit
     and its compile-ahead helper) compile each kernel once: a process that finds the lock
     taken waits, then loads the other's result from the cache (``Dispatcher.compile``
@@ -264,7 +270,13 @@ def _with_slp(dispatcher: Dispatcher) -> Dispatcher:
         key = tuple(sigutils.normalize_signature(sig)[0])
         if key in dispatcher.overloads:
             return compile_plain(sig)  # compiled or loaded already: nothing to lock
-        with global_compiler_lock, _compile_lock(dispatcher, sig), _outermost_compile():
+        with global_compiler_lock:
+            if _depth == 0:  # an outermost compile holds no kernel lock: it may wait
+                completion.wait_for_completer(dispatcher, sig)
+            return _compile_locked(sig, key)
+
+    def _compile_locked(sig: Any, key: tuple) -> Any:
+        with _compile_lock(dispatcher, sig), _outermost_compile():
             saved = config.SLP_VECTORIZE
             config.SLP_VECTORIZE = SLP
             inline_ir, derive = _WORKER.inline_ir, _WORKER.run_untyped_passes

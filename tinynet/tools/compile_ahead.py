@@ -17,10 +17,19 @@ pool runs, it is a new interpreter that imports tinynet and rebuilds the model f
 pickle, about a second later (a model that cannot be pickled, with layers defined in the
 script itself, then gets no helper).
 
+Then the helper completes the cache: it runs the same step again with every gate forcing
+the serial kernels, then with every gate forcing the parallel ones (the adaptive thread
+count off), so a later run of the model finds every variant a gate, the thread count or
+the machine's load may pick there, and compiles nothing. The fit does not wait for that:
+the helper goes on after the fit, and after the fit's process, until it is done. While it
+runs it holds a lock file in the cache (:mod:`tinynet.kernels.completion`);
+another process about to compile a kernel that is not in the cache yet waits for it
+instead, and then loads the kernel.
+
 The helper only fills the cache: it computes nothing the fit reads, so no result changes.
-It ends with the fit (or earlier, when it is done). A process starts one helper at most
-(for the first fit that compiles); a warm cache never starts it. :func:`set_enabled`
-turns it off (the test suite does, to keep to its two worker processes).
+A process starts one helper at most (for the first fit that compiles); a warm cache never
+starts it. :func:`set_enabled` turns it off (the test suite does, to keep to its two
+worker processes).
 """
 
 from __future__ import annotations
@@ -77,7 +86,8 @@ def _batch_sizes(n: int, batch_size: int) -> list[int]:
 def ahead_of_fit(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int,
                  val: tuple | None) -> Iterator[None]:
     """Within it, the first kernel compile starts the helper for this fit; on leaving,
-    the helper stops. ``val`` is the validation ``(x, y)`` or ``None``."""
+    the helper goes on alone until the cache is complete. ``val`` is the validation
+    ``(x, y)`` or ``None``."""
     global _pending
     if not _enabled or _started or _pending is not None or usable_cores() < 2:
         yield
@@ -95,7 +105,7 @@ def ahead_of_fit(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int,
     finally:
         _jit.COMPILE_HOOKS.remove(_start)
         _pending = None
-        _stop()
+        _detach()
 
 
 def _start(dispatcher: Any) -> None:
@@ -105,7 +115,15 @@ def _start(dispatcher: Any) -> None:
     if spec is None:
         return
     _started = True
-    _helper = _fork(spec, dispatcher) if _can_fork() else _spawn(spec)
+    from tinynet.kernels import completion
+
+    completion.OWN_COMPLETER = True  # this process never waits for its own helper
+    if _can_fork():
+        completion.hold_completion_lock()  # taken before the fork: held from the start
+        _helper = _fork(spec, dispatcher)
+        completion.release_completion_lock_copy()  # the child's copy holds it
+    else:
+        _helper = _spawn(spec)
 
 
 def _can_fork() -> bool:
@@ -162,17 +180,30 @@ def _spawn(spec: dict) -> subprocess.Popen | None:
                             stderr=subprocess.DEVNULL)
 
 
-def _stop() -> None:
+def _detach() -> None:
+    """At the fit's end: the helper goes on by itself until the cache is complete (a fork
+    still running is reaped when it ends; ``os.waitpid`` at the next call, or never: the
+    process ending first hands it to init)."""
     global _helper
     helper, _helper = _helper, None
-    if isinstance(helper, int):  # a fork: cache files are written whole (a rename)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(helper, signal.SIGTERM)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(helper, 0)
-    elif helper is not None and helper.poll() is None:
-        helper.terminate()
-        helper.wait()
+    if helper is not None:
+        _running.append(helper)
+    _reap()
+
+
+_running: list = []  # helpers that outlived their fit: pids of forks, or Popen objects
+
+
+def _reap() -> None:
+    """Collects the exit status of the helpers that have ended (no zombies)."""
+    for helper in list(_running):
+        if isinstance(helper, int):
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(helper, os.WNOHANG)[0] == 0:
+                    continue
+        elif helper.poll() is None:
+            continue
+        _running.remove(helper)
 
 
 def _random(shape: tuple, dtype: str, rng: np.random.Generator) -> np.ndarray:
@@ -232,19 +263,41 @@ def _tasks(spec: dict) -> list:
 
 
 def run(spec: dict) -> None:
-    """The helper's work (:func:`_tasks`). A task whose kernel the fit is compiling goes
-    to the back of the queue instead of waiting, so the helper keeps compiling what the
-    fit needs later (a helper kernel met inside a compile already under way is waited
-    for: :data:`tinynet.kernels._jit.WAIT_FOR_BUSY_KERNELS`); a task that fails again
-    with no kernel busy is dropped."""
+    """The helper's work (:func:`_tasks`): ahead of the fit with the fit's gates, then
+    every gate forcing serial, then parallel kernels, holding the completion lock. A task
+    whose kernel the fit is compiling goes to the back of the queue instead of waiting, so
+    the helper keeps compiling what the fit needs later (a helper kernel met inside a
+    compile already under way is waited for:
+    :data:`tinynet.kernels._jit.WAIT_FOR_BUSY_KERNELS`); a task that fails again with no
+    kernel busy is dropped."""
     from tinynet import tuning
-    from tinynet.kernels import _jit
+    from tinynet.kernels import _jit, completion
 
     _jit.silence_compile_notice()
     _jit.WAIT_FOR_BUSY_KERNELS = False
+    completion.OWN_COMPLETER = True
+    completion.hold_completion_lock()  # (a fork holds it already)
     tuning.set(**spec["gates"])
     tuning.set_num_threads(spec["threads"])
-    queue = collections.deque(_tasks(spec))
+    _drain(_tasks(spec))  # ahead of the fit, with its gates
+    # Then every other variant the model's calls may pick: all serial, all parallel (on
+    # every thread, whatever the load: a busy machine would send the calls to serial).
+    tuning.set_adaptive_threads(False)
+    tuning.set_num_threads(tuning.max_threads())
+    for gate in _FORCED:
+        with tuning.override(**{name: gate for name in tuning.defaults()}):
+            _drain(_tasks(spec))
+
+
+_FORCED = (2**62, 0)  # every gate set to this: the serial kernels, then the parallel ones
+
+
+def _drain(tasks: list) -> None:
+    """Runs ``tasks``; one whose kernel another process is compiling goes to the back of
+    the queue instead of waiting."""
+    from tinynet.kernels import _jit
+
+    queue = collections.deque(tasks)
     stalled = 0  # tasks in a row that met a busy kernel
     while queue:
         task = queue.popleft()
