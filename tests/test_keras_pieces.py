@@ -164,9 +164,11 @@ def test_get_accepts_the_keras_activation_functions():
     assert activations.get(activations.swish) is activations.get("silu")
     assert activations.get(activations.gelu) is activations.get("gelu")
     assert activations.get(activations.linear) is None
-    for bad in (activations.selu, lambda x: x, ops.relu):  # no kernel, or not these functions
-        with pytest.raises(TypeError, match="activation must be a string, a function of a tensor or None"):
-            activations.get(bad)
+    for other in (activations.selu, lambda x: x, ops.relu):  # no kernel of their own
+        assert isinstance(activations.get(other), activations.FunctionActivation)
+    with pytest.raises(TypeError, match="activation must be a string, a function of a tensor "
+                                        "or None"):
+        activations.get(3)
     dense = layers.Dense(3, activation=activations.relu)
     assert dense.get_config()["activation"] == "relu"
     y = dense(np.full((2, 4), -1.0, np.float32))

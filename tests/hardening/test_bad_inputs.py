@@ -433,6 +433,11 @@ case("masking-value", "Masking(mask_value='x')", lambda: tn.layers.Masking("x"),
 case("masking-rank", "Sequential([Input(()), Masking()])",
      lambda: tn.Sequential([Input(()), tn.layers.Masking()]), ValueError,
      "Masking 'masking': input must have a batch and a feature axis, got shape (None,)")
+case("keras-file-lstm", "Sequential([Input((4, 2)), LSTM(3)]).save('m.keras')",
+     lambda: tn.Sequential([Input((4, 2)), tn.layers.LSTM(3)]).save("m.keras"), ValueError,
+     "save_model: a Keras .keras file cannot hold these tinynet layers: 'lstm' (LSTM: "
+     "tinynet does not write Keras's layout of its weights (under the cell or the wrapped "
+     "layer) yet)")
 case("export-masked-pooling", "export of Embedding(mask_zero=True) -> GlobalAveragePooling1D",
      lambda: tn.Sequential([Input((4,)), Embedding(5, 2, mask_zero=True),
                             GlobalAveragePooling1D()]).export("m.onnx"), ValueError,

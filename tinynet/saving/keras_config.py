@@ -22,6 +22,10 @@ from tinynet.layers import registry
 _NO_KERAS = {
     "InstanceNormalization": "Keras 3 has no InstanceNormalization layer",
     "Lambda": "a Lambda layer's function would have to travel as code",
+    **{name: "tinynet does not write Keras's layout of its weights (under the cell or the wrapped layer) yet"
+       for name in ("SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed")},
+    **{name: "tinynet does not write Keras's vocabulary assets yet"
+       for name in ("TextVectorization", "StringLookup", "IntegerLookup")},
 }
 #: tinynet classes written as a Keras Activation layer (same outputs, no weights).
 _AS_ACTIVATION = {"Sigmoid": "sigmoid", "Tanh": "tanh"}
@@ -105,6 +109,10 @@ def _walk_layers(model: Any) -> list:
     return out
 
 
+#: The config keys of a wrapper layer that hold a whole layer's entry.
+_WRAPPED = ("layer", "backward_layer")
+
+
 def _is_function_ref(value: Any) -> bool:
     """Whether ``value`` is Keras's reference to a registered function
     (``{"class_name": "function", "config": "package>name", ...}``)."""
@@ -123,6 +131,11 @@ def _layer_config(class_name: str, config: dict) -> tuple[str, dict]:
                               "dtype": dict(_POLICY), "activation": _AS_ACTIVATION[class_name]}
     for key in _TINYNET_ONLY.get(class_name, ()):
         config.pop(key, None)
+    for key in _WRAPPED:  # Bidirectional's and TimeDistributed's inner layers
+        inner = config.get(key)
+        if isinstance(inner, dict) and isinstance(inner.get("config"), dict):
+            inner_class, inner_config = _layer_config(inner["class_name"], inner["config"])
+            config[key] = {**inner, "class_name": inner_class, "config": inner_config}
     if class_name != "InputLayer":
         config["dtype"] = dict(_POLICY)
     return class_name, config
@@ -286,7 +299,16 @@ def _tinynet_layer_config(cls: type, class_name: str, config: dict, where: str) 
     out = {}
     for key, value in config.items():
         if key in accepted and key != "dtype":
-            if key == "activation" and _is_function_ref(value):
+            if key in _WRAPPED and isinstance(value, dict) \
+                    and isinstance(value.get("config"), dict):
+                inner_cls = registry.registered_layers().get(value.get("class_name"))
+                if inner_cls is None:
+                    raise ValueError(f"{where}: layer {name!r:.80} wraps a layer of class "
+                                     f"{value.get('class_name')!r:.80}, which tinynet does "
+                                     f"not have")
+                out[key] = {**value, "config": _tinynet_layer_config(
+                    inner_cls, value["class_name"], value["config"], where)}
+            elif key == "activation" and _is_function_ref(value):
                 out[key] = value["config"]  # a registered function, by its name
             elif not key.endswith("_initializer"):
                 out[key] = value
