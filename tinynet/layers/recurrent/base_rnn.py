@@ -121,7 +121,15 @@ class BaseRNN(OwnGenerator, Layer):
         self.recurrent_kernel = None
         self.bias = None
 
+    def _check_use_cudnn(self, use_cudnn: Any) -> Any:
+        """Keras's ``use_cudnn`` ("auto", True or False): accepted and unused on the CPU."""
+        if use_cudnn not in ("auto", True, False):
+            raise ValueError(f"{type(self).__name__}: use_cudnn must be 'auto', True or False, "
+                             f"got {use_cudnn!r}")
+        return use_cudnn
+
     # -- shapes ---------------------------------------------------------------------------
+
     def _owner(self) -> str:
         return f"{type(self).__name__} {self.name!r}"
 

@@ -86,9 +86,7 @@ class GRU(BaseRNN):
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
                          name=name, input_shape=input_shape, trainable=trainable)
         self.reset_after = check_bool(reset_after, "reset_after", "GRU")
-        if use_cudnn not in ("auto", True, False):
-            raise ValueError(f"GRU: use_cudnn must be 'auto', True or False, got {use_cudnn!r}")
-        self.use_cudnn = use_cudnn
+        self.use_cudnn = self._check_use_cudnn(use_cudnn)
 
     def _bias_shape(self) -> tuple:
         width = 3 * self.units

@@ -97,9 +97,7 @@ class LSTM(BaseRNN):
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
                          name=name, input_shape=input_shape, trainable=trainable)
         self.unit_forget_bias = check_bool(unit_forget_bias, "unit_forget_bias", "LSTM")
-        if use_cudnn not in ("auto", True, False):
-            raise ValueError(f"LSTM: use_cudnn must be 'auto', True or False, got {use_cudnn!r}")
-        self.use_cudnn = use_cudnn
+        self.use_cudnn = self._check_use_cudnn(use_cudnn)
 
     def _bias_init(self) -> Any:
         return _ForgetBias(self) if self.unit_forget_bias else self.bias_initializer
