@@ -68,22 +68,16 @@ def input_array(x: Any, dtype: str, arg: str) -> np.ndarray:
     if dtype == "float32":
         return as_array(x, arg)
     data = x.data if isinstance(x, Tensor) else x
-    if isinstance(data, np.ndarray) and data.dtype == dtype:
-        return np.ascontiguousarray(data)
-    arr = np.asarray(data) if isinstance(data, np.ndarray) else as_array_keeping_ints(data, arg)
+    try:
+        arr = np.asarray(data)
+    except (TypeError, ValueError):  # ragged: as_array names it
+        arr = None
+    if arr is None or arr.dtype.kind not in "biuf":
+        arr = as_array(x, arg)  # names what x is when it is not numbers
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError(f"{arg} must hold finite numbers for an Input of dtype {dtype}, got "
                          f"{arr[~np.isfinite(arr)].flat[0].item()!r}")
-    if arr.dtype.kind not in "biuf":
-        as_array(arr, arg)  # names the offending type
-    return np.ascontiguousarray(arr.astype(dtype))
-
-
-def as_array_keeping_ints(x: Any, arg: str) -> np.ndarray:
-    """``np.asarray(x)`` of nested lists or scalars, checked as :func:`as_array` checks them
-    (ragged, strings, ``None``) without converting integers to float32."""
-    as_array(x, arg)
-    return np.asarray(x)
+    return np.ascontiguousarray(arr, dtype=dtype)
 
 
 class InputLayer(Layer):
