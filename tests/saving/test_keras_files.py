@@ -383,3 +383,250 @@ def test_dict_inputs_are_refused(tmp_path, h5py):
                                          "tensors, which tinynet does not write to a .keras "
                                          "file"):
         model.save(tmp_path / "m.keras")
+
+
+# -- recurrent layers and wrappers: Keras's weights tree -------------------------------------
+def _recurrent() -> tn.Model:
+    from tinynet.layers import GRU, LSTM, Bidirectional, Embedding, SimpleRNN, TimeDistributed
+
+    inputs = Input((5,), dtype="int64")
+    x = LSTM(3, return_sequences=True)(Embedding(10, 4)(inputs))
+    x = GRU(3, reset_after=False, return_sequences=True)(x)
+    x = Bidirectional(SimpleRNN(2, return_sequences=True), merge_mode="sum")(x)
+    x = TimeDistributed(Dense(2))(x)
+    return tn.Model(inputs, Dense(3)(Bidirectional(GRU(2))(x)))
+
+
+def _recurrent_data():
+    x = np.random.default_rng(4).integers(1, 10, (12, 5)).astype(np.int64)
+    return x, np.arange(12) % 3
+
+
+def _trained_recurrent(optimizer="adam"):
+    tn.set_seed(0)
+    model = _recurrent()
+    model.compile(optimizer=optimizer,
+                  loss=tn.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x, y = _recurrent_data()
+    model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    return model, x, y
+
+
+def test_recurrent_layout_is_keras(tmp_path, h5py):
+    # the paths, shapes and vars names of the same model saved by Keras 3.15.1
+    model, _, _ = _trained_recurrent()
+    model.save(tmp_path / "m.keras")
+    items = _h5_items(_members(tmp_path / "m.keras")["model.weights.h5"], h5py)
+    assert items["layers/lstm/vars"] == {"name": "lstm"}
+    assert "layers/lstm/vars/0" not in items
+    assert items["layers/lstm/cell/vars"] == {"name": "lstm_cell"}
+    assert [items[f"layers/lstm/cell/vars/{i}"] for i in range(3)] == [(4, 12), (3, 12), (12,)]
+    assert [items[f"layers/gru/cell/vars/{i}"] for i in range(3)] == [(3, 9), (3, 9), (9,)]
+    for side in ("forward_layer", "backward_layer"):
+        assert items[f"layers/bidirectional/{side}/cell/vars"] == {"name": "simple_rnn_cell"}
+        assert items[f"layers/bidirectional/{side}/cell/vars/1"] == (2, 2)
+        assert items[f"layers/bidirectional_1/{side}/cell/vars/2"] == (2, 6)  # reset_after
+    assert items["layers/bidirectional/forward_layer/vars"] == {"name": "forward_simple_rnn"}
+    assert items["layers/bidirectional/vars"] == {"name": "bidirectional"}
+    assert items["layers/time_distributed/layer/vars"] == {"name": "dense"}
+    assert items["layers/time_distributed/layer/vars/0"] == (2, 2)
+    assert "layers/time_distributed/vars/0" not in items
+    # Adam's slots weight by weight in the model's order: embedding, lstm's kernel, ...
+    shapes = [items[f"optimizer/vars/{i}"] for i in range(2, 10)]
+    assert shapes == [(10, 4), (10, 4), (4, 12), (4, 12), (3, 12), (3, 12), (12,), (12,)]
+    assert items["optimizer/vars/16"] == (3, 2)  # the forward SimpleRNN's kernel
+
+
+@pytest.mark.parametrize("optimizer", [
+    lambda: "adam", lambda: tn.optimizers.RMSprop(momentum=0.5, centered=True)],
+    ids=["adam", "rmsprop"])
+def test_recurrent_round_trip_keeps_predictions_state_and_training(tmp_path, h5py, optimizer):
+    model, x, y = _trained_recurrent(optimizer())
+    model.save(tmp_path / "m.keras")
+    loaded = tn.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    original, restored = model.optimizer.get_state(), loaded.optimizer.get_state()
+    assert sorted(original) == sorted(restored)
+    for key in original:
+        np.testing.assert_array_equal(original[key], restored[key], err_msg=key)
+    model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    loaded.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    for a, b in zip(model.get_weights(), loaded.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_recurrent_weights_h5_both_ways(tmp_path, h5py):
+    model, x, _ = _trained_recurrent()
+    model.save_weights(tmp_path / "w.weights.h5")
+    with h5py.File(tmp_path / "w.weights.h5", "r") as file:
+        assert file["layers/bidirectional_1/backward_layer/cell/vars/0"].shape == (2, 6)
+    tn.set_seed(1)
+    other = _recurrent()
+    other.load_weights(tmp_path / "w.weights.h5")
+    np.testing.assert_array_equal(other.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_recurrent_weights_in_the_wrong_place_are_refused(tmp_path, h5py):
+    model, _, _ = _trained_recurrent()
+    model.save_weights(tmp_path / "w.weights.h5")
+    with h5py.File(tmp_path / "w.weights.h5", "a") as file:
+        file.move("layers/lstm/cell/vars/0", "layers/lstm/vars/0")
+    with pytest.raises(ValueError, match=r"'lstm' \(layers/lstm\) has 1 variables in the "
+                                         r"file, expected 0"):
+        _recurrent().load_weights(tmp_path / "w.weights.h5")
+
+
+# -- vocabulary layers: assets, both ways (fixtures: generate_keras_vocabulary.py) -----------
+VOCAB_REFS = os.path.join(DATA, "keras_vocabulary_refs.npz")
+
+
+def test_keras_written_vocabularies_read_predict_and_train(h5py):
+    refs = np.load(VOCAB_REFS)
+    model = tn.models.load_model(os.path.join(DATA, "keras_vocabulary.keras"))
+    ids, hot, tfidf = (model.get_layer(n) for n in ("ids", "integer_lookup", "tfidf"))
+    assert ids.get_vocabulary() == [-1, 13, 9, 3, 7, 40, 5, 11]
+    assert hot.get_vocabulary() == [-1, 3, 5, 40]
+    assert tfidf.vocabulary_size() == 8
+    np.testing.assert_allclose(model.predict(refs["x"], verbose=0), refs["keras_predictions"],
+                               atol=1e-5)
+    ids.adapt(np.array([1, 2]))  # learned (an asset), so it can adapt again, as in Keras
+    assert ids.get_vocabulary() == [-1, 2, 1]
+    with pytest.raises(ValueError, match="cannot adapt a layer given a vocabulary"):
+        hot.adapt(np.array([1, 2]))
+    model = tn.models.load_model(os.path.join(DATA, "keras_vocabulary.keras"))
+    history = model.fit(refs["x"], refs["y"], batch_size=8, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+
+def test_tinynet_written_vocabularies_are_what_keras_read(tmp_path, h5py):
+    # tinynet_vocabulary.keras was written by tinynet (generate_keras_vocabulary.py) and
+    # read by Keras 3.15.1 with TensorFlow: its predictions and one epoch's loss are in the
+    # refs. tinynet still writes that file (same members, config, vocabularies, weights).
+    refs = np.load(VOCAB_REFS)
+    model = tn.models.load_model(os.path.join(DATA, "keras_vocabulary.keras"))
+    model.fit(refs["x"], refs["y"], batch_size=8, epochs=1, shuffle=False, verbose=0)
+    model.save(tmp_path / "m.keras")
+    ours, checked_in = _members(tmp_path / "m.keras"), _members(
+        os.path.join(DATA, "tinynet_vocabulary.keras"))
+    assert sorted(ours) == sorted(checked_in) == [
+        "assets/layers/integer_lookup/vocabulary.txt",
+        "assets/layers/integer_lookup_2/vocabulary.txt", "config.json", "metadata.json",
+        "model.weights.h5"]
+    assert ours["assets/layers/integer_lookup/vocabulary.txt"] == b"-1\n13\n9\n3\n7\n40\n5\n11"
+    for name in ours:
+        if name.startswith("assets/") or name == "config.json":
+            assert ours[name] == checked_in[name], name
+    config = json.loads(ours["config.json"])["config"]["layers"][1]["config"]
+    assert (config["vocabulary"], config["vocabulary_size"]) == (None, 8)
+    assert "has_input_vocabulary" not in config
+    items, expected = (_h5_items(m["model.weights.h5"], h5py) for m in (ours, checked_in))
+    assert items == expected
+    assert items["layers/integer_lookup_2/vars/idf_weights"] == (8,)
+    with h5py.File(io.BytesIO(ours["model.weights.h5"]), "r") as a, \
+            h5py.File(io.BytesIO(checked_in["model.weights.h5"]), "r") as b:
+        for key, shape in items.items():
+            if isinstance(shape, tuple):
+                np.testing.assert_allclose(a[key][()], b[key][()], atol=1e-6, err_msg=key)
+    loaded = tn.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(loaded.predict(refs["x"], verbose=0), refs["back_predictions"],
+                               atol=1e-5)
+    assert np.isfinite(refs["back_loss"])
+
+
+def _vocab_archive(tmp_path, replace=None, drop=(), edit=None):
+    source = os.path.join(DATA, "keras_vocabulary.keras")
+    members = _members(source)
+    for name in drop:
+        del members[name]
+    members.update(replace or {})
+    if edit is not None:
+        config = json.loads(members["config.json"])
+        edit(config["config"]["layers"][1]["config"])
+        members["config.json"] = json.dumps(config).encode()
+    target = tmp_path / "vocab.keras"
+    with zipfile.ZipFile(target, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return target
+
+
+IDS_ASSET = "assets/layers/integer_lookup/vocabulary.txt"
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(replace={IDS_ASSET: b"-1\n13\n\xff\xfe\n3"}),
+     f"vocabulary {IDS_ASSET!r} is not UTF-8 text"),
+    (dict(replace={IDS_ASSET: b"-1\n13\nnine\n3\n7\n40\n5\n11"}),
+     f"vocabulary {IDS_ASSET!r} line 3 is 'nine', not an integer (IntegerLookup 'ids')"),
+    (dict(replace={IDS_ASSET: b"-1\n13\n13\n3\n7\n40\n5\n11"}),
+     "layer 'ids' (IntegerLookup): the file's vocabulary does not fit it: IntegerLookup "
+     "'ids': set_vocabulary: vocabulary has repeated tokens [13]"),
+    (dict(replace={IDS_ASSET: b"-1\n13\n9"}),
+     f"vocabulary {IDS_ASSET!r} has 3 tokens, but layer 'ids''s config says "
+     f"vocabulary_size=8"),
+    (dict(drop=[IDS_ASSET]),
+     f"layer 'ids' (IntegerLookup) has no vocabulary in its config and the archive has no "
+     f"{IDS_ASSET!r}"),
+    (dict(edit=lambda c: c.update(vocabulary_size=2 ** 40)),
+     "layer 'ids' (IntegerLookup) has vocabulary_size=1099511627776, more than the 4194304 "
+     "tokens a file may give a layer; refused before allocating"),
+    (dict(edit=lambda c: c.update(vocabulary_size="8")),
+     "layer 'ids' (IntegerLookup) has vocabulary_size='8'; expected a non-negative int"),
+    (dict(edit=lambda c: c.update(max_tokens=2 ** 40, pad_to_max_tokens=True)),
+     "layer 'ids' (IntegerLookup) has max_tokens=1099511627776, more than the 4194304 tokens"),
+    (dict(replace={"assets/../../escaped/vocabulary.txt": b"1"}),
+     "archive member 'assets/../../escaped/vocabulary.txt' has a path outside the archive"),
+], ids=["not-utf8", "not-int", "repeated", "size-mismatch", "missing", "size-over-budget",
+        "size-not-int", "padded-over-budget", "traversal"])
+def test_bad_vocabulary_assets_are_refused_by_name(tmp_path, h5py, change, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        tn.models.load_model(_vocab_archive(tmp_path, **change))
+    assert sorted(os.listdir(tmp_path)) == ["vocab.keras"]
+    assert not os.path.exists(tmp_path.parent / "escaped")
+
+
+def test_vocabulary_assets_over_their_budgets(tmp_path, h5py, monkeypatch):
+    from tinynet.saving import keras_archive, keras_assets
+
+    path = _vocab_archive(tmp_path)
+    monkeypatch.setattr(keras_archive, "MAX_ASSET_BYTES", 30)
+    with pytest.raises(ValueError, match=r"the archive's vocabulary assets declare more than "
+                                         r"the 30-byte limit \(at 'assets/layers/integer_lookup"
+                                         r"_2/vocabulary.txt'\); refused before reading them"):
+        tn.models.load_model(path)
+    monkeypatch.undo()
+    monkeypatch.setattr(keras_assets, "MAX_VOCABULARY", 5)
+    with pytest.raises(ValueError, match="layer 'ids' .IntegerLookup. has vocabulary_size=8, "
+                                         "more than the 5 tokens"):
+        tn.models.load_model(path)
+    # without the config's size, the asset's own line count is checked before it is split
+    monkeypatch.setattr(keras_assets, "MAX_VOCABULARY", 10)
+    long = "\n".join(str(v) for v in range(-1, 11)).encode()
+    path = _vocab_archive(tmp_path, edit=lambda c: c.update(vocabulary_size=None),
+                          replace={IDS_ASSET: long})
+    with pytest.raises(ValueError, match=re.escape(
+            f"vocabulary {IDS_ASSET!r} has 12 lines, more than the 10 tokens a file may give "
+            f"a layer; refused before building it")):
+        tn.models.load_model(path)
+
+
+def test_learned_vocabulary_asset_and_line_breaks(tmp_path, h5py):
+    from tinynet.layers import IntegerLookup, StringLookup
+    from tinynet.saving.keras_assets import _check_token
+
+    inputs = Input((2,))
+    lookup = IntegerLookup(name="years")
+    lookup.adapt(np.array([2020, 2021, 2021]))
+    model = tn.Model(inputs, Dense(1)(lookup(inputs)))
+    model.save(tmp_path / "m.keras")
+    assert _members(tmp_path / "m.keras")[
+        "assets/layers/integer_lookup/vocabulary.txt"] == b"-1\n2021\n2020"
+    assert tn.models.load_model(tmp_path / "m.keras").get_layer("years").get_vocabulary() == [
+        -1, 2021, 2020]
+    # Keras reads one token a line (str.splitlines): a token with a line break cannot travel
+    words = StringLookup(name="words")
+    for token in ("a\nb", "a\rb", "a\u2028b"):
+        with pytest.raises(ValueError, match=r"save_model: layer 'words' has the token .* with "
+                                             r"a line break, which Keras's one-token-a-line "
+                                             r"vocabulary file cannot hold"):
+            _check_token(token, words, "save_model")

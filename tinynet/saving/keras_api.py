@@ -20,15 +20,16 @@ from tinynet.saving.keras_archive import (KERAS_VERSION, H5Reader, read_archive,
 from tinynet.saving.keras_config import (check_writable, keras_compile_config,
                                          keras_model_entry, tinynet_compile_config,
                                          tinynet_model_config)
-from tinynet.saving.keras_weights import (layer_groups, optimizer_arrays, own_weights,
-                                          read_layers, read_optimizer)
+from tinynet.saving.keras_assets import asset_members, load_vocabularies, named_vars
+from tinynet.saving.keras_weights import (node_arrays, optimizer_arrays, read_layers,
+                                          read_optimizer)
 
 
 def _weights_h5(model: Any, owner: str) -> bytes:
-    groups = [(path, layer.name, own_weights(layer)) for path, layer in layer_groups(model)]
+    groups = node_arrays(model)
     if getattr(model, "compiled", False):
         groups.append(("optimizer", model.optimizer.name, optimizer_arrays(model, owner)))
-    return write_h5(groups, owner)
+    return write_h5(groups, owner, named_vars(model))
 
 
 def save_keras(model: Any, path: str, owner: str) -> None:
@@ -42,7 +43,7 @@ def save_keras(model: Any, path: str, owner: str) -> None:
                 "date_saved": datetime.datetime.now(datetime.timezone.utc)
                 .strftime("%Y-%m-%d@%H:%M:%S")}
     payload = write_archive(json.dumps(entry).encode(), _weights_h5(model, owner),
-                            json.dumps(metadata).encode())
+                            json.dumps(metadata).encode(), asset_members(model, owner))
     atomic_write(path, payload, owner)
 
 
@@ -73,8 +74,8 @@ def load_keras_weights(model: Any, path: str, owner: str) -> None:
     where = _where(owner, path)
     with H5Reader(_read_blob(path, owner), where, owner) as reader:
         pairs = read_layers(model, reader)
-    for layer, arrays in pairs:
-        layer.set_weights(arrays)
+    for param, array in pairs:
+        param.assign(array)
 
 
 def load_keras(path: str, custom_objects: dict, compile: bool, owner: str) -> Any:
@@ -101,8 +102,9 @@ def load_keras(path: str, custom_objects: dict, compile: bool, owner: str) -> An
         pairs = read_layers(model, reader)
         apply_optimizer = read_optimizer(model, reader, owner) if compiled is not None \
             else None
-    for layer, arrays in pairs:
-        layer.set_weights(arrays)
+        load_vocabularies(model, members, reader, where)
+    for param, array in pairs:
+        param.assign(array)
     if apply_optimizer is not None:
         apply_optimizer()
     return model

@@ -1,8 +1,9 @@
 """The ``.keras`` archive and Keras's HDF5 weights file, read and written in memory.
 
-A ``.keras`` file is a zip of ``metadata.json``, ``config.json`` and ``model.weights.h5``.
-Reading never extracts anything to disk: the archive is read into memory (its size
-capped), every member name is checked (no folders, no ``..``), each member's declared
+A ``.keras`` file is a zip of ``metadata.json``, ``config.json`` and ``model.weights.h5``
+(and, for adapted vocabulary layers, ``assets/<layer path>/vocabulary.txt``). Reading
+never extracts anything to disk: the archive is read into memory (its size capped),
+every member name is checked (no absolute paths, no ``..``), each member's declared
 size is checked against a budget before it is read and its actual size while it is read
 (a zip bomb stops at the budget). The HDF5 file is opened from bytes with ``h5py``; a
 dataset is read only when its shape and dtype are the ones the model expects, so a
@@ -23,6 +24,9 @@ MEMBERS = ("metadata.json", "config.json", "model.weights.h5")
 MAX_JSON_BYTES = 64 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 16 * 1024 ** 3
 MAX_H5_BYTES = 16 * 1024 ** 3
+#: All vocabulary assets (``assets/.../vocabulary.txt``) of one archive together (bytes).
+MAX_ASSET_BYTES = 64 * 1024 * 1024
+ASSET_SUFFIX = "/vocabulary.txt"
 #: Keras's version whose file layout tinynet writes (the ``keras_version`` in metadata).
 KERAS_VERSION = "3.15.1"
 
@@ -74,9 +78,18 @@ def read_archive(path: str, where: str) -> dict[str, bytes]:
         infos = archive.infolist()
         for info in infos:
             _check_member_name(info.filename, where)
+        asset_bytes = 0
         for info in infos:
+            if info.filename.startswith("assets/") and info.filename.endswith(ASSET_SUFFIX):
+                asset_bytes += info.file_size  # the vocabularies, within one budget
+                if asset_bytes > MAX_ASSET_BYTES:
+                    raise ValueError(f"{where}: the archive's vocabulary assets declare more "
+                                     f"than the {MAX_ASSET_BYTES}-byte limit (at "
+                                     f"{info.filename!r:.200}); refused before reading them")
+                out[info.filename] = _read_member(archive, info, MAX_ASSET_BYTES, where)
+                continue
             if info.filename not in MEMBERS:
-                continue  # assets/ and anything else: never read, never extracted
+                continue  # anything else: never read, never extracted
             budget = _member_budget(info.filename)
             if info.file_size > budget:
                 raise ValueError(f"{where}: archive member {info.filename!r} declares "
@@ -106,21 +119,26 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int,
     return data
 
 
-def write_archive(config: bytes, weights: bytes, metadata: bytes) -> bytes:
-    """The ``.keras`` zip (stored, not compressed, as Keras writes it) as bytes."""
+def write_archive(config: bytes, weights: bytes, metadata: bytes,
+                  assets: dict[str, bytes] | None = None) -> bytes:
+    """The ``.keras`` zip (stored, not compressed, as Keras writes it) as bytes; ``assets``
+    maps ``assets/...`` member names to their bytes."""
     buffer = io.BytesIO()
     stamp = time.gmtime()[:6]
+    members = [("metadata.json", metadata), ("config.json", config),
+               ("model.weights.h5", weights), *sorted((assets or {}).items())]
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
-        for name, data in (("metadata.json", metadata), ("config.json", config),
-                           ("model.weights.h5", weights)):
+        for name, data in members:
             archive.writestr(zipfile.ZipInfo(name, date_time=stamp), data)
     return buffer.getvalue()
 
 
 # -- HDF5 ------------------------------------------------------------------------------------
-def write_h5(groups: list[tuple[str, str, list[np.ndarray]]], owner: str) -> bytes:
+def write_h5(groups: list[tuple[str, str, list[np.ndarray]]], owner: str,
+             named: dict[str, dict[str, np.ndarray]] | None = None) -> bytes:
     """An HDF5 file in Keras's layout: for each ``(path, name, arrays)`` a group
-    ``<path>/vars`` (attribute ``name``) holding datasets ``0``, ``1``, ..."""
+    ``<path>/vars`` (attribute ``name``) holding datasets ``0``, ``1``, ..., plus the
+    datasets ``named[path]`` maps by name (a lookup's ``idf_weights``)."""
     h5py = require_h5py(owner)
     buffer = io.BytesIO()
     with h5py.File(buffer, "w") as file:
@@ -129,6 +147,8 @@ def write_h5(groups: list[tuple[str, str, list[np.ndarray]]], owner: str) -> byt
             group.attrs["name"] = name
             for i, arr in enumerate(arrays):
                 group.create_dataset(str(i), data=arr)
+            for key, arr in (named or {}).get(path, {}).items():
+                group.create_dataset(key, data=arr)
     return buffer.getvalue()
 
 
@@ -152,15 +172,16 @@ class H5Reader:
         self.file.close()
 
     def count(self, path: str) -> int:
-        """How many datasets ``<path>/vars`` holds (0 when the group is absent)."""
+        """How many numbered datasets ``<path>/vars`` holds (0 when the group is absent;
+        named ones, such as ``idf_weights``, are read by name)."""
         group = self.file.get(f"{path}/vars" if path else "vars")
         if group is None:
             return 0
         if not hasattr(group, "keys"):
             raise ValueError(f"{self.where}: {path}/vars in the weights file is not a group")
-        return len(group.keys())
+        return sum(1 for key in group.keys() if key.isdigit())
 
-    def read(self, path: str, index: int, shape: tuple, kind: str = "f") -> np.ndarray:
+    def read(self, path: str, index: int | str, shape: tuple, kind: str = "f") -> np.ndarray:
         """Dataset ``<path>/vars/<index>`` as float32 (``kind="f"``) or int64 (``"i"``),
         after checking it exists with exactly ``shape`` and a numeric dtype."""
         key = f"{path}/vars/{index}" if path else f"vars/{index}"

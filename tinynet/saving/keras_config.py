@@ -22,10 +22,6 @@ from tinynet.layers import registry
 _NO_KERAS = {
     "InstanceNormalization": "Keras 3 has no InstanceNormalization layer",
     "Lambda": "a Lambda layer's function would have to travel as code",
-    **{name: "tinynet does not write Keras's layout of its weights (under the cell or the wrapped layer) yet"
-       for name in ("SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed")},
-    **{name: "tinynet does not write Keras's vocabulary assets yet"
-       for name in ("TextVectorization", "StringLookup", "IntegerLookup")},
 }
 #: tinynet classes written as a Keras Activation layer (same outputs, no weights).
 _AS_ACTIVATION = {"Sigmoid": "sigmoid", "Tanh": "tanh"}
@@ -43,6 +39,11 @@ _NEUTRAL_KEYS = {"groups": 1, "data_format": "channels_last", "sparse": False,
                  "ragged": False, "optional": False, "synchronized": False, "renorm": False,
                  "rms_scaling": False, "use_ema": False, "autocast": True}
 _IGNORED_KEYS = ("renorm_momentum", "ema_momentum", "dtype")
+#: Keras config keys tinynet's class ignores, per class: a recurrent layer's
+#: ``zero_output_for_mask`` (what a masked step outputs) has no effect without a mask.
+_IGNORED_PER_CLASS = {name: ("zero_output_for_mask",) for name in ("SimpleRNN", "LSTM", "GRU")}
+#: The vocabulary layers: a learned vocabulary travels as an asset, not in the config.
+_VOCABULARY = ("StringLookup", "IntegerLookup", "TextVectorization")
 
 
 def snake_case(name: str) -> str:
@@ -131,6 +132,8 @@ def _layer_config(class_name: str, config: dict) -> tuple[str, dict]:
                               "dtype": dict(_POLICY), "activation": _AS_ACTIVATION[class_name]}
     for key in _TINYNET_ONLY.get(class_name, ()):
         config.pop(key, None)
+    if class_name in _VOCABULARY and not config.pop("has_input_vocabulary", False):
+        config.update(vocabulary=None, idf_weights=None)  # learned: written as an asset
     for key in _WRAPPED:  # Bidirectional's and TimeDistributed's inner layers
         inner = config.get(key)
         if isinstance(inner, dict) and isinstance(inner.get("config"), dict):
@@ -293,11 +296,17 @@ def _initializer(value: Any) -> Any:
 
 
 def _tinynet_layer_config(cls: type, class_name: str, config: dict, where: str) -> dict:
+    from tinynet.saving.keras_assets import check_config
+
     accepted = _accepted_keys(cls)
     name = config.get("name")
-    _check_dtype(config.get("dtype"), f"layer {name!r:.80}", where)
+    if class_name != "InputLayer":  # an input's dtype is its data's (Input checks it)
+        _check_dtype(config.get("dtype"), f"layer {name!r:.80}", where)
+    check_config(class_name, config, where)
     out = {}
     for key, value in config.items():
+        if key in _IGNORED_PER_CLASS.get(class_name, ()):
+            continue
         if key in accepted and key != "dtype":
             if key in _WRAPPED and isinstance(value, dict) \
                     and isinstance(value.get("config"), dict):
@@ -315,7 +324,7 @@ def _tinynet_layer_config(cls: type, class_name: str, config: dict, where: str) 
             elif _initializer(value) is not None:
                 out[key] = _initializer(value)
         elif key == "dtype" and class_name == "InputLayer":
-            out[key] = "float32"
+            out[key] = value if isinstance(value, str) else "float32"  # Input checks it
         elif not _neutral(key, value):
             raise ValueError(f"{where}: layer {name!r:.80} ({class_name}) has {key}="
                              f"{value!r:.80}, which tinynet's {class_name} does not support")
@@ -359,6 +368,40 @@ def _refs(args: Any, where: str) -> tuple[list, bool]:
     return refs, listed
 
 
+def _history(tensor: Any) -> list:
+    """A Keras tensor entry's ``keras_history`` (``[layer, node, index]``), else ``[]``."""
+    config = tensor.get("config") if isinstance(tensor, dict) else None
+    history = config.get("keras_history") if isinstance(config, dict) else None
+    return history if isinstance(history, list) and len(history) == 3 else []
+
+
+def _automatic_masks(layers: list) -> set[str]:
+    """Names of the ``NotEqual`` op layers that are an ``Embedding(mask_zero=True)``'s
+    mask: Keras's functional config records the mask the embedding computes (``ids !=
+    0`` of the embedding's own input) as an op layer passed on as ``mask=``; tinynet's
+    layers hand that mask on themselves, so the op and those arguments are dropped."""
+    embedded = set()
+    for entry in layers:
+        config = entry.get("config") if isinstance(entry, dict) else None
+        if entry.get("class_name") == "Embedding" and isinstance(config, dict) \
+                and config.get("mask_zero") is True:
+            for node in entry.get("inbound_nodes") or []:
+                args = node.get("args") if isinstance(node, dict) else None
+                if isinstance(args, list) and args:
+                    embedded.add(tuple(_history(args[0])))
+    out = set()
+    for entry in layers:
+        if not isinstance(entry, dict) or entry.get("class_name") != "NotEqual":
+            continue
+        nodes = entry.get("inbound_nodes") or []
+        if all(isinstance(n, dict) and isinstance(n.get("args"), list)
+               and len(n["args"]) == 2 and n["args"][1] == 0
+               and not (n.get("kwargs") or {})
+               and tuple(_history(n["args"][0])) in embedded - {()} for n in nodes) and nodes:
+            out.add(entry.get("name"))
+    return out
+
+
 def _nested_refs(refs: Any) -> list:
     if isinstance(refs, list) and refs and isinstance(refs[0], str):
         return [refs]
@@ -379,9 +422,12 @@ def tinynet_model_config(entry: Any, where: str, table: dict) -> dict:
     if not isinstance(layers, list):
         raise ValueError(f"{where}: invalid model config: 'layers' must be a list")
     out_layers = []
+    masks = _automatic_masks(layers) if functional else set()
     for layer_entry in layers:
         if not isinstance(layer_entry, dict):
             raise ValueError(f"{where}: invalid model config: a layer entry is not an object")
+        if layer_entry.get("name") in masks:
+            continue  # an Embedding's mask, which tinynet's layers hand on themselves
         if layer_entry.get("class_name") in ("Sequential", "Functional", "Model"):
             out = tinynet_model_config(layer_entry, where, table)
         else:
@@ -399,7 +445,9 @@ def tinynet_model_config(entry: Any, where: str, table: dict) -> dict:
             for node in nodes:
                 if not isinstance(node, dict):
                     raise ValueError(f"{where}: invalid model config: a node is not an object")
-                kwargs = node.get("kwargs") or {}
+                kwargs = dict(node.get("kwargs") or {})
+                if _history(kwargs.get("mask"))[:1] and _history(kwargs["mask"])[0] in masks:
+                    del kwargs["mask"]  # the automatic mask (see _automatic_masks)
                 # training: tinynet's fit/predict set it for every layer, as Keras's do
                 used = {k: v for k, v in kwargs.items() if v is not None and k != "training"}
                 if used:

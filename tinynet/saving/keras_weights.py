@@ -58,11 +58,80 @@ def layer_groups(model: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-def own_weights(layer: Any) -> list[np.ndarray]:
-    """A layer's own weights (a model has none of its own: its layers hold them)."""
-    if isinstance(layer, registry.model_classes()):
-        return []
-    return [np.asarray(w, dtype=np.float32) for w in layer.get_weights()]
+#: A node of Keras's weights tree: ``(h5 path, vars name, parameters)``; the parameters
+#: are the datasets ``<path>/vars/0, 1, ...`` (the ``vars`` group's ``name`` attribute is
+#: the object's name, which Keras only records).
+Node = tuple[str, str, list]
+
+
+def _join(path: str, child: str) -> str:
+    return f"{path}/{child}" if path and child else path or child
+
+
+def _under(attr: str, layer: Any) -> list[Node]:
+    """``layer``'s nodes under the attribute ``attr`` of the layer that holds it."""
+    return [(_join(attr, path), name, params) for path, name, params in layer_nodes(layer)]
+
+
+def _recurrent(layer: Any) -> list[Node]:
+    # Keras's SimpleRNN, LSTM and GRU keep their weights in a cell (LSTMCell, ...)
+    cell = f"{snake_case(keras_class_name(layer))}_cell"
+    return [("", layer.name, []), ("cell", cell, layer.parameters())]
+
+
+def _bidirectional(layer: Any) -> list[Node]:
+    return ([("", layer.name, [])] + _under("forward_layer", layer.forward_layer)
+            + _under("backward_layer", layer.backward_layer))
+
+
+def _time_distributed(layer: Any) -> list[Node]:
+    return [("", layer.name, [])] + _under("layer", layer.layer)
+
+
+def _text_vectorization(layer: Any) -> list[Node]:
+    # Keras's TextVectorization holds a StringLookup as its attribute ``_lookup_layer``
+    return [("", layer.name, []), ("_lookup_layer", "string_lookup", [])]
+
+
+#: Per Keras class, where a layer's variables sit in Keras's weights tree when they are not
+#: simply the layer's own ``vars``: ``layer -> [(relative path, vars name, parameters),
+#: ...]``, path ``""`` being the layer itself and any other the attribute path of the
+#: Keras object that holds them (Keras's saving walks an object's attributes). A layer
+#: holding layers lists each with ``_under(attribute, sub_layer)``, which recurses.
+WEIGHT_PATHS: dict[str, Callable[[Any], list[Node]]] = {
+    "SimpleRNN": _recurrent,
+    "LSTM": _recurrent,
+    "GRU": _recurrent,
+    "Bidirectional": _bidirectional,
+    "TimeDistributed": _time_distributed,
+    "TextVectorization": _text_vectorization,
+}
+
+
+def layer_nodes(layer: Any) -> list[Node]:
+    """The weights-tree nodes of one layer (not a model), relative to its own path."""
+    hook = WEIGHT_PATHS.get(keras_class_name(layer))
+    if hook is not None:
+        return hook(layer)
+    return [("", layer.name, layer.parameters())]
+
+
+def weight_nodes(model: Any) -> list[Node]:
+    """Every node of ``model``'s weights tree in Keras's paths (a model's own node holds
+    nothing: its layers hold the weights)."""
+    out: list[Node] = []
+    for path, layer in layer_groups(model):
+        if isinstance(layer, registry.model_classes()):
+            out.append((path, layer.name, []))
+        else:
+            out += [(_join(path, sub), name, params) for sub, name, params in layer_nodes(layer)]
+    return out
+
+
+def node_arrays(model: Any) -> list[tuple[str, str, list[np.ndarray]]]:
+    """``(path, name, arrays)`` of every node, as written."""
+    return [(path, name, [np.asarray(p.value, dtype=np.float32) for p in params])
+            for path, name, params in weight_nodes(model)]
 
 
 def _optimizer_class(optimizer: Any, owner: str) -> str:
@@ -165,16 +234,14 @@ def read_optimizer(model: Any, reader: Any, owner: str) -> Callable[[], None]:
     return apply
 
 
-def read_layers(model: Any, reader: Any) -> list[tuple[Any, list[np.ndarray]]]:
-    """Each layer's weights from the file, checked (count and shapes) before any is set."""
+def read_layers(model: Any, reader: Any) -> list[tuple[Any, np.ndarray]]:
+    """``(parameter, array)`` for every weight of ``model``, read from the file and checked
+    (count and shapes) before any is set."""
     out = []
-    for path, layer in layer_groups(model):
-        expected = own_weights(layer)
+    for path, name, params in weight_nodes(model):
         found = reader.count(path)
-        if found != len(expected):
-            raise ValueError(f"{reader.where}: layer {layer.name!r} ({path or 'the model'}) "
-                             f"has {found} variables in the file, expected {len(expected)}")
-        arrays = [reader.read(path, i, w.shape) for i, w in enumerate(expected)]
-        if expected:
-            out.append((layer, arrays))
+        if found != len(params):
+            raise ValueError(f"{reader.where}: {name!r} ({path or 'the model'}) has {found} "
+                             f"variables in the file, expected {len(params)}")
+        out += [(p, reader.read(path, i, p.value.shape)) for i, p in enumerate(params)]
     return out

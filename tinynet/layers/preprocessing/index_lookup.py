@@ -87,6 +87,9 @@ class IndexLookup(PreprocessingLayer):
         owner = owner or type(self).__name__
         self.max_tokens = check_optional_int(max_tokens, "max_tokens", owner, 2)
         self.num_oov_indices = check_optional_int(num_oov_indices, "num_oov_indices", owner, 0)
+        # the size a saved vocabulary will have (Keras's config field), so a loaded
+        # model knows its output width before the vocabulary is set
+        self._saved_size = check_optional_int(vocabulary_size, "vocabulary_size", owner, 0)
         if self.num_oov_indices is None:
             raise TypeError(f"{owner}: num_oov_indices must be an int >= 0, got None")
         self.pad_to_max_tokens = check_bool(pad_to_max_tokens, "pad_to_max_tokens", owner)
@@ -406,7 +409,7 @@ class IndexLookup(PreprocessingLayer):
         if self.output_mode == "int":
             return shape
         depth = self.max_tokens if self.pad_to_max_tokens else (
-            self.vocabulary_size() if self._vocab_set else None)
+            self.vocabulary_size() if self._vocab_set else self._saved_size)
         if self.output_mode == "one_hot":
             return (shape[:-1] if shape and shape[-1] == 1 else shape) + (depth,)
         if len(shape) <= 1:

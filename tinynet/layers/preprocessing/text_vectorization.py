@@ -144,7 +144,8 @@ class TextVectorization(PreprocessingLayer):
             max_tokens=max_tokens, vocabulary=vocabulary, idf_weights=idf_weights,
             pad_to_max_tokens=pad_to_max_tokens, mask_token="", output_mode=self.output_mode,
             sparse=sparse, encoding=encoding, has_input_vocabulary=has_input_vocabulary,
-            name=f"{self.name}_lookup", owner=f"TextVectorization {self.name!r}")
+            vocabulary_size=vocabulary_size, name=f"{self.name}_lookup",
+            owner=f"TextVectorization {self.name!r}")
 
     # -- the text steps ------------------------------------------------------------------
     def _standardized(self, x: Any) -> np.ndarray:
