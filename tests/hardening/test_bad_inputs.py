@@ -433,11 +433,6 @@ case("masking-value", "Masking(mask_value='x')", lambda: tn.layers.Masking("x"),
 case("masking-rank", "Sequential([Input(()), Masking()])",
      lambda: tn.Sequential([Input(()), tn.layers.Masking()]), ValueError,
      "Masking 'masking': input must have a batch and a feature axis, got shape (None,)")
-case("keras-file-lstm", "Sequential([Input((4, 2)), LSTM(3)]).save('m.keras')",
-     lambda: tn.Sequential([Input((4, 2)), tn.layers.LSTM(3)]).save("m.keras"), ValueError,
-     "save_model: a Keras .keras file cannot hold these tinynet layers: 'lstm' (LSTM: "
-     "tinynet does not write Keras's layout of its weights (under the cell or the wrapped "
-     "layer) yet)")
 case("export-masked-pooling", "export of Embedding(mask_zero=True) -> GlobalAveragePooling1D",
      lambda: tn.Sequential([Input((4,)), Embedding(5, 2, mask_zero=True),
                             GlobalAveragePooling1D()]).export("m.onnx"), ValueError,
@@ -3334,6 +3329,32 @@ case("tensorboard", "callbacks.TensorBoard(log_dir='logs')",
 case("checkpoint-weights-only-keras", "ModelCheckpoint('m.keras', save_weights_only=True)",
      lambda: tn.callbacks.ModelCheckpoint("m.keras", save_weights_only=True), ValueError,
      "ModelCheckpoint: filepath " + WEIGHTS_SUFFIX, "got 'm.keras'")
+
+
+# -- h47rnnkeras: Keras files with vocabulary layers (assets), lookups' vocabulary_size -------
+# (the archives derive from tests/data/keras/keras_vocabulary.keras; none needs h5py)
+case("keras-load-vocabulary-too-large",
+     "load_model(a Keras file whose IntegerLookup says vocabulary_size=2**40)",
+     lambda: tn.models.load_model(os.path.join(KERAS_DATA, "keras_vocabulary_too_large.keras")),
+     ValueError, "keras_vocabulary_too_large.keras': layer 'ids' (IntegerLookup) has "
+     "vocabulary_size=1099511627776, more than the 4194304 tokens a file may give a layer; "
+     "refused before allocating")
+case("keras-load-vocabulary-not-utf8", "load_model(a Keras file whose vocabulary.txt is not UTF-8)",
+     lambda: tn.models.load_model(os.path.join(KERAS_DATA, "keras_vocabulary_not_utf8.keras")),
+     ValueError, "keras_vocabulary_not_utf8.keras': vocabulary "
+     "'assets/layers/integer_lookup/vocabulary.txt' is not UTF-8 text")
+case("keras-load-vocabulary-traversal",
+     "load_model(a Keras file with an asset 'assets/../../escaped/vocabulary.txt')",
+     lambda: tn.models.load_model(os.path.join(KERAS_DATA, "keras_vocabulary_traversal.keras")),
+     ValueError, "keras_vocabulary_traversal.keras': archive member "
+     "'assets/../../escaped/vocabulary.txt' has a path outside the archive (absolute or with "
+     "'..'); refusing the file")
+case("integer-lookup-vocabulary-size-negative", "IntegerLookup(vocabulary_size=-1)",
+     lambda: tn.layers.IntegerLookup(vocabulary_size=-1), ValueError,
+     "IntegerLookup: vocabulary_size must be None or an int >= 0, got -1")
+case("string-lookup-vocabulary-size-str", "StringLookup(vocabulary_size='8')",
+     lambda: tn.layers.StringLookup(vocabulary_size="8"), TypeError,
+     "StringLookup: vocabulary_size must be None or an int >= 0, got '8'")
 
 
 # ============================================================================================

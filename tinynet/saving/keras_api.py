@@ -20,7 +20,8 @@ from tinynet.saving.keras_archive import (KERAS_VERSION, H5Reader, read_archive,
 from tinynet.saving.keras_config import (check_writable, keras_compile_config,
                                          keras_model_entry, tinynet_compile_config,
                                          tinynet_model_config)
-from tinynet.saving.keras_assets import asset_members, load_vocabularies, named_vars
+from tinynet.saving.keras_assets import (asset_members, named_vars, read_vocabularies,
+                                         set_vocabularies)
 from tinynet.saving.keras_weights import (node_arrays, optimizer_arrays, read_layers,
                                           read_optimizer)
 
@@ -98,11 +99,12 @@ def load_keras(path: str, custom_objects: dict, compile: bool, owner: str) -> An
             else None
         if compiled is not None:
             compile_model(model, compiled, where)
+    vocabularies = read_vocabularies(model, members, where)
     with H5Reader(weights, where, owner) as reader:
         pairs = read_layers(model, reader)
         apply_optimizer = read_optimizer(model, reader, owner) if compiled is not None \
             else None
-        load_vocabularies(model, members, reader, where)
+        set_vocabularies(vocabularies, reader, where)
     for param, array in pairs:
         param.assign(array)
     if apply_optimizer is not None:

@@ -141,12 +141,15 @@ def _parse(data: bytes, member: str, layer: Any, where: str) -> list:
     return values
 
 
-def load_vocabularies(model: Any, members: dict[str, bytes], reader: Any, where: str) -> None:
-    """Sets each vocabulary layer's learned vocabulary from its asset (and a ``"tf_idf"``
-    layer's idf weights from the weights file) in a newly built ``model``."""
+def read_vocabularies(model: Any, members: dict[str, bytes], where: str) -> list:
+    """Each vocabulary layer's learned vocabulary from its asset, parsed and checked
+    (before the weights file is opened): ``[(path, layer, tokens), ...]``, the tokens
+    ``None`` for a given vocabulary (the config holds it)."""
+    found = []
     for path, layer in vocabulary_layers(model):
         lookup = _lookup(layer)
         member = f"assets/{path}/{ASSET_NAME}"
+        tokens = None
         if is_learned(layer):
             if member not in members:
                 raise ValueError(f"{where}: layer {layer.name!r} ({keras_class_name(layer)}) "
@@ -161,10 +164,18 @@ def load_vocabularies(model: Any, members: dict[str, bytes], reader: Any, where:
             if twin is not None and twin != members[member]:
                 raise ValueError(f"{where}: layer {layer.name!r}: the vocabularies {member!r} "
                                  f"and its _lookup_layer's differ")
-        elif lookup.output_mode == "tf_idf":
-            tokens = lookup.get_vocabulary()
-        else:
-            continue  # a given vocabulary: the config holds it
+        found.append((path, layer, tokens))
+    return found
+
+
+def set_vocabularies(found: list, reader: Any, where: str) -> None:
+    """Sets the vocabularies :func:`read_vocabularies` found (and a ``"tf_idf"`` layer's
+    idf weights, read from the weights file) in the newly built model."""
+    for path, layer, tokens in found:
+        lookup = _lookup(layer)
+        if lookup.output_mode != "tf_idf" and tokens is None:
+            continue  # a given vocabulary: the config held it
+        tokens = lookup.get_vocabulary() if tokens is None else tokens
         idf = None
         if lookup.output_mode == "tf_idf":
             width = lookup.max_tokens if lookup.pad_to_max_tokens else len(tokens)

@@ -17,12 +17,20 @@ in the weights file), concatenated into a ``Dense``; compiled with Adam and trai
 one epoch. ``keras_vocabulary_refs.npz`` holds the data, Keras's predictions of its own
 file (``keras_predictions``) and of tinynet's (``back_predictions``) and the loss of
 Keras's epoch on tinynet's file (``back_loss``).
+
+``hostile`` (no Keras needed) derives three refused archives from
+``keras_vocabulary.keras``: ``keras_vocabulary_too_large.keras`` (the adapted lookup's
+config says ``vocabulary_size=2**40``), ``keras_vocabulary_not_utf8.keras`` (its asset
+has bytes that are not UTF-8) and ``keras_vocabulary_traversal.keras`` (an extra member
+``assets/../../escaped/vocabulary.txt``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import zipfile
 
 import numpy as np
 
@@ -82,5 +90,27 @@ def back_step() -> None:
     np.savez(REFS, **refs)
 
 
+def _derive(name: str, replace: dict | None = None, edit=None) -> None:
+    with zipfile.ZipFile(KERAS_FILE) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    members.update(replace or {})
+    if edit is not None:
+        config = json.loads(members["config.json"])
+        edit(config["config"]["layers"][1]["config"])
+        members["config.json"] = json.dumps(config).encode()
+    with zipfile.ZipFile(os.path.join(HERE, name), "w") as archive:
+        for member, data in members.items():
+            archive.writestr(zipfile.ZipInfo(member, date_time=(2026, 12, 6, 0, 0, 0)), data)
+
+
+def hostile_step() -> None:
+    _derive("keras_vocabulary_too_large.keras", edit=lambda c: c.update(vocabulary_size=2 ** 40))
+    _derive("keras_vocabulary_not_utf8.keras",
+            replace={"assets/layers/integer_lookup/vocabulary.txt": b"-1\n13\n\xff\n3"})
+    _derive("keras_vocabulary_traversal.keras",
+            replace={"assets/../../escaped/vocabulary.txt": b"1"})
+
+
 if __name__ == "__main__":
-    {"keras": keras_step, "tinynet": tinynet_step, "back": back_step}[sys.argv[1]]()
+    {"keras": keras_step, "tinynet": tinynet_step, "back": back_step,
+     "hostile": hostile_step}[sys.argv[1]]()
