@@ -630,3 +630,38 @@ def test_learned_vocabulary_asset_and_line_breaks(tmp_path, h5py):
                                              r"a line break, which Keras's one-token-a-line "
                                              r"vocabulary file cannot hold"):
             _check_token(token, words, "save_model")
+
+
+def test_keras_functional_mask_op_is_read_as_the_automatic_mask(tmp_path, h5py):
+    # Keras's functional config holds an Embedding(mask_zero)'s mask as a NotEqual op layer
+    # on the embedding's input, passed on as mask=; tinynet's file, edited to hold it too
+    from tinynet.layers import LSTM, Embedding
+
+    inputs = Input((5,), dtype="int64")
+    model = tn.Model(inputs, Dense(2)(LSTM(3)(Embedding(10, 4, mask_zero=True)(inputs))))
+    model.save(tmp_path / "m.keras")
+    x = np.random.default_rng(0).integers(1, 10, (4, 5))
+
+    def edit(config, mask_zero=True):
+        layers = config["config"]["layers"]
+        tensor = layers[1]["inbound_nodes"][0]["args"][0]
+        layers[1]["config"]["mask_zero"] = mask_zero
+        layers.insert(2, {"module": "keras.src.ops.numpy", "class_name": "NotEqual",
+                          "config": {"name": "not_equal"}, "registered_name": "NotEqual",
+                          "name": "not_equal",
+                          "inbound_nodes": [{"args": [tensor, 0], "kwargs": {}}]})
+        mask = {"class_name": "__keras_tensor__",
+                "config": {"shape": [None, 5], "dtype": "bool",
+                           "keras_history": ["not_equal", 0, 0]}}
+        layers[3]["inbound_nodes"][0]["kwargs"] = {"training": False, "mask": mask}
+
+    _edit_config(tmp_path / "m.keras", tmp_path / "k.keras", edit)
+    loaded = tn.models.load_model(tmp_path / "k.keras")
+    assert [type(layer).__name__ for layer in loaded.layers] == [
+        "InputLayer", "Embedding", "LSTM", "Dense"]
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    # a NotEqual that is not an Embedding(mask_zero=True)'s mask stays an unknown layer
+    _edit_config(tmp_path / "m.keras", tmp_path / "k2.keras", lambda c: edit(c, False))
+    with pytest.raises(ValueError, match="layer 'not_equal' has class 'NotEqual', which "
+                                         "tinynet does not have"):
+        tn.models.load_model(tmp_path / "k2.keras")

@@ -368,11 +368,21 @@ def _refs(args: Any, where: str) -> tuple[list, bool]:
     return refs, listed
 
 
-def _history(tensor: Any) -> list:
-    """A Keras tensor entry's ``keras_history`` (``[layer, node, index]``), else ``[]``."""
+def _history(tensor: Any) -> tuple:
+    """A Keras tensor entry's ``keras_history`` (``(layer, node, index)``), else ``()``."""
     config = tensor.get("config") if isinstance(tensor, dict) else None
     history = config.get("keras_history") if isinstance(config, dict) else None
-    return history if isinstance(history, list) and len(history) == 3 else []
+    if (isinstance(history, list) and len(history) == 3 and isinstance(history[0], str)
+            and all(isinstance(v, int) for v in history[1:])):
+        return tuple(history)
+    return ()
+
+
+def _nodes_args(entry: Any) -> list:
+    """The ``args`` list of each of a layer entry's well-formed inbound nodes."""
+    nodes = entry.get("inbound_nodes") if isinstance(entry, dict) else None
+    return [n for n in nodes if isinstance(n, dict) and isinstance(n.get("args"), list)] \
+        if isinstance(nodes, list) else []
 
 
 def _automatic_masks(layers: list) -> set[str]:
@@ -383,22 +393,21 @@ def _automatic_masks(layers: list) -> set[str]:
     embedded = set()
     for entry in layers:
         config = entry.get("config") if isinstance(entry, dict) else None
-        if entry.get("class_name") == "Embedding" and isinstance(config, dict) \
+        if isinstance(config, dict) and entry.get("class_name") == "Embedding" \
                 and config.get("mask_zero") is True:
-            for node in entry.get("inbound_nodes") or []:
-                args = node.get("args") if isinstance(node, dict) else None
-                if isinstance(args, list) and args:
-                    embedded.add(tuple(_history(args[0])))
+            embedded.update(_history(n["args"][0]) for n in _nodes_args(entry) if n["args"])
+    embedded.discard(())
     out = set()
     for entry in layers:
         if not isinstance(entry, dict) or entry.get("class_name") != "NotEqual":
             continue
-        nodes = entry.get("inbound_nodes") or []
-        if all(isinstance(n, dict) and isinstance(n.get("args"), list)
-               and len(n["args"]) == 2 and n["args"][1] == 0
-               and not (n.get("kwargs") or {})
-               and tuple(_history(n["args"][0])) in embedded - {()} for n in nodes) and nodes:
-            out.add(entry.get("name"))
+        nodes = _nodes_args(entry)
+        if nodes and len(nodes) == len(entry["inbound_nodes"]) and all(
+                len(n["args"]) == 2 and type(n["args"][1]) in (int, float)
+                and n["args"][1] == 0 and not n.get("kwargs")
+                and _history(n["args"][0]) in embedded for n in nodes):
+            out.add(entry["name"] if isinstance(entry.get("name"), str) else None)
+    out.discard(None)
     return out
 
 
@@ -426,7 +435,7 @@ def tinynet_model_config(entry: Any, where: str, table: dict) -> dict:
     for layer_entry in layers:
         if not isinstance(layer_entry, dict):
             raise ValueError(f"{where}: invalid model config: a layer entry is not an object")
-        if layer_entry.get("name") in masks:
+        if isinstance(layer_entry.get("name"), str) and layer_entry["name"] in masks:
             continue  # an Embedding's mask, which tinynet's layers hand on themselves
         if layer_entry.get("class_name") in ("Sequential", "Functional", "Model"):
             out = tinynet_model_config(layer_entry, where, table)
@@ -445,7 +454,11 @@ def tinynet_model_config(entry: Any, where: str, table: dict) -> dict:
             for node in nodes:
                 if not isinstance(node, dict):
                     raise ValueError(f"{where}: invalid model config: a node is not an object")
-                kwargs = dict(node.get("kwargs") or {})
+                kwargs = node.get("kwargs") or {}
+                if not isinstance(kwargs, dict):
+                    raise ValueError(f"{where}: invalid model config: a node's 'kwargs' must "
+                                     f"be an object")
+                kwargs = dict(kwargs)
                 if _history(kwargs.get("mask"))[:1] and _history(kwargs["mask"])[0] in masks:
                     del kwargs["mask"]  # the automatic mask (see _automatic_masks)
                 # training: tinynet's fit/predict set it for every layer, as Keras's do

@@ -4,10 +4,14 @@ Keras stores each layer's variables (its own weights in ``layer.weights`` order)
 datasets ``layers/<name>/vars/0, 1, ...``, where ``<name>`` is the snake-cased class
 name, numbered within its model (``dense``, ``dense_1``, ...; a Sequential's input layer
 is not listed, a functional model's is); a nested model's layers sit under
-``layers/<its name>/layers/...``. The optimizer's variables are ``optimizer/vars/<i>``:
-``iterations``, the learning rate (unless it is a schedule), then its slots per
-trainable weight, in the groups Keras's optimizer creates them (Adam: momentum and
-velocity per weight, then the amsgrad ``velocity_hat`` of each weight).
+``layers/<its name>/layers/...``. A layer built from other Keras objects keeps their
+variables under the attribute that holds them (Keras's saving walks attributes): an
+LSTM's under ``cell``, a Bidirectional's under ``forward_layer`` / ``backward_layer``, a
+TimeDistributed's under ``layer``; :data:`WEIGHT_PATHS` says so per class. The
+optimizer's variables are ``optimizer/vars/<i>``: ``iterations``, the learning rate
+(unless it is a schedule), then its slots per trainable weight, in the groups Keras's
+optimizer creates them (Adam: momentum and velocity per weight, then the amsgrad
+``velocity_hat`` of each weight).
 """
 
 from __future__ import annotations
