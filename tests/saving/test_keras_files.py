@@ -665,3 +665,48 @@ def test_keras_functional_mask_op_is_read_as_the_automatic_mask(tmp_path, h5py):
     with pytest.raises(ValueError, match="layer 'not_equal' has class 'NotEqual', which "
                                          "tinynet does not have"):
         tn.models.load_model(tmp_path / "k2.keras")
+
+
+def test_weight_paths_table_places_sublayers_where_keras_keeps_them(tmp_path, h5py,
+                                                                    monkeypatch):
+    # a layer holding layers (as MultiHeadAttention holds query_dense, ...) is one entry
+    # of WEIGHT_PATHS: its weights go under the attributes, and they load back
+    from tinynet import custom_objects as objects
+    from tinynet import ops
+    from tinynet.layers import Layer, TextVectorization
+    from tinynet.layers import registry as layer_registry
+    from tinynet.saving import keras_weights
+
+    # private registries, dropped after the test (as tests/saving/test_custom_objects.py)
+    monkeypatch.setattr(layer_registry, "_LAYERS", dict(layer_registry._layers()))
+    monkeypatch.setattr(objects, "_GLOBAL", {})
+    monkeypatch.setattr(objects, "_NAMES", {})
+
+    @tn.saving.register_keras_serializable(package="H47")
+    class Pair(Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.first = Dense(3)
+            self.second = Dense(2)
+
+        def call(self, x):
+            return self.second(ops.tanh(self.first(x)))
+
+    monkeypatch.setitem(keras_weights.WEIGHT_PATHS, "Pair", lambda layer: (
+        [("", layer.name, [])] + keras_weights._under("first_dense", layer.first)
+        + keras_weights._under("second_dense", layer.second)))
+    inputs = Input((4,))
+    tn.set_seed(0)
+    model = tn.Model(inputs, Pair()(inputs))
+    model.save(tmp_path / "m.keras")
+    items = _h5_items(_members(tmp_path / "m.keras")["model.weights.h5"], h5py)
+    assert items["layers/pair/vars"] == {"name": "pair"}
+    assert "layers/pair/vars/0" not in items
+    assert items["layers/pair/first_dense/vars/0"] == (4, 3)
+    assert items["layers/pair/second_dense/vars/1"] == (2,)
+    x = np.random.default_rng(0).random((3, 4)).astype(np.float32)
+    loaded = tn.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    # TextVectorization keeps Keras's StringLookup as _lookup_layer (no weights)
+    assert keras_weights.layer_nodes(TextVectorization(name="tv")) == [
+        ("", "tv", []), ("_lookup_layer", "string_lookup", [])]
