@@ -19,9 +19,13 @@ step's gate gradients (``[B, T, G]``) and the caller takes ``x.T @ dz`` and
 
 Recurrent dropout (Keras 3): ``rmask`` is ``[B, k, units]`` (one mask per gate, fixed
 over the steps) or empty (``[0, k, units]``: no mask); a masked gate sees
-``h * rmask[b, g]`` in its recurrent product. The sequence (timestep) mask of Keras's
-masking layers is not taken yet: it would enter each row's step loop as "keep the state,
-write zeros" (docs/layers.md).
+``h * rmask[b, g]`` in its recurrent product.
+
+Sequence mask (Keras's masking layers): ``smask`` is ``[B, T]`` bool (``False`` marks a
+padded step) or empty (``[0, T]``: every step valid; the same compiled kernel serves both).
+A masked step keeps the state (``h``, and ``c`` for LSTM) and stores zero gates; backward,
+its gate gradients are zero and the state's gradient passes through it unchanged (plus
+the gradient of that step's output, which is the carried state).
 
 Activation kinds (``act``, ``ract``): :data:`LINEAR`, :data:`TANH`, :data:`SIGMOID`,
 :data:`RELU`, :data:`HARD_SIGMOID` (Keras 3's ``relu6(x + 3) / 6``). Derivatives are
@@ -118,13 +122,18 @@ def _recur_back(dz, UT, rmask, b, g0, g1, units, out, tmp):
 
 # -- SimpleRNN: h = act(xp + h_prev @ U) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _simple_fwd_row(b, xp, U, h0, rmask, act, hs):
+def _simple_fwd_row(b, xp, U, h0, rmask, smask, act, hs):
     steps = xp.shape[1]
     units = U.shape[0]
+    seq = smask.shape[0] > 0
     z = np.empty(units, dtype=np.float32)
     for j in range(units):
         hs[b, 0, j] = h0[b, j]
     for t in range(steps):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                hs[b, t + 1, j] = hs[b, t, j]
+            continue
         for j in range(units):
             z[j] = xp[b, t, j]
         _recur(hs[b, t], U, rmask, b, 0, 1, units, z)
@@ -133,34 +142,41 @@ def _simple_fwd_row(b, xp, U, h0, rmask, act, hs):
 
 
 @njit(cache=True, error_model="numpy")
-def simple_forward_serial(xp, U, h0, rmask, act, hs):
+def simple_forward_serial(xp, U, h0, rmask, smask, act, hs):
     """SimpleRNN forward, one row after another.
 
     Shape:
         xp: ``[B, T, units]``; U: ``[units, units]``; h0: ``[B, units]``;
-        rmask: ``[B, 1, units]`` or ``[0, 1, units]``; hs (out): ``[B, T + 1, units]``
+        rmask: ``[B, 1, units]`` or ``[0, 1, units]``; smask: ``[B, T]`` bool or
+        ``[0, T]``; hs (out): ``[B, T + 1, units]``
         (``hs[:, 0] = h0``, ``hs[:, t + 1]`` the output of step ``t``).
     """
     for b in range(xp.shape[0]):
-        _simple_fwd_row(b, xp, U, h0, rmask, act, hs)
+        _simple_fwd_row(b, xp, U, h0, rmask, smask, act, hs)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def simple_forward_parallel(xp, U, h0, rmask, act, hs):
+def simple_forward_parallel(xp, U, h0, rmask, smask, act, hs):
     """:func:`simple_forward_serial` with the batch rows on Numba's threads."""
     for b in prange(xp.shape[0]):
-        _simple_fwd_row(np.int64(b), xp, U, h0, rmask, act, hs)
+        _simple_fwd_row(np.int64(b), xp, U, h0, rmask, smask, act, hs)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _simple_bwd_row(b, dhs, dhT, UT, rmask, act, hs, dz, dh0):
+def _simple_bwd_row(b, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     steps = dhs.shape[1]
     units = UT.shape[1]
+    seq = smask.shape[0] > 0
     dh = np.empty(units, dtype=np.float32)
     tmp = np.empty(units, dtype=np.float32)
     for j in range(units):
         dh[j] = dhT[b, j]
     for t in range(steps - 1, -1, -1):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                dh[j] += dhs[b, t, j]
+                dz[b, t, j] = np.float32(0.0)
+            continue
         for j in range(units):
             dz[b, t, j] = (dh[j] + dhs[b, t, j]) * _dact(act, hs[b, t + 1, j])
             dh[j] = np.float32(0.0)
@@ -170,7 +186,7 @@ def _simple_bwd_row(b, dhs, dhT, UT, rmask, act, hs, dz, dh0):
 
 
 @njit(cache=True, error_model="numpy")
-def simple_backward_serial(dhs, dhT, UT, rmask, act, hs, dz, dh0):
+def simple_backward_serial(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     """SimpleRNN backward through time, one row after another.
 
     Shape:
@@ -179,27 +195,35 @@ def simple_backward_serial(dhs, dhT, UT, rmask, act, hs, dz, dh0):
         dz (out): ``[B, T, units]`` (dL/d pre-activation); dh0 (out): ``[B, units]``.
     """
     for b in range(dhs.shape[0]):
-        _simple_bwd_row(b, dhs, dhT, UT, rmask, act, hs, dz, dh0)
+        _simple_bwd_row(b, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def simple_backward_parallel(dhs, dhT, UT, rmask, act, hs, dz, dh0):
+def simple_backward_parallel(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     """:func:`simple_backward_serial` with the batch rows on Numba's threads."""
     for b in prange(dhs.shape[0]):
-        _simple_bwd_row(np.int64(b), dhs, dhT, UT, rmask, act, hs, dz, dh0)
+        _simple_bwd_row(np.int64(b), dhs, dhT, UT, rmask, smask, act, hs, dz, dh0)
 
 
 # -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_fwd_row(b, xp, U, h0, c0, rmask, act, ract, hs, cs, gates):
+def _lstm_fwd_row(b, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     steps = xp.shape[1]
     units = U.shape[0]
     width = 4 * units
+    seq = smask.shape[0] > 0
     z = np.empty(width, dtype=np.float32)
     for j in range(units):
         hs[b, 0, j] = h0[b, j]
         cs[b, 0, j] = c0[b, j]
     for t in range(steps):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                hs[b, t + 1, j] = hs[b, t, j]
+                cs[b, t + 1, j] = cs[b, t, j]
+            for j in range(width):
+                gates[b, t, j] = np.float32(0.0)
+            continue
         for j in range(width):
             z[j] = xp[b, t, j]
         _recur(hs[b, t], U, rmask, b, 0, 4, units, z)
@@ -218,29 +242,30 @@ def _lstm_fwd_row(b, xp, U, h0, c0, rmask, act, ract, hs, cs, gates):
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_forward_serial(xp, U, h0, c0, rmask, act, ract, hs, cs, gates):
+def lstm_forward_serial(xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     """LSTM forward, one row after another.
 
     Shape:
         xp: ``[B, T, 4 * units]``; U: ``[units, 4 * units]``; h0, c0: ``[B, units]``;
-        rmask: ``[B, 4, units]`` or empty; hs, cs (out): ``[B, T + 1, units]`` (index 0
-        the initial state); gates (out): ``[B, T, 4 * units]`` (activated i, f, c, o).
+        rmask: ``[B, 4, units]`` or empty; smask: ``[B, T]`` or empty; hs, cs (out):
+        ``[B, T + 1, units]`` (index 0 the initial state); gates (out): ``[B, T, 4 * units]`` (activated i, f, c, o).
     """
     for b in range(xp.shape[0]):
-        _lstm_fwd_row(b, xp, U, h0, c0, rmask, act, ract, hs, cs, gates)
+        _lstm_fwd_row(b, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def lstm_forward_parallel(xp, U, h0, c0, rmask, act, ract, hs, cs, gates):
+def lstm_forward_parallel(xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     """:func:`lstm_forward_serial` with the batch rows on Numba's threads."""
     for b in prange(xp.shape[0]):
-        _lstm_fwd_row(np.int64(b), xp, U, h0, c0, rmask, act, ract, hs, cs, gates)
+        _lstm_fwd_row(np.int64(b), xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0):
+def _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0, dc0):
     steps = dhs.shape[1]
     units = UT.shape[1]
+    seq = smask.shape[0] > 0
     dh = np.empty(units, dtype=np.float32)
     dc = np.empty(units, dtype=np.float32)
     tmp = np.empty(units, dtype=np.float32)
@@ -248,6 +273,12 @@ def _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0
         dh[j] = dhT[b, j]
         dc[j] = dcT[b, j]
     for t in range(steps - 1, -1, -1):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                dh[j] += dhs[b, t, j]
+            for j in range(4 * units):
+                dz[b, t, j] = np.float32(0.0)
+            continue
         for j in range(units):
             dhj = dh[j] + dhs[b, t, j]
             i = gates[b, t, j]
@@ -269,7 +300,8 @@ def _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_backward_serial(dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0):
+def lstm_backward_serial(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
+                         dc0):
     """LSTM backward through time, one row after another.
 
     Shape:
@@ -278,29 +310,39 @@ def lstm_backward_serial(dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz,
         ``[B, T, 4 * units]`` (dL/d gate pre-activations); dh0, dc0 (out): ``[B, units]``.
     """
     for b in range(dhs.shape[0]):
-        _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0)
+        _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
+                      dc0)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def lstm_backward_parallel(dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0):
+def lstm_backward_parallel(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
+                           dc0):
     """:func:`lstm_backward_serial` with the batch rows on Numba's threads."""
     for b in prange(dhs.shape[0]):
-        _lstm_bwd_row(np.int64(b), dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz,
-                      dh0, dc0)
+        _lstm_bwd_row(np.int64(b), dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates,
+                      dz, dh0, dc0)
 
 
 # -- GRU: gates z, r, h (Keras order) --------------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _gru_fwd_row(b, xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra):
+def _gru_fwd_row(b, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates, extra):
     steps = xp.shape[1]
     units = U.shape[0]
     width = 3 * units
     masked = rmask.shape[0] > 0
+    seq = smask.shape[0] > 0
     rec = np.empty(width, dtype=np.float32)
     rh = np.empty(units, dtype=np.float32)
     for j in range(units):
         hs[b, 0, j] = h0[b, j]
     for t in range(steps):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                hs[b, t + 1, j] = hs[b, t, j]
+                extra[b, t, j] = np.float32(0.0)
+            for j in range(width):
+                gates[b, t, j] = np.float32(0.0)
+            continue
         hp = hs[b, t]
         for j in range(width):
             rec[j] = np.float32(0.0)
@@ -338,35 +380,39 @@ def _gru_fwd_row(b, xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, 
 
 
 @njit(cache=True, error_model="numpy")
-def gru_forward_serial(xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra):
+def gru_forward_serial(xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
+                       extra):
     """GRU forward, one row after another.
 
     Shape:
         xp: ``[B, T, 3 * units]`` (input bias included); U: ``[units, 3 * units]``;
         rbias: ``[3 * units]`` (the recurrent bias of ``reset_after``, else unused);
-        h0: ``[B, units]``; rmask: ``[B, 3, units]`` or empty; hs (out):
+        h0: ``[B, units]``; rmask: ``[B, 3, units]`` or empty; smask: ``[B, T]`` or
+        empty; hs (out):
         ``[B, T + 1, units]``; gates (out): ``[B, T, 3 * units]`` (z, r and the
         candidate); extra (out): ``[B, T, units]``: ``h @ U_h + b_h`` with
         ``reset_after``, else ``r * h`` (the recurrent product's operand).
     """
     for b in range(xp.shape[0]):
-        _gru_fwd_row(b, xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra)
+        _gru_fwd_row(b, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates, extra)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def gru_forward_parallel(xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra):
+def gru_forward_parallel(xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
+                       extra):
     """:func:`gru_forward_serial` with the batch rows on Numba's threads."""
     for b in prange(xp.shape[0]):
-        _gru_fwd_row(np.int64(b), xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates,
-                     extra)
+        _gru_fwd_row(np.int64(b), xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
+                     gates, extra)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _gru_bwd_row(b, dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx, dzr,
-                 dh0):
+def _gru_bwd_row(b, dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra, dzx,
+                 dzr, dh0):
     steps = dhs.shape[1]
     units = UT.shape[1]
     masked = rmask.shape[0] > 0
+    seq = smask.shape[0] > 0
     one = np.float32(1.0)
     dh = np.empty(units, dtype=np.float32)
     drh = np.empty(units, dtype=np.float32)
@@ -374,6 +420,13 @@ def _gru_bwd_row(b, dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extr
     for j in range(units):
         dh[j] = dhT[b, j]
     for t in range(steps - 1, -1, -1):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                dh[j] += dhs[b, t, j]
+            for j in range(3 * units):
+                dzx[b, t, j] = np.float32(0.0)
+                dzr[b, t, j] = np.float32(0.0)
+            continue
         hp = hs[b, t]
         for j in range(units):
             dhj = dh[j] + dhs[b, t, j]
@@ -418,8 +471,8 @@ def _gru_bwd_row(b, dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extr
 
 
 @njit(cache=True, error_model="numpy")
-def gru_backward_serial(dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx,
-                        dzr, dh0):
+def gru_backward_serial(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
+                        dzx, dzr, dh0):
     """GRU backward through time, one row after another.
 
     Shape:
@@ -430,14 +483,14 @@ def gru_backward_serial(dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, 
         ``reset_after``, or ``(r * h) @ U_h`` without); dh0 (out): ``[B, units]``.
     """
     for b in range(dhs.shape[0]):
-        _gru_bwd_row(b, dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx, dzr,
-                     dh0)
+        _gru_bwd_row(b, dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra, dzx,
+                     dzr, dh0)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def gru_backward_parallel(dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx,
-                          dzr, dh0):
+def gru_backward_parallel(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
+                          dzx, dzr, dh0):
     """:func:`gru_backward_serial` with the batch rows on Numba's threads."""
     for b in prange(dhs.shape[0]):
-        _gru_bwd_row(np.int64(b), dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates,
+        _gru_bwd_row(np.int64(b), dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates,
                      extra, dzx, dzr, dh0)
