@@ -35,10 +35,11 @@ taken from the activation's output.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from llvmlite import ir
+from numba import prange, types
+from numba.extending import intrinsic, overload
 
-from tinynet.kernels._jit import njit
-from tinynet.kernels.elementwise import _sigmoid, _tanh32
+from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 
 __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
            "simple_forward_serial", "simple_forward_parallel",
@@ -51,13 +52,75 @@ __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
 LINEAR, TANH, SIGMOID, RELU, HARD_SIGMOID = range(5)
 
 
+# -- tanh and sigmoid in float32 arithmetic ---------------------------------------------------
+# libm's exp/tanh are calls LLVM cannot vectorize, and they were most of a step's time.
+# These are Cephes's float32 approximations (within 2 ulp of the exact value), written
+# with IEEE float32 operations only (no fast-math), so they give the same bits on every
+# machine, compiled or interpreted, and the step loops that call them vectorize.
+def _pow2(n):
+    """``2.0 ** n`` as float32 for an integer ``-126 <= n <= 0`` (its exponent bits)."""
+    return np.array((int(n) + 127) << 23, dtype=np.int32).view(np.float32)[()]
+
+
+@intrinsic
+def _bits_to_f32(typingctx, bits):
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return types.float32(types.int32), codegen
+
+
+@overload(_pow2, jit_options=CALLEE_OPTIONS)
+def _pow2_jit(n):
+    return lambda n: _bits_to_f32(np.int32((np.int32(n) + np.int32(127)) << np.int32(23)))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _exp_neg(v):
+    """``exp(v)`` for ``v <= 0`` (float32; below -87, ``exp(-87)``)."""
+    v = np.float32(-87.0) if v < np.float32(-87.0) else v
+    n = np.floor(v * np.float32(1.44269504088896341) + np.float32(0.5))
+    r = v - n * np.float32(0.693359375)
+    r = r - n * np.float32(-2.12194440e-4)
+    r2 = r * r
+    p = np.float32(1.9875691500e-4) * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    p = p * r2 + r + np.float32(1.0)
+    return p * _pow2(n)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _sigmoid_f32(v):
+    e = _exp_neg(-v if v >= np.float32(0.0) else v)
+    one = np.float32(1.0)
+    return one / (one + e) if v >= np.float32(0.0) else e / (one + e)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _tanh_f32(v):
+    a = -v if v < np.float32(0.0) else v
+    if a < np.float32(0.625):
+        z = v * v
+        p = np.float32(-5.70498872745e-3) * z + np.float32(2.06390887954e-2)
+        p = p * z - np.float32(5.37397155531e-2)
+        p = p * z + np.float32(1.33314422036e-1)
+        p = p * z - np.float32(3.33332819422e-1)
+        return p * z * v + v
+    e = _exp_neg(np.float32(-2.0) * a)
+    t = (np.float32(1.0) - e) / (np.float32(1.0) + e)
+    return -t if v < np.float32(0.0) else t
+
+
 @njit(callee=True, cache=True, error_model="numpy")
 def _act(kind, v):
     zero = np.float32(0.0)
     if kind == TANH:
-        return _tanh32(v)
+        return _tanh_f32(v)
     if kind == SIGMOID:
-        return _sigmoid(v)
+        return _sigmoid_f32(v)
     if kind == RELU:
         return zero if v <= zero else v
     if kind == HARD_SIGMOID:
@@ -85,17 +148,41 @@ def _dact(kind, y):
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _act_span(kind, z, j0, j1):
+    """``z[j0:j1] = act(z[j0:j1])`` in place: the kind chosen once, outside the loop, so
+    the loop over the elements vectorizes."""
+    if kind == TANH:
+        for j in range(j0, j1):
+            z[j] = _tanh_f32(z[j])
+    elif kind == SIGMOID:
+        for j in range(j0, j1):
+            z[j] = _sigmoid_f32(z[j])
+    else:
+        for j in range(j0, j1):
+            z[j] = _act(kind, z[j])
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
 def _recur(h, U, rmask, b, g0, g1, units, z):
     """``z[g0*units:g1*units] += (h * rmask[b, g]) @ U[:, gate g]`` for gates ``g0..g1-1``
-    (no mask when ``rmask`` is empty): per column, a chain over ``units`` in order."""
-    masked = rmask.shape[0] > 0
-    for g in range(g0, g1):
-        c0 = g * units
-        c1 = c0 + units
+    (no mask when ``rmask`` is empty): per column, a chain over ``units`` in order.
+
+    The inner loop runs over every column of the gates at once (rows of ``U`` scaled and
+    added): split per gate, LLVM leaves the short loops scalar (7x slower)."""
+    c0 = g0 * units
+    c1 = g1 * units
+    if rmask.shape[0] == 0:
         for k in range(units):
-            hk = h[k] * rmask[b, g, k] if masked else h[k]
+            hk = h[k]
             row = U[k]
             for j in range(c0, c1):
+                z[j] += hk * row[j]
+        return
+    for k in range(units):
+        row = U[k]
+        for g in range(g0, g1):
+            hk = h[k] * rmask[b, g, k]
+            for j in range(g * units, (g + 1) * units):
                 z[j] += hk * row[j]
 
 
@@ -137,8 +224,9 @@ def _simple_fwd_row(b, xp, U, h0, rmask, smask, act, hs):
         for j in range(units):
             z[j] = xp[b, t, j]
         _recur(hs[b, t], U, rmask, b, 0, 1, units, z)
+        _act_span(act, z, 0, units)
         for j in range(units):
-            hs[b, t + 1, j] = _act(act, z[j])
+            hs[b, t + 1, j] = z[j]
 
 
 @njit(cache=True, error_model="numpy")
@@ -213,6 +301,7 @@ def _lstm_fwd_row(b, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     width = 4 * units
     seq = smask.shape[0] > 0
     z = np.empty(width, dtype=np.float32)
+    tc = np.empty(units, dtype=np.float32)
     for j in range(units):
         hs[b, 0, j] = h0[b, j]
         cs[b, 0, j] = c0[b, j]
@@ -221,24 +310,25 @@ def _lstm_fwd_row(b, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
             for j in range(units):
                 hs[b, t + 1, j] = hs[b, t, j]
                 cs[b, t + 1, j] = cs[b, t, j]
-            for j in range(width):
+            for j in range(width + units):
                 gates[b, t, j] = np.float32(0.0)
             continue
         for j in range(width):
             z[j] = xp[b, t, j]
         _recur(hs[b, t], U, rmask, b, 0, 4, units, z)
+        _act_span(ract, z, 0, 2 * units)
+        _act_span(act, z, 2 * units, 3 * units)
+        _act_span(ract, z, 3 * units, width)
         for j in range(units):
-            i = _act(ract, z[j])
-            f = _act(ract, z[units + j])
-            g = _act(act, z[2 * units + j])
-            o = _act(ract, z[3 * units + j])
-            c = f * cs[b, t, j] + i * g
+            c = z[units + j] * cs[b, t, j] + z[j] * z[2 * units + j]
             cs[b, t + 1, j] = c
-            hs[b, t + 1, j] = o * _act(act, c)
-            gates[b, t, j] = i
-            gates[b, t, units + j] = f
-            gates[b, t, 2 * units + j] = g
-            gates[b, t, 3 * units + j] = o
+            tc[j] = c
+        _act_span(act, tc, 0, units)
+        for j in range(units):
+            hs[b, t + 1, j] = z[3 * units + j] * tc[j]
+            gates[b, t, width + j] = tc[j]
+        for j in range(width):
+            gates[b, t, j] = z[j]
 
 
 @njit(cache=True, error_model="numpy")
@@ -248,7 +338,8 @@ def lstm_forward_serial(xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     Shape:
         xp: ``[B, T, 4 * units]``; U: ``[units, 4 * units]``; h0, c0: ``[B, units]``;
         rmask: ``[B, 4, units]`` or empty; smask: ``[B, T]`` or empty; hs, cs (out):
-        ``[B, T + 1, units]`` (index 0 the initial state); gates (out): ``[B, T, 4 * units]`` (activated i, f, c, o).
+        ``[B, T + 1, units]`` (index 0 the initial state); gates (out):
+        ``[B, T, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``).
     """
     for b in range(xp.shape[0]):
         _lstm_fwd_row(b, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
@@ -285,7 +376,7 @@ def _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, 
             f = gates[b, t, units + j]
             g = gates[b, t, 2 * units + j]
             o = gates[b, t, 3 * units + j]
-            tc = _act(act, cs[b, t + 1, j])
+            tc = gates[b, t, 4 * units + j]
             dcj = dc[j] + dhj * o * _dact(act, tc)
             dz[b, t, j] = dcj * g * _dact(ract, i)
             dz[b, t, units + j] = dcj * cs[b, t, j] * _dact(ract, f)
@@ -306,8 +397,9 @@ def lstm_backward_serial(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gat
 
     Shape:
         dhs: ``[B, T, units]``; dhT, dcT: ``[B, units]`` (dL/d the returned final h and
-        c); UT: ``[4 * units, units]``; hs, cs, gates: the forward's; dz (out):
-        ``[B, T, 4 * units]`` (dL/d gate pre-activations); dh0, dc0 (out): ``[B, units]``.
+        c); UT: ``[4 * units, units]``; hs, cs, gates (``[B, T, 5 * units]``): the
+        forward's; dz (out): ``[B, T, 4 * units]`` (dL/d gate pre-activations); dh0, dc0
+        (out): ``[B, units]``.
     """
     for b in range(dhs.shape[0]):
         _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
@@ -332,6 +424,7 @@ def _gru_fwd_row(b, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, 
     masked = rmask.shape[0] > 0
     seq = smask.shape[0] > 0
     rec = np.empty(width, dtype=np.float32)
+    pre = np.empty(width, dtype=np.float32)
     rh = np.empty(units, dtype=np.float32)
     for j in range(units):
         hs[b, 0, j] = h0[b, j]
@@ -352,16 +445,15 @@ def _gru_fwd_row(b, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, 
                 rec[j] += rbias[j]
         else:
             _recur(hp, U, rmask, b, 0, 2, units, rec)
+        for j in range(2 * units):
+            pre[j] = xp[b, t, j] + rec[j]
+        _act_span(ract, pre, 0, 2 * units)
         for j in range(units):
-            zg = _act(ract, xp[b, t, j] + rec[j])
-            rg = _act(ract, xp[b, t, units + j] + rec[units + j])
-            gates[b, t, j] = zg
-            gates[b, t, units + j] = rg
             if reset_after:
                 extra[b, t, j] = rec[2 * units + j]
             else:
                 hm = hp[j] * rmask[b, 2, j] if masked else hp[j]
-                rh[j] = rg * hm
+                rh[j] = pre[units + j] * hm
                 extra[b, t, j] = rh[j]
         if not reset_after:
             for k in range(units):
@@ -370,13 +462,16 @@ def _gru_fwd_row(b, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, 
                 for j in range(units):
                     rec[2 * units + j] += rk * row[2 * units + j]
         for j in range(units):
-            zg = gates[b, t, j]
             if reset_after:
-                hh = _act(act, xp[b, t, 2 * units + j] + gates[b, t, units + j] * rec[2 * units + j])
+                pre[2 * units + j] = xp[b, t, 2 * units + j] + pre[units + j] * rec[2 * units + j]
             else:
-                hh = _act(act, xp[b, t, 2 * units + j] + rec[2 * units + j])
-            gates[b, t, 2 * units + j] = hh
-            hs[b, t + 1, j] = zg * hp[j] + (np.float32(1.0) - zg) * hh
+                pre[2 * units + j] = xp[b, t, 2 * units + j] + rec[2 * units + j]
+        _act_span(act, pre, 2 * units, width)
+        for j in range(width):
+            gates[b, t, j] = pre[j]
+        for j in range(units):
+            zg = pre[j]
+            hs[b, t + 1, j] = zg * hp[j] + (np.float32(1.0) - zg) * pre[2 * units + j]
 
 
 @njit(cache=True, error_model="numpy")

@@ -89,13 +89,14 @@ def lstm_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, c0: np.ndarray,
                  rmask: np.ndarray | None, act: int, ract: int,
                  smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """LSTM's steps (gates i, f, c, o): ``(hs, cs, gates)``, hs and cs ``[B, T + 1, units]``
-    (index 0 the initial state), gates the activated gates ``[B, T, 4 * units]``."""
+    (index 0 the initial state), gates the activated gates and ``activation(c)``
+    ``[B, T, 5 * units]``."""
     xp, U, h0, c0 = _f32(xp), _f32(U), _f32(h0), _f32(c0)
     b, t, g = xp.shape
     units = g // 4
     hs = np.empty((b, t + 1, units), dtype=np.float32)
     cs = np.empty((b, t + 1, units), dtype=np.float32)
-    gates = np.empty((b, t, g), dtype=np.float32)
+    gates = np.empty((b, t, g + units), dtype=np.float32)
     kernel = K.lstm_forward_parallel if _parallel(xp.shape, units) else K.lstm_forward_serial
     kernel(xp, U, h0, c0, _mask(rmask, 4, units), _steps_mask(smask, t), act, ract, hs, cs,
            gates)
