@@ -3356,6 +3356,31 @@ case("string-lookup-vocabulary-size-str", "StringLookup(vocabulary_size='8')",
      lambda: tn.layers.StringLookup(vocabulary_size="8"), TypeError,
      "StringLookup: vocabulary_size must be None or an int >= 0, got '8'")
 
+# -- issue 46 (items 3, 9): sequence masks given to the recurrent layers and wrappers -------
+_SEQ = np.zeros((2, 5, 3), np.float32)
+case("lstm-mask-shape", "LSTM(2)(zeros((2, 5, 3)), mask=ones((2, 4)))",
+     lambda: _rnn("LSTM", 2, name="lstm_m")(_SEQ, mask=np.ones((2, 4), bool)), ValueError,
+     "LSTM 'lstm_m': mask must have shape (2, 5) (batch, timesteps of the input), got shape "
+     "(2, 4)")
+case("gru-mask-rank", "GRU(2)(zeros((2, 5, 3)), mask=ones((2, 5, 1)))",
+     lambda: _rnn("GRU", 2, name="gru_m")(_SEQ, mask=np.ones((2, 5, 1), bool)), ValueError,
+     "GRU 'gru_m': mask must have shape (2, 5)", "got shape (2, 5, 1)")
+case("simple-rnn-mask-values", "SimpleRNN(2)(zeros((2, 5, 3)), mask=full((2, 5), 0.5))",
+     lambda: _rnn("SimpleRNN", 2, name="rnn_m")(_SEQ, mask=np.full((2, 5), 0.5)), ValueError,
+     "SimpleRNN 'rnn_m': mask must hold booleans (or 0/1 numbers), got dtype float64 with "
+     "values other than 0 and 1")
+case("lstm-mask-strings", "LSTM(2)(zeros((2, 5, 3)), mask=full((2, 5), 'x'))",
+     lambda: _rnn("LSTM", 2, name="lstm_s")(_SEQ, mask=np.full((2, 5), "x")), ValueError,
+     "LSTM 'lstm_s': mask must hold booleans (or 0/1 numbers), got dtype <U1")
+case("bidirectional-mask-shape", "Bidirectional(LSTM(2))(zeros((2, 5, 3)), mask=ones(5))",
+     lambda: tn.layers.Bidirectional(_rnn("LSTM", 2, name="bi_inner"))(
+         _SEQ, mask=np.ones(5, bool)), ValueError,
+     "LSTM 'forward_bi_inner': mask must have shape (2, 5)", "got shape (5,)")
+case("time-distributed-mask-shape", "TimeDistributed(Dense(2))(zeros((2, 5, 3)), mask=ones((2, 4)))",
+     lambda: tn.layers.TimeDistributed(tn.layers.Dense(2), name="td_m")(
+         _SEQ, mask=np.ones((2, 4), bool)), ValueError,
+     "TimeDistributed 'td_m': mask must have shape (2, 5, ...) (batch, timesteps of the "
+     "input), got shape (2, 4)")
 
 # ============================================================================================
 # the tests

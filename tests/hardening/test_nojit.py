@@ -301,6 +301,13 @@ def _recurrent(out):
         y = np.asarray(layer.forward(x, training=True))
         layer._rng = None  # the same dropout masks in the timed pass
         _layer_pass(layer, x, _f32(rng, *y.shape), out, key)
+        # a sequence mask: a padded step at the start of one row, inside the other
+        layer._rng = None
+        masked = np.asarray(layer.forward(x, training=True, mask=[[0, 1, 1], [1, 0, 1]]))
+        out[f"{key}/masked/y"] = masked
+        out[f"{key}/masked/dx"] = np.asarray(layer.backward(_f32(rng, *masked.shape)))
+        for p in layer.parameters():
+            out[f"{key}/masked/d{p.name}"] = np.array(p.grad)
 
 
 FAMILIES = {"normalization": _normalization, "gn_cores": _gn_cores, "folds": _folds,

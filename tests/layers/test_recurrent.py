@@ -437,3 +437,27 @@ def test_time_distributed_is_the_layer_on_every_step():
     y = layer(x).numpy()
     assert np.array_equal(y, dense(x.reshape(10, 4)).numpy().reshape(2, 5, 3))
     assert [p.name for p in layer.weights] == ["kernel", "bias"]
+
+
+@pytest.mark.parametrize("kind, reference", [
+    (kernels.TANH, np.tanh), (kernels.SIGMOID, lambda v: 1.0 / (1.0 + np.exp(-v)))])
+def test_float32_tanh_and_sigmoid_within_two_ulp(kind, reference):
+    """The kernels' float32 tanh and sigmoid against float64 NumPy: within 2 ulp down to
+    ``exp(-87)`` (sigmoid holds that value further out), NaN stays NaN, the infinities
+    saturate."""
+    v = np.concatenate([np.linspace(-90, 90, 40001), np.logspace(-8, 1.5, 4001),
+                        -np.logspace(-8, 1.5, 4001), [0.0, 0.625, -0.625]]).astype(np.float32)
+    got = v.copy()
+    kernels._act_span(kind, got, 0, got.size)
+    want = reference(v.astype(np.float64))
+    normal = np.abs(want) >= np.exp(-87.0)
+    ulp = np.spacing(np.abs(want[normal]).astype(np.float32)).astype(np.float64)
+    assert np.max(np.abs(got[normal] - want[normal]) / ulp) <= 2.1
+    assert np.max(np.abs(got - want)) < 1e-7
+    special = np.array([np.nan, np.inf, -np.inf], np.float32)
+    kernels._act_span(kind, special, 0, 3)
+    assert np.isnan(special[0]) and special[1] == 1.0
+    if kind == kernels.TANH:
+        assert special[2] == -1.0
+    else:  # exp saturates at exp(-87), the smallest normal float32's order
+        assert 0.0 < special[2] < 2e-38

@@ -19,9 +19,13 @@ step's gate gradients (``[B, T, G]``) and the caller takes ``x.T @ dz`` and
 
 Recurrent dropout (Keras 3): ``rmask`` is ``[B, k, units]`` (one mask per gate, fixed
 over the steps) or empty (``[0, k, units]``: no mask); a masked gate sees
-``h * rmask[b, g]`` in its recurrent product. The sequence (timestep) mask of Keras's
-masking layers is not taken yet: it would enter each row's step loop as "keep the state,
-write zeros" (docs/layers.md).
+``h * rmask[b, g]`` in its recurrent product.
+
+Sequence mask (Keras's masking layers): ``smask`` is ``[B, T]`` bool (``False`` marks a
+padded step) or empty (``[0, T]``: every step valid; the same compiled kernel serves both).
+A masked step keeps the state (``h``, and ``c`` for LSTM) and stores zero gates; backward,
+its gate gradients are zero and the state's gradient passes through it unchanged (plus
+the gradient of that step's output, which is the carried state).
 
 Activation kinds (``act``, ``ract``): :data:`LINEAR`, :data:`TANH`, :data:`SIGMOID`,
 :data:`RELU`, :data:`HARD_SIGMOID` (Keras 3's ``relu6(x + 3) / 6``). Derivatives are
@@ -31,10 +35,11 @@ taken from the activation's output.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from llvmlite import ir
+from numba import prange, types
+from numba.extending import intrinsic, overload
 
-from tinynet.kernels._jit import njit
-from tinynet.kernels.elementwise import _sigmoid, _tanh32
+from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 
 __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
            "simple_forward_serial", "simple_forward_parallel",
@@ -47,13 +52,75 @@ __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
 LINEAR, TANH, SIGMOID, RELU, HARD_SIGMOID = range(5)
 
 
+# -- tanh and sigmoid in float32 arithmetic ---------------------------------------------------
+# libm's exp/tanh are calls LLVM cannot vectorize, and they were most of a step's time.
+# These are Cephes's float32 approximations (within 2 ulp of the exact value), written
+# with IEEE float32 operations only (no fast-math), so they give the same bits on every
+# machine, compiled or interpreted, and the step loops that call them vectorize.
+def _pow2(n):
+    """``2.0 ** n`` as float32 for an integer ``-126 <= n <= 0`` (its exponent bits)."""
+    return np.array((int(n) + 127) << 23, dtype=np.int32).view(np.float32)[()]
+
+
+@intrinsic
+def _bits_to_f32(typingctx, bits):
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return types.float32(types.int32), codegen
+
+
+@overload(_pow2, jit_options=CALLEE_OPTIONS)
+def _pow2_jit(n):
+    return lambda n: _bits_to_f32(np.int32((np.int32(n) + np.int32(127)) << np.int32(23)))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _exp_neg(v):
+    """``exp(v)`` for ``v <= 0`` (float32; below -87, ``exp(-87)``)."""
+    v = np.float32(-87.0) if v < np.float32(-87.0) else v
+    n = np.floor(v * np.float32(1.44269504088896341) + np.float32(0.5))
+    r = v - n * np.float32(0.693359375)
+    r = r - n * np.float32(-2.12194440e-4)
+    r2 = r * r
+    p = np.float32(1.9875691500e-4) * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    p = p * r2 + r + np.float32(1.0)
+    return p * _pow2(n)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _sigmoid_f32(v):
+    e = _exp_neg(-v if v >= np.float32(0.0) else v)
+    one = np.float32(1.0)
+    return one / (one + e) if v >= np.float32(0.0) else e / (one + e)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _tanh_f32(v):
+    a = -v if v < np.float32(0.0) else v
+    if a < np.float32(0.625):
+        z = v * v
+        p = np.float32(-5.70498872745e-3) * z + np.float32(2.06390887954e-2)
+        p = p * z - np.float32(5.37397155531e-2)
+        p = p * z + np.float32(1.33314422036e-1)
+        p = p * z - np.float32(3.33332819422e-1)
+        return p * z * v + v
+    e = _exp_neg(np.float32(-2.0) * a)
+    t = (np.float32(1.0) - e) / (np.float32(1.0) + e)
+    return -t if v < np.float32(0.0) else t
+
+
 @njit(callee=True, cache=True, error_model="numpy")
 def _act(kind, v):
     zero = np.float32(0.0)
     if kind == TANH:
-        return _tanh32(v)
+        return _tanh_f32(v)
     if kind == SIGMOID:
-        return _sigmoid(v)
+        return _sigmoid_f32(v)
     if kind == RELU:
         return zero if v <= zero else v
     if kind == HARD_SIGMOID:
@@ -81,17 +148,41 @@ def _dact(kind, y):
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _act_span(kind, z, j0, j1):
+    """``z[j0:j1] = act(z[j0:j1])`` in place: the kind chosen once, outside the loop, so
+    the loop over the elements vectorizes."""
+    if kind == TANH:
+        for j in range(j0, j1):
+            z[j] = _tanh_f32(z[j])
+    elif kind == SIGMOID:
+        for j in range(j0, j1):
+            z[j] = _sigmoid_f32(z[j])
+    else:
+        for j in range(j0, j1):
+            z[j] = _act(kind, z[j])
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
 def _recur(h, U, rmask, b, g0, g1, units, z):
     """``z[g0*units:g1*units] += (h * rmask[b, g]) @ U[:, gate g]`` for gates ``g0..g1-1``
-    (no mask when ``rmask`` is empty): per column, a chain over ``units`` in order."""
-    masked = rmask.shape[0] > 0
-    for g in range(g0, g1):
-        c0 = g * units
-        c1 = c0 + units
+    (no mask when ``rmask`` is empty): per column, a chain over ``units`` in order.
+
+    The inner loop runs over every column of the gates at once (rows of ``U`` scaled and
+    added): split per gate, LLVM leaves the short loops scalar (7x slower)."""
+    c0 = g0 * units
+    c1 = g1 * units
+    if rmask.shape[0] == 0:
         for k in range(units):
-            hk = h[k] * rmask[b, g, k] if masked else h[k]
+            hk = h[k]
             row = U[k]
             for j in range(c0, c1):
+                z[j] += hk * row[j]
+        return
+    for k in range(units):
+        row = U[k]
+        for g in range(g0, g1):
+            hk = h[k] * rmask[b, g, k]
+            for j in range(g * units, (g + 1) * units):
                 z[j] += hk * row[j]
 
 
@@ -118,49 +209,62 @@ def _recur_back(dz, UT, rmask, b, g0, g1, units, out, tmp):
 
 # -- SimpleRNN: h = act(xp + h_prev @ U) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _simple_fwd_row(b, xp, U, h0, rmask, act, hs):
+def _simple_fwd_row(b, xp, U, h0, rmask, smask, act, hs):
     steps = xp.shape[1]
     units = U.shape[0]
+    seq = smask.shape[0] > 0
     z = np.empty(units, dtype=np.float32)
     for j in range(units):
         hs[b, 0, j] = h0[b, j]
     for t in range(steps):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                hs[b, t + 1, j] = hs[b, t, j]
+            continue
         for j in range(units):
             z[j] = xp[b, t, j]
         _recur(hs[b, t], U, rmask, b, 0, 1, units, z)
+        _act_span(act, z, 0, units)
         for j in range(units):
-            hs[b, t + 1, j] = _act(act, z[j])
+            hs[b, t + 1, j] = z[j]
 
 
 @njit(cache=True, error_model="numpy")
-def simple_forward_serial(xp, U, h0, rmask, act, hs):
+def simple_forward_serial(xp, U, h0, rmask, smask, act, hs):
     """SimpleRNN forward, one row after another.
 
     Shape:
         xp: ``[B, T, units]``; U: ``[units, units]``; h0: ``[B, units]``;
-        rmask: ``[B, 1, units]`` or ``[0, 1, units]``; hs (out): ``[B, T + 1, units]``
+        rmask: ``[B, 1, units]`` or ``[0, 1, units]``; smask: ``[B, T]`` bool or
+        ``[0, T]``; hs (out): ``[B, T + 1, units]``
         (``hs[:, 0] = h0``, ``hs[:, t + 1]`` the output of step ``t``).
     """
     for b in range(xp.shape[0]):
-        _simple_fwd_row(b, xp, U, h0, rmask, act, hs)
+        _simple_fwd_row(b, xp, U, h0, rmask, smask, act, hs)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def simple_forward_parallel(xp, U, h0, rmask, act, hs):
+def simple_forward_parallel(xp, U, h0, rmask, smask, act, hs):
     """:func:`simple_forward_serial` with the batch rows on Numba's threads."""
     for b in prange(xp.shape[0]):
-        _simple_fwd_row(np.int64(b), xp, U, h0, rmask, act, hs)
+        _simple_fwd_row(np.int64(b), xp, U, h0, rmask, smask, act, hs)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _simple_bwd_row(b, dhs, dhT, UT, rmask, act, hs, dz, dh0):
+def _simple_bwd_row(b, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     steps = dhs.shape[1]
     units = UT.shape[1]
+    seq = smask.shape[0] > 0
     dh = np.empty(units, dtype=np.float32)
     tmp = np.empty(units, dtype=np.float32)
     for j in range(units):
         dh[j] = dhT[b, j]
     for t in range(steps - 1, -1, -1):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                dh[j] += dhs[b, t, j]
+                dz[b, t, j] = np.float32(0.0)
+            continue
         for j in range(units):
             dz[b, t, j] = (dh[j] + dhs[b, t, j]) * _dact(act, hs[b, t + 1, j])
             dh[j] = np.float32(0.0)
@@ -170,7 +274,7 @@ def _simple_bwd_row(b, dhs, dhT, UT, rmask, act, hs, dz, dh0):
 
 
 @njit(cache=True, error_model="numpy")
-def simple_backward_serial(dhs, dhT, UT, rmask, act, hs, dz, dh0):
+def simple_backward_serial(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     """SimpleRNN backward through time, one row after another.
 
     Shape:
@@ -179,68 +283,80 @@ def simple_backward_serial(dhs, dhT, UT, rmask, act, hs, dz, dh0):
         dz (out): ``[B, T, units]`` (dL/d pre-activation); dh0 (out): ``[B, units]``.
     """
     for b in range(dhs.shape[0]):
-        _simple_bwd_row(b, dhs, dhT, UT, rmask, act, hs, dz, dh0)
+        _simple_bwd_row(b, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def simple_backward_parallel(dhs, dhT, UT, rmask, act, hs, dz, dh0):
+def simple_backward_parallel(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     """:func:`simple_backward_serial` with the batch rows on Numba's threads."""
     for b in prange(dhs.shape[0]):
-        _simple_bwd_row(np.int64(b), dhs, dhT, UT, rmask, act, hs, dz, dh0)
+        _simple_bwd_row(np.int64(b), dhs, dhT, UT, rmask, smask, act, hs, dz, dh0)
 
 
 # -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_fwd_row(b, xp, U, h0, c0, rmask, act, ract, hs, cs, gates):
+def _lstm_fwd_row(b, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     steps = xp.shape[1]
     units = U.shape[0]
     width = 4 * units
+    seq = smask.shape[0] > 0
     z = np.empty(width, dtype=np.float32)
+    tc = np.empty(units, dtype=np.float32)
     for j in range(units):
         hs[b, 0, j] = h0[b, j]
         cs[b, 0, j] = c0[b, j]
     for t in range(steps):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                hs[b, t + 1, j] = hs[b, t, j]
+                cs[b, t + 1, j] = cs[b, t, j]
+            for j in range(width + units):
+                gates[b, t, j] = np.float32(0.0)
+            continue
         for j in range(width):
             z[j] = xp[b, t, j]
         _recur(hs[b, t], U, rmask, b, 0, 4, units, z)
+        _act_span(ract, z, 0, 2 * units)
+        _act_span(act, z, 2 * units, 3 * units)
+        _act_span(ract, z, 3 * units, width)
         for j in range(units):
-            i = _act(ract, z[j])
-            f = _act(ract, z[units + j])
-            g = _act(act, z[2 * units + j])
-            o = _act(ract, z[3 * units + j])
-            c = f * cs[b, t, j] + i * g
+            c = z[units + j] * cs[b, t, j] + z[j] * z[2 * units + j]
             cs[b, t + 1, j] = c
-            hs[b, t + 1, j] = o * _act(act, c)
-            gates[b, t, j] = i
-            gates[b, t, units + j] = f
-            gates[b, t, 2 * units + j] = g
-            gates[b, t, 3 * units + j] = o
+            tc[j] = c
+        _act_span(act, tc, 0, units)
+        for j in range(units):
+            hs[b, t + 1, j] = z[3 * units + j] * tc[j]
+            gates[b, t, width + j] = tc[j]
+        for j in range(width):
+            gates[b, t, j] = z[j]
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_forward_serial(xp, U, h0, c0, rmask, act, ract, hs, cs, gates):
+def lstm_forward_serial(xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     """LSTM forward, one row after another.
 
     Shape:
         xp: ``[B, T, 4 * units]``; U: ``[units, 4 * units]``; h0, c0: ``[B, units]``;
-        rmask: ``[B, 4, units]`` or empty; hs, cs (out): ``[B, T + 1, units]`` (index 0
-        the initial state); gates (out): ``[B, T, 4 * units]`` (activated i, f, c, o).
+        rmask: ``[B, 4, units]`` or empty; smask: ``[B, T]`` or empty; hs, cs (out):
+        ``[B, T + 1, units]`` (index 0 the initial state); gates (out):
+        ``[B, T, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``).
     """
     for b in range(xp.shape[0]):
-        _lstm_fwd_row(b, xp, U, h0, c0, rmask, act, ract, hs, cs, gates)
+        _lstm_fwd_row(b, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def lstm_forward_parallel(xp, U, h0, c0, rmask, act, ract, hs, cs, gates):
+def lstm_forward_parallel(xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     """:func:`lstm_forward_serial` with the batch rows on Numba's threads."""
     for b in prange(xp.shape[0]):
-        _lstm_fwd_row(np.int64(b), xp, U, h0, c0, rmask, act, ract, hs, cs, gates)
+        _lstm_fwd_row(np.int64(b), xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0):
+def _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0, dc0):
     steps = dhs.shape[1]
     units = UT.shape[1]
+    seq = smask.shape[0] > 0
     dh = np.empty(units, dtype=np.float32)
     dc = np.empty(units, dtype=np.float32)
     tmp = np.empty(units, dtype=np.float32)
@@ -248,13 +364,19 @@ def _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0
         dh[j] = dhT[b, j]
         dc[j] = dcT[b, j]
     for t in range(steps - 1, -1, -1):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                dh[j] += dhs[b, t, j]
+            for j in range(4 * units):
+                dz[b, t, j] = np.float32(0.0)
+            continue
         for j in range(units):
             dhj = dh[j] + dhs[b, t, j]
             i = gates[b, t, j]
             f = gates[b, t, units + j]
             g = gates[b, t, 2 * units + j]
             o = gates[b, t, 3 * units + j]
-            tc = _act(act, cs[b, t + 1, j])
+            tc = gates[b, t, 4 * units + j]
             dcj = dc[j] + dhj * o * _dact(act, tc)
             dz[b, t, j] = dcj * g * _dact(ract, i)
             dz[b, t, units + j] = dcj * cs[b, t, j] * _dact(ract, f)
@@ -269,38 +391,51 @@ def _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_backward_serial(dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0):
+def lstm_backward_serial(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
+                         dc0):
     """LSTM backward through time, one row after another.
 
     Shape:
         dhs: ``[B, T, units]``; dhT, dcT: ``[B, units]`` (dL/d the returned final h and
-        c); UT: ``[4 * units, units]``; hs, cs, gates: the forward's; dz (out):
-        ``[B, T, 4 * units]`` (dL/d gate pre-activations); dh0, dc0 (out): ``[B, units]``.
+        c); UT: ``[4 * units, units]``; hs, cs, gates (``[B, T, 5 * units]``): the
+        forward's; dz (out): ``[B, T, 4 * units]`` (dL/d gate pre-activations); dh0, dc0
+        (out): ``[B, units]``.
     """
     for b in range(dhs.shape[0]):
-        _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0)
+        _lstm_bwd_row(b, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
+                      dc0)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def lstm_backward_parallel(dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz, dh0, dc0):
+def lstm_backward_parallel(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
+                           dc0):
     """:func:`lstm_backward_serial` with the batch rows on Numba's threads."""
     for b in prange(dhs.shape[0]):
-        _lstm_bwd_row(np.int64(b), dhs, dhT, dcT, UT, rmask, act, ract, hs, cs, gates, dz,
-                      dh0, dc0)
+        _lstm_bwd_row(np.int64(b), dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates,
+                      dz, dh0, dc0)
 
 
 # -- GRU: gates z, r, h (Keras order) --------------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _gru_fwd_row(b, xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra):
+def _gru_fwd_row(b, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates, extra):
     steps = xp.shape[1]
     units = U.shape[0]
     width = 3 * units
     masked = rmask.shape[0] > 0
+    seq = smask.shape[0] > 0
     rec = np.empty(width, dtype=np.float32)
+    pre = np.empty(width, dtype=np.float32)
     rh = np.empty(units, dtype=np.float32)
     for j in range(units):
         hs[b, 0, j] = h0[b, j]
     for t in range(steps):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                hs[b, t + 1, j] = hs[b, t, j]
+                extra[b, t, j] = np.float32(0.0)
+            for j in range(width):
+                gates[b, t, j] = np.float32(0.0)
+            continue
         hp = hs[b, t]
         for j in range(width):
             rec[j] = np.float32(0.0)
@@ -310,16 +445,15 @@ def _gru_fwd_row(b, xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, 
                 rec[j] += rbias[j]
         else:
             _recur(hp, U, rmask, b, 0, 2, units, rec)
+        for j in range(2 * units):
+            pre[j] = xp[b, t, j] + rec[j]
+        _act_span(ract, pre, 0, 2 * units)
         for j in range(units):
-            zg = _act(ract, xp[b, t, j] + rec[j])
-            rg = _act(ract, xp[b, t, units + j] + rec[units + j])
-            gates[b, t, j] = zg
-            gates[b, t, units + j] = rg
             if reset_after:
                 extra[b, t, j] = rec[2 * units + j]
             else:
                 hm = hp[j] * rmask[b, 2, j] if masked else hp[j]
-                rh[j] = rg * hm
+                rh[j] = pre[units + j] * hm
                 extra[b, t, j] = rh[j]
         if not reset_after:
             for k in range(units):
@@ -328,45 +462,52 @@ def _gru_fwd_row(b, xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, 
                 for j in range(units):
                     rec[2 * units + j] += rk * row[2 * units + j]
         for j in range(units):
-            zg = gates[b, t, j]
             if reset_after:
-                hh = _act(act, xp[b, t, 2 * units + j] + gates[b, t, units + j] * rec[2 * units + j])
+                pre[2 * units + j] = xp[b, t, 2 * units + j] + pre[units + j] * rec[2 * units + j]
             else:
-                hh = _act(act, xp[b, t, 2 * units + j] + rec[2 * units + j])
-            gates[b, t, 2 * units + j] = hh
-            hs[b, t + 1, j] = zg * hp[j] + (np.float32(1.0) - zg) * hh
+                pre[2 * units + j] = xp[b, t, 2 * units + j] + rec[2 * units + j]
+        _act_span(act, pre, 2 * units, width)
+        for j in range(width):
+            gates[b, t, j] = pre[j]
+        for j in range(units):
+            zg = pre[j]
+            hs[b, t + 1, j] = zg * hp[j] + (np.float32(1.0) - zg) * pre[2 * units + j]
 
 
 @njit(cache=True, error_model="numpy")
-def gru_forward_serial(xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra):
+def gru_forward_serial(xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
+                       extra):
     """GRU forward, one row after another.
 
     Shape:
         xp: ``[B, T, 3 * units]`` (input bias included); U: ``[units, 3 * units]``;
         rbias: ``[3 * units]`` (the recurrent bias of ``reset_after``, else unused);
-        h0: ``[B, units]``; rmask: ``[B, 3, units]`` or empty; hs (out):
+        h0: ``[B, units]``; rmask: ``[B, 3, units]`` or empty; smask: ``[B, T]`` or
+        empty; hs (out):
         ``[B, T + 1, units]``; gates (out): ``[B, T, 3 * units]`` (z, r and the
         candidate); extra (out): ``[B, T, units]``: ``h @ U_h + b_h`` with
         ``reset_after``, else ``r * h`` (the recurrent product's operand).
     """
     for b in range(xp.shape[0]):
-        _gru_fwd_row(b, xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra)
+        _gru_fwd_row(b, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates, extra)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def gru_forward_parallel(xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates, extra):
+def gru_forward_parallel(xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
+                       extra):
     """:func:`gru_forward_serial` with the batch rows on Numba's threads."""
     for b in prange(xp.shape[0]):
-        _gru_fwd_row(np.int64(b), xp, U, rbias, h0, rmask, act, ract, reset_after, hs, gates,
-                     extra)
+        _gru_fwd_row(np.int64(b), xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
+                     gates, extra)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _gru_bwd_row(b, dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx, dzr,
-                 dh0):
+def _gru_bwd_row(b, dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra, dzx,
+                 dzr, dh0):
     steps = dhs.shape[1]
     units = UT.shape[1]
     masked = rmask.shape[0] > 0
+    seq = smask.shape[0] > 0
     one = np.float32(1.0)
     dh = np.empty(units, dtype=np.float32)
     drh = np.empty(units, dtype=np.float32)
@@ -374,6 +515,13 @@ def _gru_bwd_row(b, dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extr
     for j in range(units):
         dh[j] = dhT[b, j]
     for t in range(steps - 1, -1, -1):
+        if seq and not smask[b, t]:
+            for j in range(units):
+                dh[j] += dhs[b, t, j]
+            for j in range(3 * units):
+                dzx[b, t, j] = np.float32(0.0)
+                dzr[b, t, j] = np.float32(0.0)
+            continue
         hp = hs[b, t]
         for j in range(units):
             dhj = dh[j] + dhs[b, t, j]
@@ -418,8 +566,8 @@ def _gru_bwd_row(b, dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extr
 
 
 @njit(cache=True, error_model="numpy")
-def gru_backward_serial(dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx,
-                        dzr, dh0):
+def gru_backward_serial(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
+                        dzx, dzr, dh0):
     """GRU backward through time, one row after another.
 
     Shape:
@@ -430,14 +578,14 @@ def gru_backward_serial(dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, 
         ``reset_after``, or ``(r * h) @ U_h`` without); dh0 (out): ``[B, units]``.
     """
     for b in range(dhs.shape[0]):
-        _gru_bwd_row(b, dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx, dzr,
-                     dh0)
+        _gru_bwd_row(b, dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra, dzx,
+                     dzr, dh0)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def gru_backward_parallel(dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates, extra, dzx,
-                          dzr, dh0):
+def gru_backward_parallel(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
+                          dzx, dzr, dh0):
     """:func:`gru_backward_serial` with the batch rows on Numba's threads."""
     for b in prange(dhs.shape[0]):
-        _gru_bwd_row(np.int64(b), dhs, dhT, UT, rmask, act, ract, reset_after, hs, gates,
+        _gru_bwd_row(np.int64(b), dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates,
                      extra, dzx, dzr, dh0)

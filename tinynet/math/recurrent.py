@@ -2,6 +2,9 @@
 backward through time (:mod:`tinynet.kernels.recurrent`), serial or with the batch rows
 on Numba's threads.
 
+``smask`` is the sequence mask ``[B, T]`` (``False``: a padded step, which keeps the
+state) or ``None``, in the order the steps are processed.
+
 Each function converts its arrays once (C-contiguous float32), allocates the outputs and
 picks the serial or parallel kernel with the ``rnn_parallel_min_muladds`` gate, compared
 with the recurrent multiply-adds of the whole sequence (``B * T * units * G``). Both
@@ -38,13 +41,20 @@ def _mask(rmask: np.ndarray | None, gates: int, units: int) -> np.ndarray:
     return _f32(rmask)
 
 
+def _steps_mask(smask: np.ndarray | None, steps: int) -> np.ndarray:
+    """The sequence mask ``[B, T]`` bool, or the empty "every step valid"."""
+    if smask is None:
+        return np.empty((0, steps), dtype=np.bool_)
+    return np.ascontiguousarray(smask, dtype=np.bool_)
+
+
 def _parallel(xp_shape: tuple, units: int) -> bool:
     b, t, g = xp_shape
     return tuning.use_parallel(GATE, b * t * g * units)
 
 
 def simple_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, rmask: np.ndarray | None,
-                   act: int) -> np.ndarray:
+                   act: int, smask: np.ndarray | None = None) -> np.ndarray:
     """SimpleRNN's steps: ``hs[:, t + 1] = act(xp[:, t] + (hs[:, t] * rmask) @ U)``.
 
     Shape:
@@ -55,12 +65,13 @@ def simple_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, rmask: np.ndar
     b, t, units = xp.shape
     hs = np.empty((b, t + 1, units), dtype=np.float32)
     kernel = K.simple_forward_parallel if _parallel(xp.shape, units) else K.simple_forward_serial
-    kernel(xp, U, h0, _mask(rmask, 1, units), act, hs)
+    kernel(xp, U, h0, _mask(rmask, 1, units), _steps_mask(smask, t), act, hs)
     return hs
 
 
 def simple_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.ndarray | None,
-                    act: int, hs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                    act: int, hs: np.ndarray,
+                    smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Backward of :func:`simple_forward`: ``(dz, dh0)``, dz the gradient of every step's
     pre-activation ``[B, T, units]``. ``dhs`` is dL/d each step's output, ``dhT`` dL/d
     the final state (both added)."""
@@ -70,29 +81,32 @@ def simple_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.n
     dh0 = np.empty((b, units), dtype=np.float32)
     kernel = (K.simple_backward_parallel if _parallel(dz.shape, units)
               else K.simple_backward_serial)
-    kernel(dhs, dhT, _f32(U.T), _mask(rmask, 1, units), act, hs, dz, dh0)
+    kernel(dhs, dhT, _f32(U.T), _mask(rmask, 1, units), _steps_mask(smask, t), act, hs, dz, dh0)
     return dz, dh0
 
 
 def lstm_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, c0: np.ndarray,
-                 rmask: np.ndarray | None, act: int,
-                 ract: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 rmask: np.ndarray | None, act: int, ract: int,
+                 smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """LSTM's steps (gates i, f, c, o): ``(hs, cs, gates)``, hs and cs ``[B, T + 1, units]``
-    (index 0 the initial state), gates the activated gates ``[B, T, 4 * units]``."""
+    (index 0 the initial state), gates the activated gates and ``activation(c)``
+    ``[B, T, 5 * units]``."""
     xp, U, h0, c0 = _f32(xp), _f32(U), _f32(h0), _f32(c0)
     b, t, g = xp.shape
     units = g // 4
     hs = np.empty((b, t + 1, units), dtype=np.float32)
     cs = np.empty((b, t + 1, units), dtype=np.float32)
-    gates = np.empty((b, t, g), dtype=np.float32)
+    gates = np.empty((b, t, g + units), dtype=np.float32)
     kernel = K.lstm_forward_parallel if _parallel(xp.shape, units) else K.lstm_forward_serial
-    kernel(xp, U, h0, c0, _mask(rmask, 4, units), act, ract, hs, cs, gates)
+    kernel(xp, U, h0, c0, _mask(rmask, 4, units), _steps_mask(smask, t), act, ract, hs, cs,
+           gates)
     return hs, cs, gates
 
 
 def lstm_backward(dhs: np.ndarray, dhT: np.ndarray, dcT: np.ndarray, U: np.ndarray,
                   rmask: np.ndarray | None, act: int, ract: int, hs: np.ndarray,
-                  cs: np.ndarray, gates: np.ndarray) -> tuple[np.ndarray, ...]:
+                  cs: np.ndarray, gates: np.ndarray,
+                  smask: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """Backward of :func:`lstm_forward`: ``(dz, dh0, dc0)``, dz the gradient of the gate
     pre-activations ``[B, T, 4 * units]``."""
     dhs, dhT, dcT = _f32(dhs), _f32(dhT), _f32(dcT)
@@ -101,14 +115,15 @@ def lstm_backward(dhs: np.ndarray, dhT: np.ndarray, dcT: np.ndarray, U: np.ndarr
     dh0 = np.empty((b, units), dtype=np.float32)
     dc0 = np.empty((b, units), dtype=np.float32)
     kernel = K.lstm_backward_parallel if _parallel(dz.shape, units) else K.lstm_backward_serial
-    kernel(dhs, dhT, dcT, _f32(U.T), _mask(rmask, 4, units), act, ract, hs, cs, gates, dz,
-           dh0, dc0)
+    kernel(dhs, dhT, dcT, _f32(U.T), _mask(rmask, 4, units), _steps_mask(smask, t), act, ract,
+           hs, cs, gates, dz, dh0, dc0)
     return dz, dh0, dc0
 
 
 def gru_forward(xp: np.ndarray, U: np.ndarray, rbias: np.ndarray, h0: np.ndarray,
                 rmask: np.ndarray | None, act: int, ract: int,
-                reset_after: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                reset_after: bool,
+                smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """GRU's steps (gates z, r, h): ``(hs, gates, extra)`` (see
     :func:`tinynet.kernels.recurrent.gru_forward_serial`)."""
     xp, U, rbias, h0 = _f32(xp), _f32(U), _f32(rbias), _f32(h0)
@@ -118,14 +133,15 @@ def gru_forward(xp: np.ndarray, U: np.ndarray, rbias: np.ndarray, h0: np.ndarray
     gates = np.empty((b, t, g), dtype=np.float32)
     extra = np.empty((b, t, units), dtype=np.float32)
     kernel = K.gru_forward_parallel if _parallel(xp.shape, units) else K.gru_forward_serial
-    kernel(xp, U, rbias, h0, _mask(rmask, 3, units), act, ract, bool(reset_after), hs, gates,
-           extra)
+    kernel(xp, U, rbias, h0, _mask(rmask, 3, units), _steps_mask(smask, t), act, ract,
+           bool(reset_after), hs, gates, extra)
     return hs, gates, extra
 
 
 def gru_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.ndarray | None,
                  act: int, ract: int, reset_after: bool, hs: np.ndarray, gates: np.ndarray,
-                 extra: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 extra: np.ndarray,
+                 smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Backward of :func:`gru_forward`: ``(dzx, dzr, dh0)``, the gradients of the input
     projection and of the recurrent products, ``[B, T, 3 * units]`` each."""
     dhs, dhT = _f32(dhs), _f32(dhT)
@@ -134,6 +150,6 @@ def gru_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.ndar
     dzr = np.empty((b, t, 3 * units), dtype=np.float32)
     dh0 = np.empty((b, units), dtype=np.float32)
     kernel = K.gru_backward_parallel if _parallel(dzx.shape, units) else K.gru_backward_serial
-    kernel(dhs, dhT, _f32(U.T), _mask(rmask, 3, units), act, ract, bool(reset_after), hs,
-           gates, extra, dzx, dzr, dh0)
+    kernel(dhs, dhT, _f32(U.T), _mask(rmask, 3, units), _steps_mask(smask, t), act, ract,
+           bool(reset_after), hs, gates, extra, dzx, dzr, dh0)
     return dzx, dzr, dh0

@@ -15,8 +15,12 @@ masks the input, ``recurrent_dropout`` the previous state in the recurrent produ
 mask per gate for each (Keras's ``implementation=1``), otherwise one input mask shared by
 the gates.
 
-A sequence mask (Keras's masking layers) would enter each kernel's step loop: a masked
-step keeps the state and outputs zeros. It is not taken yet.
+A sequence mask (``[B, T]``, from ``Embedding(mask_zero=True)``, ``Masking`` or
+``mask=``) enters each kernel's step loop: a masked step keeps the state (``h``, and
+``c`` for LSTM) and its output is the kept ``h`` (Keras 3's scan), or zeros when the layer
+zeroes masked outputs (``Bidirectional`` sets that for ``return_sequences``, as Keras).
+With ``unroll=True`` Keras's unrolled loop outputs zeros before a row's first valid step;
+that is kept too. The mask passes on with ``return_sequences`` (``compute_mask``).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from tinynet.math import recurrent as R
 from tinynet.math.matmul import matmul
 from tinynet.tensor import Tensor, as_array
 
-__all__ = ["BaseRNN", "check_activation", "check_rate"]
+__all__ = ["BaseRNN", "check_activation", "check_rate", "sequence_mask"]
 
 
 def check_activation(value: Any, arg: str, owner: str) -> tuple[str, int]:
@@ -61,6 +65,31 @@ def check_rate(value: Any, arg: str, owner: str) -> float:
     return float(value)
 
 
+def sequence_mask(mask: Any, batch: int, steps: int, owner: str) -> np.ndarray:
+    """``mask`` as a C-contiguous bool array ``[batch, steps]`` (``True``: a valid step).
+
+    Booleans, or integers/floats holding only 0 and 1, are taken.
+
+    Raises:
+        ValueError: ``mask`` is not of shape ``(batch, steps)``, or not boolean/0-1 values.
+    """
+    m = mask.data if isinstance(mask, Tensor) else mask
+    try:
+        m = np.asarray(m)
+    except (TypeError, ValueError):
+        m = np.asarray(m, dtype=object)
+    if m.dtype != np.bool_:
+        ok = m.dtype.kind in "iuf" and bool(np.all((m == 0) | (m == 1)))
+        if not ok:
+            raise ValueError(f"{owner}: mask must hold booleans (or 0/1 numbers), got dtype "
+                             f"{m.dtype}" + ("" if m.dtype.kind not in "iuf" else
+                                             " with values other than 0 and 1"))
+    if m.shape != (batch, steps):
+        raise ValueError(f"{owner}: mask must have shape ({batch}, {steps}) (batch, timesteps "
+                         f"of the input), got shape {m.shape}")
+    return np.ascontiguousarray(m, dtype=np.bool_)
+
+
 def _refuse(value: Any, arg: str, owner: str, why: str) -> bool:
     flag = check_bool(value, arg, owner)
     if flag:
@@ -78,6 +107,10 @@ class BaseRNN(OwnGenerator, Layer):
 
     _GATES = 1
     _STATES = 1
+    supports_masking = True
+    #: Whether masked steps output zeros instead of the kept state (Keras's
+    #: ``zero_output_for_mask``; ``Bidirectional`` sets it to ``return_sequences``).
+    _zero_output_for_mask = False
 
     def __init__(self, units: int, activation: str | None = "tanh",
                  recurrent_activation: str | None = "sigmoid", use_bias: bool = True,
@@ -174,7 +207,8 @@ class BaseRNN(OwnGenerator, Layer):
     # -- calling ----------------------------------------------------------------------------
     def __call__(self, x: Any, *args: Any, initial_state: Any = None, **kwargs: Any) -> Any:
         """As any layer, plus Keras's ``initial_state=`` (arrays ``[batch, units]``: ``h``,
-        and ``c`` for LSTM). Called with ``initial_state``, :meth:`backward` returns
+        and ``c`` for LSTM) and ``mask=`` (``[batch, timesteps]``, ``False`` at padded
+        steps). Called with ``initial_state``, :meth:`backward` returns
         ``[dL/dx, dL/dh0, ...]``."""
         if initial_state is None:
             return super().__call__(x, *args, **kwargs)
@@ -186,15 +220,16 @@ class BaseRNN(OwnGenerator, Layer):
                              f"on symbolic tensors of a functional model, nor inside a call() "
                              f"layer) for now")
         training = kwargs.pop("training", None)
+        mask = kwargs.pop("mask", None)
         if args and len(args) == 1 and (args[0] is None or isinstance(args[0], (bool, np.bool_))):
             training, args = args[0], ()
         if args or kwargs:
             raise TypeError(f"{self._owner()}: called with unexpected arguments "
                             f"{list(args) + list(kwargs)}; use layer(x, initial_state=[...], "
-                            f"training=...)")
+                            f"mask=..., training=...)")
         if not self.built:
             self._build_on(x)
-        return self.forward(x, training=bool(training), initial_state=states)
+        return self.forward(x, training=bool(training), initial_state=states, mask=mask)
 
     def _initial(self, initial_state: Any, batch: int) -> list[np.ndarray]:
         if initial_state is None:
@@ -250,7 +285,32 @@ class BaseRNN(OwnGenerator, Layer):
             xp += bias
         return xp.reshape(b, t, width)
 
-    def forward(self, x: Any, training: bool = False, initial_state: Any = None) -> Any:
+    def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
+        """The input's mask with ``return_sequences``, else ``None`` (and ``None`` for
+        each returned state), as Keras."""
+        out = previous_mask if self.return_sequences else None
+        if self.return_state:
+            return [out] + [None] * self._STATES
+        return out
+
+    def _output_mask(self, smask: np.ndarray | None) -> np.ndarray | None:
+        """``[B, T]`` float 0/1 multiplying the outputs (processing order), or ``None``:
+        zeros at masked steps (``_zero_output_for_mask``), or, unrolled, before a row's
+        first valid step (Keras's unrolled loop starts from a zero output)."""
+        if smask is None:
+            return None
+        if self._zero_output_for_mask:
+            keep = smask
+        elif self.unroll:
+            keep = np.logical_or.accumulate(smask, axis=1)
+        else:
+            return None
+        return None if keep.all() else keep.astype(np.float32)
+
+    def forward(self, x: Any, training: bool = False, initial_state: Any = None,
+                mask: Any = None) -> Any:
+        """The outputs for ``x``; ``mask`` (``[batch, timesteps]``, ``False`` at padded
+        steps) keeps the state over masked steps."""
         x = as_array(x)
         if not self.built:
             self.build((None, *x.shape[1:]))
@@ -262,15 +322,26 @@ class BaseRNN(OwnGenerator, Layer):
         if steps == 0:
             raise ValueError(f"{self._owner()}: the input must have at least one timestep, "
                              f"got shape {x.shape}")
+        smask = None
+        if mask is not None:
+            smask = sequence_mask(mask, batch, steps, self._owner())
+            if smask.all():
+                smask = None  # every step valid: the unmasked loop, same bits
         states0 = self._initial(initial_state, batch)
         if self.go_backwards:
             x = x[:, ::-1]
+            smask = None if smask is None else np.ascontiguousarray(smask[:, ::-1])
         x = np.ascontiguousarray(x, dtype=np.float32)
         xmask, rmask = self._masks(batch, fan_in, training)
         xp = self._project(x, xmask)
-        hs, finals, saved = self._steps(xp, states0, rmask)
-        self._cache = (x, xmask, rmask, hs, saved, initial_state is not None)
-        out = np.ascontiguousarray(hs[:, 1:]) if self.return_sequences else hs[:, -1].copy()
+        hs, finals, saved = self._steps(xp, states0, rmask, smask)
+        keep = self._output_mask(smask)
+        self._cache = (x, xmask, rmask, hs, saved, initial_state is not None, smask, keep)
+        if self.return_sequences:
+            out = hs[:, 1:] * keep[:, :, None] if keep is not None else np.ascontiguousarray(
+                hs[:, 1:])
+        else:
+            out = hs[:, -1] * keep[:, -1:] if keep is not None else hs[:, -1].copy()
         if not self.return_state:
             return Tensor(out)
         return [Tensor(out)] + [Tensor(s.copy()) for s in finals]
@@ -284,7 +355,7 @@ class BaseRNN(OwnGenerator, Layer):
         return [(g, g + 1, hprev * rmask[:, g][:, None, :]) for g in range(self._GATES)]
 
     def backward(self, grad_output: Any) -> Any:
-        x, xmask, rmask, hs, saved, with_state = self._require_cache()
+        x, xmask, rmask, hs, saved, with_state, smask, keep = self._require_cache()
         b, t, f = x.shape
         u = self.units
         if self.return_state:
@@ -297,6 +368,8 @@ class BaseRNN(OwnGenerator, Layer):
         grads = list(grad_output) if self.return_state else [grad_output]
         shape = (b, t, u) if self.return_sequences else (b, u)
         g_out = self._check_grad(grads[0], shape)
+        if keep is not None:  # outputs zeroed at masked steps: no gradient there
+            g_out = g_out * (keep[:, :, None] if self.return_sequences else keep[:, -1:])
         dhs = (np.ascontiguousarray(g_out, dtype=np.float32) if self.return_sequences
                else np.zeros((b, t, u), dtype=np.float32))
         finals = [np.zeros((b, u), dtype=np.float32) for _ in range(self._STATES)]
@@ -304,7 +377,7 @@ class BaseRNN(OwnGenerator, Layer):
             finals[0] += g_out
         for i, g in enumerate(grads[1:]):
             finals[i] += self._check_grad(g, (b, u))
-        dzx, dzr, d0 = self._back(dhs, finals, rmask, hs, saved)
+        dzx, dzr, d0 = self._back(dhs, finals, rmask, hs, saved, smask)
         # weight gradients: GEMMs over all B * T rows, in the GEMM's fixed order
         width = self._GATES * u
         dzx2 = dzx.reshape(b * t, width)

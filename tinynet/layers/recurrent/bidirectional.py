@@ -46,6 +46,10 @@ class Bidirectional(Layer):
             ``return_state``.
         name, input_shape, trainable: As for any layer.
 
+    A mask (``Embedding(mask_zero=True)``, ``Masking``, ``mask=``) goes to both layers;
+    with ``return_sequences`` their masked steps output zeros (Keras), and the mask
+    passes on.
+
     With ``return_state`` on the wrapped layer the output is a list: the merged output (or
     both outputs for ``merge_mode=None``), then the forward layer's final states, then the
     backward layer's.
@@ -93,6 +97,8 @@ class Bidirectional(Layer):
                                  f"{attr}, got {getattr(fwd, attr)} and {getattr(bwd, attr)}")
         self.return_sequences = fwd.return_sequences
         self.return_state = fwd.return_state
+        # Keras: with return_sequences, masked steps output zeros in both directions
+        fwd._zero_output_for_mask = bwd._zero_output_for_mask = self.return_sequences
         hold(self, forward_layer=fwd, backward_layer=bwd)
         if not trainable:
             fwd.trainable = bwd.trainable = False
@@ -121,14 +127,27 @@ class Bidirectional(Layer):
             return outs[0]
         return outs + [tuple(s) for s in (*f_states, *b_states)]
 
+    supports_masking = True
+
+    def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
+        """The input's mask with ``return_sequences`` (one per output for
+        ``merge_mode=None``), else ``None``; ``None`` for each returned state (Keras)."""
+        out = previous_mask if self.return_sequences else None
+        masks = [out, out] if self.merge_mode is None else [out]
+        if self.return_state:
+            masks += [None] * (self.forward_layer._STATES + self.backward_layer._STATES)
+        return masks[0] if len(masks) == 1 else masks
+
     # -- computing ------------------------------------------------------------------------
-    def forward(self, x: Any, training: bool = False) -> Any:
+    def forward(self, x: Any, training: bool = False, mask: Any = None) -> Any:
+        """The merged outputs for ``x``; ``mask`` (``[batch, timesteps]``) goes to both
+        directions (the backward layer reverses it with the sequence)."""
         x = as_array(x)
         if not self.built:
             self.build((None, *x.shape[1:]))
-        y = self.forward_layer.forward(x, training=training)
+        y = self.forward_layer.forward(x, training=training, mask=mask)
         f_state = self.forward_layer.forward_state()
-        y_rev = self.backward_layer.forward(x, training=training)
+        y_rev = self.backward_layer.forward(x, training=training, mask=mask)
         b_state = self.backward_layer.forward_state()
         states: list = []
         if self.return_state:

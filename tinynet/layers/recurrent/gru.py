@@ -102,18 +102,18 @@ class GRU(BaseRNN):
             return self.bias.value[1]
         return np.zeros(3 * self.units, dtype=np.float32)
 
-    def _steps(self, xp: np.ndarray, states0: list, rmask: Any) -> tuple:
+    def _steps(self, xp: np.ndarray, states0: list, rmask: Any, smask: Any) -> tuple:
         hs, gates, extra = R.gru_forward(xp, self.recurrent_kernel.value, self._recurrent_bias(),
                                          states0[0], rmask, self._act, self._ract,
-                                         self.reset_after)
+                                         self.reset_after, smask)
         return hs, [hs[:, -1]], (gates, extra)
 
-    def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray,
-              saved: Any) -> tuple:
+    def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray, saved: Any,
+              smask: Any) -> tuple:
         gates, extra = saved
         dzx, dzr, dh0 = R.gru_backward(dhs, finals[0], self.recurrent_kernel.value, rmask,
                                        self._act, self._ract, self.reset_after, hs, gates,
-                                       extra)
+                                       extra, smask)
         return dzx, dzr, [dh0]
 
     def _recurrent_operands(self, hprev: np.ndarray, rmask: Any,

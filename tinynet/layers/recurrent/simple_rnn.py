@@ -71,12 +71,13 @@ class SimpleRNN(BaseRNN):
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
                          name=name, input_shape=input_shape, trainable=trainable)
 
-    def _steps(self, xp: np.ndarray, states0: list, rmask: Any) -> tuple:
-        hs = R.simple_forward(xp, self.recurrent_kernel.value, states0[0], rmask, self._act)
+    def _steps(self, xp: np.ndarray, states0: list, rmask: Any, smask: Any) -> tuple:
+        hs = R.simple_forward(xp, self.recurrent_kernel.value, states0[0], rmask, self._act,
+                              smask)
         return hs, [hs[:, -1]], None
 
-    def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray,
-              saved: Any) -> tuple:
+    def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray, saved: Any,
+              smask: Any) -> tuple:
         dz, dh0 = R.simple_backward(dhs, finals[0], self.recurrent_kernel.value, rmask,
-                                    self._act, hs)
+                                    self._act, hs, smask)
         return dz, dz, [dh0]

@@ -61,13 +61,26 @@ class TimeDistributed(Layer):
         shape = tuple(input_shape)
         return (shape[0], shape[1], *tuple(inner)[1:])
 
-    def forward(self, x: Any, training: bool = False) -> Tensor:
+    supports_masking = True  # the mask passes on (Keras)
+
+    def forward(self, x: Any, training: bool = False, mask: Any = None) -> Tensor:
+        """``layer`` on every step; a ``mask`` (``[batch, timesteps, ...]``) goes to the
+        layer as ``[batch * timesteps, ...]`` when its ``forward`` takes one (Keras)."""
         x = as_array(x)
         if not self.built:
             self.build((None, *x.shape[1:]))
         self._inner_shape((None, *x.shape[1:]))
         b, t = x.shape[:2]
-        y = self.layer.forward(x.reshape(b * t, *x.shape[2:]), training=training)
+        extra = {}
+        if mask is not None:
+            m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+            if m.ndim < 2 or m.shape[:2] != (b, t):
+                raise ValueError(f"TimeDistributed {self.name!r}: mask must have shape "
+                                 f"({b}, {t}, ...) (batch, timesteps of the input), got "
+                                 f"shape {m.shape}")
+            if self.layer._forward_takes_mask:
+                extra["mask"] = m.reshape(b * t, *m.shape[2:])
+        y = self.layer.forward(x.reshape(b * t, *x.shape[2:]), training=training, **extra)
         if isinstance(y, list):
             raise ValueError(f"TimeDistributed {self.name!r}: the wrapped layer must have one "
                              f"output, {type(self.layer).__name__} returned {len(y)}")
