@@ -235,3 +235,26 @@ def test_bias_grad_matches_float64():
     np.testing.assert_allclose(activations.bias_grad(g), g.astype(np.float64).sum(axis=0),
                                rtol=1e-5, atol=1e-3)
     assert activations.bias_grad(np.zeros((0, 3), np.float32)).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_linear_bias_add_same_bits_serial_and_parallel():
+    """The bias add of a layer without activation: serial calls add with NumPy (no kernel to
+    compile), parallel ones run the kernel; both give x + bias in float32, bit for bit."""
+    from tinynet.ops.fused import bias_act_forward
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((700, 10)).astype(np.float32)
+    x[0, :3] = [-0.0, np.nan, np.inf]
+    bias = rng.standard_normal(10).astype(np.float32)
+    bias[:3] = [0.0, 1.0, -1.0]
+    results = []
+    for gate in (0, 2**62):
+        with tuning.override(elementwise_parallel_min_elems=gate):
+            z = x.copy()
+            y, pre = bias_act_forward(z, bias, None)
+            assert y is z and pre is None
+            results.append(y)
+    assert results[0].tobytes() == results[1].tobytes()
+    assert results[0].tobytes() == (x + bias).tobytes()
+    assert results[0][0, 0] == 0.0 and not np.signbit(results[0][0, 0])  # -0 + 0 = +0
+    assert np.isnan(results[0][0, 1]) and results[0][0, 2] == np.inf

@@ -219,3 +219,32 @@ def test_only_an_outermost_compile_gives_up_on_a_busy_kernel(tmp_path, depth, ex
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == expected
+
+
+ORDER = """
+import os
+from tinynet.tools import compile_ahead
+from tinynet.kernels import completion
+calls = []
+completion.hold_completion_lock = lambda: True
+compile_ahead._tasks = lambda spec: []
+compile_ahead._drain = lambda tasks: calls.append("drain")
+lower = compile_ahead._lower_priority
+compile_ahead._lower_priority = lambda: (calls.append("nice"), lower())
+before = os.getpriority(os.PRIO_PROCESS, 0)
+compile_ahead.run({"gates": {}, "threads": 1})
+print(" ".join(calls), os.getpriority(os.PRIO_PROCESS, 0) - before)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "nice"), reason="no os.nice on this platform")
+def test_the_helper_completes_the_cache_at_a_lower_priority():
+    """The tasks ahead of the fit run at the fit's priority; the completion passes (every
+    gate serial, then parallel) after lowering it by COMPLETION_NICENESS (capped at 19)."""
+    out = subprocess.run([sys.executable, "-c", ORDER], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    calls, raised = out.stdout.rsplit(" ", 1)
+    assert calls == "drain nice drain drain"
+    start = os.getpriority(os.PRIO_PROCESS, 0)
+    assert int(raised) == min(compile_ahead.COMPLETION_NICENESS, 19 - start)

@@ -72,8 +72,16 @@ class ActivationFn:
             return out
         b = _EMPTY if bias is None else np.ascontiguousarray(bias, dtype=np.float32).reshape(-1)
         row_len = self._row_len(x, bias)
-        kernel = ek.act_forward_kernel(
-            self.kind, tuning.use_parallel("elementwise_parallel_min_elems", x.size))
+        parallel = tuning.use_parallel("elementwise_parallel_min_elems", x.size)
+        if self.kind == ek.LINEAR and not parallel:
+            # One float32 add per element (or a copy): NumPy gives the kernel's bits, and
+            # a model whose calls stay serial compiles no kernel for its bias adds.
+            if b.size:
+                np.add(x.reshape(-1, row_len), b, out=out.reshape(-1, row_len))
+            elif out is not x:
+                np.copyto(out, x)
+            return out
+        kernel = ek.act_forward_kernel(self.kind, parallel)
         kernel(x.reshape(-1), b, row_len, *self.params, out.reshape(-1))
         return out
 

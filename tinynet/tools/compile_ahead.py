@@ -20,7 +20,10 @@ script itself, then gets no helper).
 Then the helper completes the cache: it runs the same step again with every gate forcing
 the serial kernels, then with every gate forcing the parallel ones (the adaptive thread
 count off), so a later run of the model finds every variant a gate, the thread count or
-the machine's load may pick there, and compiles nothing. The fit does not wait for that:
+the machine's load may pick there, and compiles nothing. It does so at a lower scheduling
+priority (``nice``): by then every kernel of the fit is in the cache, and on a machine
+with fewer free cores than busy processes the fit should not share its core with work
+done for later runs. The fit does not wait for that:
 the helper goes on after the fit, and after the fit's process, until it is done. While it
 runs it holds a lock file in the cache (:mod:`tinynet.kernels.completion`);
 another process about to compile a kernel that is not in the cache yet waits for it
@@ -280,6 +283,9 @@ def run(spec: dict) -> None:
     tuning.set(**spec["gates"])
     tuning.set_num_threads(spec["threads"])
     _drain(_tasks(spec))  # ahead of the fit, with its gates
+    # The fit's kernels are all in the cache now: what follows is for later runs, so it
+    # yields the processor to the fit (and to anything else) wherever cores are short.
+    _lower_priority()
     # Then every other variant the model's calls may pick: all serial, all parallel (on
     # every thread, whatever the load: a busy machine would send the calls to serial).
     tuning.set_adaptive_threads(False)
@@ -287,6 +293,17 @@ def run(spec: dict) -> None:
     for gate in _FORCED:
         with tuning.override(**{name: gate for name in tuning.defaults()}):
             _drain(_tasks(spec))
+
+
+#: The niceness the helper adds once the fit's own kernels are compiled (Unix).
+COMPLETION_NICENESS = 10
+
+
+def _lower_priority() -> None:
+    """Lowers this process's scheduling priority by :data:`COMPLETION_NICENESS` (where
+    the platform has ``os.nice``; a failure leaves it as it was)."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.nice(COMPLETION_NICENESS)
 
 
 _FORCED = (2**62, 0)  # every gate set to this: the serial kernels, then the parallel ones
