@@ -2723,7 +2723,7 @@ case('tv-set-vocabulary-idf-length',
 case('tv-config-unregistered-callable',
      'TextVectorization(standardize=<unregistered function>).get_config()',
      lambda: TV(standardize=_unregistered_standardize).get_config(), ValueError,
-     "TextVectorization: cannot save standardize=<function _unregistered_standardize",
+     "TextVectorization: cannot save standardize=the function '_unregistered_standardize': "
      "register the function with @tinynet.saving.register_keras_serializable()")
 case('tv-symbolic-input', 'TextVectorization()(tn.Input((1,)))',
      lambda: TV()(tn.Input((1,))), TypeError,

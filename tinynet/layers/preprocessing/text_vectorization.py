@@ -53,7 +53,8 @@ def _function_config(fn: Callable | str | None, arg: str) -> Any:
         return fn
     name = custom_objects.get_registered_name(fn)
     if custom_objects.get_registered_object(name) is not fn:
-        raise ValueError(f"TextVectorization: cannot save {arg}={fn!r}: register the "
+        raise ValueError(f"TextVectorization: cannot save {arg}=the function "
+                         f"{getattr(fn, '__qualname__', type(fn).__qualname__)!r}: register the "
                          f"function with @tinynet.saving.register_keras_serializable() so "
                          f"a config can name it")
     return {"module": None, "class_name": "function", "config": name, "registered_name": name}
