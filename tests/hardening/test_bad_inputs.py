@@ -801,14 +801,15 @@ case("input-shape-negative", "Input((-1,))", lambda: Input((-1,)), ValueError,
      "Input: shape must hold non-negative ints or None, got (-1,)")
 
 case("input-dtype", "Input((3,), dtype='int8')", lambda: Input((3,), dtype="int8"), ValueError,
-     "Input: dtype must be None or one of ('float32', 'int32', 'int64', 'bool'), got 'int8'")
+     "Input: dtype must be None or one of ('float32', 'int32', 'int64', 'bool', 'string'), "
+     "got 'int8'")
 case("input-dtype-object", "Input((3,), dtype=object())", lambda: Input((3,), dtype=object()),
-     ValueError, "Input: dtype must be None or one of ('float32', 'int32', 'int64', 'bool'), got "
-     "<object object>")
+     ValueError, "Input: dtype must be None or one of ('float32', 'int32', 'int64', 'bool', "
+     "'string'), got <object object>")
 case("input-layer-dtype", "InputLayer((3,), dtype=np.float16)",
      lambda: InputLayer((3,), dtype=np.float16), ValueError,
-     "InputLayer: dtype must be None or one of ('float32', 'int32', 'int64', 'bool'), got "
-     "<class 'numpy.float16'>")
+     "InputLayer: dtype must be None or one of ('float32', 'int32', 'int64', 'bool', "
+     "'string'), got <class 'numpy.float16'>")
 case("input-batch-size-zero", "Input((3,), batch_size=0)", lambda: Input((3,), batch_size=0),
      ValueError, "Input: batch_size must be None or a positive int, got 0")
 case("input-batch-size-float", "Input((3,), batch_size=2.0)",
@@ -2727,12 +2728,12 @@ case('tv-config-unregistered-callable',
      "register the function with @tinynet.saving.register_keras_serializable()")
 case('tv-symbolic-input', 'TextVectorization()(tn.Input((1,)))',
      lambda: TV()(tn.Input((1,))), TypeError,
-     "TextVectorization 'text_vectorization", "cannot be called on a model input: it takes "
-     "strings, which models cannot take (tn.Input has no string dtype); run it on the data "
-     "first (ids = layer(texts)) and feed the ids to the model")
+     "TextVectorization 'text_vectorization", "takes strings, so on a model input it needs "
+     "tn.Input(..., dtype='string'), got a tensor of dtype 'float32'")
 case('sl-symbolic-input', 'StringLookup()(tn.Input((3,)))',
      lambda: SL()(tn.Input((3,))), TypeError,
-     "StringLookup 'string_lookup", "cannot be called on a model input")
+     "StringLookup 'string_lookup", "takes strings, so on a model input it needs "
+     "tn.Input(..., dtype='string')")
 case('tv-config-vocabulary-file', 'TextVectorization.from_config({"vocabulary": "/etc/passwd"})',
      lambda: TV.from_config({"vocabulary": "/etc/passwd"}), ValueError,
      "TextVectorization.from_config: the config names a vocabulary file '/etc/passwd'; a "
@@ -3355,6 +3356,59 @@ case("integer-lookup-vocabulary-size-negative", "IntegerLookup(vocabulary_size=-
 case("string-lookup-vocabulary-size-str", "StringLookup(vocabulary_size='8')",
      lambda: tn.layers.StringLookup(vocabulary_size="8"), TypeError,
      "StringLookup: vocabulary_size must be None or an int >= 0, got '8'")
+
+# -- h47strings: string inputs (tn.Input(dtype="string")) and the text layers on them -------
+def _text_model(sequential: bool = False) -> Any:
+    """An adapted TextVectorization -> Embedding -> GlobalAveragePooling1D -> Dense model on
+    a string Input of shape (1,) named 'text'."""
+    vectorize = TV(max_tokens=10, output_sequence_length=4)
+    vectorize.adapt(["a b c", "b c d"])
+    text = tn.Input((1,), dtype="string", name="text")
+    tail = [tn.layers.Embedding(10, 2), tn.layers.GlobalAveragePooling1D(), tn.layers.Dense(1)]
+    if sequential:
+        return tn.Sequential([text, vectorize, *tail])
+    x = vectorize(text)
+    for layer in tail:
+        x = layer(x)
+    return tn.Model(text, x)
+
+
+def _float_model() -> Any:
+    x = tn.Input((1,), name="number")
+    return tn.Model(x, tn.layers.Dense(1)(x))
+
+
+case("string-input-numbers", "Model(Input((1,), dtype='string'), ...).predict(ones((2, 1)))",
+     lambda: _text_model().predict(np.ones((2, 1)), verbose=0), TypeError,
+     "Model.predict: input 'text' has dtype string and takes strings (str or bytes), got an "
+     "array of dtype float64")
+case("string-input-object-numbers",
+     "Model(Input((1,), dtype='string'), ...).predict(array([['a'], [3]], dtype=object))",
+     lambda: _text_model().predict(np.array([["a"], [3]], dtype=object), verbose=0), TypeError,
+     "Model.predict: input 'text' has dtype string and takes strings (str or bytes), got int 3 "
+     "in an object array")
+case("string-input-sequential-numbers",
+     "Sequential([Input((1,), dtype='string'), ...]).predict(ones((2, 1)))",
+     lambda: _text_model(sequential=True).predict(np.ones((2, 1)), verbose=0), TypeError,
+     "Sequential.predict: x has dtype string and takes strings (str or bytes), got an array of "
+     "dtype float64")
+case("float-input-strings", "Model(Input((1,)), ...).predict(array([['a'], ['b']]))",
+     lambda: _float_model().predict(np.array([["a"], ["b"]]), verbose=0), TypeError,
+     "Model.predict: input 'number' has dtype float32 and takes numbers, got an array of "
+     "strings (dtype <U1); give the Input dtype='string' and a text layer (TextVectorization, "
+     "StringLookup) to feed text")
+case("string-lookup-invert-symbolic",
+     "StringLookup(vocabulary=['a'], invert=True)(Input((1,), dtype='string'))",
+     lambda: SL(vocabulary=["a"], invert=True)(tn.Input((1,), dtype="string")), TypeError,
+     "StringLookup 'string_lookup", "with invert=True it returns strings, which no model "
+     "layer takes")
+case("string-input-onnx-export", "Model(Input((1,), dtype='string'), TextVectorization, ...)"
+     ".export('m.onnx')",
+     lambda: _text_model().export("refused_before_writing.onnx"), ValueError,
+     "Model.export: input 'text' has dtype string, and layer 'text_vectorization' "
+     "(TextVectorization) turns the text into ids in NumPy, which has no ONNX form; export the "
+     "layers after it on an int Input (tn.Input(shape, dtype='int64')) and run the text layer "
+     "on the data before the ONNX model")
 
 # -- issue 46 (items 3, 9): sequence masks given to the recurrent layers and wrappers -------
 _SEQ = np.zeros((2, 5, 3), np.float32)

@@ -107,12 +107,13 @@ ID_EXAMPLES = {
     "Hashing": (lambda: L.Hashing(5), (2, 4), 7),
     "Discretization": (lambda: L.Discretization([1.5, 3.5], output_mode="one_hot"), (2, 4), 7),
 }
-# Layers that take strings, which models cannot take (tn.Input has no string dtype): their
-# contract (config round trip, output_shape against the output, save and load with their
-# vocabulary) runs standalone in tests/layers/test_preprocessing_text.py.
+# Layers that take strings: their contract (config round trip, output_shape against the
+# output, save and load with their vocabulary) runs standalone in
+# tests/layers/test_preprocessing_text.py, and in models on tn.Input(dtype="string") in
+# tests/models/test_string_inputs.py.
 STRING_INPUTS = {
-    "TextVectorization": "strings in; run before the model (ids = layer(texts))",
-    "StringLookup": "strings in; run before the model (ids = layer(tokens))",
+    "TextVectorization": "strings in (tn.Input(dtype='string')); tests/models/test_string_inputs",
+    "StringLookup": "strings in (tn.Input(dtype='string')); tests/models/test_string_inputs",
 }
 NOT_COMPUTING = {
     "Layer": "the base class",

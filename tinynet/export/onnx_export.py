@@ -122,6 +122,22 @@ def _rename(b: OnnxBuilder, old: str, new: str) -> None:
                     names[i] = new
 
 
+def _refuse_string_inputs(model: Any, owner: str) -> None:
+    """Refuses a model with a string ``Input``, naming it and the text layer that takes it:
+    text becomes ids in NumPy, which an ONNX graph of numbers cannot hold."""
+    inputs = [t for t in getattr(model, "inputs", []) if getattr(t, "dtype", None) == "string"]
+    if not inputs:
+        return
+    readers = [layer for layer in model.layers if layer.inbound_nodes
+               and any(t is inputs[0] for t in layer.inbound_nodes[0].inputs)]
+    reader = (f"layer {readers[0].name!r} ({type(readers[0]).__name__})" if readers
+              else "its text layer")
+    raise ValueError(f"{owner}: input {inputs[0].name!r} has dtype string, and {reader} turns "
+                     f"the text into ids in NumPy, which has no ONNX form; export the layers "
+                     f"after it on an int Input (tn.Input(shape, dtype='int64')) and run the "
+                     f"text layer on the data before the ONNX model")
+
+
 def check_exportable(model: Any, owner: str = "export") -> tuple[list[str], list[tuple]]:
     """The model's input names and shapes, once it is known to export: built, every
     non-batch input size known, a converter for every layer (no ``onnx`` needed).
@@ -133,6 +149,7 @@ def check_exportable(model: Any, owner: str = "export") -> tuple[list[str], list
         model._check_built()
     except ValueError as exc:
         raise ValueError(f"{owner}: {exc}") from None
+    _refuse_string_inputs(model, owner)
     missing = unsupported_layers(model)
     if missing:
         listed = ", ".join(f"{path!r} ({cls.__name__})" for path, cls in missing)

@@ -20,13 +20,15 @@ from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Input", "InputLayer", "input_array"]
 
-_DTYPES = ("float32", "int32", "int64", "bool")
+_DTYPES = ("float32", "int32", "int64", "bool", "string")
 
 
 def _checked_dtype(dtype: Any, owner: str) -> str:
     """``dtype`` as one of :data:`_DTYPES` (``None``: float32; NumPy dtypes by name)."""
     if dtype is None:
         return "float32"
+    if dtype is str or dtype == "str":  # Keras reads Python's str as "string"
+        return "string"
     try:
         name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
     except TypeError:
@@ -65,9 +67,16 @@ def input_array(x: Any, dtype: str, arg: str) -> np.ndarray:
     """``x`` as a C-contiguous array of an Input's ``dtype``, as Keras converts a model's
     inputs to its Inputs' dtypes: float32 as :func:`~tinynet.tensor.as_array`; integers and
     bools cast from the data (floats truncated toward zero; a non-finite float refused)."""
+    if dtype == "string":
+        return _string_array(x, arg)
+    data = x.data if isinstance(x, Tensor) else x
+    kind = getattr(data, "dtype", np.dtype(float)).kind
+    if kind in "USO" and _holds_text(data):
+        raise TypeError(f"{arg} has dtype {dtype} and takes numbers, got an array of strings "
+                        f"(dtype {data.dtype}); give the Input dtype='string' and a text layer "
+                        f"(TextVectorization, StringLookup) to feed text")
     if dtype == "float32":
         return as_array(x, arg)
-    data = x.data if isinstance(x, Tensor) else x
     try:
         arr = np.asarray(data)
     except (TypeError, ValueError):  # ragged: as_array names it
@@ -80,6 +89,36 @@ def input_array(x: Any, dtype: str, arg: str) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=dtype)
 
 
+def _holds_text(arr: np.ndarray) -> bool:
+    """Whether an array of dtype ``U``/``S``/object holds strings (its first item)."""
+    return arr.dtype.kind in "US" or (arr.size > 0 and isinstance(
+        arr.reshape(-1)[0], (str, bytes, np.str_, np.bytes_)))
+
+
+def _string_array(x: Any, arg: str) -> np.ndarray:
+    """``x`` (strings: a list, a ``str``/``bytes``/object array) as a NumPy array for an
+    Input of dtype ``"string"``: ``str`` and ``bytes`` arrays kept, object arrays checked to
+    hold only ``str``/``bytes``; numbers refused (a string Input takes text)."""
+    if isinstance(x, Tensor):
+        raise TypeError(f"{arg} has dtype string and takes strings, got a Tensor of dtype "
+                        f"{x.data.dtype}")
+    try:
+        arr = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{arg} has dtype string and takes a list or array of strings, got "
+                        f"{type(x).__name__}") from exc
+    if arr.dtype.kind in "US":
+        return np.ascontiguousarray(arr)
+    if arr.dtype.kind != "O":
+        raise TypeError(f"{arg} has dtype string and takes strings (str or bytes), got an "
+                        f"array of dtype {arr.dtype}")
+    for v in arr.reshape(-1):
+        if not isinstance(v, (str, bytes, np.str_, np.bytes_)):
+            raise TypeError(f"{arg} has dtype string and takes strings (str or bytes), got "
+                            f"{type(v).__name__} {plain_repr(v)} in an object array")
+    return np.ascontiguousarray(arr)
+
+
 class InputLayer(Layer):
     """The layer behind ``tn.Input``: no weights, the identity on data.
 
@@ -89,7 +128,9 @@ class InputLayer(Layer):
         batch_size: A fixed batch size shown in shapes, or ``None`` (any).
         dtype: ``"float32"`` (the dtype every tinynet layer computes in; ``None`` means it),
             or ``"int32"``, ``"int64"`` or ``"bool"``: the model casts its data to it and
-            integer ids reach e.g. ``Embedding`` unchanged.
+            integer ids reach e.g. ``Embedding`` unchanged; or ``"string"`` (``str``):
+            the data stays a NumPy ``str``/``bytes``/object array of text until the first
+            text layer (``TextVectorization``, ``StringLookup``).
         batch_shape: The shape with the batch axis; instead of ``shape`` and
             ``batch_size``.
         name: Optional name (default ``input_layer``, made unique in a model).
@@ -118,8 +159,9 @@ class InputLayer(Layer):
     def output_shape(self, input_shape: tuple) -> tuple:
         return tuple(input_shape)
 
-    def forward(self, x: Any, training: bool = False) -> Tensor:
-        return Tensor(input_array(x, self.dtype, f"{self.name}: input"))
+    def forward(self, x: Any, training: bool = False) -> Any:
+        arr = input_array(x, self.dtype, f"{self.name}: input")
+        return arr if self.dtype == "string" else Tensor(arr)
 
     def backward(self, grad_output: Any) -> Tensor:
         return Tensor(as_array(grad_output))
@@ -189,7 +231,9 @@ def Input(shape: tuple | None = None, dtype: Any = "float32", name: str | None =
             in an axis for a size known only from the data (``(None,)``: token ids of any
             length).
         dtype: ``"float32"`` (``None`` means it), ``"int32"``, ``"int64"`` or ``"bool"``:
-            the model casts the data for this input to it, as Keras does.
+            the model casts the data for this input to it, as Keras does; or ``"string"``
+            (``str``) for text, which stays a NumPy array of strings until the first text
+            layer (``TextVectorization``, ``StringLookup``).
         name: The input's name (used by ``Model`` to match a dict of inputs).
         batch_size: A fixed batch size shown in shapes, or ``None`` (any).
         batch_shape: The shape with its batch axis, instead of ``shape`` and
@@ -202,7 +246,7 @@ def Input(shape: tuple | None = None, dtype: Any = "float32", name: str | None =
     Raises:
         TypeError: the shape spread over positional arguments (``Input(8, 8, 1)``; write
             ``Input((8, 8, 1))``), or an unknown keyword (the message suggests the closest).
-        ValueError: a negative size, a ``dtype`` other than the four, both or neither of
+        ValueError: a negative size, a ``dtype`` other than the five, both or neither of
             ``shape`` and ``batch_shape``, a ``batch_size`` that is not a positive int, or
             ``sparse=True``.
 

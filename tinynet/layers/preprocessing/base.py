@@ -11,7 +11,7 @@ pipeline (``ids = vectorize(texts)``, then ``model.fit(ids, y)``).
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -160,14 +160,33 @@ def encode_categorical(indices: np.ndarray, output_mode: str, depth: int,
     return out.astype(out_dtype)
 
 
+def string_symbolic_call(layer: Any, x: Any, call: Callable[[Any], Any]) -> Any:
+    """A text layer's call on a symbolic tensor: ``call(x)`` (the ordinary symbolic call)
+    when ``x`` is a string ``tn.Input`` (``dtype="string"``); a numeric tensor is refused,
+    since the layer takes text; an inverted lookup (ids to strings) is refused, since no
+    model layer takes strings."""
+    owner = f"{type(layer).__name__} {layer.name!r}"
+    if getattr(layer, "invert", False):
+        raise TypeError(f"{owner}: with invert=True it returns strings, which no model layer "
+                        f"takes; run it on the model's output ids instead "
+                        f"(layer(model.predict(x)))")
+    dtype = getattr(x, "dtype", None)
+    if dtype != "string":
+        raise TypeError(f"{owner}: takes strings, so on a model input it needs "
+                        f"tn.Input(..., dtype='string'), got a tensor of dtype {dtype!r}")
+    return call(x)
+
+
 class PreprocessingLayer(Layer):
     """Base of the NumPy preprocessing layers: called on data of any dtype (strings too),
     they skip the float32 conversion other layers make, return Keras's dtype (int64 ids,
     float32 or int64 encodings), have no weights and pass no gradient.
 
-    Called on a symbolic tensor (``tn.Input``) a layer whose inputs are numbers joins a
-    functional model or ``Sequential`` like any layer; models take numeric inputs only,
-    so text goes through a ``TextVectorization`` or ``StringLookup`` before ``fit``.
+    Called on a symbolic tensor (``tn.Input``) the layer joins a functional model or
+    ``Sequential`` like any layer; the text layers (``TextVectorization``,
+    ``StringLookup``) take a string ``tn.Input(..., dtype="string")``, so a model can
+    ``fit`` and ``predict`` on raw text. No gradient flows into them (they have no
+    weights and their inputs are data).
 
     Shape:
         Input and output: see each layer.

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.layers.preprocessing.base import as_strings
+from tinynet.layers.preprocessing.base import as_strings, string_symbolic_call
 from tinynet.layers.preprocessing.index_lookup import IndexLookup
 
 __all__ = ["StringLookup"]
@@ -74,10 +74,7 @@ class StringLookup(IndexLookup):
         return value
 
     def _call_symbolic(self, x: Any) -> Any:
-        raise TypeError(f"StringLookup {self.name!r}: cannot be called on a model input: "
-                        f"it takes strings, which models cannot take (tn.Input has no string "
-                        f"dtype); run it on the data first (ids = layer(texts)) and feed the "
-                        f"ids to the model")
+        return string_symbolic_call(self, x, super()._call_symbolic)
 
     def get_config(self) -> dict:
         config = super().get_config()

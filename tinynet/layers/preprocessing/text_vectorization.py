@@ -12,7 +12,8 @@ from tinynet import custom_objects
 from tinynet.layers.layer import check_bool
 from tinynet.layers.preprocessing import text_ops
 from tinynet.layers.preprocessing.base import (PreprocessingLayer, adapt_batches, as_strings,
-                                               check_choice, check_optional_int)
+                                               check_choice, check_optional_int,
+                                               string_symbolic_call)
 from tinynet.layers.preprocessing.index_lookup import output_mode_arg, refuse_vocabulary_file
 from tinynet.layers.preprocessing.string_lookup import StringLookup
 from tinynet.reprs import plain_repr
@@ -298,10 +299,7 @@ class TextVectorization(PreprocessingLayer):
         return self._lookup.output_shape((shape[0] if shape else None, None))
 
     def _call_symbolic(self, x: Any) -> Any:
-        raise TypeError(f"TextVectorization {self.name!r}: cannot be called on a model input: "
-                        f"it takes strings, which models cannot take (tn.Input has no string "
-                        f"dtype); run it on the data first (ids = layer(texts)) and feed the "
-                        f"ids to the model")
+        return string_symbolic_call(self, x, super()._call_symbolic)
 
     def get_config(self) -> dict:
         config = super().get_config()
