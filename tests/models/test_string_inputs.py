@@ -118,6 +118,21 @@ def test_sequential_with_string_lookup():
     np.testing.assert_allclose(model.predict(x, verbose=0), expected, atol=1e-6)
 
 
+def test_sequential_on_a_flat_string_input():
+    model = tn.Sequential([tn.Input(shape=(), dtype="string"), _vectorizer(4),
+                           L.Embedding(20, 2), L.Flatten(), L.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(np.array(TEXTS), LABELS, epochs=1, verbose=0)
+    ids = np.asarray(model.layers[0](np.array(["good movie"])))
+    table = model.layers[1].get_weights()[0]
+    kernel, bias = model.layers[3].get_weights()
+    np.testing.assert_allclose(model.predict(np.array(["good movie"]), verbose=0),
+                               table[ids].reshape(1, -1) @ kernel + bias, atol=1e-6)
+    with pytest.raises(ValueError, match=r"expects input shape \(None,\) \(None = any\), "
+                                         r"got x with shape \(1, 1\)"):
+        model.predict(np.array([["good movie"]]), verbose=0)
+
+
 @pytest.mark.parametrize("name", ["summary_text_strings", "summary_string_lookup"])
 def test_summary_matches_keras(name, capsys):
     model = summary_models(L, tn, ["good", "bad", "movie"])[name]()

@@ -342,8 +342,9 @@ class Sequential(BaseModel):
     def _input_arrays(self, x: Any, owner: str) -> list[np.ndarray]:
         """``[x]`` as a C-contiguous array of the input's dtype (float32 unless an ``Input``
         says otherwise), checked against (or defining) the input shape."""
-        x = input_array(x, self._entry_dtypes()[0], f"{owner}: x")
-        if x.ndim < 2 or x.shape[0] == 0:
+        dtype = self._entry_dtypes()[0]
+        x = input_array(x, dtype, f"{owner}: x")
+        if x.ndim < (1 if dtype == "string" else 2) or x.shape[0] == 0:  # text: one per row
             raise ValueError(f"{owner}: x must be a non-empty batch with at least one feature "
                              f"axis, got x with shape {x.shape}")
         if self._input_shape is None:
