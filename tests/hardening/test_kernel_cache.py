@@ -47,7 +47,7 @@ def test_digest_follows_kernel_files_only(tmp_path):
 def test_tinynet_kernels_use_the_stamping_locator():
     from tinynet.kernels import simd
     from tinynet.layers.regularization.normalization import forward
-    from tinynet.math import reduction
+    from tinynet.ops.arrays import reduction
 
     assert _jit.LOCATORS_INSTALLED
     for kernel in (forward.forward_kernel(forward.SPANS, forward.SERIAL, False),

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
-from tinynet.math import reduction
-from tinynet.math.reduction import DET_REDUCE_BLOCK, det_reduce
+from tinynet.ops.arrays import reduction
+from tinynet.ops.arrays.reduction import DET_REDUCE_BLOCK, det_reduce
 from tinynet.layers.regularization.normalization import folds
 
 

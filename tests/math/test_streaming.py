@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
-from tinynet.math import streaming
+from tinynet.ops.arrays import streaming
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import (LANES, STREAM_ALIGN, load4, sfence, store4, vload, vsplat,
                                   vstore, vstream)

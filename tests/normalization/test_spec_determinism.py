@@ -229,7 +229,7 @@ STREAM_CASES = [
 @pytest.mark.parametrize("make,shape", [c[1:] for c in STREAM_CASES],
                          ids=[c[0] for c in STREAM_CASES])
 def test_streaming_stores_change_no_bit(monkeypatch, make, shape):
-    from tinynet.math import streaming
+    from tinynet.ops.arrays import streaming
     from tinynet.layers.regularization.normalization import group_norm_core
 
     x, g, gamma, beta = _inputs(shape, seed=29)

@@ -19,7 +19,7 @@ from tinynet.export.convert_basic import activation
 from tinynet.export.registry import converts
 from tinynet.kernels import elementwise as ek
 from tinynet.layers.conv2d_transpose import transpose_axis
-from tinynet.math.windows import window_axis
+from tinynet.ops.arrays.windows import window_axis
 
 __all__ = ["window_pads"]
 

@@ -10,9 +10,9 @@ from tinynet import activations, regularizers
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.validation import (check_initializer, check_padding, check_pair,
                                        check_seed)
-from tinynet.math.conv2d import conv2d_backward, conv2d_forward
-from tinynet.math.matmul import matmul
-from tinynet.math.windows import window_axis
+from tinynet.ops.arrays.conv2d import conv2d_backward, conv2d_forward
+from tinynet.ops.arrays.matmul import matmul
+from tinynet.ops.arrays.windows import window_axis
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Conv2D", "Windowed", "conv_geometry", "check_strides_with_dilation"]

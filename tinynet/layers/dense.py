@@ -9,7 +9,7 @@ import numpy as np
 from tinynet import activations, regularizers
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.validation import check_initializer, check_seed
-from tinynet.math.matmul import matmul
+from tinynet.ops.arrays.matmul import matmul
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Dense"]

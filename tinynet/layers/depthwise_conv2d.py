@@ -11,7 +11,7 @@ from tinynet.layers.convolutional import Windowed, check_strides_with_dilation
 from tinynet.layers.layer import check_bool, check_positive_int
 from tinynet.layers.validation import (check_data_format, check_initializer, check_padding,
                                        check_pair, check_seed)
-from tinynet.math.depthwise import depthwise_backward, depthwise_forward
+from tinynet.ops.arrays.depthwise import depthwise_backward, depthwise_forward
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["DepthwiseConv2D"]

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from tinynet.layers.layer import Layer
 from tinynet.layers.validation import check_data_format, check_margins
-from tinynet.math.margins import crop2d, pad2d
+from tinynet.ops.arrays.margins import crop2d, pad2d
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Margins2D"]

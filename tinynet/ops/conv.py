@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from tinynet.math.windows import window_axis
+from tinynet.ops.arrays.windows import window_axis
 from tinynet.ops.autodiff import record
 from tinynet.ops.core import OpError, as_float, float_of, unwrap
 from tinynet.tensor import Tensor
@@ -221,8 +221,8 @@ def _conv64_dk(x: np.ndarray, dy: np.ndarray, g: _Geom, groups: int,
 # -- the float32 path (the layers' kernels) ----------------------------------------------
 def _conv32(x: np.ndarray, w2: np.ndarray, g: _Geom) -> np.ndarray:
     """``Conv2D.forward`` without bias: ``[B * OH * OW, F]``."""
-    from tinynet.math.conv2d import conv2d_forward
-    from tinynet.math.matmul import matmul
+    from tinynet.ops.arrays.conv2d import conv2d_forward
+    from tinynet.ops.arrays.matmul import matmul
 
     if g.k == (1, 1) and g.s == (1, 1):
         return matmul(x.reshape(-1, x.shape[-1]), w2)
@@ -232,8 +232,8 @@ def _conv32(x: np.ndarray, w2: np.ndarray, g: _Geom) -> np.ndarray:
 def _conv32_grads(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, g: _Geom, want_dx: bool,
                   want_dw: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
     """``Conv2D._gradients`` without bias: ``(dx [B, H, W, C], dw2 [KH * KW * C, F])``."""
-    from tinynet.math.conv2d import conv2d_backward
-    from tinynet.math.matmul import matmul
+    from tinynet.ops.arrays.conv2d import conv2d_backward
+    from tinynet.ops.arrays.matmul import matmul
 
     if g.k == (1, 1) and g.s == (1, 1):
         dw2 = matmul(x.reshape(-1, x.shape[-1]), dz, trans_a=True) if want_dw else None
@@ -390,7 +390,7 @@ def depthwise_conv(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
 
         return record(out.reshape(out_shape), (tx, tk), vjp, op)
 
-    from tinynet.math.depthwise import depthwise_backward, depthwise_forward
+    from tinynet.ops.arrays.depthwise import depthwise_backward, depthwise_forward
 
     w3 = _c(k4).reshape(k4.shape[0], k4.shape[1], -1)
     y = depthwise_forward(x4, w3, g.tiling())
@@ -426,7 +426,7 @@ def conv_transpose(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
     VJP: as ``Conv2DTranspose``'s backward (the input gradient is the convolution of
     ``g``, the kernel gradient that convolution's kernel gradient).
     """
-    from tinynet.math.windows import transpose_axis
+    from tinynet.ops.arrays.windows import transpose_axis
 
     op = "conv_transpose"
     x, tx, k, tk, n, s, d, pad = _kernel_args(op, inputs, kernel, strides, padding,
@@ -467,7 +467,7 @@ def conv_transpose(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
 
         return record(_c(out, dt).reshape(out_shape), (tx, tk), vjp, op)
 
-    from tinynet.math.conv2d import conv2d_backward, conv2d_forward, conv2d_input_grad
+    from tinynet.ops.arrays.conv2d import conv2d_backward, conv2d_forward, conv2d_input_grad
 
     w2 = k4.reshape(-1, c)
     tiling = g.tiling()
@@ -552,7 +552,7 @@ def max_pool(inputs: Any, pool_size: Any, strides: Any = None, padding: str = "v
 
         return record(_c(out, np.float64).reshape(out_shape), (tx,), vjp, op)
 
-    from tinynet.math.pooling import max_pool2d_backward, max_pool2d_forward
+    from tinynet.ops.arrays.pooling import max_pool2d_backward, max_pool2d_forward
 
     out, argmax = max_pool2d_forward(x4, p, s, pad)
 
@@ -589,7 +589,7 @@ def average_pool(inputs: Any, pool_size: Any, strides: Any = None, padding: str 
 
         return record(_c(out, np.float64).reshape(out_shape), (tx,), vjp, op)
 
-    from tinynet.math.pooling import avg_pool2d_backward, avg_pool2d_forward
+    from tinynet.ops.arrays.pooling import avg_pool2d_backward, avg_pool2d_forward
 
     out = avg_pool2d_forward(x4, p, s, pad)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import elementwise as ek
-from tinynet.math.reduction import col_sum
+from tinynet.ops.arrays.reduction import col_sum
 
 __all__ = ["ActivationFn", "relu_fn", "elu_fn", "bias_act_forward", "bias_act_backward",
            "bias_grad"]

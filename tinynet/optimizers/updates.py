@@ -8,7 +8,7 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import optimizers as ok
-from tinynet.math.reduction import det_reduce
+from tinynet.ops.arrays.reduction import det_reduce
 
 __all__ = ["sum_squares", "sgd_update", "moments_update", "rmsprop_update", "adagrad_update"]
 

@@ -88,14 +88,14 @@ def _merge_probe(n: int) -> Callable[[], None]:
 
 
 def _reduce_probe(n: int) -> Callable[[], None]:
-    from tinynet.math.reduction import det_reduce
+    from tinynet.ops.arrays.reduction import det_reduce
 
     x = _rng().standard_normal(n).astype(np.float32)
     return lambda: det_reduce(x)
 
 
 def _matmul_probe(n: int) -> Callable[[], None]:
-    from tinynet.math.matmul import matmul
+    from tinynet.ops.arrays.matmul import matmul
 
     k = 128
     m = max(n // (k * k), 1)

@@ -20,8 +20,8 @@ import numpy as np
 from tinynet.layers.layer import Layer
 from tinynet.layers.seeded import OwnGenerator
 from tinynet.layers.validation import check_data_format, check_seed
-from tinynet.math import affine
-from tinynet.math.affine import FILL_MODES, INTERPOLATIONS
+from tinynet.ops.arrays import affine
+from tinynet.ops.arrays.affine import FILL_MODES, INTERPOLATIONS
 from tinynet.scalars import is_real, to_float
 from tinynet.tensor import Tensor, as_array
 

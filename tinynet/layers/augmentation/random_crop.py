@@ -9,7 +9,7 @@ import numpy as np
 
 from tinynet.layers.augmentation.base import BaseAugmentation
 from tinynet.layers.layer import check_positive_int
-from tinynet.math import affine
+from tinynet.ops.arrays import affine
 
 __all__ = ["RandomCrop"]
 

@@ -30,8 +30,8 @@ from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.node import is_symbolic
 from tinynet.layers.seeded import OwnGenerator
 from tinynet.layers.validation import check_initializer, check_seed
-from tinynet.math import recurrent as R
-from tinynet.math.matmul import matmul
+from tinynet.ops.arrays import recurrent as R
+from tinynet.ops.arrays.matmul import matmul
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["BaseRNN", "check_activation", "check_rate"]

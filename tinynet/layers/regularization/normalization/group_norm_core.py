@@ -28,7 +28,7 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import _jit
-from tinynet.math.streaming import empty_aligned
+from tinynet.ops.arrays.streaming import empty_aligned
 from tinynet.layers.regularization.normalization.backward import backward_kernel
 from tinynet.layers.regularization.normalization.folds import (merge_rows_parallel,
                                                                merge_rows_serial)

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tinynet import tuning
-from tinynet.math.streaming import streams
+from tinynet.ops.arrays.streaming import streams
 from tinynet.layers.regularization.normalization.folds import rows_per_block
 from tinynet.layers.regularization.normalization.layout import (BLOCKS, CHUNKS, SERIAL, WIDE,
                                                                 can_stream, layout_of, row_kind)
