@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from tinynet.kernels.optimizers import ADAM
-from tinynet.optimizers import updates
+from tinynet.ops.arrays import optimizers as updates
 from tinynet.optimizers.checks import check_float, check_unit_interval
 from tinynet.optimizers.optimizer import Optimizer
 
