@@ -109,7 +109,7 @@ def _normalization(out):
 
 
 def _gn_cores(out):
-    from tinynet.layers.regularization.normalization.group_norm_core import (
+    from tinynet.ops.arrays.normalization import (
         group_norm_backward_core, group_norm_forward_core)
 
     rng = _rng()
@@ -124,7 +124,7 @@ def _gn_cores(out):
 
 
 def _folds(out):
-    from tinynet.layers.regularization.normalization import folds
+    from tinynet.kernels.normalization import folds
     from tinynet.ops.arrays import reduction
     from tinynet.ops.arrays.reduction import det_reduce, lane_sum
 

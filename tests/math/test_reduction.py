@@ -6,7 +6,7 @@ import pytest
 from tinynet import tuning
 from tinynet.ops.arrays import reduction
 from tinynet.ops.arrays.reduction import DET_REDUCE_BLOCK, det_reduce
-from tinynet.layers.regularization.normalization import folds
+from tinynet.kernels.normalization import folds
 
 
 @pytest.fixture(autouse=True)

@@ -206,7 +206,7 @@ def test_streams_only_large_outputs_in_whole_vectors(monkeypatch):
 
 
 def test_layer_norm_rows_stream_by_the_shared_rule(monkeypatch):
-    from tinynet.layers.regularization.normalization.plan import plan_of as _plan
+    from tinynet.ops.arrays.normalization_plan import plan_of as _plan
 
     monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", 1000)
     # layer norm's plans (one position, one group) stream rows of whole vectors, 64

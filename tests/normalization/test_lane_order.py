@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tinynet.layers.regularization.normalization import group_norm_core as core
-from tinynet.layers.regularization.normalization import layout
-from tinynet.layers.regularization.normalization.folds import rows_per_block
+from tinynet.ops.arrays import normalization as core
+from tinynet.kernels.normalization import layout
+from tinynet.kernels.normalization.folds import rows_per_block
 
 
 def _seq_sum(v: np.ndarray) -> np.float32:

@@ -29,13 +29,13 @@ import numpy as np
 from tinynet import tuning
 from tinynet.kernels import _jit
 from tinynet.ops.arrays.streaming import empty_aligned
-from tinynet.layers.regularization.normalization.backward import backward_kernel
-from tinynet.layers.regularization.normalization.folds import (merge_rows_parallel,
+from tinynet.kernels.normalization.backward import backward_kernel
+from tinynet.kernels.normalization.folds import (merge_rows_parallel,
                                                                merge_rows_serial)
-from tinynet.layers.regularization.normalization.forward import forward_kernel
-from tinynet.layers.regularization.normalization.layout import SERIAL
-from tinynet.layers.regularization.normalization.plan import Plan, plan_of, scratch
-from tinynet.layers.regularization.normalization.rows import (backward_rows_kernel,
+from tinynet.kernels.normalization.forward import forward_kernel
+from tinynet.kernels.normalization.layout import SERIAL
+from tinynet.ops.arrays.normalization_plan import Plan, plan_of, scratch
+from tinynet.kernels.normalization.rows import (backward_rows_kernel,
                                                               forward_rows_kernel)
 
 __all__ = ["group_norm_forward_core", "group_norm_backward_core", "gn_forward",

@@ -17,8 +17,8 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.ops.arrays.streaming import streams
-from tinynet.layers.regularization.normalization.folds import rows_per_block
-from tinynet.layers.regularization.normalization.layout import (BLOCKS, CHUNKS, SERIAL, WIDE,
+from tinynet.kernels.normalization.folds import rows_per_block
+from tinynet.kernels.normalization.layout import (BLOCKS, CHUNKS, SERIAL, WIDE,
                                                                 can_stream, layout_of, row_kind)
 
 __all__ = ["Dims", "Plan", "plan_of", "scratch"]
