@@ -17,7 +17,6 @@ from typing import Any
 from tinynet.export.builder import OnnxBuilder, channels_first, channels_last
 from tinynet.export.convert_basic import activation
 from tinynet.export.registry import converts
-from tinynet.kernels import elementwise as ek
 from tinynet.layers.conv2d_transpose import transpose_axis
 from tinynet.ops.arrays.windows import window_axis
 
@@ -34,7 +33,7 @@ def window_pads(size: int, window: int, stride: int, padding: str) -> tuple[int,
 def _finish(b: OnnxBuilder, layer: Any, y: str, rank: int) -> str:
     """Channels-first ``y`` back to channels-last, with the layer's activation."""
     fn = layer.activation
-    if fn is not None and fn.kind != ek.SOFTMAX:
+    if fn is not None and fn.form != "softmax":
         return b.transpose(activation(b, fn, y), channels_last(rank))
     return activation(b, fn, b.transpose(y, channels_last(rank)))
 

@@ -101,7 +101,7 @@ class FunctionActivation(ActivationFn):
     def __init__(self, function: Any) -> None:
         from tinynet.custom_objects import registered_name
 
-        super().__init__(registered_name(function), -1, uses_input=True, uses_output=False)
+        super().__init__(registered_name(function), "function", uses_input=True, uses_output=False)
         self.function = function
 
     def _apply(self, x: np.ndarray) -> Any:
