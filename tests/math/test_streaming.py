@@ -1,4 +1,4 @@
-"""Streaming stores (``tinynet.math.streaming``, ``simd.vstream``): the policy, the
+"""Streaming stores (``tinynet.ops.arrays.streaming``, ``simd.vstream``): the policy, the
 aligned allocation, and that a streamed vector holds the values of an ordinary store."""
 
 import os

@@ -1,5 +1,5 @@
 """A fit or a predict leaves NumPy's BLAS thread count as the user set it: tinynet's
-products are its own (tinynet.math.matmul), so nothing of tinynet touches the BLAS."""
+products are its own (tinynet.ops.arrays.matmul), so nothing of tinynet touches the BLAS."""
 
 import numpy as np
 import pytest

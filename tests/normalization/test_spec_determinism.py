@@ -209,7 +209,7 @@ def test_cores_consult_the_group_norm_gates(monkeypatch):
     assert {"gn_row_parallel_min_elems", "gn_param_grad_parallel_min_elems"} <= set(calls)
 
 
-# Streaming stores (tinynet.math.streaming) write large outputs past the cache; the
+# Streaming stores (tinynet.ops.arrays.streaming) write large outputs past the cache; the
 # threshold moved to 0 makes these small shapes stream. The channel counts are the
 # streamed ones (whole 16-float vectors per row); the path runs serial and parallel.
 STREAM_CASES = [

@@ -49,7 +49,7 @@ def _gelu(b: OnnxBuilder, x: str) -> str:
 
 
 def activation(b: OnnxBuilder, fn: ActivationFn | None, x: str, axis: int = -1) -> str:
-    """``fn(x)`` for a tinynet :class:`~tinynet.activations.ActivationFn` (``None`` and
+    """``fn(x)`` for a tinynet :class:`~tinynet.ops.fused.ActivationFn` (``None`` and
     ``"linear"`` are the identity); softmax normalizes ``axis``."""
     if fn is None or fn.form == "linear":
         return x

@@ -4,7 +4,7 @@
 ONNX defines ``Conv``, ``ConvTranspose``, ``MaxPool`` and ``AveragePool`` channels-first,
 so each converter transposes its channels-last input to ``[batch, channels, ...]``, runs
 the operator with explicit ``pads`` from tinynet's own window rule
-(:func:`tinynet.math.windows.window_axis`: "same" puts the odd padding cell at the end),
+(:func:`tinynet.ops.arrays.windows.window_axis`: "same" puts the odd padding cell at the end),
 and transposes back. An elementwise fused activation runs before the transpose back (a
 runtime may fuse it into the convolution); softmax, which normalizes the channel axis,
 after it. The global poolings reduce the channels-last value directly.

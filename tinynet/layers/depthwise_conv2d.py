@@ -20,7 +20,7 @@ __all__ = ["DepthwiseConv2D"]
 class DepthwiseConv2D(Windowed):
     """Depthwise 2-D convolution over ``[batch, height, width, channels]``: input channel
     ``c`` convolved with ``depth_multiplier`` kernels of its own gives output channels
-    ``c * depth_multiplier + m`` (:mod:`tinynet.math.depthwise`). The bias add is fused
+    ``c * depth_multiplier + m`` (:mod:`tinynet.ops.arrays.depthwise`). The bias add is fused
     into the activation pass.
 
     Args:

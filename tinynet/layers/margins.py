@@ -1,6 +1,6 @@
 """The shared body of ``ZeroPadding2D`` and ``Cropping2D``: zero margins added or removed
 at each sample's height and width, the one operation's backward being the other's
-forward (:mod:`tinynet.math.margins`)."""
+forward (:mod:`tinynet.ops.arrays.margins`)."""
 
 from __future__ import annotations
 

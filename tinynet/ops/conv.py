@@ -4,16 +4,16 @@
 1-D ops take ``[batch, width, channels]`` and 2-D ops ``[batch, height, width, channels]``;
 the rank of ``inputs`` picks which. Window sizes follow TF/Keras: "valid" keeps the windows
 inside the input; "same" gives ``ceil(size / stride)`` outputs and puts the odd padding
-cell at the end (:func:`tinynet.math.windows.window_axis`, the window being the dilated
+cell at the end (:func:`tinynet.ops.arrays.windows.window_axis`, the window being the dilated
 kernel ``(k - 1) * dilation + 1``).
 
 float32 inputs run on the kernels of the built-in layers, called exactly as those layers
 call them, so an op gives the same bits as the layer with the same weights and no bias:
-``conv`` as ``Conv1D``/``Conv2D`` (:func:`tinynet.math.conv2d.conv2d_forward` /
+``conv`` as ``Conv1D``/``Conv2D`` (:func:`tinynet.ops.arrays.conv2d.conv2d_forward` /
 ``conv2d_backward``, a 1x1 stride-1 kernel as one GEMM), ``depthwise_conv`` as
-``DepthwiseConv2D`` (:mod:`tinynet.math.depthwise`), ``conv_transpose`` as
+``DepthwiseConv2D`` (:mod:`tinynet.ops.arrays.depthwise`), ``conv_transpose`` as
 ``Conv2DTranspose``, the pools as ``MaxPooling1D/2D`` and ``AveragePooling1D/2D``
-(:mod:`tinynet.math.pooling`). A 1-D op runs as the 2-D one on a view, as the 1-D layers
+(:mod:`tinynet.ops.arrays.pooling`). A 1-D op runs as the 2-D one on a view, as the 1-D layers
 do: a convolution on ``[batch, 1, width, channels]`` with a one-row kernel, a pool on
 ``[batch, width, 1, channels]`` with ``(pool, 1)`` windows. float64 inputs (finite-difference
 gradient checks) run on a plain NumPy path (strided window views and ``einsum``).
@@ -142,7 +142,7 @@ class _Geom:
                            o, st, kk, dd, n, b in zip(out, s, k, d, size, before))
 
     def tiling(self) -> tuple:
-        """The geometry tuple of :mod:`tinynet.math.conv2d` and :mod:`tinynet.math.depthwise`."""
+        """The geometry tuple of :mod:`tinynet.ops.arrays.conv2d` and :mod:`tinynet.ops.arrays.depthwise`."""
         return (*self.k, *self.s, *self.d, *self.before, *self.out)
 
 
@@ -419,7 +419,7 @@ def conv_transpose(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
 
     Returns:
         ``[batch, *out_spatial, F]``; sizes and crop as Keras 3 on JAX
-        (:func:`tinynet.math.windows.transpose_axis`): "same" without
+        (:func:`tinynet.ops.arrays.windows.transpose_axis`): "same" without
         ``output_padding`` gives ``in * stride``, "valid" ``in * stride + max(k - stride, 0)``
         with ``k`` the dilated kernel.
 

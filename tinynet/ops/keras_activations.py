@@ -1,4 +1,5 @@
-"""Activation functions (Keras 3 names and defaults), used by layers and by name in configs.
+"""Activation functions (Keras 3 names and defaults), used by layers and by name in configs;
+:mod:`tinynet.activations` is this module under Keras's name.
 
 ``get("relu")`` returns the :class:`~tinynet.ops.fused.ActivationFn` a layer runs, with
 ``forward(x)`` and ``backward(x, y, grad)`` on float32 arrays (fused Numba passes, see
@@ -7,7 +8,7 @@
 exact erf form (``approximate=False``), ``"elu"`` has alpha 1.0, ``"softmax"`` normalizes
 the last axis.
 
-The module is also Keras's ``keras.activations`` namespace: ``relu(x, negative_slope=0.0,
+The module is also what Keras's ``keras.activations`` namespace holds: ``relu(x, negative_slope=0.0,
 max_value=None, threshold=0.0)``, ``sigmoid(x)``, ``softmax(x, axis=-1)``,
 ``gelu(x, approximate=False)``, ... apply the activation to a tensor through
 :mod:`tinynet.ops` (so they are recorded inside a ``call()`` layer), and ``get`` accepts

@@ -1,7 +1,7 @@
 """Linear algebra ops: ``matmul`` (batched, broadcasting), ``dot``, ``einsum``, ``tensordot``,
 ``outer``, ``norm``.
 
-float32 products run on tinynet's own fixed-order GEMM (:func:`tinynet.math.matmul.matmul`),
+float32 products run on tinynet's own fixed-order GEMM (:func:`tinynet.ops.arrays.matmul.matmul`),
 so they give the same bits on any CPU and thread count, like the built-in layers; other
 dtypes (float64 gradient checks, integers) use NumPy.
 """

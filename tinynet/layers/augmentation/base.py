@@ -204,7 +204,7 @@ class BaseAugmentation(OwnGenerator, Layer):
 class BaseAffine(BaseAugmentation):
     """Base of the layers that resample with an affine map (translation, rotation, zoom):
     the ``fill_mode``, ``interpolation`` and ``fill_value`` arguments and the shared
-    sampler (:mod:`tinynet.math.affine`)."""
+    sampler (:mod:`tinynet.ops.arrays.affine`)."""
 
     def __init__(self, fill_mode: str, interpolation: str, seed: int | None,
                  fill_value: float, data_format: str | None, *, name: str | None,

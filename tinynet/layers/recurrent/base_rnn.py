@@ -4,7 +4,7 @@
 A recurrent layer runs in three steps. The input side of every gate for the whole
 sequence is one GEMM, ``xp = x @ kernel + bias`` (``[B * T, G]``, ``G = gates * units``,
 tinynet's fixed-order GEMM). The recurrence runs in a Numba kernel, one batch row after
-another or the rows on threads (:mod:`tinynet.math.recurrent`), storing what backward
+another or the rows on threads (:mod:`tinynet.ops.arrays.recurrent`), storing what backward
 needs. Backward runs back through time in the same kernels' twins, which store the
 gradient of every step's gate pre-activations; the weight gradients are then GEMMs over
 all ``B * T`` rows (``x.T @ dz``, ``h_prev.T @ dz``) and a fixed-order column sum.
