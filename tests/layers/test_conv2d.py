@@ -309,7 +309,7 @@ def test_direct_kernels_round_each_output_once_per_kernel_row():
     """A direct output is one fused multiply-add chain over the kernel rows in
     ``(i, j, c)`` order, then the bias: checked against that chain run step by step with
     the interpreted ``simd.vfma`` (each step rounded once, exactly; itself checked
-    against rational arithmetic in ``tests/math/test_simd.py``)."""
+    against rational arithmetic in ``tests/kernels/test_simd.py``)."""
     from tinynet.kernels.simd import vfma
     from tinynet.ops.arrays import conv2d
 
