@@ -222,14 +222,12 @@ class BaseAffine(BaseAugmentation):
         raise NotImplementedError  # pragma: no cover - abstract
 
     def _transform(self, x: np.ndarray, params: dict) -> tuple[np.ndarray, Any]:
-        b, h, w, _ = x.shape
+        b = x.shape[0]
         matrix = self._matrix(params, x.shape)
         if matrix.shape != (b, 6):
             raise ValueError(f"{type(self).__name__} {self.name!r}: the transformation "
                              f"holds {matrix.shape[0]} samples for a batch of {b}")
-        rows, cols = affine.affine_coordinates(matrix, h, w)
-        sampling = affine.plan(rows, cols, h, w, self.interpolation, self.fill_mode)
-        return affine.sample(x, sampling, self.fill_value), sampling
+        return affine.transform(x, matrix, self.interpolation, self.fill_mode, self.fill_value)
 
     def _adjoint(self, g: np.ndarray, input_shape: tuple, state: Any) -> np.ndarray:
         return affine.sample_backward(g, state)

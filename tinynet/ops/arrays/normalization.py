@@ -14,9 +14,9 @@ kernels (:mod:`tinynet.kernels.normalization`) live by what they do: ``forward``
 (statistics and sweep), ``backward`` (gradient sums and ``dx``), ``rows`` and
 ``rows_registers`` (layer norm's rows), over the shared pieces ``layout`` (how a block of
 positions is walked), ``lanes`` (the wide-row register passes), ``formulas`` (each output
-expression once) and ``folds`` (the seed's fixed-order folds). Forward: statistics, then one sweep writing the output (and
-``x_normalized`` only when asked: the layers recompute it from ``x`` in the backward,
-which saves a full write). Backward: one pass for the per-channel sums of ``g`` and
+expression once) and ``folds`` (the seed's fixed-order folds). Forward: statistics, then
+one sweep writing the output (and ``x_normalized`` only when asked: the layers recompute
+it from ``x`` in the backward, which saves a full write). Backward: one pass for the per-channel sums of ``g`` and
 ``g * x_norm``, one pass writing ``dx``.
 """
 
