@@ -419,7 +419,7 @@ def cpu_model() -> str:
 
 def cache_sizes() -> dict[str, str]:
     """Cache sizes of cpu0 from sysfs, e.g. ``{"L1d": "32K", "L2": "1024K", "L3": "32768K"}``."""
-    from tinynet.math.streaming import cache_entries
+    from tinynet.ops.arrays.streaming import cache_entries
 
     suffix = {"Data": "d", "Instruction": "i"}
     return {f"L{level}{suffix.get(kind, '')}": f"{size >> 10}K"

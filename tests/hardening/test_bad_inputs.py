@@ -3383,6 +3383,15 @@ case("time-distributed-mask-shape", "TimeDistributed(Dense(2))(zeros((2, 5, 3)),
      "input), got shape (2, 4)")
 
 # ============================================================================================
+# issue 44 item 5 (h44house): the operation layer's names for what the kernels compute
+# ============================================================================================
+case("h44house-activation-fn-form", "activations.ActivationFn('mine', 'swish3', ...)",
+     lambda: tn.activations.ActivationFn("mine", "swish3", uses_input=True, uses_output=False),
+     ValueError, "ActivationFn: form must be one of ('linear', 'relu', 'leaky_relu', "
+     "'relu_general', 'sigmoid', 'tanh', 'elu', 'gelu', 'silu', 'softmax', 'function'), "
+     "got 'swish3'")
+
+# ============================================================================================
 # the tests
 # ============================================================================================
 @pytest.fixture(autouse=True)

@@ -92,7 +92,7 @@ def _normalization(out):
                 ("ln_stream32", lambda: LayerNormalization(), (7, 32)),
                 ("ln_stream48", lambda: LayerNormalization(), (5, 48)),
                 ("ln_stream64", lambda: LayerNormalization(), (3, 64))]
-    from tinynet.math import streaming
+    from tinynet.ops.arrays import streaming
 
     threshold = streaming.STREAM_MIN_BYTES
     for key, make, shape in cases + streamed:
@@ -109,7 +109,7 @@ def _normalization(out):
 
 
 def _gn_cores(out):
-    from tinynet.layers.regularization.normalization.group_norm_core import (
+    from tinynet.ops.arrays.normalization import (
         group_norm_backward_core, group_norm_forward_core)
 
     rng = _rng()
@@ -124,9 +124,9 @@ def _gn_cores(out):
 
 
 def _folds(out):
-    from tinynet.layers.regularization.normalization import folds
-    from tinynet.math import reduction
-    from tinynet.math.reduction import det_reduce, lane_sum
+    from tinynet.kernels.normalization import folds
+    from tinynet.ops.arrays import reduction
+    from tinynet.ops.arrays.reduction import det_reduce, lane_sum
 
     rng = _rng()
     x, y = _f32(rng, 3000, 5), _f32(rng, 3000, 5)
@@ -265,7 +265,7 @@ def _optimizers(out):
 def _matmul(out):
     """Each product by the small-product kernel and by the blocked GEMM (every size
     counted as large)."""
-    from tinynet.math import matmul as mm
+    from tinynet.ops.arrays import matmul as mm
 
     rng = _rng()
     a, b = _f32(rng, 33, 20), _f32(rng, 20, 70)

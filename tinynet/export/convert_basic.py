@@ -15,7 +15,6 @@ import numpy as np
 from tinynet.activations import ActivationFn
 from tinynet.export.builder import OnnxBuilder
 from tinynet.export.registry import converts
-from tinynet.kernels import elementwise as ek
 
 __all__ = ["activation"]
 
@@ -50,29 +49,29 @@ def _gelu(b: OnnxBuilder, x: str) -> str:
 
 
 def activation(b: OnnxBuilder, fn: ActivationFn | None, x: str, axis: int = -1) -> str:
-    """``fn(x)`` for a tinynet :class:`~tinynet.activations.ActivationFn` (``None`` and
+    """``fn(x)`` for a tinynet :class:`~tinynet.ops.fused.ActivationFn` (``None`` and
     ``"linear"`` are the identity); softmax normalizes ``axis``."""
-    if fn is None or fn.kind == ek.LINEAR:
+    if fn is None or fn.form == "linear":
         return x
     p0, p1, p2 = (float(p) for p in fn.params)
-    kind = fn.kind
-    if kind == ek.RELU:
+    form = fn.form
+    if form == "relu":
         return b.op("Relu", [x])
-    if kind == ek.LEAKY_RELU:
+    if form == "leaky_relu":
         return b.op("LeakyRelu", [x], alpha=p0)
-    if kind == ek.RELU_GENERAL:
+    if form == "relu_general":
         return _relu_general(b, x, p0, p1, p2)
-    if kind == ek.SIGMOID:
+    if form == "sigmoid":
         return b.op("Sigmoid", [x])
-    if kind == ek.TANH:
+    if form == "tanh":
         return b.op("Tanh", [x])
-    if kind == ek.ELU:
+    if form == "elu":
         return b.op("Elu", [x], alpha=p0)
-    if kind == ek.GELU:
+    if form == "gelu":
         return _gelu(b, x)
-    if kind == ek.SILU:
+    if form == "silu":
         return b.op("Mul", [x, b.op("Sigmoid", [x])], "silu")
-    if kind == ek.SOFTMAX:
+    if form == "softmax":
         return b.op("Softmax", [x], axis=int(axis))
     raise ValueError(f"export: activation {fn.name!r} has no ONNX form")  # pragma: no cover
 

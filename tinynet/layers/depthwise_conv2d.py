@@ -11,7 +11,7 @@ from tinynet.layers.convolutional import Windowed, check_strides_with_dilation
 from tinynet.layers.layer import check_bool, check_positive_int
 from tinynet.layers.validation import (check_data_format, check_initializer, check_padding,
                                        check_pair, check_seed)
-from tinynet.math.depthwise import depthwise_backward, depthwise_forward
+from tinynet.ops.arrays.depthwise import depthwise_backward, depthwise_forward
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["DepthwiseConv2D"]
@@ -20,7 +20,7 @@ __all__ = ["DepthwiseConv2D"]
 class DepthwiseConv2D(Windowed):
     """Depthwise 2-D convolution over ``[batch, height, width, channels]``: input channel
     ``c`` convolved with ``depth_multiplier`` kernels of its own gives output channels
-    ``c * depth_multiplier + m`` (:mod:`tinynet.math.depthwise`). The bias add is fused
+    ``c * depth_multiplier + m`` (:mod:`tinynet.ops.arrays.depthwise`). The bias add is fused
     into the activation pass.
 
     Args:

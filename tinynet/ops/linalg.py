@@ -1,7 +1,7 @@
 """Linear algebra ops: ``matmul`` (batched, broadcasting), ``dot``, ``einsum``, ``tensordot``,
 ``outer``, ``norm``.
 
-float32 products run on tinynet's own fixed-order GEMM (:func:`tinynet.math.matmul.matmul`),
+float32 products run on tinynet's own fixed-order GEMM (:func:`tinynet.ops.arrays.matmul.matmul`),
 so they give the same bits on any CPU and thread count, like the built-in layers; other
 dtypes (float64 gradient checks, integers) use NumPy.
 """
@@ -23,7 +23,7 @@ def _gemm(a: np.ndarray, b: np.ndarray, trans_a: bool = False, trans_b: bool = F
           ) -> np.ndarray:
     """``op(a) @ op(b)`` of two 2-D arrays; float32 through the deterministic GEMM."""
     if a.dtype == np.float32 and b.dtype == np.float32:
-        from tinynet.math.matmul import matmul as det_matmul
+        from tinynet.ops.arrays.matmul import matmul as det_matmul
 
         return det_matmul(a, b, trans_a=trans_a, trans_b=trans_b)
     return (a.T if trans_a else a) @ (b.T if trans_b else b)

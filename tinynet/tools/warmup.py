@@ -111,8 +111,8 @@ def _elementwise() -> None:
 
 def _dense() -> None:
     from tinynet.layers import Dense
-    from tinynet.math.matmul import matmul
-    from tinynet.math.reduction import det_reduce
+    from tinynet.ops.arrays.matmul import matmul
+    from tinynet.ops.arrays.reduction import det_reduce
 
     x = _x((2, 8, 8, 4))
     dense = Dense(3, activation="relu")

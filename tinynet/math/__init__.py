@@ -1,1 +1,0 @@
-"""Deterministic numerical building blocks: blocked reductions and GEMM."""
