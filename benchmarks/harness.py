@@ -595,6 +595,7 @@ class Context:
     bandwidth_gbs: float
     held_cache_bytes: int  # see held_cache_bytes()
     progress: Callable[[str], None] = print
+    peer_path: str = ""  # folders holding keras and jax, for the Keras-on-JAX columns
 
 
 def torch_layouts(x_nhwc: np.ndarray, requires_grad: bool = False) -> dict[str, Any]:

@@ -3330,6 +3330,18 @@ case("checkpoint-weights-only-keras", "ModelCheckpoint('m.keras', save_weights_o
      lambda: tn.callbacks.ModelCheckpoint("m.keras", save_weights_only=True), ValueError,
      "ModelCheckpoint: filepath " + WEIGHTS_SUFFIX, "got 'm.keras'")
 
+# -- h46onnx: ONNX export of the recurrent layers ----------------------------------------------
+case("export-unknown-size-conv1d",
+     "export of Input((None, 4)) -> LSTM(return_sequences) -> Conv1D",
+     lambda: tn.Sequential([Input((None, 4)), tn.layers.LSTM(3, return_sequences=True),
+                            Conv1D(2, 3, name="conv")]).export("m.onnx"), ValueError,
+     "Sequential.export: layer 'conv' (Conv1D) gets an input of shape (None, None, 3), and "
+     "its export needs every size but the batch axis known", "give the Input a fixed shape")
+case("export-unknown-size-wrapped", "export of Input((3, None, 4)) -> TimeDistributed(Conv1D)",
+     lambda: tn.Sequential([Input((3, None, 4)), tn.layers.TimeDistributed(
+         Conv1D(2, 2, name="conv"), name="td")]).export("m.onnx"), ValueError,
+     "Sequential.export: layer 'td/conv' (Conv1D) gets an input of shape (None, None, 4)")
+
 
 # -- h47rnnkeras: Keras files with vocabulary layers (assets), lookups' vocabulary_size -------
 # (the archives derive from tests/data/keras/keras_vocabulary.keras; none needs h5py)

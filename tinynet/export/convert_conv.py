@@ -156,7 +156,7 @@ def _average_pooling(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
 
 
 @converts("GlobalAveragePooling2D", "GlobalAveragePooling1D", "GlobalMaxPooling2D",
-          "GlobalMaxPooling1D")
+          "GlobalMaxPooling1D", unknown_sizes=True)
 def _global_pooling(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     """``ReduceMean``/``ReduceMax`` over every axis but the batch and the channels."""
     op_type = "ReduceMax" if "Max" in type(layer).__name__ else "ReduceMean"
