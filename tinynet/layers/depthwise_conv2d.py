@@ -113,8 +113,9 @@ class DepthwiseConv2D(Windowed):
         layer's output channels (the depthwise output's here)."""
         return depthwise_channels
 
-    def _depthwise(self, x: Any) -> tuple[np.ndarray, tuple]:
-        """The checked input, its geometry and the depthwise output (no bias)."""
+    def _depthwise(self, x: Any, bias: np.ndarray | None = None) -> tuple[np.ndarray, tuple]:
+        """The checked input, its geometry and the depthwise output (plus ``bias`` if
+        given, in the same pass)."""
         x = as_array(x)
         self._view(x.shape)
         if not self.built:
@@ -127,16 +128,16 @@ class DepthwiseConv2D(Windowed):
         x = np.ascontiguousarray(x, dtype=np.float32)
         geom = self._geometry(x.shape)
         self._cache = None
-        return x, geom, depthwise_forward(x, self._w3(), self._tiling(geom))
+        return x, geom, depthwise_forward(x, self._w3(), self._tiling(geom), bias)
 
     def _w3(self) -> np.ndarray:
         w = self.depthwise.value
         return w.reshape(w.shape[0], w.shape[1], -1)
 
     def forward(self, x: Any, training: bool = False) -> Tensor:
-        x, geom, z = self._depthwise(x)
         bias = self.bias.value if self.use_bias else None
-        y, pre = activations.bias_act_forward(z.reshape(-1, z.shape[-1]), bias,
+        x, geom, z = self._depthwise(x, bias)
+        y, pre = activations.bias_act_forward(z.reshape(-1, z.shape[-1]), None,
                                               self.activation)
         self._cache = {"x": x, "geom": geom, "pre": pre, "y": y}
         if self.activity_regularizer is not None:
