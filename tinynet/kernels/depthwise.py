@@ -17,8 +17,8 @@ vectors (:mod:`tinynet.kernels.simd`) running over the contiguous channel axis:
   each channel are added in order;
 - kernel gradient: a task's partial ``part[i, j, k]`` adds, row by row of its samples,
   the row's sum over output columns (even and odd columns in two chains, added at the
-  end) of ``xe[...] * g[b, oy, ox, k]``; the caller merges partials in task order in
-  float64.
+  end) of ``xe[...] * g[b, oy, ox, k]``, and the bias gradient's partial the row's sum of
+  ``g`` itself, in the same pass; the caller merges partials in task order in float64.
 
 Every sum runs in a fixed order on separate multiplies and adds (no fused multiply-add
 LLVM could choose per CPU). Work is split into *tasks* of whole samples, fixed by the
@@ -264,8 +264,28 @@ def _dw_row(xe, r0, sw, toff, gr, gstep, ow, prow):
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, tasks, s, slots, pt, pl, sh, sw,
-                   dh, dw, top, left, xe, gp, rowbuf):
+def _db_row(gr, gstep, ow, cp, prow, t):
+    """Adds one output row's sum over its columns of ``gr[ox * gstep + k]`` (the bias
+    gradient) to ``prow[t]``: even and odd columns in two chains from zero, added at the
+    end."""
+    pflat = prow.reshape(-1)
+    for c in range(0, cp, 16):
+        a0 = vsplat(0.0)
+        b0 = vsplat(0.0)
+        ox = 0
+        while ox + 2 <= ow:
+            a0 = a0 + vload(gr, ox * gstep + c)
+            b0 = b0 + vload(gr, (ox + 1) * gstep + c)
+            ox += 2
+        if ox < ow:
+            a0 = a0 + vload(gr, ox * gstep + c)
+        p = t * cp + c
+        vstore(pflat, p, vload(pflat, p) + (a0 + b0))
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slots, pt, pl,
+                   sh, sw, dh, dw, top, left, xe, gp, rowbuf):
     kh, kw, cp = wf.shape
     oh, ow, cm = g.shape[1], g.shape[2], g.shape[3]
     height, width, channels = dx.shape[1], dx.shape[2], dx.shape[3]
@@ -273,14 +293,15 @@ def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, tasks, s, slots, pt, p
     toff = _offsets(kh, kw, -dh, -dw, gp.shape[1], cp)
     xoff = _offsets(kh, kw, dh, dw, xe.shape[1], cp)
     for t in range(s, tasks.shape[0], slots):
-        prow = parts[t if want_dw else 0]
-        if want_dw:
+        prow = parts[t if want_dw or want_db else 0]
+        if want_dw or want_db:
             prow[:] = np.float32(0.0)
         for b in range(tasks[t, 0], tasks[t, 1]):
             if want_dx or cm != cp:
                 _place(g, b, top, left, sh, sw, gp)
             if want_dw:
                 _expand(x, b, pt, pl, mult, xe)
+            if want_dw or want_db:
                 for oy in range(oh):
                     if cm == cp:  # g's own rows: whole vectors per pixel
                         gr = g[b, oy].reshape(-1)
@@ -288,7 +309,10 @@ def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, tasks, s, slots, pt, p
                     else:
                         gr = gp[top + oy * sh].reshape(-1)[left * cp:]
                         gstep = sw * cp
-                    _dw_row(xe, oy * sh, sw, xoff, gr, gstep, ow, prow)
+                    if want_dw:
+                        _dw_row(xe, oy * sh, sw, xoff, gr, gstep, ow, prow)
+                    if want_db:
+                        _db_row(gr, gstep, ow, cp, prow, kh * kw)
             if want_dx:
                 for iy in range(height):
                     dr = dx[b, iy].reshape(-1)
@@ -307,21 +331,23 @@ def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, tasks, s, slots, pt, p
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, tasks, pt, pl, sh, sw, dh, dw, top,
-                    left, xes, gps, rows):
-    """The input gradient ``dx`` (if ``want_dx``) and the per-task kernel-gradient partials
-    ``parts[task, KH, KW, CP]`` (if ``want_dw``) of :func:`forward_serial` for the output
-    gradient ``g`` ``[B, OH, OW, C * M]``, the tasks in order on one slot."""
+def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw, dh,
+                    dw, top, left, xes, gps, rows):
+    """The input gradient ``dx`` (if ``want_dx``) and the per-task partials
+    ``parts[task, KH * KW + 1, CP]`` of :func:`forward_serial` for the output gradient ``g``
+    ``[B, OH, OW, C * M]``: the kernel gradient's in rows ``0 .. KH * KW - 1`` (if
+    ``want_dw``), the bias gradient's in the last row (if ``want_db``); the tasks in order
+    on one slot."""
     for s in range(xes.shape[0]):
-        _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, tasks, s, xes.shape[0], pt, pl,
-                       sh, sw, dh, dw, top, left, xes[s], gps[s], rows[s])
+        _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, xes.shape[0],
+                       pt, pl, sh, sw, dh, dw, top, left, xes[s], gps[s], rows[s])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def backward_parallel(x, wf, g, dx, parts, want_dx, want_dw, tasks, pt, pl, sh, sw, dh, dw,
-                      top, left, xes, gps, rows):
+def backward_parallel(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw,
+                      dh, dw, top, left, xes, gps, rows):
     """:func:`backward_serial` with the tasks spread over ``len(xes)`` slots (same bits)."""
     slots = xes.shape[0]
     for s in prange(slots):
-        _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, tasks, np.int64(s), slots, pt,
-                       pl, sh, sw, dh, dw, top, left, xes[s], gps[s], rows[s])
+        _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, np.int64(s),
+                       slots, pt, pl, sh, sw, dh, dw, top, left, xes[s], gps[s], rows[s])

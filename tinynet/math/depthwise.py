@@ -112,28 +112,35 @@ def depthwise_forward(x: np.ndarray, w3: np.ndarray, geometry: tuple,
 
 
 def depthwise_backward(x: np.ndarray, w3: np.ndarray, g: np.ndarray, geometry: tuple, *,
-                       want_dx: bool = True, want_dw: bool = True
-                       ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Input and kernel gradients of :func:`depthwise_forward` for the output gradient
-    ``g`` (float32 C-contiguous ``[B, OH, OW, C * M]``): ``(dx, dw3)``, each ``None`` unless
-    wanted; the kernel gradient's task partials are added in task order in float64.
+                       want_dx: bool = True, want_dw: bool = True, want_db: bool = False
+                       ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """Input, kernel and bias gradients of :func:`depthwise_forward` for the output
+    gradient ``g`` (float32 C-contiguous ``[B, OH, OW, C * M]``): ``(dx, dw3, db)``, each
+    ``None`` unless wanted; the kernel and bias gradients' task partials are added in task
+    order in float64.
 
     Shape:
-        x, dx: ``[B, H, W, C]``; w3, dw3: ``[KH, KW, C*M]``; g: ``[B, OH, OW, C*M]``.
+        x, dx: ``[B, H, W, C]``; w3, dw3: ``[KH, KW, C*M]``; g: ``[B, OH, OW, C*M]``;
+        db: ``[C*M]``.
     """
     plan = _Plan(x.shape, w3.shape, geometry)
-    if not (want_dx or want_dw) or g.size == 0:
+    if not (want_dx or want_dw or want_db) or g.size == 0:
         return (np.zeros(x.shape, dtype=np.float32) if want_dx else None,
-                np.zeros(w3.shape, dtype=np.float32) if want_dw else None)
+                np.zeros(w3.shape, dtype=np.float32) if want_dw else None,
+                np.zeros(plan.cm, dtype=np.float32) if want_db else None)
+    kh, kw = w3.shape[:2]
     dx = np.empty(x.shape, dtype=np.float32) if want_dx else None
-    parts = np.empty((len(plan.tasks) if want_dw else 1, *w3.shape[:2], plan.cp),
+    parts = np.empty((len(plan.tasks) if want_dw or want_db else 1, kh * kw + 1, plan.cp),
                      dtype=np.float32)
     kernel = dk.backward_parallel if plan.parallel else dk.backward_serial
-    kernel(x, plan.padded(w3), g, dx if want_dx else x, parts, want_dx, want_dw, *plan.args(),
-           plan.top, plan.left, plan.samples() if want_dw else plan.small(),
+    kernel(x, plan.padded(w3), g, dx if want_dx else x, parts, want_dx, want_dw, want_db,
+           *plan.args(), plan.top, plan.left, plan.samples() if want_dw else plan.small(),
            plan.grads() if want_dx or plan.cm != plan.cp else plan.small(), plan.rows())
-    dw3 = None
-    if want_dw:
+    dw3 = db = None
+    if want_dw or want_db:
         merged = merge_cols(parts.reshape(parts.shape[0], -1), 1.0).reshape(parts.shape[1:])
-        dw3 = np.ascontiguousarray(merged[..., :plan.cm])
-    return dx, dw3
+        if want_dw:
+            dw3 = np.ascontiguousarray(merged[:-1, :plan.cm]).reshape(w3.shape)
+        if want_db:
+            db = np.ascontiguousarray(merged[-1, :plan.cm])
+    return dx, dw3, db
