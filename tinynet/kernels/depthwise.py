@@ -185,8 +185,8 @@ def forward_serial(x, wf, bias, use_bias, y, tasks, pt, pl, sh, sw, dh, dw, xes,
     ``[KH, KW, CP]`` (the kernel ``[KH, KW, C * M]`` padded with zero channels), plus
     ``bias[CP]`` if ``use_bias``, the tasks in order on one slot."""
     for s in range(xes.shape[0]):  # one slot; a loop, so no literal slot numbers
-        _forward_slot(x, wf, bias, use_bias, y, tasks, s, xes.shape[0], pt, pl, sh, sw, dh, dw, xes[s],
-                      rows[s])
+        _forward_slot(x, wf, bias, use_bias, y, tasks, s, xes.shape[0], pt, pl, sh, sw, dh,
+                      dw, xes[s], rows[s])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -194,8 +194,8 @@ def forward_parallel(x, wf, bias, use_bias, y, tasks, pt, pl, sh, sw, dh, dw, xe
     """:func:`forward_serial` with the tasks spread over ``len(xes)`` slots (same bits)."""
     slots = xes.shape[0]
     for s in prange(slots):
-        _forward_slot(x, wf, bias, use_bias, y, tasks, np.int64(s), slots, pt, pl, sh, sw, dh, dw, xes[s],
-                      rows[s])
+        _forward_slot(x, wf, bias, use_bias, y, tasks, np.int64(s), slots, pt, pl, sh, sw,
+                      dh, dw, xes[s], rows[s])
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
