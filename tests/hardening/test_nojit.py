@@ -204,6 +204,8 @@ def _new_convolutions(out, rng):
               (2, 7, 6, 4)),
              ("depthwise_dilated", lambda: DepthwiseConv2D(3, dilation_rate=(1, 2),
                                                            padding="same"), (2, 6, 7, 2)),
+             ("depthwise_whole_vectors", lambda: DepthwiseConv2D(3, padding="same"),
+              (2, 5, 6, 16)),
              ("separable", lambda: SeparableConv2D(5, 3, padding="same"), (2, 5, 5, 3))]
     for key, make, shape in cases:
         x = _f32(rng, *shape)
