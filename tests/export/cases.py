@@ -185,7 +185,9 @@ NO_EXPORT = {"Lambda": "runs a Python function, which has no ONNX form",
                  "TextVectorization", "StringLookup", "IntegerLookup", "CategoryEncoding",
                  "Hashing", "Discretization")},
              **{name: "no ONNX converter yet (ONNX's LSTM/GRU/RNN operators: issue 46, item 7)"
-                for name in ("SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed")}}
+                for name in ("SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed")},
+             **{name: "no ONNX converter yet (issue 46, item 7)"
+                for name in ("MultiHeadAttention", "Attention", "AdditiveAttention")}}
 
 
 def one_layer_model(name: str, factory, shape) -> tuple:
