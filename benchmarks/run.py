@@ -41,6 +41,7 @@ GROUPS = {
     "import": "cases_import",
     "ops": "cases_ops",
     "recurrent": "cases_recurrent",
+    "transformer": "cases_transformer",
 }
 DOCS_PATH = os.path.join(os.path.dirname(HERE), "docs", "performance.md")
 
