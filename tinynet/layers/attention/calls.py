@@ -82,8 +82,10 @@ def call(layer: Any, first: Any, value: Any, key: Any, kwargs: dict, *,
                          f"{len(inputs)} inputs")
     if mask is not None:
         if not isinstance(mask, (list, tuple)) or not 2 <= len(mask) <= 3:
+            what = (f"{type(mask).__name__} of shape {np.shape(mask)}"
+                    if not isinstance(mask, (list, tuple)) else f"a list of {len(mask)}")
             raise ValueError(f"{owner}: mask must be a list [query_mask, value_mask] (or with "
-                             f"a key_mask), got {mask!r:.80}")
+                             f"a key_mask), got {what}")
         kwargs.update(zip(("query_mask", "value_mask", "key_mask"), mask))
     options = CallOptions().merged(kwargs, owner)
     if is_symbolic(inputs):
