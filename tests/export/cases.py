@@ -172,6 +172,18 @@ CASES: dict[str, list[tuple]] = {
     "Minimum": [("three", lambda: L.Minimum(), [(5,), (5,), (5,)])],
     "Concatenate": [("axis1", lambda: L.Concatenate(axis=1), [(3, 4), (2, 4)]),
                     ("last", lambda: L.Concatenate(), [(3, 4), (3, 2), (3, 1)])],
+    "MultiHeadAttention": [
+        ("self", lambda: L.MultiHeadAttention(2, 4), [(5, 6), (5, 6)]),
+        ("key_dims_no_bias", lambda: L.MultiHeadAttention(3, 2, value_dim=4, output_shape=(2, 3),
+                                                          use_bias=False),
+         [(4, 6), (5, 3), (5, 7)])],
+    "Attention": [("dot", lambda: L.Attention(), [(4, 6), (5, 2), (5, 6)]),
+                  ("dot_scale", lambda: L.Attention(use_scale=True), [(4, 6), (5, 6)]),
+                  ("concat_scale", lambda: L.Attention(use_scale=True, score_mode="concat"),
+                   [(4, 6), (5, 3), (5, 6)])],
+    "AdditiveAttention": [("scale", lambda: L.AdditiveAttention(), [(4, 6), (5, 6)]),
+                          ("no_scale", lambda: L.AdditiveAttention(use_scale=False),
+                           [(4, 6), (5, 2), (5, 6)])],
 }
 NOT_COMPUTING = {"Layer", "Parameter", "Input", "InputLayer", "add", "subtract", "multiply",
                  "average", "maximum", "minimum", "concatenate", "dot"}
@@ -185,9 +197,7 @@ NO_EXPORT = {"Lambda": "runs a Python function, which has no ONNX form",
                  "TextVectorization", "StringLookup", "IntegerLookup", "CategoryEncoding",
                  "Hashing", "Discretization")},
              **{name: "no ONNX converter yet (ONNX's LSTM/GRU/RNN operators: issue 46, item 7)"
-                for name in ("SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed")},
-             **{name: "no ONNX converter yet (issue 46, item 7)"
-                for name in ("MultiHeadAttention", "Attention", "AdditiveAttention")}}
+                for name in ("SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed")}}
 
 
 def one_layer_model(name: str, factory, shape) -> tuple:

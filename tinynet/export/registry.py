@@ -21,7 +21,8 @@ Converter = Callable[..., str]
 
 _CONVERTERS: dict[str, Converter] = {}
 _MODULES = ("tinynet.export.convert_basic", "tinynet.export.convert_conv",
-            "tinynet.export.convert_image", "tinynet.export.convert_norm")
+            "tinynet.export.convert_image", "tinynet.export.convert_norm",
+            "tinynet.export.convert_attention")
 _loaded = False
 
 
