@@ -30,7 +30,16 @@ class BaseAttention(OwnGenerator, Layer):
     Called as ``layer([query, value(, key)], mask=[query_mask, value_mask],
     training=None, return_attention_scores=False, use_causal_mask=False)``. The value's
     mask and the causal mask keep scores out of the softmax (1e9 is subtracted from the
-    others, as in Keras); the output is zero at masked query steps.
+    scores they mask, as in Keras); the output is zero at masked query steps.
+
+    Args:
+        dropout: Dropout rate on the attention weights (training only).
+        seed: Seed of the dropout draws (``None``: from the global seed).
+
+    Shape:
+        Inputs: query ``[batch, T, dim]``, value ``[batch, S, dv]``, key
+        ``[batch, S, dim]``. Output: ``[batch, T, dv]``; with ``return_attention_scores``
+        also the weights ``[batch, T, S]``.
     """
 
     multiple_inputs = True
