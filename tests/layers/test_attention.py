@@ -280,3 +280,14 @@ def test_return_attention_scores_in_a_model():
                          verbose=0)
     assert y.shape == (3, 4, 6) and s.shape == (3, 2, 4, 5)
     np.testing.assert_allclose(s.sum(-1), 1.0, rtol=1e-6)
+
+
+def test_a_keras_file_is_refused_clearly(tmp_path):
+    """Keras's .keras layout of the attention layers is not written yet: a clear error
+    (not a file Keras would misread)."""
+    pytest.importorskip("h5py")
+    x = tn.Input((4, 6))
+    model = tn.Model(x, L.MultiHeadAttention(2, 3, name="mha")(x, x))
+    with pytest.raises(ValueError, match=r"'mha' \(MultiHeadAttention: tinynet does not write "
+                                         r"Keras's layout"):
+        model.save(str(tmp_path / "m.keras"))
