@@ -45,6 +45,7 @@ GROUPS = {
     "import": "cases_import",
     "ops": "cases_ops",
     "rnn": "cases_rnn",
+    "transformer": "cases_transformer",
 }
 DOCS_PATH = os.path.join(os.path.dirname(HERE), "docs", "performance.md")
 

@@ -227,6 +227,18 @@ CASES: dict[str, list[tuple]] = {
         ("conv2d", lambda: L.TimeDistributed(L.Conv2D(3, 3, padding="same")), (3, 5, 5, 2)),
         ("lstm", lambda: L.TimeDistributed(L.LSTM(3, return_sequences=True)), (3, 4, 5)),
         ("flatten", lambda: L.TimeDistributed(L.Flatten()), (3, 2, 2, 2))],
+    "MultiHeadAttention": [
+        ("self", lambda: L.MultiHeadAttention(2, 4), [(5, 6), (5, 6)]),
+        ("key_dims_no_bias", lambda: L.MultiHeadAttention(3, 2, value_dim=4, output_shape=(2, 3),
+                                                          use_bias=False),
+         [(4, 6), (5, 3), (5, 7)])],
+    "Attention": [("dot", lambda: L.Attention(), [(4, 6), (5, 2), (5, 6)]),
+                  ("dot_scale", lambda: L.Attention(use_scale=True), [(4, 6), (5, 6)]),
+                  ("concat_scale", lambda: L.Attention(use_scale=True, score_mode="concat"),
+                   [(4, 6), (5, 3), (5, 6)])],
+    "AdditiveAttention": [("scale", lambda: L.AdditiveAttention(), [(4, 6), (5, 6)]),
+                          ("no_scale", lambda: L.AdditiveAttention(use_scale=False),
+                           [(4, 6), (5, 2), (5, 6)])],
 }
 NOT_COMPUTING = {"Layer", "Parameter", "Input", "InputLayer", "add", "subtract", "multiply",
                  "average", "maximum", "minimum", "concatenate", "dot"}

@@ -312,13 +312,37 @@ def _recurrent(out):
             out[f"{key}/masked/d{p.name}"] = np.array(p.grad)
 
 
+def _attention(out):
+    """The batched products of the attention layers, then a MultiHeadAttention pass."""
+    from tinynet.layers import MultiHeadAttention
+    from tinynet.ops.arrays.attention import bmm
+
+    rng = _rng()
+    a, b = _f32(rng, 3, 5, 7), _f32(rng, 3, 7, 4)
+    out["bmm/ab"] = bmm(a, b)
+    out["bmm/atb"] = bmm(np.ascontiguousarray(a.transpose(0, 2, 1)), b, trans_a=True)
+    out["bmm/abt"] = bmm(a, np.ascontiguousarray(b.transpose(0, 2, 1)), trans_b=True)
+    layer = MultiHeadAttention(2, 3, dropout=0.3, seed=1)
+    layer.build([(None, 4, 5), (None, 6, 5)])
+    for p in layer.parameters():
+        p.value[...] = _f32(rng, *p.value.shape, scale=0.5)
+    q, v = _f32(rng, 2, 4, 5), _f32(rng, 2, 6, 5)
+    y = layer.forward([q, v], training=True, use_causal_mask=True)
+    out["mha/y"] = np.asarray(y)
+    dq, dv = layer.backward(_f32(rng, *y.shape))
+    out["mha/dq"], out["mha/dv"] = np.asarray(dq), np.asarray(dv)
+    for name, p in layer.named_weights():
+        out[f"mha/d{name}"] = np.array(p.grad)
+
+
 FAMILIES = {"normalization": _normalization, "gn_cores": _gn_cores, "folds": _folds,
             "pooling": _pooling, "conv": _conv, "activations": _activations,
-            "optimizers": _optimizers, "matmul": _matmul, "recurrent": _recurrent}
+            "optimizers": _optimizers, "matmul": _matmul, "recurrent": _recurrent,
+            "attention": _attention}
 MODES = {"serial": 2**62, "parallel": 0}
 # families whose parallel variants are picked by a gate (the others call both explicitly)
 GATED = ("normalization", "gn_cores", "pooling", "conv", "activations", "optimizers",
-         "recurrent")
+         "recurrent", "attention")
 
 
 def _kernel_calls(record: set):

@@ -30,7 +30,7 @@ _UNKNOWN_SIZES: set[str] = set()
 _INTEGER_INPUTS: set[str] = set()
 _MODULES = ("tinynet.export.convert_basic", "tinynet.export.convert_conv",
             "tinynet.export.convert_image", "tinynet.export.convert_norm",
-            "tinynet.export.convert_recurrent")
+            "tinynet.export.convert_recurrent", "tinynet.export.convert_attention")
 _loaded = False
 
 

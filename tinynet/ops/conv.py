@@ -397,8 +397,7 @@ def depthwise_conv(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
 
     def vjp32(gy):
         g4 = _c(gy).reshape(b, oh, ow, cm)
-        dx, dw3, _ = depthwise_backward(x4, w3, g4, g.tiling(), want_dx=need_x,
-                                        want_dw=need_k)
+        dx, dw3, _ = depthwise_backward(x4, w3, g4, g.tiling(), want_dx=need_x, want_dw=need_k)
         return (dx.reshape(x.shape) if need_x else None,
                 dw3.reshape(k.shape) if need_k else None)
 

@@ -22,6 +22,8 @@ from tinynet.layers import registry
 _NO_KERAS = {
     "InstanceNormalization": "Keras 3 has no InstanceNormalization layer",
     "Lambda": "a Lambda layer's function would have to travel as code",
+    **{name: "tinynet does not write Keras's layout of its weights and call arguments yet"
+       for name in ("MultiHeadAttention", "Attention", "AdditiveAttention")},
 }
 #: tinynet classes written as a Keras Activation layer (same outputs, no weights).
 _AS_ACTIVATION = {"Sigmoid": "sigmoid", "Tanh": "tanh"}

@@ -132,6 +132,17 @@ def _recurrent() -> None:
         _train_and_infer(layer, x)
 
 
+def _attention() -> None:
+    from tinynet import layers as L
+
+    q, v = _x((2, 4, 6)), _x((2, 5, 6))
+    for layer in (L.MultiHeadAttention(2, 3), L.Attention(use_scale=True),
+                  L.AdditiveAttention()):
+        inputs = [q, v]
+        y = layer(q, v) if isinstance(layer, L.MultiHeadAttention) else layer(inputs)
+        layer.backward(np.ones_like(np.asarray(y)))
+
+
 def _losses_and_optimizers() -> None:
     from tinynet import losses, optimizers
     from tinynet.layers.layer import Parameter
@@ -158,7 +169,7 @@ TASKS: dict[str, Callable[[], None]] = {
     **{f"normalization {c} channels": functools.partial(_normalization, c)
        for c in _NORM_CHANNELS},
     "layer norm": _layer_norm, "conv": _conv, "depthwise conv": _depthwise,
-    "pooling": _pooling, "recurrent": _recurrent,
+    "pooling": _pooling, "recurrent": _recurrent, "attention": _attention,
     "elementwise": _elementwise, "dense": _dense, "losses, optimizers": _losses_and_optimizers,
 }
 
