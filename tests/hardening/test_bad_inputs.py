@@ -3336,6 +3336,26 @@ case("checkpoint-weights-only-keras", "ModelCheckpoint('m.keras', save_weights_o
      "ModelCheckpoint: filepath " + WEIGHTS_SUFFIX, "got 'm.keras'")
 
 
+# -- h44speed: the models' one graph walk (layer_graph), as the exporter reads it -------------
+def _subclassed_model():
+    class Net(tn.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tn.layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(x)
+
+    net = Net()
+    net(np.ones((1, 3), np.float32))
+    return net
+
+
+case("export-subclassed-model", "a subclassed tn.Model's export('m.onnx')",
+     lambda: _subclassed_model().export("m.onnx"), ValueError,
+     "Net.export: Net 'net' is a subclassed model: its call() runs Python code, which has no "
+     "ONNX form; build it as a Sequential or functional Model of built-in layers to export it")
+
 # ============================================================================================
 # the tests
 # ============================================================================================

@@ -2,9 +2,9 @@
 graph walked (nested models inlined), the graph's inputs and outputs named after the
 model's, the file written atomically.
 
-Models are found through the layer registry (``tinynet.layers.registry.model_class``),
-so this package imports nothing from ``tinynet.models`` (whose ``BaseModel.export``
-calls it).
+Models are walked through their ``layer_graph()`` (one :class:`~tinynet.models.graph.
+LayerGraph` for Sequential and functional models alike), so this package imports nothing
+from ``tinynet.models`` (whose ``BaseModel.export`` calls it) and reads no private field.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 
 from tinynet.export.builder import OnnxBuilder, unique_name
 from tinynet.export.registry import converter_for
-from tinynet.layers.registry import model_class
 from tinynet.saving.files import atomic_write, fspath
 
 __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "check_exportable", "export_model", "to_onnx",
@@ -25,20 +24,11 @@ INSTALL_HINT = "pip install tinynet[onnx]"
 
 
 # -- the model's structure ------------------------------------------------------------------
-def _kind(layer: Any) -> str | None:
-    """``"sequential"``, ``"functional"`` or ``None`` (a layer, not a model)."""
-    if isinstance(layer, model_class("Sequential")):
-        return "sequential"
-    if isinstance(layer, model_class("Model")):
-        return "functional"
-    return None
-
-
-def _steps(model: Any) -> list[tuple[Any, Any]]:
-    """``(layer, node)`` in execution order (``node`` is ``None`` in a Sequential)."""
-    if _kind(model) == "sequential":
-        return [(layer, None) for layer in model.layers]
-    return [(node.layer, node) for node in model._graph.nodes]
+def _graph(layer: Any) -> Any:
+    """The model's ``layer_graph()`` (the one walk of Sequential and functional models),
+    or ``None``: a plain layer, or a subclassed model (Python code, no graph)."""
+    walk = getattr(layer, "layer_graph", None)
+    return walk() if walk is not None else None
 
 
 def unsupported_layers(model: Any, prefix: str = "") -> list[tuple[str, type]]:
@@ -46,12 +36,13 @@ def unsupported_layers(model: Any, prefix: str = "") -> list[tuple[str, type]]:
     has no ONNX converter."""
     missing: list[tuple[str, type]] = []
     seen: set[int] = set()
-    for layer, _ in _steps(model):
+    for step in _graph(model).steps:
+        layer = step.layer
         if id(layer) in seen:
             continue
         seen.add(id(layer))
         path = f"{prefix}{layer.name}"
-        if _kind(layer) is not None:
+        if _graph(layer) is not None:
             missing += unsupported_layers(layer, f"{path}/")
         elif converter_for(layer) is None:
             missing.append((path, type(layer)))
@@ -63,9 +54,10 @@ def _mask_layers(model: Any, prefix: str = "") -> tuple[list[str], list[str]]:
     ``Embedding(mask_zero=True)``) and of those whose computation takes one."""
     makers: list[str] = []
     takers: list[str] = []
-    for layer, _ in _steps(model):
+    for step in _graph(model).steps:
+        layer = step.layer
         path = f"{prefix}{layer.name}"
-        if _kind(layer) is not None:
+        if _graph(layer) is not None:
             inner = _mask_layers(layer, f"{path}/")
             makers += inner[0]
             takers += inner[1]
@@ -79,8 +71,9 @@ def _mask_layers(model: Any, prefix: str = "") -> tuple[list[str], list[str]]:
 def _emit(b: OnnxBuilder, layer: Any, xs: list[str], shapes: list[tuple], listed: bool,
           path: str) -> tuple[list[str], list[tuple]]:
     """Appends one call of ``layer`` (a model: its whole graph) to ``b``."""
-    if _kind(layer) is not None:
-        return _emit_model(b, layer, xs, shapes, f"{path}/")
+    graph = _graph(layer)
+    if graph is not None:
+        return _emit_graph(b, graph, xs, shapes, f"{path}/")
     arg_shape = shapes if listed else shapes[0]
     out_shape = tuple(layer.compute_output_shape(arg_shape))
     with b.scope(path):
@@ -88,30 +81,18 @@ def _emit(b: OnnxBuilder, layer: Any, xs: list[str], shapes: list[tuple], listed
     return [y], [out_shape]
 
 
-def _emit_model(b: OnnxBuilder, model: Any, xs: list[str], shapes: list[tuple],
+def _emit_graph(b: OnnxBuilder, graph: Any, xs: list[str], shapes: list[tuple],
                 prefix: str) -> tuple[list[str], list[tuple]]:
-    """The model's graph on the values ``xs``; returns its outputs' names and shapes."""
-    if _kind(model) == "sequential":
-        x, shape = xs[0], shapes[0]
-        for layer in model.layers:
-            (x,), (shape,) = _emit(b, layer, [x], [shape], False, prefix + layer.name)
-        return [x], [shape]
-    values = {id(t): (x, s) for t, x, s in zip(model.inputs, xs, shapes)}
-    for node in model._graph.nodes:
-        args = [values[id(t)] for t in node.inputs]
-        outs, out_shapes = _emit(b, node.layer, [a[0] for a in args], [a[1] for a in args],
-                                 node.listed, prefix + node.layer.name)
-        for t, o, s in zip(node.outputs, outs, out_shapes):
-            values[id(t)] = (o, s)
-    results = [values[id(t)] for t in model.outputs]
+    """A model's graph on the values ``xs``; returns its outputs' names and shapes."""
+    values = dict(zip(graph.inputs, zip(xs, shapes)))
+    for step in graph.steps:
+        args = [values[key] for key in step.inputs]
+        outs, out_shapes = _emit(b, step.layer, [a[0] for a in args], [a[1] for a in args],
+                                 step.listed, prefix + step.layer.name)
+        for key, o, s in zip(step.outputs, outs, out_shapes):
+            values[key] = (o, s)
+    results = [values[key] for key in graph.outputs]
     return [r[0] for r in results], [r[1] for r in results]
-
-
-def _inputs(model: Any) -> tuple[list[str], list[tuple]]:
-    if _kind(model) == "sequential":
-        first = getattr(model, "_input", None)
-        return [first.name if first is not None else "input_layer"], [model.input_shape]
-    return [t.name for t in model.inputs], [tuple(t.shape) for t in model.inputs]
 
 
 def _rename(b: OnnxBuilder, old: str, new: str) -> None:
@@ -129,10 +110,15 @@ def check_exportable(model: Any, owner: str = "export") -> tuple[list[str], list
     Raises:
         ValueError: what keeps the model from exporting (the message names it).
     """
-    try:
-        model._check_built()
-    except ValueError as exc:
-        raise ValueError(f"{owner}: {exc}") from None
+    graph = _graph(model)
+    if graph is None:
+        raise ValueError(f"{owner}: {type(model).__name__} {model.name!r} is a subclassed "
+                         f"model: its call() runs Python code, which has no ONNX form; build "
+                         f"it as a Sequential or functional Model of built-in layers to "
+                         f"export it")
+    if not graph.built:
+        raise ValueError(f"{owner}: {type(model).__name__} model {model.name!r} is not built "
+                         f"yet: call build(input_shape), or fit/predict on data, first")
     missing = unsupported_layers(model)
     if missing:
         listed = ", ".join(f"{path!r} ({cls.__name__})" for path, cls in missing)
@@ -150,7 +136,7 @@ def check_exportable(model: Any, owner: str = "export") -> tuple[list[str], list
         raise ValueError(f"{owner}: layer {takers[0]!r} uses the mask {makers[0]!r} makes, "
                          f"and masks have no ONNX form yet; export the model without "
                          f"masking (mask_zero=False, no Masking layer)")
-    names, shapes = _inputs(model)
+    names, shapes = graph.input_names, graph.input_shapes
     for name, shape in zip(names, shapes):
         if any(d is None for d in shape[1:]):
             raise ValueError(f"{owner}: input {name!r} has shape {tuple(shape)}; export needs "
@@ -193,7 +179,7 @@ def to_onnx(model: Any, opset: int | None = None, owner: str = "export") -> Any:
     final = [unique_name(name, taken) for name in outputs]
     for name in taken:
         b.reserve(name)
-    values, out_shapes = _emit_model(b, model, names, shapes, "")
+    values, out_shapes = _emit_graph(b, _graph(model), names, shapes, "")
     b.prune(values)
     produced = {out for node in b.nodes for out in node.output}
     renamed: dict[str, str] = {}
