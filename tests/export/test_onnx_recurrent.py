@@ -261,7 +261,7 @@ def test_masks_reaching_a_recurrent_layer():
                            L.LSTM(3)])
     randomize(model)
     if L.LSTM._forward_takes_mask:
-        with pytest.raises(ValueError, match=r"^Sequential\.export: layer 'lstm' uses the mask "
+        with pytest.raises(ValueError, match=r"^export: layer 'lstm' uses the mask "
                                              r"'embedding' makes, and masks have no ONNX form"):
             to_onnx(model)
     else:

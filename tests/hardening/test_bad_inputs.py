@@ -3517,6 +3517,26 @@ case('additive-query-rank-2', 'AdditiveAttention()([zeros((2, 6)), zeros((2, 5, 
      ' steps, features], got shape (None, 6)')
 
 
+# -- h44speed: the models' one graph walk (layer_graph), as the exporter reads it -------------
+def _subclassed_model():
+    class Net(tn.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tn.layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(x)
+
+    net = Net()
+    net(np.ones((1, 3), np.float32))
+    return net
+
+
+case("export-subclassed-model", "a subclassed tn.Model's export('m.onnx')",
+     lambda: _subclassed_model().export("m.onnx"), ValueError,
+     "Net.export: Net 'net' is a subclassed model: its call() runs Python code, which has no "
+     "ONNX form; build it as a Sequential or functional Model of built-in layers to export it")
+
 # ============================================================================================
 # the tests
 # ============================================================================================

@@ -2,9 +2,9 @@
 graph walked (nested models inlined), the graph's inputs and outputs named after the
 model's, the file written atomically.
 
-Models are found through the layer registry (``tinynet.layers.registry.model_class``),
-so this package imports nothing from ``tinynet.models`` (whose ``BaseModel.export``
-calls it).
+Models are walked through their ``layer_graph()`` (one :class:`~tinynet.models.graph.
+LayerGraph` for Sequential and functional models alike), so this package imports nothing
+from ``tinynet.models`` (whose ``BaseModel.export`` calls it) and reads no private field.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any, Callable
 
 from tinynet.export.builder import OnnxBuilder, unique_name
 from tinynet.export.registry import converter_for, takes_integers, takes_unknown_sizes
-from tinynet.layers.registry import model_class
 from tinynet.saving.files import atomic_write, fspath
 
 __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "check_exportable", "export_model", "to_onnx",
@@ -27,20 +26,16 @@ _ELEM_TYPES = {"float32": 1, "int32": 6, "int64": 7, "bool": 9}
 
 
 # -- the model's structure ------------------------------------------------------------------
-def _kind(layer: Any) -> str | None:
-    """``"sequential"``, ``"functional"`` or ``None`` (a layer, not a model)."""
-    if isinstance(layer, model_class("Sequential")):
-        return "sequential"
-    if isinstance(layer, model_class("Model")):
-        return "functional"
-    return None
+def _graph(layer: Any) -> Any:
+    """The model's ``layer_graph()`` (the one walk of Sequential and functional models),
+    or ``None``: a plain layer, or a subclassed model (Python code, no graph)."""
+    walk = getattr(layer, "layer_graph", None)
+    return walk() if walk is not None else None
 
 
-def _steps(model: Any) -> list[tuple[Any, Any]]:
-    """``(layer, node)`` in execution order (``node`` is ``None`` in a Sequential)."""
-    if _kind(model) == "sequential":
-        return [(layer, None) for layer in model.layers]
-    return [(node.layer, node) for node in model._graph.nodes]
+def _layers(model: Any) -> list[Any]:
+    """The layers the model calls, in execution order."""
+    return [step.layer for step in _graph(model).steps]
 
 
 #: The wrappers whose inner layers convert with them: attribute names of those layers.
@@ -59,7 +54,7 @@ def unsupported_layers(model: Any, prefix: str = "") -> list[tuple[str, type]]:
     seen: set[int] = set()
 
     def visit(layer: Any, path: str) -> None:
-        if _kind(layer) is not None:
+        if _graph(layer) is not None:
             missing.extend(unsupported_layers(layer, f"{path}/"))
         elif converter_for(layer) is None:
             missing.append((path, type(layer)))
@@ -67,7 +62,7 @@ def unsupported_layers(model: Any, prefix: str = "") -> list[tuple[str, type]]:
             for inner in _inner(layer):
                 visit(inner, f"{path}/{inner.name}")
 
-    for layer, _ in _steps(model):
+    for layer in _layers(model):
         if id(layer) not in seen:
             seen.add(id(layer))
             visit(layer, f"{prefix}{layer.name}")
@@ -79,9 +74,9 @@ def _mask_layers(model: Any, prefix: str = "") -> tuple[list[str], list[str]]:
     ``Embedding(mask_zero=True)``) and of those whose computation takes one."""
     makers: list[str] = []
     takers: list[str] = []
-    for layer, _ in _steps(model):
+    for layer in _layers(model):
         path = f"{prefix}{layer.name}"
-        if _kind(layer) is not None:
+        if _graph(layer) is not None:
             inner = _mask_layers(layer, f"{path}/")
             makers += inner[0]
             takers += inner[1]
@@ -99,27 +94,24 @@ Value = tuple
 Leaf = Callable[[Any, list, bool, str], list]
 
 
-def _walk(model: Any, args: list[Value], prefix: str, leaf: Leaf) -> list[Value]:
-    """The model's graph on ``args`` (one value per model input), ``leaf(layer, values,
-    listed, path)`` giving each layer call's output values; returns the model's outputs."""
-    if _kind(model) == "sequential":
-        value = args[0]
-        for layer in model.layers:
-            (value,) = _visit(layer, [value], False, prefix + layer.name, leaf)
-        return [value]
-    values = {id(t): a for t, a in zip(model.inputs, args)}
-    for node in model._graph.nodes:
-        outs = _visit(node.layer, [values[id(t)] for t in node.inputs], node.listed,
-                      prefix + node.layer.name, leaf)
-        for t, o in zip(node.outputs, outs):
-            values[id(t)] = o
-    return [values[id(t)] for t in model.outputs]
+def _walk(graph: Any, args: list[Value], prefix: str, leaf: Leaf) -> list[Value]:
+    """A model's ``graph`` on ``args`` (one value per model input), ``leaf(layer,
+    values, listed, path)`` giving each layer call's output values; returns the model's
+    outputs."""
+    values = dict(zip(graph.inputs, args))
+    for step in graph.steps:
+        outs = _visit(step.layer, [values[key] for key in step.inputs], step.listed,
+                      prefix + step.layer.name, leaf)
+        for key, o in zip(step.outputs, outs):
+            values[key] = o
+    return [values[key] for key in graph.outputs]
 
 
 def _visit(layer: Any, args: list[Value], listed: bool, path: str, leaf: Leaf) -> list[Value]:
     """One call of ``layer`` (a model: its whole graph, inlined)."""
-    if _kind(layer) is not None:
-        return _walk(layer, args, f"{path}/", leaf)
+    graph = _graph(layer)
+    if graph is not None:
+        return _walk(graph, args, f"{path}/", leaf)
     return leaf(layer, args, listed, path)
 
 
@@ -172,17 +164,6 @@ def _emit_leaf(b: OnnxBuilder) -> Leaf:
     return leaf
 
 
-def _inputs(model: Any) -> tuple[list[str], list[tuple], list[str]]:
-    """The model's input names, shapes and dtypes."""
-    if _kind(model) == "sequential":
-        first = getattr(model, "_input", None)
-        name = first.name if first is not None else "input_layer"
-        dtype = getattr(first, "dtype", "float32") if first is not None else "float32"
-        return [name], [model.input_shape], [dtype]
-    return ([t.name for t in model.inputs], [tuple(t.shape) for t in model.inputs],
-            [getattr(t, "dtype", "float32") or "float32" for t in model.inputs])
-
-
 def _rename(b: OnnxBuilder, old: str, new: str) -> None:
     for node in b.nodes:
         for names in (node.input, node.output):
@@ -199,10 +180,15 @@ def check_exportable(model: Any, owner: str = "export") -> tuple[list[str], list
     Raises:
         ValueError: what keeps the model from exporting (the message names it).
     """
-    try:
-        model._check_built()
-    except ValueError as exc:
-        raise ValueError(f"{owner}: {exc}") from None
+    graph = _graph(model)
+    if graph is None:
+        raise ValueError(f"{owner}: {type(model).__name__} {model.name!r} is a subclassed "
+                         f"model: its call() runs Python code, which has no ONNX form; build "
+                         f"it as a Sequential or functional Model of built-in layers to "
+                         f"export it")
+    if not graph.built:
+        raise ValueError(f"{owner}: {type(model).__name__} model {model.name!r} is not built "
+                         f"yet: call build(input_shape), or fit/predict on data, first")
     missing = unsupported_layers(model)
     if missing:
         listed = ", ".join(f"{path!r} ({cls.__name__})" for path, cls in missing)
@@ -220,9 +206,10 @@ def check_exportable(model: Any, owner: str = "export") -> tuple[list[str], list
         raise ValueError(f"{owner}: layer {takers[0]!r} uses the mask {makers[0]!r} makes, "
                          f"and masks have no ONNX form yet; export the model without "
                          f"masking (mask_zero=False, no Masking layer)")
-    names, shapes, dtypes = _inputs(model)
-    _walk(model, [(None, tuple(s), d) for s, d in zip(shapes, dtypes)], "", _check_leaf(owner))
-    return names, [tuple(s) for s in shapes]
+    shapes = [tuple(s) for s in graph.input_shapes]
+    _walk(graph, [(None, s, d) for s, d in zip(shapes, graph.input_dtypes)], "",
+          _check_leaf(owner))
+    return list(graph.input_names), shapes
 
 
 # -- the ModelProto ---------------------------------------------------------------------------
@@ -254,7 +241,8 @@ def to_onnx(model: Any, opset: int | None = None, owner: str = "export") -> Any:
         raise ValueError(f"{owner}: opset {opset} is newer than the installed onnx package "
                          f"knows (up to {newest}); upgrade onnx or pass a lower opset")
 
-    dtypes = _inputs(model)[2]
+    graph = _graph(model)
+    dtypes = graph.input_dtypes
     b = OnnxBuilder(opset)
     leaf = _emit_leaf(b)
     b.emit_layer = lambda layer, x, shape, path: _visit(
@@ -264,7 +252,7 @@ def to_onnx(model: Any, opset: int | None = None, owner: str = "export") -> Any:
     final = [unique_name(name, taken) for name in outputs]
     for name in taken:
         b.reserve(name)
-    results = _walk(model, [(n, s, d) for n, s, d in zip(names, shapes, dtypes)], "", leaf)
+    results = _walk(graph, [(n, s, d) for n, s, d in zip(names, shapes, dtypes)], "", leaf)
     values = [r[0] for r in results]
     b.prune(values)
     produced = {out for node in b.nodes for out in node.output}
@@ -283,13 +271,13 @@ def to_onnx(model: Any, opset: int | None = None, owner: str = "export") -> Any:
                            for axis, d in enumerate(shape[1:], 1))]
         return helper.make_tensor_value_info(name, _ELEM_TYPES[dtype], dims)
 
-    graph = helper.make_graph(
+    onnx_graph = helper.make_graph(
         b.nodes, model.name, [info(n, s, d) for n, s, d in zip(names, shapes, dtypes)],
         [info(n, r[1], r[2]) for n, r in zip(final, results)], initializer=b.initializers)
     opsets = [helper.make_opsetid("", opset)]
     import tinynet
 
-    proto = helper.make_model(graph, opset_imports=opsets, producer_name="tinynet",
+    proto = helper.make_model(onnx_graph, opset_imports=opsets, producer_name="tinynet",
                               producer_version=tinynet.__version__,
                               doc_string=f"tinynet {type(model).__name__} {model.name!r}, "
                                          f"inference graph")
