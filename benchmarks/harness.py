@@ -419,7 +419,7 @@ def cpu_model() -> str:
 
 def cache_sizes() -> dict[str, str]:
     """Cache sizes of cpu0 from sysfs, e.g. ``{"L1d": "32K", "L2": "1024K", "L3": "32768K"}``."""
-    from tinynet.math.streaming import cache_entries
+    from tinynet.ops.arrays.streaming import cache_entries
 
     suffix = {"Data": "d", "Instruction": "i"}
     return {f"L{level}{suffix.get(kind, '')}": f"{size >> 10}K"
@@ -595,6 +595,7 @@ class Context:
     bandwidth_gbs: float
     held_cache_bytes: int  # see held_cache_bytes()
     progress: Callable[[str], None] = print
+    peer_path: str = ""  # folders holding keras and jax, for the Keras-on-JAX columns
 
 
 def torch_layouts(x_nhwc: np.ndarray, requires_grad: bool = False) -> dict[str, Any]:

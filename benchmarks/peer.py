@@ -1,10 +1,11 @@
 """tinynet against Keras 3 (JAX backend) on small-model training, idle and under load.
 
 Run: python benchmarks/peer.py [--epochs 6] [--steps 30] [--rounds 2] [--peer-path PATHS]
-                               [--frameworks tinynet,keras-jax] [--profile]
+                               [--frameworks tinynet,keras-jax] [--cases digits,mnist,text]
+                               [--text-epochs 3] [--profile]
 
 Each framework trains in its own fresh process, back to back and in alternation
-(``--rounds``), on the same two cases:
+(``--rounds``), on the same cases (``--cases``, all three by default):
 
 * **digits**: the digits CNN of ``examples/train_digits_cnn.py`` (Conv2D(16) -> GN(4) ->
   pool -> Conv2D(32) -> BN -> pool -> Dense(64) -> Dense(10)), Adam(1e-3), batch 32, ``fit``
@@ -12,7 +13,11 @@ Each framework trains in its own fresh process, back to back and in alternation
   included) and the median of the later ones;
 * **mnist**: the performance issue's MNIST-shape CNN (28x28x1, Conv2D(32)-GN(8)-pool-
   Conv2D(64)-GN(8)-pool-Dense(128)-Dense(10)), SGD(0.01, momentum 0.9), one
-  ``train_on_batch`` of 64 random images: the median step after 5 warm-up steps.
+  ``train_on_batch`` of 64 random images: the median step after 5 warm-up steps;
+* **text**: issue 46's bidirectional LSTM text classifier, ``Embedding(20000, 64) ->
+  Bidirectional(LSTM(64)) -> Dense(1, sigmoid)``, Adam(1e-3) and binary cross-entropy,
+  ``fit`` with batch 32 on 2,000 generated sequences of 100 token ids
+  (:func:`text_data`): the median of the epochs after the first (``--text-epochs``).
 
 Both run twice: on an idle machine, and with one CPU-bound background process (a busy
 loop this script starts and stops). Every framework uses 2 threads. The table gives each
@@ -63,6 +68,42 @@ def _mnist_batch() -> tuple[Any, Any]:
     return rng.random((64, 28, 28, 1), dtype=np.float32), rng.integers(0, 10, 64)
 
 
+TEXT_VOCAB, TEXT_STEPS, TEXT_SAMPLES = 20000, 100, 2000
+
+
+def text_data(n: int = TEXT_SAMPLES, steps: int = TEXT_STEPS, vocab: int = TEXT_VOCAB,
+              seed: int = 0) -> tuple[Any, Any]:
+    """``n`` int32 token sequences ``[n, steps]`` (ids 1..vocab-1) and 0/1 float32 labels
+    (whether the first id is in the lower half of the vocabulary: learnable, though only
+    the speed is measured)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    x = rng.integers(1, vocab, (n, steps)).astype(np.int32)
+    return x, (x[:, 0] < vocab // 2).astype(np.float32)[:, None]
+
+
+def _tinynet_text() -> Any:
+    import tinynet as tn
+    from tinynet.layers import LSTM, Bidirectional, Dense, Embedding
+
+    model = tn.Sequential([tn.Input((TEXT_STEPS,), dtype="int32"), Embedding(TEXT_VOCAB, 64),
+                           Bidirectional(LSTM(64)), Dense(1, activation="sigmoid")])
+    model.compile(optimizer=tn.optimizers.Adam(1e-3), loss="binary_crossentropy")
+    return model
+
+
+def _keras_text() -> Any:
+    import keras
+    from keras import layers as L
+
+    model = keras.Sequential([keras.Input((TEXT_STEPS,), dtype="int32"),
+                              L.Embedding(TEXT_VOCAB, 64), L.Bidirectional(L.LSTM(64)),
+                              L.Dense(1, activation="sigmoid")])
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="binary_crossentropy")
+    return model
+
+
 def _tinynet_models() -> dict:
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     import tinynet as tn
@@ -88,7 +129,7 @@ def _tinynet_models() -> dict:
 
     tn.set_seed(0)
     tn.tuning.set_num_threads(2)
-    return {"digits": digits, "mnist": mnist}
+    return {"digits": digits, "mnist": mnist, "text": _tinynet_text}
 
 
 def _keras_models() -> dict:
@@ -117,12 +158,14 @@ def _keras_models() -> dict:
         return model
 
     keras.utils.set_random_seed(0)
-    return {"digits": digits, "mnist": mnist}
+    return {"digits": digits, "mnist": mnist, "text": _keras_text}
 
 
-def worker(framework: str, epochs: int, steps: int) -> dict:
-    """Runs both cases in this process; returns ``{"digits": [epoch s...], "mnist":
-    [step s...]}`` (the first digits epoch includes compiling)."""
+def worker(framework: str, epochs: int, steps: int, cases: str = "digits,mnist",
+           text_epochs: int = 3) -> dict:
+    """Runs the ``cases`` in this process; returns ``{"digits": [epoch s...], "mnist":
+    [step s...], "text": [epoch s...]}`` (a first epoch includes compiling)."""
+    wanted = cases.split(",")
     if framework == "tinynet":
         models = _tinynet_models()
         import tinynet as tn
@@ -149,30 +192,47 @@ def worker(framework: str, epochs: int, steps: int) -> dict:
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
             self.times.append(time.perf_counter() - self._start)
 
-    timer = Timer()
-    x, y = _digits()
-    models["digits"]().fit(x, y, batch_size=32, epochs=epochs, verbose=0, callbacks=[timer])
-    model = models["mnist"]()
-    xb, yb = _mnist_batch()
-    step_times = []
-    for i in range(steps + 5):
-        start = time.perf_counter()
-        model.train_on_batch(xb, yb)
-        if i >= 5:
-            step_times.append(time.perf_counter() - start)
-    return {"digits": timer.times, "mnist": step_times}
+    out: dict[str, list[float]] = {}
+    if "digits" in wanted:
+        timer = Timer()
+        x, y = _digits()
+        models["digits"]().fit(x, y, batch_size=32, epochs=epochs, verbose=0,
+                               callbacks=[timer])
+        out["digits"] = timer.times
+    if "mnist" in wanted:
+        model = models["mnist"]()
+        xb, yb = _mnist_batch()
+        step_times = []
+        for i in range(steps + 5):
+            start = time.perf_counter()
+            model.train_on_batch(xb, yb)
+            if i >= 5:
+                step_times.append(time.perf_counter() - start)
+        out["mnist"] = step_times
+    if "text" in wanted:
+        timer = Timer()
+        x, y = text_data()
+        models["text"]().fit(x, y, batch_size=32, epochs=text_epochs, verbose=0,
+                             callbacks=[timer])
+        out["text"] = timer.times
+    return out
 
 
 # ------------------------------------------------------------------ the driver
-def _run_worker(framework: str, args: argparse.Namespace) -> dict | str:
+def run_worker(framework: str, args: argparse.Namespace) -> dict | str:
+    """One fresh process running :func:`worker` (``args``: ``epochs``, ``steps``,
+    ``cases``, ``text_epochs``, ``peer_path``); its result, or why it has none
+    (``"not installed"``)."""
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "2")
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=true").strip()
     if framework != "tinynet" and args.peer_path:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (args.peer_path, env.get("PYTHONPATH"))
                                             if p)
+    call = (f"peer.worker({framework!r}, {args.epochs}, {args.steps}, {args.cases!r}, "
+            f"{args.text_epochs})")
     code = (f"import json, sys; sys.path.insert(0, {HERE!r}); import peer; "
-            f"print('PEER' + json.dumps(peer.worker({framework!r}, {args.epochs}, {args.steps})))")
+            f"print('PEER' + json.dumps({call}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=1800)
     for line in out.stdout.splitlines():
@@ -187,9 +247,19 @@ def _busy() -> subprocess.Popen:
 
 
 def _summary(result: dict) -> dict[str, float]:
-    digits = result["digits"]
-    return {"first epoch": digits[0], "epoch": statistics.median(digits[1:]),
-            "mnist step": statistics.median(result["mnist"])}
+    out = {}
+    if "digits" in result:
+        digits = result["digits"]
+        out.update({"first epoch": digits[0], "epoch": statistics.median(digits[1:])})
+    if "mnist" in result:
+        out["mnist step"] = statistics.median(result["mnist"])
+    if "text" in result:
+        out["text epoch"] = statistics.median(result["text"][1:])
+    return out
+
+
+_COLUMNS = {"first epoch": "digits first epoch", "epoch": "digits epoch",
+            "mnist step": "MNIST-shape step", "text epoch": "text BiLSTM epoch"}
 
 
 def compare(args: argparse.Namespace) -> None:
@@ -200,23 +270,26 @@ def compare(args: argparse.Namespace) -> None:
             for framework in frameworks:
                 busy = _busy() if state == "loaded" else None
                 try:
-                    result = _run_worker(framework, args)
+                    result = run_worker(framework, args)
                 finally:
                     if busy is not None:
                         busy.kill()
                         busy.wait()
                 table.setdefault((state, framework), []).append(
                     _summary(result) if isinstance(result, dict) else {"error": result})
-    keys = ("first epoch", "epoch", "mnist step")
+    cases = args.cases.split(",")
+    keys = [k for k, case in (("first epoch", "digits"), ("epoch", "digits"),
+                              ("mnist step", "mnist"), ("text epoch", "text")) if case in cases]
     print(f"peer benchmark: {args.rounds} rounds, digits {args.epochs} epochs, "
-          f"MNIST-shape {args.steps} steps; medians over rounds")
-    print("| machine | framework | digits first epoch | digits epoch | MNIST-shape step |")
-    print("|---|---|---:|---:|---:|")
+          f"MNIST-shape {args.steps} steps, text {args.text_epochs} epochs; medians over "
+          f"rounds; load average {os.getloadavg()[0]:.2f} at the end")
+    print("| machine | framework | " + " | ".join(_COLUMNS[k] for k in keys) + " |")
+    print("|---|---|" + "---:|" * len(keys))
     medians: dict[tuple[str, str], dict] = {}
     for (state, framework), runs in table.items():
         errors = [r["error"] for r in runs if "error" in r]
         if errors:
-            print(f"| {state} | {framework} | {errors[0]} | | |")
+            print(f"| {state} | {framework} | {errors[0]} |" + " |" * (len(keys) - 1))
             continue
         medians[state, framework] = {k: statistics.median(r[k] for r in runs) for k in keys}
         cells = " | ".join(f"{1000 * medians[state, framework][k]:.1f} ms" for k in keys)
@@ -326,13 +399,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="runs per framework and state")
     parser.add_argument("--frameworks", default="tinynet,keras-jax")
     parser.add_argument("--peer-path", default="", help="folders holding keras and jax")
+    parser.add_argument("--cases", default="digits,mnist,text",
+                        help="comma-separated subset of digits, mnist, text")
+    parser.add_argument("--text-epochs", type=int, default=3, help="text epochs per run")
     parser.add_argument("--profile", action="store_true", help="tinynet's step, part by part")
     args = parser.parse_args(argv)
     if args.profile:
         profile()
         return 0
-    if args.epochs < 2 or args.steps < 1 or args.rounds < 1:
-        parser.error("need --epochs >= 2, --steps >= 1, --rounds >= 1")
+    if args.epochs < 2 or args.steps < 1 or args.rounds < 1 or args.text_epochs < 2:
+        parser.error("need --epochs >= 2, --steps >= 1, --rounds >= 1, --text-epochs >= 2")
+    if not args.cases or set(args.cases.split(",")) - {"digits", "mnist", "text"}:
+        parser.error(f"--cases must be a comma-separated subset of digits, mnist, text, got "
+                     f"{args.cases!r}")
     compare(args)
     return 0
 

@@ -2,13 +2,17 @@
 
 Usage:
     python benchmarks/run.py [--quick] [--groups norm,conv,...] [--write-docs]
+                             [--peer-path PATHS]
 
 Every case is timed interleaved (tinynet, PyTorch, tinynet, PyTorch, ...) after a
 warm-up (Numba compilation is never timed), and reported as medians. The headline is
 the ratio tinynet time / PyTorch time (below 1: tinynet is faster), with a geometric
 mean per group. For 4-D cases PyTorch runs in both NCHW and channels-last memory
 formats and the faster one is compared (the table says which won). ``--write-docs``
-writes the tables to docs/performance.md.
+writes the tables to docs/performance.md. ``--peer-path`` names the folders holding
+Keras and JAX (never tinynet dependencies) for the ``rnn`` group's Keras-on-JAX column,
+which runs them in fresh processes as ``benchmarks/peer.py`` does ("not installed"
+without them).
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ GROUPS = {
     "train": "cases_train",
     "import": "cases_import",
     "ops": "cases_ops",
-    "recurrent": "cases_recurrent",
+    "rnn": "cases_rnn",
+    "transformer": "cases_transformer",
 }
 DOCS_PATH = os.path.join(os.path.dirname(HERE), "docs", "performance.md")
 
@@ -51,6 +56,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="few repetitions (smoke run)")
     parser.add_argument("--groups", default=",".join(GROUPS),
                         help=f"comma-separated subset of: {', '.join(GROUPS)} (default: all)")
+    parser.add_argument("--peer-path", default="",
+                        help="folders holding keras and jax (os.pathsep separated)")
     parser.add_argument("--write-docs", action="store_true",
                         help=f"write the results to {os.path.relpath(DOCS_PATH)}")
     args = parser.parse_args(argv)
@@ -288,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  copy bandwidth: {bandwidth:.1f} GB/s (np.copyto, 1 thread), "
           f"{torch_bandwidth:.1f} GB/s (torch copy_, {harness.THREADS} threads)")
     ctx = harness.Context(settings, bandwidth, held,
-                          progress=lambda text: print(text, flush=True))
+                          progress=lambda text: print(text, flush=True),
+                          peer_path=args.peer_path)
     results = []
     for name in args.groups:
         result = run_group(name, ctx)

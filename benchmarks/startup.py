@@ -47,7 +47,7 @@ TRACE_ENV = "TINYNET_STARTUP_TRACE"  # the file every traced process appends its
 
 def _name(dispatcher) -> str:
     fn = dispatcher.py_func
-    module = fn.__module__.replace("tinynet.layers.regularization.normalization.", "norm.")
+    module = fn.__module__.replace("tinynet.kernels.normalization.", "norm.")
     return f"{module}.{fn.__qualname__.replace('.<locals>', '')}"
 
 

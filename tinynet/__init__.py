@@ -23,7 +23,7 @@ _LAZY_ATTRS = {
     "load_model": ("tinynet.saving", "load_model"),
 }
 _LAZY_MODULES = ("layers", "optimizers", "losses", "metrics", "callbacks", "datasets",
-                 "saving", "testing", "utils", "models", "math", "initializers", "activations")
+                 "saving", "testing", "utils", "models", "initializers", "activations")
 
 __all__ = ["Tensor", "tuning", "ops", "set_seed", "__version__", "SPIN_COUNT", *_LAZY_ATTRS,
            *_LAZY_MODULES]

@@ -123,6 +123,13 @@ def _sequence_conv1d(out: str) -> dict[str, str]:
             "output": _text_block(lines[test:test + 5])}
 
 
+def _sequence_lstm(out: str) -> dict[str, str]:
+    lines = _lines(out)
+    test = _find(lines, "test accuracy:")
+    return {"accuracy": _value(lines, r"^test accuracy: (\S+)$"),
+            "output": _text_block(lines[test:test + 11])}
+
+
 def _normalization_tour(out: str) -> dict[str, str]:
     lines = _lines(out)
     gn = _find(lines, "GroupNormalization:")
@@ -199,6 +206,7 @@ JOBS: dict[str, Job] = {
     "custom_kernel_layer": Job(["--out", "DIR"], _custom_kernel_layer),
     "augmented_cnn": Job(["--verbose", "2", "--out", "DIR"], _augmented_cnn),
     "sequence_conv1d": Job(["--verbose", "2"], _sequence_conv1d),
+    "sequence_lstm": Job(["--verbose", "2"], _sequence_lstm),
     "export_onnx": Job(["--out", "DIR"], _export_onnx),
 }
 #: Fields every job gets from its run rather than from its output.

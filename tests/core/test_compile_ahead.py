@@ -248,3 +248,18 @@ def test_the_helper_completes_the_cache_at_a_lower_priority():
     assert calls == "drain nice drain drain"
     start = os.getpriority(os.PRIO_PROCESS, 0)
     assert int(raised) == min(compile_ahead.COMPLETION_NICENESS, 19 - start)
+
+
+def test_no_fork_once_a_library_with_its_own_thread_pools_is_loaded(monkeypatch):
+    """With PyTorch (or TensorFlow, JAX) loaded, the helper is a new interpreter: a fork
+    could inherit a lock one of their pool threads held, and wait on it forever."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the helper is a fork only on Linux")
+    for name in compile_ahead.FORK_UNSAFE_MODULES:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr("numba.np.ufunc.parallel._is_initialized", False)
+    assert compile_ahead._can_fork()
+    for name in compile_ahead.FORK_UNSAFE_MODULES:
+        with monkeypatch.context() as m:
+            m.setitem(sys.modules, name, object())
+            assert not compile_ahead._can_fork()

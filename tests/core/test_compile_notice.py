@@ -5,11 +5,11 @@ import os
 import subprocess
 import sys
 
-CODE = ("from tinynet.layers.regularization.normalization.layout import span_reps, span_count\n"
+CODE = ("from tinynet.kernels.normalization.layout import span_reps, span_count\n"
         "assert span_reps(16) == 32 and span_count(0, 5, 2) == 3\n")
 
 
-MORE = CODE + "from tinynet.layers.regularization.normalization.layout import row_floats\n" \
+MORE = CODE + "from tinynet.kernels.normalization.layout import row_floats\n" \
               "assert row_floats(0) > 0\n"
 
 

@@ -22,7 +22,8 @@ def randomize(model: tn.Sequential, seed: int = 0) -> None:
     rng = np.random.default_rng(seed)
     for path, p in model.named_parameters():
         statistic = "mean" in path or "variance" in path
-        if p.value.ndim == 0 or (p.value.ndim > 1 and not statistic):  # kernels, tables
+        vector = statistic or path.endswith("bias")  # GRU's bias is [2, 3 * units]
+        if p.value.ndim == 0 or (p.value.ndim > 1 and not vector):  # kernels, tables
             continue
         value = rng.standard_normal(p.value.shape).astype(np.float32)
         if "variance" in path:
@@ -172,6 +173,72 @@ CASES: dict[str, list[tuple]] = {
     "Minimum": [("three", lambda: L.Minimum(), [(5,), (5,), (5,)])],
     "Concatenate": [("axis1", lambda: L.Concatenate(axis=1), [(3, 4), (2, 4)]),
                     ("last", lambda: L.Concatenate(), [(3, 4), (3, 2), (3, 1)])],
+    "SimpleRNN": [("last", lambda: L.SimpleRNN(4), (6, 5)),
+                  ("seq-backwards-relu", lambda: L.SimpleRNN(3, "relu", return_sequences=True,
+                                                             go_backwards=True), (6, 5)),
+                  ("hard-sigmoid-nobias", lambda: L.SimpleRNN(3, "hard_sigmoid",
+                                                              use_bias=False), (5, 2))],
+    "LSTM": [("last", lambda: L.LSTM(4), (6, 5)),
+             ("seq", lambda: L.LSTM(4, return_sequences=True), (6, 5)),
+             ("seq-backwards", lambda: L.LSTM(3, return_sequences=True, go_backwards=True),
+              (6, 5)),
+             ("last-backwards", lambda: L.LSTM(3, go_backwards=True), (6, 5)),
+             ("relu-hard-sigmoid", lambda: L.LSTM(3, "relu", "hard_sigmoid",
+                                                  return_sequences=True), (6, 5)),
+             ("linear-nobias", lambda: L.LSTM(3, None, use_bias=False), (4, 5))],
+    "GRU": [("last", lambda: L.GRU(4), (6, 5)),
+            ("seq-backwards", lambda: L.GRU(3, return_sequences=True, go_backwards=True),
+             (6, 5)),
+            ("reset-before-seq", lambda: L.GRU(4, reset_after=False, return_sequences=True),
+             (6, 5)),
+            ("reset-before-backwards", lambda: L.GRU(3, reset_after=False, go_backwards=True),
+             (6, 5)),
+            ("linear-hard-sigmoid", lambda: L.GRU(3, "linear", "hard_sigmoid",
+                                                  return_sequences=True), (5, 4)),
+            ("relu-nobias", lambda: L.GRU(3, "relu", use_bias=False), (5, 4)),
+            ("reset-before-nobias", lambda: L.GRU(3, reset_after=False, use_bias=False),
+             (5, 4))],
+    "Bidirectional": [
+        ("lstm-concat-seq", lambda: L.Bidirectional(L.LSTM(4, return_sequences=True)), (6, 5)),
+        ("lstm-concat-last", lambda: L.Bidirectional(L.LSTM(4)), (6, 5)),
+        ("gru-sum-last", lambda: L.Bidirectional(L.GRU(4), merge_mode="sum"), (6, 5)),
+        ("gru-before-mul-seq", lambda: L.Bidirectional(L.GRU(3, reset_after=False,
+                                                             return_sequences=True),
+                                                       merge_mode="mul"), (6, 5)),
+        ("rnn-ave-seq", lambda: L.Bidirectional(L.SimpleRNN(3, return_sequences=True),
+                                                merge_mode="ave"), (6, 5)),
+        ("lstm-ave-last", lambda: L.Bidirectional(L.LSTM(3), merge_mode="ave"), (6, 5)),
+        # two operators: the layers do not mirror each other
+        ("backward-layer-units", lambda: L.Bidirectional(
+            L.LSTM(4, return_sequences=True),
+            backward_layer=L.LSTM(2, return_sequences=True, go_backwards=True)), (6, 5)),
+        ("backward-layer-gru-forms", lambda: L.Bidirectional(
+            L.GRU(3), merge_mode="sum",
+            backward_layer=L.GRU(3, reset_after=False, go_backwards=True)), (6, 5)),
+        ("forward-goes-backwards", lambda: L.Bidirectional(
+            L.GRU(3, go_backwards=True, return_sequences=True), merge_mode="concat",
+            backward_layer=L.GRU(3, return_sequences=True)), (6, 5)),
+        ("activations-differ", lambda: L.Bidirectional(
+            L.LSTM(3, None, return_sequences=True),
+            backward_layer=L.LSTM(3, "hard_sigmoid", "relu", go_backwards=True,
+                                  return_sequences=True)), (6, 5))],
+    "TimeDistributed": [
+        ("dense", lambda: L.TimeDistributed(L.Dense(3, activation="relu")), (6, 5)),
+        ("conv2d", lambda: L.TimeDistributed(L.Conv2D(3, 3, padding="same")), (3, 5, 5, 2)),
+        ("lstm", lambda: L.TimeDistributed(L.LSTM(3, return_sequences=True)), (3, 4, 5)),
+        ("flatten", lambda: L.TimeDistributed(L.Flatten()), (3, 2, 2, 2))],
+    "MultiHeadAttention": [
+        ("self", lambda: L.MultiHeadAttention(2, 4), [(5, 6), (5, 6)]),
+        ("key_dims_no_bias", lambda: L.MultiHeadAttention(3, 2, value_dim=4, output_shape=(2, 3),
+                                                          use_bias=False),
+         [(4, 6), (5, 3), (5, 7)])],
+    "Attention": [("dot", lambda: L.Attention(), [(4, 6), (5, 2), (5, 6)]),
+                  ("dot_scale", lambda: L.Attention(use_scale=True), [(4, 6), (5, 6)]),
+                  ("concat_scale", lambda: L.Attention(use_scale=True, score_mode="concat"),
+                   [(4, 6), (5, 3), (5, 6)])],
+    "AdditiveAttention": [("scale", lambda: L.AdditiveAttention(), [(4, 6), (5, 6)]),
+                          ("no_scale", lambda: L.AdditiveAttention(use_scale=False),
+                           [(4, 6), (5, 2), (5, 6)])],
 }
 NOT_COMPUTING = {"Layer", "Parameter", "Input", "InputLayer", "add", "subtract", "multiply",
                  "average", "maximum", "minimum", "concatenate", "dot"}
@@ -183,9 +250,7 @@ NO_EXPORT = {"Lambda": "runs a Python function, which has no ONNX form",
              **{name: "no ONNX converter (a NumPy preprocessing layer: vocabularies, hashes "
                       "and bins run before the model)" for name in (
                  "TextVectorization", "StringLookup", "IntegerLookup", "CategoryEncoding",
-                 "Hashing", "Discretization")},
-             **{name: "no ONNX converter yet (ONNX's LSTM/GRU/RNN operators: issue 46, item 7)"
-                for name in ("SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed")}}
+                 "Hashing", "Discretization")}}
 
 
 def one_layer_model(name: str, factory, shape) -> tuple:

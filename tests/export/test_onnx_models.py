@@ -83,6 +83,17 @@ def test_sequence_conv1d_exports(examples_path):
     check_export(model, [signals])
 
 
+def test_sequence_lstm_exports(examples_path):
+    """The digits read as rows through Bidirectional(LSTM): one bidirectional LSTM."""
+    import sequence_lstm
+
+    tn.set_seed(0)
+    model = sequence_lstm.build_model()
+    randomize(model)
+    check_export(model, [sequence_lstm.as_rows(digits())])
+    assert [n.op_type for n in to_onnx(model).graph.node].count("LSTM") == 1
+
+
 def test_mnist_cnn_exports(examples_path):
     """The MNIST example's model (its data is never needed to build it). Its logits reach
     5.3 in size, and before opset 21 its two GroupNormalizations are primitive operators

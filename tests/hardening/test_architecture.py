@@ -1,5 +1,6 @@
 """The package's shape, read from its sources: no import cycles (imports inside functions
-count), ``tinynet.tuning`` a leaf, and the kernel conventions of docs/writing_a_layer.md."""
+count), ``tinynet.tuning`` a leaf, only operations importing kernels, and the kernel
+conventions of docs/writing_a_layer.md."""
 
 from __future__ import annotations
 
@@ -155,6 +156,28 @@ def test_kernel_modules_import_only_sibling_kernels():
             if target in kernel_names or target in ("tinynet", "tinynet.kernels"):
                 continue
             assert (name, target) in _KERNEL_IMPORT_EXCEPTIONS, f"kernel module {name} imports {target}"
+
+
+# Who reaches the kernels: the operations (``tinynet.ops``) and the kernels themselves. A
+# kernel's integer codes stop there too; beyond them, only the JIT's settings for the tools
+# that compile ahead and warm up, and the normalization package's public ``folds``.
+_KERNEL_IMPORTERS = {
+    ("tinynet.tools.compile_ahead", "tinynet.kernels._jit"),
+    ("tinynet.tools.compile_ahead", "tinynet.kernels.completion"),
+    ("tinynet.tools.warmup", "tinynet.kernels._jit"),
+    ("tinynet.layers.regularization.normalization", "tinynet.kernels.normalization.folds"),
+}
+
+
+def test_only_operations_import_kernels():
+    """Layers, optimizers, the exporter and the rest call operations, never a kernel."""
+    modules = _modules()
+    found = {(name, target) for name, targets in _graph().items()
+             if not name.startswith(("tinynet.ops", "tinynet.kernels"))
+             for target in targets  # the kernel modules, not their (empty) packages
+             if target.startswith("tinynet.kernels.") and modules[target].name != "__init__.py"}
+    assert sorted(found - _KERNEL_IMPORTERS) == []
+    assert sorted(_KERNEL_IMPORTERS - found) == [], "stale entries in _KERNEL_IMPORTERS"
 
 
 def test_no_module_over_600_lines():

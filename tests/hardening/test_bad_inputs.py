@@ -3331,6 +3331,18 @@ case("checkpoint-weights-only-keras", "ModelCheckpoint('m.keras', save_weights_o
      lambda: tn.callbacks.ModelCheckpoint("m.keras", save_weights_only=True), ValueError,
      "ModelCheckpoint: filepath " + WEIGHTS_SUFFIX, "got 'm.keras'")
 
+# -- h46onnx: ONNX export of the recurrent layers ----------------------------------------------
+case("export-unknown-size-conv1d",
+     "export of Input((None, 4)) -> LSTM(return_sequences) -> Conv1D",
+     lambda: tn.Sequential([Input((None, 4)), tn.layers.LSTM(3, return_sequences=True),
+                            Conv1D(2, 3, name="conv")]).export("m.onnx"), ValueError,
+     "Sequential.export: layer 'conv' (Conv1D) gets an input of shape (None, None, 3), and "
+     "its export needs every size but the batch axis known", "give the Input a fixed shape")
+case("export-unknown-size-wrapped", "export of Input((3, None, 4)) -> TimeDistributed(Conv1D)",
+     lambda: tn.Sequential([Input((3, None, 4)), tn.layers.TimeDistributed(
+         Conv1D(2, 2, name="conv"), name="td")]).export("m.onnx"), ValueError,
+     "Sequential.export: layer 'td/conv' (Conv1D) gets an input of shape (None, None, 4)")
+
 
 # -- h47rnnkeras: Keras files with vocabulary layers (assets), lookups' vocabulary_size -------
 # (the archives derive from tests/data/keras/keras_vocabulary.keras; none needs h5py)
@@ -3435,6 +3447,149 @@ case("time-distributed-mask-shape", "TimeDistributed(Dense(2))(zeros((2, 5, 3)),
          _SEQ, mask=np.ones((2, 4), bool)), ValueError,
      "TimeDistributed 'td_m': mask must have shape (2, 5, ...) (batch, timesteps of the "
      "input), got shape (2, 4)")
+
+# ============================================================================================
+# issue 44 item 5 (h44house): the operation layer's names for what the kernels compute
+# ============================================================================================
+case("h44house-activation-fn-form", "activations.ActivationFn('mine', 'swish3', ...)",
+     lambda: tn.activations.ActivationFn("mine", "swish3", uses_input=True, uses_output=False),
+     ValueError, "ActivationFn: form must be one of ('linear', 'relu', 'leaky_relu', "
+     "'relu_general', 'sigmoid', 'tanh', 'elu', 'gelu', 'silu', 'softmax', 'function'), "
+     "got 'swish3'")
+
+# ============================================================================================
+# Attention layers (issue 46): MultiHeadAttention, Attention, AdditiveAttention
+# ============================================================================================
+def _q(shape=(2, 4, 6)) -> np.ndarray:
+    return np.zeros(shape, np.float32)
+
+
+case('mha-num-heads-zero', 'MultiHeadAttention(num_heads=0, key_dim=4)',
+     lambda: tn.layers.MultiHeadAttention(0, 4), ValueError,
+     'MultiHeadAttention: num_heads must be a positive int, got 0')
+case('mha-num-heads-float', 'MultiHeadAttention(num_heads=2.0, key_dim=4)',
+     lambda: tn.layers.MultiHeadAttention(2.0, 4), TypeError,
+     'MultiHeadAttention: num_heads must be a positive int, got 2.0')
+case('mha-key-dim-zero', 'MultiHeadAttention(2, key_dim=0)',
+     lambda: tn.layers.MultiHeadAttention(2, 0), ValueError,
+     'MultiHeadAttention: key_dim must be a positive int, got 0')
+case('mha-key-dim-negative', 'MultiHeadAttention(2, key_dim=-3)',
+     lambda: tn.layers.MultiHeadAttention(2, -3), ValueError,
+     'MultiHeadAttention: key_dim must be a positive int, got -3')
+case('mha-value-dim-zero', 'MultiHeadAttention(2, 4, value_dim=0)',
+     lambda: tn.layers.MultiHeadAttention(2, 4, value_dim=0), ValueError,
+     'MultiHeadAttention: value_dim must be a positive int, got 0')
+case('mha-dropout-one', 'MultiHeadAttention(2, 4, dropout=1.0)',
+     lambda: tn.layers.MultiHeadAttention(2, 4, dropout=1.0), ValueError,
+     'MultiHeadAttention: dropout must be a float in [0, 1), got 1.0')
+case('mha-output-shape-zero', 'MultiHeadAttention(2, 4, output_shape=0)',
+     lambda: tn.layers.MultiHeadAttention(2, 4, output_shape=0), ValueError,
+     'MultiHeadAttention: output_shape must be None, a positive int or a tup'
+     'le of positive ints, got 0')
+case('mha-attention-axes-two', 'MultiHeadAttention(2, 4, attention_axes=(1, 2))',
+     lambda: tn.layers.MultiHeadAttention(2, 4, attention_axes=(1, 2)), ValueError,
+     'MultiHeadAttention: attention_axes must be None, 1 or -2 (attention ov'
+     'er the steps of rank-3 inputs), got (1, 2)')
+case('mha-use-gate', 'MultiHeadAttention(2, 4, use_gate=True)',
+     lambda: tn.layers.MultiHeadAttention(2, 4, use_gate=True), ValueError,
+     'MultiHeadAttention: use_gate=True is not supported, got use_gate=True')
+case('mha-query-rank-2', 'MultiHeadAttention(2, 4)(zeros((2, 6)), zeros((2, 5, 6)))',
+     lambda: tn.layers.MultiHeadAttention(2, 4)(_q((2, 6)), _q((2, 5, 6))), ValueError,
+     "MultiHeadAttention 'multi_head_attention': query must have rank 3 [bat"
+     'ch, steps, features], got shape (None, 6)')
+case('mha-value-rank-4', 'MultiHeadAttention(2, 4)(zeros((2, 4, 6)), zeros((2, 5, 3, 6)))',
+     lambda: tn.layers.MultiHeadAttention(2, 4)(_q(), _q((2, 5, 3, 6))), ValueError,
+     "MultiHeadAttention 'multi_head_attention': value must have rank 3 [bat"
+     'ch, steps, features], got shape (None, 5, 3, 6)')
+case('mha-key-steps', 'MultiHeadAttention(2, 4)(q, zeros((2, 5, 6)), key=zeros((2, 3, 6)))',
+     lambda: tn.layers.MultiHeadAttention(2, 4)(_q(), _q((2, 5, 6)), _q((2, 3, 6))), ValueError,
+     "MultiHeadAttention 'multi_head_attention': All dimensions of `value` a"
+     'nd `key`, except the last one, must be equal. Received: value_shape=(N'
+     'one, 5, 6) and key_shape=(None, 3, 6)')
+case('mha-no-value', 'MultiHeadAttention(2, 4)(q)',
+     lambda: tn.layers.MultiHeadAttention(2, 4)(_q()), ValueError,
+     "MultiHeadAttention 'multi_head_attention': expects query and value (la"
+     'yer(query, value)), got only one input')
+case('mha-attention-mask-shape', 'MultiHeadAttention(2, 4)(q, q, attention_mask=ones((2, 4, 5)))',
+     lambda: tn.layers.MultiHeadAttention(2, 4)(_q(), _q(),
+                                               attention_mask=np.ones((2, 4, 5), bool)),
+     ValueError,
+     "MultiHeadAttention 'multi_head_attention': attention_mask must have sh"
+     'ape (2, 4, 4) [batch, query steps, key steps], got (2, 4, 5)')
+case('mha-value-mask-shape', 'MultiHeadAttention(2, 4)(q, q, value_mask=ones((2, 3)))',
+     lambda: tn.layers.MultiHeadAttention(2, 4)(_q(), _q(), value_mask=np.ones((2, 3), bool)),
+     ValueError,
+     "MultiHeadAttention 'multi_head_attention': value_mask: mask must have "
+     "shape (2, 4) (the input's shape without its last axis), got (2, 3)")
+case('mha-causal-not-bool', "MultiHeadAttention(2, 4)(q, q, use_causal_mask='yes')",
+     lambda: tn.layers.MultiHeadAttention(2, 4)(_q(), _q(), use_causal_mask="yes"), TypeError,
+     "MultiHeadAttention 'multi_head_attention': use_causal_mask must be a b"
+     "ool, got 'yes'")
+case('mha-unknown-call-arg', 'MultiHeadAttention(2, 4)(q, q, causal=True)',
+     lambda: tn.layers.MultiHeadAttention(2, 4)(_q(), _q(), causal=True), TypeError,
+     "MultiHeadAttention 'multi_head_attention': unexpected call arguments ["
+     "'causal']; expected some of ['attention_mask', 'key_mask', 'query_mask"
+     "', 'return_attention_scores', 'use_causal_mask', 'value_mask']")
+case('attention-score-mode', "Attention(score_mode='general')",
+     lambda: tn.layers.Attention(score_mode="general"), ValueError,
+     "Attention: score_mode must be one of 'dot', 'concat', got 'general'")
+case('attention-use-scale-str', "Attention(use_scale='yes')",
+     lambda: tn.layers.Attention(use_scale="yes"), TypeError,
+     "Attention: use_scale must be a bool, got 'yes'")
+case('attention-not-a-list', 'Attention()(zeros((2, 4, 6)))',
+     lambda: tn.layers.Attention()(_q()), ValueError,
+     "Attention 'attention': must be called on a list of inputs, namely [que"
+     'ry, value] or [query, value, key], got ndarray')
+case('attention-one-input', 'Attention()([zeros((2, 4, 6))])',
+     lambda: tn.layers.Attention()([_q()]), ValueError,
+     "Attention 'attention': expects [query, value] or [query, value, key], "
+     'got 1 inputs')
+case('attention-query-key-dims', 'Attention()([zeros((2, 4, 6)), zeros((2, 5, 3))])',
+     lambda: tn.layers.Attention()([_q(), _q((2, 5, 3))]), ValueError,
+     "Attention 'attention': the last axes of query and key must be equal (t"
+     'he scores compare them), got query shape (None, 4, 6) and key shape (N'
+     'one, 5, 3)')
+case('attention-mask-shape', 'Attention()([q, q], mask=[ones((2, 5)), None])',
+     lambda: tn.layers.Attention()([_q(), _q()], mask=[np.ones((2, 5), bool), None]), ValueError,
+     "Attention 'attention': query_mask: mask must have shape (2, 4) (the in"
+     "put's shape without its last axis), got (2, 5)")
+case('attention-mask-not-list', 'Attention()([q, q], mask=ones((2, 4)))',
+     lambda: tn.layers.Attention()([_q(), _q()], mask=np.ones((2, 4), bool)), ValueError,
+     "Attention 'attention': mask must be a list [query_mask, value_mask] (o"
+     'r with a key_mask), got ndarray of shape (2, 4)')
+case('attention-unknown-call-arg', 'Attention()([q, q], attention_mask=ones((2, 4, 4)))',
+     lambda: tn.layers.Attention()([_q(), _q()], attention_mask=np.ones((2, 4, 4))), TypeError,
+     "Attention 'attention': unexpected call arguments ['attention_mask']; e"
+     "xpected some of ['training', 'mask', 'return_attention_scores', 'use_c"
+     "ausal_mask']")
+case('additive-dropout-negative', 'AdditiveAttention(dropout=-0.1)',
+     lambda: tn.layers.AdditiveAttention(dropout=-0.1), ValueError,
+     'AdditiveAttention: dropout must be a float in [0, 1), got -0.1')
+case('additive-query-rank-2', 'AdditiveAttention()([zeros((2, 6)), zeros((2, 5, 6))])',
+     lambda: tn.layers.AdditiveAttention()([_q((2, 6)), _q((2, 5, 6))]), ValueError,
+     "AdditiveAttention 'additive_attention': query must have rank 3 [batch,"
+     ' steps, features], got shape (None, 6)')
+
+
+# -- h44speed: the models' one graph walk (layer_graph), as the exporter reads it -------------
+def _subclassed_model():
+    class Net(tn.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tn.layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(x)
+
+    net = Net()
+    net(np.ones((1, 3), np.float32))
+    return net
+
+
+case("export-subclassed-model", "a subclassed tn.Model's export('m.onnx')",
+     lambda: _subclassed_model().export("m.onnx"), ValueError,
+     "Net.export: Net 'net' is a subclassed model: its call() runs Python code, which has no "
+     "ONNX form; build it as a Sequential or functional Model of built-in layers to export it")
 
 # ============================================================================================
 # the tests

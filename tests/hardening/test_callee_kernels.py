@@ -56,7 +56,7 @@ def test_a_callee_called_from_python_runs_its_twin():
 
 
 def test_tinynet_helpers_are_callees_and_drivers_are_not():
-    from tinynet.layers.regularization.normalization import forward, layout
+    from tinynet.kernels.normalization import forward, layout
 
     assert isinstance(layout.span_reps, _jit._CalleeDispatcher)
     assert layout.span_reps(16) == layout.span_reps.py_func(16)

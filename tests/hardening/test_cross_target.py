@@ -34,8 +34,8 @@ from tinynet.layers import (BatchNormalization, Conv2D, Dense, Dropout, Flatten,
 from tinynet.tools import compile_ahead
 import sys
 if "blocked" in sys.argv:  # every product through the blocked GEMM, none through the small one
-    import tinynet.math.matmul
-    tinynet.math.matmul.SMALL_MULADDS = 0
+    import tinynet.ops.arrays.matmul
+    tinynet.ops.arrays.matmul.SMALL_MULADDS = 0
 compile_ahead.set_enabled(False)  # one core: the test suite's other worker has the other
 tn.set_seed(0)
 (x, y), _ = tn.datasets.load_digits(test_size=0.25, seed=0)

@@ -46,8 +46,8 @@ def test_digest_follows_kernel_files_only(tmp_path):
 
 def test_tinynet_kernels_use_the_stamping_locator():
     from tinynet.kernels import simd
-    from tinynet.layers.regularization.normalization import forward
-    from tinynet.math import reduction
+    from tinynet.kernels.normalization import forward
+    from tinynet.ops.arrays import reduction
 
     assert _jit.LOCATORS_INSTALLED
     for kernel in (forward.forward_kernel(forward.SPANS, forward.SERIAL, False),
@@ -82,7 +82,7 @@ def test_normalization_drivers_keep_no_dispatcher_in_their_closure():
     module globals)."""
     from numba.core.dispatcher import Dispatcher
 
-    from tinynet.layers.regularization.normalization import backward, forward, layout
+    from tinynet.kernels.normalization import backward, forward, layout
 
     for lay in (layout.SPANS, layout.HALF_ROWS, layout.QUAD_ROWS, layout.TWO_QUADS):
         for mode in (layout.SERIAL, layout.CHUNKS, layout.BLOCKS):

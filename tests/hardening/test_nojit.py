@@ -92,7 +92,7 @@ def _normalization(out):
                 ("ln_stream32", lambda: LayerNormalization(), (7, 32)),
                 ("ln_stream48", lambda: LayerNormalization(), (5, 48)),
                 ("ln_stream64", lambda: LayerNormalization(), (3, 64))]
-    from tinynet.math import streaming
+    from tinynet.ops.arrays import streaming
 
     threshold = streaming.STREAM_MIN_BYTES
     for key, make, shape in cases + streamed:
@@ -109,7 +109,7 @@ def _normalization(out):
 
 
 def _gn_cores(out):
-    from tinynet.layers.regularization.normalization.group_norm_core import (
+    from tinynet.ops.arrays.normalization import (
         group_norm_backward_core, group_norm_forward_core)
 
     rng = _rng()
@@ -124,9 +124,9 @@ def _gn_cores(out):
 
 
 def _folds(out):
-    from tinynet.layers.regularization.normalization import folds
-    from tinynet.math import reduction
-    from tinynet.math.reduction import det_reduce, lane_sum
+    from tinynet.kernels.normalization import folds
+    from tinynet.ops.arrays import reduction
+    from tinynet.ops.arrays.reduction import det_reduce, lane_sum
 
     rng = _rng()
     x, y = _f32(rng, 3000, 5), _f32(rng, 3000, 5)
@@ -204,6 +204,8 @@ def _new_convolutions(out, rng):
               (2, 7, 6, 4)),
              ("depthwise_dilated", lambda: DepthwiseConv2D(3, dilation_rate=(1, 2),
                                                            padding="same"), (2, 6, 7, 2)),
+             ("depthwise_whole_vectors", lambda: DepthwiseConv2D(3, padding="same"),
+              (2, 5, 6, 16)),
              ("separable", lambda: SeparableConv2D(5, 3, padding="same"), (2, 5, 5, 3))]
     for key, make, shape in cases:
         x = _f32(rng, *shape)
@@ -265,7 +267,7 @@ def _optimizers(out):
 def _matmul(out):
     """Each product by the small-product kernel and by the blocked GEMM (every size
     counted as large)."""
-    from tinynet.math import matmul as mm
+    from tinynet.ops.arrays import matmul as mm
 
     rng = _rng()
     a, b = _f32(rng, 33, 20), _f32(rng, 20, 70)
@@ -310,13 +312,37 @@ def _recurrent(out):
             out[f"{key}/masked/d{p.name}"] = np.array(p.grad)
 
 
+def _attention(out):
+    """The batched products of the attention layers, then a MultiHeadAttention pass."""
+    from tinynet.layers import MultiHeadAttention
+    from tinynet.ops.arrays.attention import bmm
+
+    rng = _rng()
+    a, b = _f32(rng, 3, 5, 7), _f32(rng, 3, 7, 4)
+    out["bmm/ab"] = bmm(a, b)
+    out["bmm/atb"] = bmm(np.ascontiguousarray(a.transpose(0, 2, 1)), b, trans_a=True)
+    out["bmm/abt"] = bmm(a, np.ascontiguousarray(b.transpose(0, 2, 1)), trans_b=True)
+    layer = MultiHeadAttention(2, 3, dropout=0.3, seed=1)
+    layer.build([(None, 4, 5), (None, 6, 5)])
+    for p in layer.parameters():
+        p.value[...] = _f32(rng, *p.value.shape, scale=0.5)
+    q, v = _f32(rng, 2, 4, 5), _f32(rng, 2, 6, 5)
+    y = layer.forward([q, v], training=True, use_causal_mask=True)
+    out["mha/y"] = np.asarray(y)
+    dq, dv = layer.backward(_f32(rng, *y.shape))
+    out["mha/dq"], out["mha/dv"] = np.asarray(dq), np.asarray(dv)
+    for name, p in layer.named_weights():
+        out[f"mha/d{name}"] = np.array(p.grad)
+
+
 FAMILIES = {"normalization": _normalization, "gn_cores": _gn_cores, "folds": _folds,
             "pooling": _pooling, "conv": _conv, "activations": _activations,
-            "optimizers": _optimizers, "matmul": _matmul, "recurrent": _recurrent}
+            "optimizers": _optimizers, "matmul": _matmul, "recurrent": _recurrent,
+            "attention": _attention}
 MODES = {"serial": 2**62, "parallel": 0}
 # families whose parallel variants are picked by a gate (the others call both explicitly)
 GATED = ("normalization", "gn_cores", "pooling", "conv", "activations", "optimizers",
-         "recurrent")
+         "recurrent", "attention")
 
 
 def _kernel_calls(record: set):

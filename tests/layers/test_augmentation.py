@@ -23,7 +23,7 @@ from tinynet.layers import Dense, Flatten, Input
 from tinynet.layers.augmentation import (RandomContrast, RandomCrop, RandomFlip,
                                          RandomRotation, RandomTranslation, RandomZoom)
 from tinynet.layers.augmentation.random_rotation import rotation_matrix
-from tinynet.math import affine
+from tinynet.ops.arrays import affine
 
 REFS_PATH = os.path.join(os.path.dirname(__file__), os.pardir, "data", "keras",
                          "keras_augmentation_refs.npz")

@@ -261,7 +261,7 @@ def test_bitwise_across_gates_and_threads(shape, filters, cfg):
     ((5, 33, 20, 48), dict(kernel_size=(3, 2), dilation_rate=(2, 3), padding="same")),  # 2
 ])
 def test_tiled_shapes_match_float64_reference(shape, cfg):
-    from tinynet.math import conv2d
+    from tinynet.ops.arrays import conv2d
 
     layer = Conv2D(6, seed=4, **cfg)
     layer.build((None, *shape[1:]))
@@ -292,7 +292,7 @@ DIRECT = [
 def test_direct_kernels_match_float64_reference(shape, filters, cfg, direct_out, direct_dx):
     """The direct register kernels (and their hand-over to the tiled path) against the
     float64 tap loops, with the path each shape takes pinned."""
-    from tinynet.math import conv2d
+    from tinynet.ops.arrays import conv2d
 
     layer = Conv2D(filters, seed=3, **cfg)
     layer.build((None, *shape[1:]))
@@ -309,9 +309,9 @@ def test_direct_kernels_round_each_output_once_per_kernel_row():
     """A direct output is one fused multiply-add chain over the kernel rows in
     ``(i, j, c)`` order, then the bias: checked against that chain run step by step with
     the interpreted ``simd.vfma`` (each step rounded once, exactly; itself checked
-    against rational arithmetic in ``tests/math/test_simd.py``)."""
+    against rational arithmetic in ``tests/kernels/test_simd.py``)."""
     from tinynet.kernels.simd import vfma
-    from tinynet.math import conv2d
+    from tinynet.ops.arrays import conv2d
 
     rng = np.random.default_rng(21)
     x = rng.standard_normal((1, 4, 4, 16)).astype(np.float32)
@@ -328,7 +328,7 @@ def test_direct_kernels_round_each_output_once_per_kernel_row():
 
 
 def test_tasks_depend_on_shape_only():
-    from tinynet.math import conv2d
+    from tinynet.ops.arrays import conv2d
 
     geometry = (3, 3, 1, 1, 1, 1, 1, 1, 8, 8)
     plans = []

@@ -124,6 +124,63 @@ def test_depthwise_matches_a_float64_reference(strides, dilation, padding):
     np.testing.assert_allclose(np.asarray(layer(x)), ref, rtol=1e-5, atol=1e-5)
 
 
+def _depthwise_grads_f64(x, w, g, strides, dilation, same):
+    """float64 ``(dx, dkernel)`` of :func:`_depthwise_f64` for the output gradient ``g``:
+    each output element's gradient scattered back over its taps."""
+    b, h, wd, c = x.shape
+    kh, kw, _, m = w.shape
+    ekh, ekw = (kh - 1) * dilation[0] + 1, (kw - 1) * dilation[1] + 1
+    oh, ow = g.shape[1], g.shape[2]
+    if same:
+        pt = max((oh - 1) * strides[0] + ekh - h, 0) // 2
+        pl = max((ow - 1) * strides[1] + ekw - wd, 0) // 2
+    else:
+        pt = pl = 0
+    xp = np.zeros((b, h + ekh + strides[0], wd + ekw + strides[1], c))
+    xp[:, pt:pt + h, pl:pl + wd] = x
+    dxp = np.zeros_like(xp)
+    g5 = g.reshape(b, oh, ow, c, m)
+    dw = np.zeros_like(w)
+    for i in range(kh):
+        for j in range(kw):
+            r0, c0 = i * dilation[0], j * dilation[1]
+            rows = slice(r0, r0 + (oh - 1) * strides[0] + 1, strides[0])
+            cols = slice(c0, c0 + (ow - 1) * strides[1] + 1, strides[1])
+            dw[i, j] = np.einsum("bhwc,bhwcm->cm", xp[:, rows, cols], g5)
+            dxp[:, rows, cols] += np.einsum("bhwcm,cm->bhwc", g5, w[i, j])
+    return dxp[:, pt:pt + h, pl:pl + wd], dw
+
+
+@pytest.mark.parametrize("channels, mult, strides, dilation, padding", [
+    (32, 1, (1, 1), (1, 1), "same"),   # whole 16-lane vectors, four-pixel blocks
+    (5, 3, (2, 3), (1, 1), "valid"),   # 15 channels padded to 16, strided gather
+    (7, 2, (1, 1), (2, 1), "same"),    # dilated rows, 14 channels padded to 16
+    (20, 1, (2, 2), (1, 1), "same"),   # 20 channels padded to 32
+])
+def test_depthwise_gradients_match_a_float64_reference(channels, mult, strides, dilation,
+                                                       padding):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 11, 13, channels)).astype(np.float32)
+    layer = DepthwiseConv2D(3, strides, padding, depth_multiplier=mult,
+                            dilation_rate=dilation)
+    layer.build(x.shape)
+    w = rng.standard_normal((3, 3, channels, mult)).astype(np.float32)
+    bias = rng.standard_normal(channels * mult).astype(np.float32)
+    layer.set_weights([w, bias])
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    ref = _depthwise_f64(x64, w64, strides, dilation, padding == "same") + bias
+    y = np.asarray(layer(x, training=True))
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    dx = np.asarray(layer.backward(g))
+    dx_ref, dw_ref = _depthwise_grads_f64(x64, w64, g.astype(np.float64), strides, dilation,
+                                          padding == "same")
+    np.testing.assert_allclose(dx, dx_ref, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(layer.depthwise.grad, dw_ref, rtol=1e-5, atol=1e-3)
+    np.testing.assert_allclose(layer.bias.grad, g.astype(np.float64).sum(axis=(0, 1, 2)),
+                               rtol=1e-5, atol=1e-4)
+
+
 def test_conv1d_is_conv2d_on_one_row_bitwise():
     rng = np.random.default_rng(4)
     x = rng.standard_normal((4, 20, 6)).astype(np.float32)
@@ -153,10 +210,13 @@ def _run(make, x, g):
 
 @pytest.mark.parametrize("make", [
     lambda: DepthwiseConv2D(3, padding="same", depth_multiplier=2),
+    lambda: DepthwiseConv2D((3, 2), strides=(2, 1), depth_multiplier=3, activation="relu"),
+    lambda: DepthwiseConv2D(3, dilation_rate=2, padding="same"),
     lambda: SeparableConv2D(32, 3, strides=2, padding="same"),
     lambda: Conv2DTranspose(16, 3, strides=2, padding="same"),
     lambda: Conv1D(32, 5, padding="causal"),
-], ids=["depthwise", "separable", "transpose", "conv1d"])
+], ids=["depthwise", "depthwise_padded_strided", "depthwise_padded_dilated", "separable",
+        "transpose", "conv1d"])
 def test_serial_parallel_and_thread_counts_give_the_same_bits(make):
     rng = np.random.default_rng(5)
     shape = (19, 50, 24) if make().__class__ is Conv1D else (19, 12, 11, 24)

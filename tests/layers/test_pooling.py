@@ -10,7 +10,7 @@ import pytest
 
 from tinynet import tuning
 from tinynet.kernels import pooling as kernels
-from tinynet.math import pooling as pooling_ops
+from tinynet.ops.arrays import pooling as pooling_ops
 from tinynet.layers import (AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D,
                             MaxPooling2D)
 from tinynet.testing import check_gradients

@@ -15,7 +15,7 @@ import tinynet as tn
 from tinynet import tuning
 from tinynet.kernels import recurrent as kernels
 from tinynet.layers import GRU, LSTM, SimpleRNN
-from tinynet.math.recurrent import GATE
+from tinynet.ops.arrays.recurrent import GATE
 from tinynet.testing import check_gradients
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

@@ -14,7 +14,7 @@ import pytest
 import tinynet as tn
 from tinynet import tuning
 from tinynet.layers import GRU, LSTM, Bidirectional, Dense, Embedding, SimpleRNN, TimeDistributed
-from tinynet.math.recurrent import GATE
+from tinynet.ops.arrays.recurrent import GATE
 from tinynet.testing import check_gradients
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

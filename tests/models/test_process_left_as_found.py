@@ -1,11 +1,12 @@
 """A fit or a predict leaves NumPy's BLAS thread count as the user set it: tinynet's
-products are its own (tinynet.math.matmul), so nothing of tinynet touches the BLAS."""
+products are its own (tinynet.ops.arrays.matmul), so nothing of tinynet touches the BLAS."""
 
 import numpy as np
 import pytest
 
 import tinynet as tn
 from tinynet.layers import Conv2D, Dense, Flatten, Input
+from tinynet.ops.arrays.matmul import matmul
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
@@ -28,5 +29,5 @@ def test_fit_and_predict_leave_the_blas_threads_as_set(threads):
         model.fit(x, y, batch_size=8, epochs=1, verbose=0)
         assert set(_blas_threads()) == {threads}
         model.predict(x, verbose=0)
-        tn.math.matmul.matmul(x.reshape(24, -1), x.reshape(24, -1), trans_b=True)
+        matmul(x.reshape(24, -1), x.reshape(24, -1), trans_b=True)
         assert set(_blas_threads()) == {threads}

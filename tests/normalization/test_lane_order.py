@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tinynet.layers.regularization.normalization import group_norm_core as core
-from tinynet.layers.regularization.normalization import layout
-from tinynet.layers.regularization.normalization.folds import rows_per_block
+from tinynet.ops.arrays import normalization as core
+from tinynet.kernels.normalization import layout
+from tinynet.kernels.normalization.folds import rows_per_block
 
 
 def _seq_sum(v: np.ndarray) -> np.float32:
@@ -113,7 +113,7 @@ def test_element_wise_passes_give_the_span_expressions_bits(channels, positions,
     ``out = (x - mean) * (inv_std * gamma) + beta``, ``xn = (x - mean) * inv_std`` and
     ``dx = (inv_std * gamma) * g - (inv_std * sum_g / n + (inv_std * sum_gxn / n * inv_std)
     * (x - mean))`` (``* xn`` for a given ``xn``), every operation in float32."""
-    from tinynet.math import streaming
+    from tinynet.ops.arrays import streaming
 
     monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", 0 if stream else 1 << 62)
     rng = np.random.default_rng(channels * 1000 + positions + 2)

@@ -13,13 +13,13 @@ import threading
 import numpy as np
 import pytest
 
-from tinynet.layers.regularization.normalization import folds
-from tinynet.layers.regularization.normalization.backward import backward_kernel
-from tinynet.layers.regularization.normalization.forward import BLOCKS, CHUNKS, SERIAL
-from tinynet.layers.regularization.normalization.group_norm_core import gn_backward, gn_forward
-from tinynet.layers.regularization.normalization.plan import plan_of
-from tinynet.layers.regularization.normalization.plan import scratch as _scratch
-from tinynet.layers.regularization.normalization.rows import backward_rows_kernel
+from tinynet.kernels.normalization import folds
+from tinynet.kernels.normalization.backward import backward_kernel
+from tinynet.kernels.normalization.forward import BLOCKS, CHUNKS, SERIAL
+from tinynet.ops.arrays.normalization import gn_backward, gn_forward
+from tinynet.ops.arrays.normalization_plan import plan_of
+from tinynet.ops.arrays.normalization_plan import scratch as _scratch
+from tinynet.kernels.normalization.rows import backward_rows_kernel
 
 # (shape, groups): the general path (block partials zeroed per call), the packed path, and
 # layer norm's rows path (partials merged inside the kernel).

@@ -10,7 +10,7 @@ import pytest
 from tinynet.layers import Layer
 from tinynet.layers.regularization.normalization import (
     BatchNormalization, GroupNormalization, InstanceNormalization, LayerNormalization, folds)
-from tinynet.math.reduction import DET_REDUCE_BLOCK
+from tinynet.ops.arrays.reduction import DET_REDUCE_BLOCK
 from tinynet.tensor import Tensor
 
 # (id, factory, input shape, expected count_params, expected parameter names, gamma/beta shape)

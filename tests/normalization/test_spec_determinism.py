@@ -209,7 +209,7 @@ def test_cores_consult_the_group_norm_gates(monkeypatch):
     assert {"gn_row_parallel_min_elems", "gn_param_grad_parallel_min_elems"} <= set(calls)
 
 
-# Streaming stores (tinynet.math.streaming) write large outputs past the cache; the
+# Streaming stores (tinynet.ops.arrays.streaming) write large outputs past the cache; the
 # threshold moved to 0 makes these small shapes stream. The channel counts are the
 # streamed ones (whole 16-float vectors per row); the path runs serial and parallel.
 STREAM_CASES = [
@@ -229,8 +229,8 @@ STREAM_CASES = [
 @pytest.mark.parametrize("make,shape", [c[1:] for c in STREAM_CASES],
                          ids=[c[0] for c in STREAM_CASES])
 def test_streaming_stores_change_no_bit(monkeypatch, make, shape):
-    from tinynet.math import streaming
-    from tinynet.layers.regularization.normalization import group_norm_core
+    from tinynet.ops.arrays import streaming
+    from tinynet.ops.arrays import normalization as group_norm_core
 
     x, g, gamma, beta = _inputs(shape, seed=29)
     allocated = []

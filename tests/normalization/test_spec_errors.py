@@ -204,8 +204,8 @@ def test_core_rejects_bad_epsilon(eps):
 def test_core_plans_are_reused_but_never_admit_bad_groups():
     # the cores keep one Plan per (shape, groups) seen; the cache must not let a group
     # count through that is equal to a valid one without being a valid int
-    from tinynet.layers.regularization.normalization import group_norm_core as core
-    from tinynet.layers.regularization.normalization.plan import plan_of
+    from tinynet.ops.arrays import normalization as core
+    from tinynet.ops.arrays.normalization_plan import plan_of
 
     x = np.ones((2, 3, 4), dtype=np.float32)
     gamma, beta = np.ones(4, np.float32), np.zeros(4, np.float32)

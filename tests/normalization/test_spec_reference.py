@@ -441,9 +441,9 @@ def test_layer_norm_row_kernels_give_the_general_loops_bits(rows, features, affi
     shifted sums per row, the backward's dots, dx and the parameter lanes), with the
     statistics as variables and as constants (``affine_only``: ``dx = inv_std * g *
     gamma``, a separately compiled variant of the register kernels)."""
-    from tinynet.layers.regularization.normalization import group_norm_core as core
-    from tinynet.layers.regularization.normalization.folds import shifted_segment_sums
-    from tinynet.layers.regularization.normalization.rows_registers import one_row
+    from tinynet.ops.arrays import normalization as core
+    from tinynet.kernels.normalization.folds import shifted_segment_sums
+    from tinynet.kernels.normalization.rows_registers import one_row
 
     x, g, gamma, beta = _data((rows, 1, features), 41)
     x = x + np.float32(100.0)

@@ -586,7 +586,7 @@ def test_bad_vocabulary_assets_are_refused_by_name(tmp_path, h5py, change, messa
 
 
 def test_vocabulary_assets_over_their_budgets(tmp_path, h5py, monkeypatch):
-    from tinynet.saving import keras_archive, keras_assets
+    from tinynet.saving import keras_archive, keras_config
 
     path = _vocab_archive(tmp_path)
     monkeypatch.setattr(keras_archive, "MAX_ASSET_BYTES", 30)
@@ -595,12 +595,12 @@ def test_vocabulary_assets_over_their_budgets(tmp_path, h5py, monkeypatch):
                                          r"_2/vocabulary.txt'\); refused before reading them"):
         tn.models.load_model(path)
     monkeypatch.undo()
-    monkeypatch.setattr(keras_assets, "MAX_VOCABULARY", 5)
+    monkeypatch.setattr(keras_config, "MAX_VOCABULARY", 5)
     with pytest.raises(ValueError, match="layer 'ids' .IntegerLookup. has vocabulary_size=8, "
                                          "more than the 5 tokens"):
         tn.models.load_model(path)
     # without the config's size, the asset's own line count is checked before it is split
-    monkeypatch.setattr(keras_assets, "MAX_VOCABULARY", 10)
+    monkeypatch.setattr(keras_config, "MAX_VOCABULARY", 10)
     long = "\n".join(str(v) for v in range(-1, 11)).encode()
     path = _vocab_archive(tmp_path, edit=lambda c: c.update(vocabulary_size=None),
                           replace={IDS_ASSET: long})

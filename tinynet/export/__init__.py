@@ -3,10 +3,11 @@
 ``model.export(path, format="onnx", opset=None)`` (:meth:`BaseModel.export
 <tinynet.models.base.BaseModel.export>`) runs :func:`export_model`; :func:`to_onnx` returns
 the ``onnx.ModelProto`` without writing it. The graph takes and returns channels-last
-float32 arrays exactly as the model does, with a dynamic batch axis, its inputs named
-after the model's ``Input`` layers and its outputs after its output layers. Each tinynet
-layer class has one converter (:mod:`.convert_basic`, :mod:`.convert_conv`,
-:mod:`.convert_image`, :mod:`.convert_norm`), built on :class:`.builder.OnnxBuilder` and
+arrays exactly as the model does (an ``Input``'s integer dtype kept), with a dynamic
+batch axis and symbolic sizes where the model's are ``None``, its inputs named after the
+model's ``Input`` layers and its outputs after its output layers. Each tinynet layer
+class has one converter (:mod:`.convert_basic`, :mod:`.convert_conv`,
+:mod:`.convert_image`, :mod:`.convert_norm`, :mod:`.convert_recurrent`), built on :class:`.builder.OnnxBuilder` and
 the ``onnx`` package's helper API; docs/export.md maps every layer to its operators.
 
 The ``onnx`` package is an optional dependency (``pip install tinynet[onnx]``), imported

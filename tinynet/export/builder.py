@@ -65,6 +65,9 @@ class OnnxBuilder:
         self._cached: dict[Any, str] = {}
         self._transposed: dict[str, tuple[str, list[int]]] = {}  # output -> (input, perm)
         self._scope = ""
+        #: ``emit_layer(layer, x, shape, path) -> (value, shape)``: one layer or model on the
+        #: value ``x`` (set by the exporter; wrappers convert their inner layer with it)
+        self.emit_layer: Any = None
 
     # -- names ------------------------------------------------------------------------------
     def reserve(self, name: str) -> None:
@@ -76,6 +79,11 @@ class OnnxBuilder:
         taken (node names have their own set, ``taken``)."""
         taken = self._taken if taken is None else taken
         return unique_name(f"{self._scope}/{hint}" if self._scope else hint, taken)
+
+    @property
+    def path(self) -> str:
+        """The current scope: the path of the layer being converted."""
+        return self._scope
 
     @contextlib.contextmanager
     def scope(self, path: str) -> Iterator[None]:
@@ -100,13 +108,19 @@ class OnnxBuilder:
             self._cached[key] = name
         return name
 
+    def index(self, value: int, hint: str = "index") -> str:
+        """A 0-d int64 initializer (``Gather``'s index that drops the axis)."""
+        name = self.fresh(hint)
+        self.initializers.append(self._numpy_helper.from_array(np.array(value, np.int64), name))
+        return name
+
     def ints(self, values: Sequence[int], hint: str = "shape") -> str:
         """A 1-D int64 initializer (shapes, axes, pads, slice bounds)."""
         return self.const(np.asarray(list(values), dtype=np.int64).reshape(-1), hint, np.int64)
 
     # -- nodes ------------------------------------------------------------------------------------
     def op(self, op_type: str, inputs: Sequence[str], hint: str | None = None,
-           outputs: int = 1, **attrs: Any) -> Any:
+           outputs: int = 1, skip: Sequence[int] = (), **attrs: Any) -> Any:
         """Appends one node; returns its output name (a list when ``outputs > 1``).
 
         Args:
@@ -114,10 +128,12 @@ class OnnxBuilder:
             inputs: Input value names (``""`` for a skipped optional input).
             hint: The output's name hint (default the operator's name).
             outputs: How many outputs the node has.
+            skip: The indices of optional outputs not wanted (named ``""``).
             **attrs: The node's attributes (``None`` values are left out).
         """
         hint = hint or op_type
-        names = [self.fresh(hint if outputs == 1 else f"{hint}_{i}") for i in range(outputs)]
+        names = ["" if i in skip else self.fresh(hint if outputs == 1 else f"{hint}_{i}")
+                 for i in range(outputs)]
         kept = {k: v for k, v in attrs.items() if v is not None}
         node_name = self.fresh(op_type, self._node_names)
         self.nodes.append(self._helper.make_node(op_type, list(inputs), names, name=node_name,
@@ -139,14 +155,16 @@ class OnnxBuilder:
 
     def prune(self, outputs: Sequence[str]) -> None:
         """Drops the nodes no graph output depends on (a ``Transpose`` whose only use
-        :meth:`transpose` folded away)."""
+        :meth:`transpose` folded away, a state nobody returns) and the initializers no
+        node left reads."""
         needed = set(outputs)
         kept = []
         for node in reversed(self.nodes):
-            if any(out in needed for out in node.output):
+            if any(out in needed for out in node.output if out):
                 kept.append(node)
                 needed.update(node.input)
         self.nodes = kept[::-1]
+        self.initializers = [t for t in self.initializers if t.name in needed]
 
     def reduce(self, op_type: str, x: str, axes: Sequence[int], keepdims: bool,
                hint: str | None = None) -> str:

@@ -15,7 +15,6 @@ import numpy as np
 from tinynet.activations import ActivationFn
 from tinynet.export.builder import OnnxBuilder
 from tinynet.export.registry import converts
-from tinynet.kernels import elementwise as ek
 
 __all__ = ["activation"]
 
@@ -50,46 +49,47 @@ def _gelu(b: OnnxBuilder, x: str) -> str:
 
 
 def activation(b: OnnxBuilder, fn: ActivationFn | None, x: str, axis: int = -1) -> str:
-    """``fn(x)`` for a tinynet :class:`~tinynet.activations.ActivationFn` (``None`` and
+    """``fn(x)`` for a tinynet :class:`~tinynet.ops.fused.ActivationFn` (``None`` and
     ``"linear"`` are the identity); softmax normalizes ``axis``."""
-    if fn is None or fn.kind == ek.LINEAR:
+    if fn is None or fn.form == "linear":
         return x
     p0, p1, p2 = (float(p) for p in fn.params)
-    kind = fn.kind
-    if kind == ek.RELU:
+    form = fn.form
+    if form == "relu":
         return b.op("Relu", [x])
-    if kind == ek.LEAKY_RELU:
+    if form == "leaky_relu":
         return b.op("LeakyRelu", [x], alpha=p0)
-    if kind == ek.RELU_GENERAL:
+    if form == "relu_general":
         return _relu_general(b, x, p0, p1, p2)
-    if kind == ek.SIGMOID:
+    if form == "sigmoid":
         return b.op("Sigmoid", [x])
-    if kind == ek.TANH:
+    if form == "tanh":
         return b.op("Tanh", [x])
-    if kind == ek.ELU:
+    if form == "elu":
         return b.op("Elu", [x], alpha=p0)
-    if kind == ek.GELU:
+    if form == "gelu":
         return _gelu(b, x)
-    if kind == ek.SILU:
+    if form == "silu":
         return b.op("Mul", [x, b.op("Sigmoid", [x])], "silu")
-    if kind == ek.SOFTMAX:
+    if form == "softmax":
         return b.op("Softmax", [x], axis=int(axis))
     raise ValueError(f"export: activation {fn.name!r} has no ONNX form")  # pragma: no cover
 
 
-@converts("Activation", "ReLU", "LeakyReLU", "ELU", "Sigmoid", "Tanh")
+@converts("Activation", "ReLU", "LeakyReLU", "ELU", "Sigmoid", "Tanh",
+          unknown_sizes=True)
 def _activation_layer(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     return activation(b, layer._fn, x)
 
 
-@converts("Softmax")
+@converts("Softmax", unknown_sizes=True)
 def _softmax(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     return activation(b, layer._fn, x, axis=layer.axis % len(shape))
 
 
 # -- identities at inference -----------------------------------------------------------------
 @converts("Dropout", "SpatialDropout2D", "RandomFlip", "RandomTranslation", "RandomRotation",
-          "RandomZoom", "RandomContrast")
+          "RandomZoom", "RandomContrast", unknown_sizes=True)
 def _identity(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     """Dropout and the augmentation layers (but ``RandomCrop``) pass inputs through at
     inference."""
@@ -97,7 +97,7 @@ def _identity(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
 
 
 # -- dense, reshaping, preprocessing ------------------------------------------------------------
-@converts("Dense")
+@converts("Dense", unknown_sizes=True)
 def _dense(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     kernel = b.const(layer.kernel.value, "kernel", key=(id(layer), "kernel"))
     y = b.op("MatMul", [x, kernel])
@@ -116,13 +116,13 @@ def _reshape(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     return b.op("Reshape", [x, b.ints([0, *target], "target_shape")])
 
 
-@converts("Rescaling")
+@converts("Rescaling", unknown_sizes=True)
 def _rescaling(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     scaled = b.op("Mul", [x, b.const(layer.scale, "scale", key=(id(layer), "scale"))])
     return b.op("Add", [scaled, b.const(layer.offset, "offset", key=(id(layer), "offset"))])
 
 
-@converts("Masking")
+@converts("Masking", unknown_sizes=True)
 def _masking(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     """``x`` times whether any feature of its step differs from ``mask_value``."""
     value = b.const(np.float32(layer.mask_value), "mask_value", key=(id(layer), "mask_value"))
@@ -142,9 +142,10 @@ def _normalization(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     return b.op("Div", [b.op("Sub", [x, mean], "centered"), std], "normalized")
 
 
-@converts("Embedding")
+@converts("Embedding", unknown_sizes=True, integer_inputs=True)
 def _embedding(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
-    """The ids (float32 in a tinynet model) cast to int64, then the table's rows."""
+    """The ids (float32, or the integer dtype of an integer ``Input``) cast to int64,
+    then the table's rows."""
     ids = b.op("Cast", [x], "ids", to=b.INT64)
     table = b.const(layer.embeddings.value, "embeddings", key=(id(layer), "embeddings"))
     return b.op("Gather", [table, ids], "embedded", axis=0)
@@ -159,18 +160,19 @@ def _fold(b: OnnxBuilder, op_type: str, xs: list[str]) -> str:
     return out
 
 
-@converts("Add", "Subtract", "Multiply", "Maximum", "Minimum")
+@converts("Add", "Subtract", "Multiply", "Maximum", "Minimum",
+          unknown_sizes=True)
 def _merge(b: OnnxBuilder, layer: Any, xs: list[str], shapes: list[tuple]) -> str:
     op_type = {"Add": "Add", "Subtract": "Sub", "Multiply": "Mul", "Maximum": "Max",
                "Minimum": "Min"}[type(layer).__name__]
     return _fold(b, op_type, xs)
 
 
-@converts("Average")
+@converts("Average", unknown_sizes=True)
 def _average(b: OnnxBuilder, layer: Any, xs: list[str], shapes: list[tuple]) -> str:
     return b.op("Div", [_fold(b, "Add", xs), b.const(float(len(xs)), "count")], "average")
 
 
-@converts("Concatenate")
+@converts("Concatenate", unknown_sizes=True)
 def _concatenate(b: OnnxBuilder, layer: Any, xs: list[str], shapes: list[tuple]) -> str:
     return b.op("Concat", xs, axis=layer.axis % len(shapes[0]))

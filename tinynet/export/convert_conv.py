@@ -4,7 +4,7 @@
 ONNX defines ``Conv``, ``ConvTranspose``, ``MaxPool`` and ``AveragePool`` channels-first,
 so each converter transposes its channels-last input to ``[batch, channels, ...]``, runs
 the operator with explicit ``pads`` from tinynet's own window rule
-(:func:`tinynet.math.windows.window_axis`: "same" puts the odd padding cell at the end),
+(:func:`tinynet.ops.arrays.windows.window_axis`: "same" puts the odd padding cell at the end),
 and transposes back. An elementwise fused activation runs before the transpose back (a
 runtime may fuse it into the convolution); softmax, which normalizes the channel axis,
 after it. The global poolings reduce the channels-last value directly.
@@ -17,9 +17,8 @@ from typing import Any
 from tinynet.export.builder import OnnxBuilder, channels_first, channels_last
 from tinynet.export.convert_basic import activation
 from tinynet.export.registry import converts
-from tinynet.kernels import elementwise as ek
 from tinynet.layers.conv2d_transpose import transpose_axis
-from tinynet.math.windows import window_axis
+from tinynet.ops.arrays.windows import window_axis
 
 __all__ = ["window_pads"]
 
@@ -34,7 +33,7 @@ def window_pads(size: int, window: int, stride: int, padding: str) -> tuple[int,
 def _finish(b: OnnxBuilder, layer: Any, y: str, rank: int) -> str:
     """Channels-first ``y`` back to channels-last, with the layer's activation."""
     fn = layer.activation
-    if fn is not None and fn.kind != ek.SOFTMAX:
+    if fn is not None and fn.form != "softmax":
         return b.transpose(activation(b, fn, y), channels_last(rank))
     return activation(b, fn, b.transpose(y, channels_last(rank)))
 
@@ -157,7 +156,7 @@ def _average_pooling(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
 
 
 @converts("GlobalAveragePooling2D", "GlobalAveragePooling1D", "GlobalMaxPooling2D",
-          "GlobalMaxPooling1D")
+          "GlobalMaxPooling1D", unknown_sizes=True)
 def _global_pooling(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     """``ReduceMean``/``ReduceMax`` over every axis but the batch and the channels."""
     op_type = "ReduceMax" if "Max" in type(layer).__name__ else "ReduceMean"

@@ -45,7 +45,7 @@ def _move_last(rank: int, axis: int) -> list[int]:
     return [a for a in range(rank) if a != axis] + [axis]
 
 
-@converts("BatchNormalization")
+@converts("BatchNormalization", unknown_sizes=True)
 def _batch_norm(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     rank = len(shape)
     axis = layer.axis % rank
@@ -124,7 +124,7 @@ def _instance_norm(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     return _channels_first_op(b, layer, x, shape, rank - 1, "InstanceNormalization")
 
 
-@converts("LayerNormalization")
+@converts("LayerNormalization", unknown_sizes=True)
 def _layer_norm(b: OnnxBuilder, layer: Any, x: str, shape: tuple) -> str:
     rank = len(shape)
     axes = sorted(a % rank for a in (layer.axis if isinstance(layer.axis, tuple) else

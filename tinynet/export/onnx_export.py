@@ -2,18 +2,17 @@
 graph walked (nested models inlined), the graph's inputs and outputs named after the
 model's, the file written atomically.
 
-Models are found through the layer registry (``tinynet.layers.registry.model_class``),
-so this package imports nothing from ``tinynet.models`` (whose ``BaseModel.export``
-calls it).
+Models are walked through their ``layer_graph()`` (one :class:`~tinynet.models.graph.
+LayerGraph` for Sequential and functional models alike), so this package imports nothing
+from ``tinynet.models`` (whose ``BaseModel.export`` calls it) and reads no private field.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from tinynet.export.builder import OnnxBuilder, unique_name
-from tinynet.export.registry import converter_for
-from tinynet.layers.registry import model_class
+from tinynet.export.registry import converter_for, takes_integers, takes_unknown_sizes
 from tinynet.saving.files import atomic_write, fspath
 
 __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "check_exportable", "export_model", "to_onnx",
@@ -22,39 +21,51 @@ __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "check_exportable", "export_model", "to
 DEFAULT_OPSET = 17  # LayerNormalization's first; run by every current ONNX Runtime
 MIN_OPSET = 13
 INSTALL_HINT = "pip install tinynet[onnx]"
+# an Input's dtype -> onnx.TensorProto's element type
+_ELEM_TYPES = {"float32": 1, "int32": 6, "int64": 7, "bool": 9}
 
 
 # -- the model's structure ------------------------------------------------------------------
-def _kind(layer: Any) -> str | None:
-    """``"sequential"``, ``"functional"`` or ``None`` (a layer, not a model)."""
-    if isinstance(layer, model_class("Sequential")):
-        return "sequential"
-    if isinstance(layer, model_class("Model")):
-        return "functional"
-    return None
+def _graph(layer: Any) -> Any:
+    """The model's ``layer_graph()`` (the one walk of Sequential and functional models),
+    or ``None``: a plain layer, or a subclassed model (Python code, no graph)."""
+    walk = getattr(layer, "layer_graph", None)
+    return walk() if walk is not None else None
 
 
-def _steps(model: Any) -> list[tuple[Any, Any]]:
-    """``(layer, node)`` in execution order (``node`` is ``None`` in a Sequential)."""
-    if _kind(model) == "sequential":
-        return [(layer, None) for layer in model.layers]
-    return [(node.layer, node) for node in model._graph.nodes]
+def _layers(model: Any) -> list[Any]:
+    """The layers the model calls, in execution order."""
+    return [step.layer for step in _graph(model).steps]
+
+
+#: The wrappers whose inner layers convert with them: attribute names of those layers.
+_WRAPPED = {"TimeDistributed": ("layer",), "Bidirectional": ("forward_layer", "backward_layer")}
+
+
+def _inner(layer: Any) -> list[Any]:
+    """The layers a wrapper (``TimeDistributed``, ``Bidirectional``) converts with it."""
+    return [getattr(layer, attr) for attr in _WRAPPED.get(type(layer).__name__, ())]
 
 
 def unsupported_layers(model: Any, prefix: str = "") -> list[tuple[str, type]]:
-    """``(path, class)`` of every layer inside ``model`` (nested models included) that
-    has no ONNX converter."""
+    """``(path, class)`` of every layer inside ``model`` (nested models and the layers
+    wrappers hold included) that has no ONNX converter."""
     missing: list[tuple[str, type]] = []
     seen: set[int] = set()
-    for layer, _ in _steps(model):
-        if id(layer) in seen:
-            continue
-        seen.add(id(layer))
-        path = f"{prefix}{layer.name}"
-        if _kind(layer) is not None:
-            missing += unsupported_layers(layer, f"{path}/")
+
+    def visit(layer: Any, path: str) -> None:
+        if _graph(layer) is not None:
+            missing.extend(unsupported_layers(layer, f"{path}/"))
         elif converter_for(layer) is None:
             missing.append((path, type(layer)))
+        else:
+            for inner in _inner(layer):
+                visit(inner, f"{path}/{inner.name}")
+
+    for layer in _layers(model):
+        if id(layer) not in seen:
+            seen.add(id(layer))
+            visit(layer, f"{prefix}{layer.name}")
     return missing
 
 
@@ -63,9 +74,9 @@ def _mask_layers(model: Any, prefix: str = "") -> tuple[list[str], list[str]]:
     ``Embedding(mask_zero=True)``) and of those whose computation takes one."""
     makers: list[str] = []
     takers: list[str] = []
-    for layer, _ in _steps(model):
+    for layer in _layers(model):
         path = f"{prefix}{layer.name}"
-        if _kind(layer) is not None:
+        if _graph(layer) is not None:
             inner = _mask_layers(layer, f"{path}/")
             makers += inner[0]
             takers += inner[1]
@@ -76,42 +87,81 @@ def _mask_layers(model: Any, prefix: str = "") -> tuple[list[str], list[str]]:
     return makers, takers
 
 
-def _emit(b: OnnxBuilder, layer: Any, xs: list[str], shapes: list[tuple], listed: bool,
-          path: str) -> tuple[list[str], list[tuple]]:
-    """Appends one call of ``layer`` (a model: its whole graph) to ``b``."""
-    if _kind(layer) is not None:
-        return _emit_model(b, layer, xs, shapes, f"{path}/")
-    arg_shape = shapes if listed else shapes[0]
-    out_shape = tuple(layer.compute_output_shape(arg_shape))
-    with b.scope(path):
-        y = converter_for(layer)(b, layer, xs if listed else xs[0], arg_shape)
-    return [y], [out_shape]
+# -- the graph walk ---------------------------------------------------------------------------
+# A value is ``(name, shape, dtype)``: its ONNX name (``None`` in the checks), its shape
+# (batch axis ``None``) and its dtype (``"float32"`` but for an integer or bool Input).
+Value = tuple
+Leaf = Callable[[Any, list, bool, str], list]
 
 
-def _emit_model(b: OnnxBuilder, model: Any, xs: list[str], shapes: list[tuple],
-                prefix: str) -> tuple[list[str], list[tuple]]:
-    """The model's graph on the values ``xs``; returns its outputs' names and shapes."""
-    if _kind(model) == "sequential":
-        x, shape = xs[0], shapes[0]
-        for layer in model.layers:
-            (x,), (shape,) = _emit(b, layer, [x], [shape], False, prefix + layer.name)
-        return [x], [shape]
-    values = {id(t): (x, s) for t, x, s in zip(model.inputs, xs, shapes)}
-    for node in model._graph.nodes:
-        args = [values[id(t)] for t in node.inputs]
-        outs, out_shapes = _emit(b, node.layer, [a[0] for a in args], [a[1] for a in args],
-                                 node.listed, prefix + node.layer.name)
-        for t, o, s in zip(node.outputs, outs, out_shapes):
-            values[id(t)] = (o, s)
-    results = [values[id(t)] for t in model.outputs]
-    return [r[0] for r in results], [r[1] for r in results]
+def _walk(graph: Any, args: list[Value], prefix: str, leaf: Leaf) -> list[Value]:
+    """A model's ``graph`` on ``args`` (one value per model input), ``leaf(layer,
+    values, listed, path)`` giving each layer call's output values; returns the model's
+    outputs."""
+    values = dict(zip(graph.inputs, args))
+    for step in graph.steps:
+        outs = _visit(step.layer, [values[key] for key in step.inputs], step.listed,
+                      prefix + step.layer.name, leaf)
+        for key, o in zip(step.outputs, outs):
+            values[key] = o
+    return [values[key] for key in graph.outputs]
 
 
-def _inputs(model: Any) -> tuple[list[str], list[tuple]]:
-    if _kind(model) == "sequential":
-        first = getattr(model, "_input", None)
-        return [first.name if first is not None else "input_layer"], [model.input_shape]
-    return [t.name for t in model.inputs], [tuple(t.shape) for t in model.inputs]
+def _visit(layer: Any, args: list[Value], listed: bool, path: str, leaf: Leaf) -> list[Value]:
+    """One call of ``layer`` (a model: its whole graph, inlined)."""
+    graph = _graph(layer)
+    if graph is not None:
+        return _walk(graph, args, f"{path}/", leaf)
+    return leaf(layer, args, listed, path)
+
+
+def _output_shapes(layer: Any, shapes: list[tuple], listed: bool) -> list[tuple]:
+    out = layer.compute_output_shape(shapes if listed else shapes[0])
+    return [tuple(s) for s in out] if isinstance(out, list) else [tuple(out)]
+
+
+def _unknown(shape: tuple) -> bool:
+    return any(d is None for d in tuple(shape)[1:])
+
+
+def _check_leaf(owner: str) -> Leaf:
+    """The check of one layer call: a ``None`` size beyond the batch axis only where the
+    converter takes one (a wrapper's inner layer checked on its own input)."""
+
+    def leaf(layer: Any, args: list, listed: bool, path: str) -> list:
+        shapes = [a[1] for a in args]
+        for shape in shapes:
+            if _unknown(shape) and not takes_unknown_sizes(layer):
+                raise ValueError(f"{owner}: layer {path!r} ({type(layer).__name__}) gets an "
+                                 f"input of shape {tuple(shape)}, and its export needs every "
+                                 f"size but the batch axis known; give the Input a fixed "
+                                 f"shape (docs/export.md lists the layers that take unknown "
+                                 f"sizes)")
+        if type(layer).__name__ == "TimeDistributed":
+            inner = layer.layer
+            _visit(inner, [(None, (None, *tuple(shapes[0])[2:]), "float32")], False,
+                   f"{path}/{inner.name}", leaf)
+        return [(None, s, "float32") for s in _output_shapes(layer, shapes, listed)]
+
+    return leaf
+
+
+def _emit_leaf(b: OnnxBuilder) -> Leaf:
+    """The conversion of one layer call: integer inputs cast to float32 first (but for
+    the layers that take ids), then the layer's converter."""
+
+    def leaf(layer: Any, args: list, listed: bool, path: str) -> list:
+        shapes = [a[1] for a in args]
+        with b.scope(path):
+            xs = [x if dtype == "float32" or takes_integers(layer)
+                  else b.op("Cast", [x], "to_float", to=b.FLOAT) for x, _, dtype in args]
+            y = converter_for(layer)(b, layer, xs if listed else xs[0],
+                                     shapes if listed else shapes[0])
+        ys = y if isinstance(y, list) else [y]
+        return [(name, shape, "float32")
+                for name, shape in zip(ys, _output_shapes(layer, shapes, listed))]
+
+    return leaf
 
 
 def _rename(b: OnnxBuilder, old: str, new: str) -> None:
@@ -139,16 +189,22 @@ def _refuse_string_inputs(model: Any, owner: str) -> None:
 
 
 def check_exportable(model: Any, owner: str = "export") -> tuple[list[str], list[tuple]]:
-    """The model's input names and shapes, once it is known to export: built, every
-    non-batch input size known, a converter for every layer (no ``onnx`` needed).
+    """The model's input names and shapes, once it is known to export: built, a
+    converter for every layer, and every size but the batch axis known wherever a
+    layer's converter needs it (no ``onnx`` needed).
 
     Raises:
         ValueError: what keeps the model from exporting (the message names it).
     """
-    try:
-        model._check_built()
-    except ValueError as exc:
-        raise ValueError(f"{owner}: {exc}") from None
+    graph = _graph(model)
+    if graph is None:
+        raise ValueError(f"{owner}: {type(model).__name__} {model.name!r} is a subclassed "
+                         f"model: its call() runs Python code, which has no ONNX form; build "
+                         f"it as a Sequential or functional Model of built-in layers to "
+                         f"export it")
+    if not graph.built:
+        raise ValueError(f"{owner}: {type(model).__name__} model {model.name!r} is not built "
+                         f"yet: call build(input_shape), or fit/predict on data, first")
     _refuse_string_inputs(model, owner)
     missing = unsupported_layers(model)
     if missing:
@@ -167,12 +223,10 @@ def check_exportable(model: Any, owner: str = "export") -> tuple[list[str], list
         raise ValueError(f"{owner}: layer {takers[0]!r} uses the mask {makers[0]!r} makes, "
                          f"and masks have no ONNX form yet; export the model without "
                          f"masking (mask_zero=False, no Masking layer)")
-    names, shapes = _inputs(model)
-    for name, shape in zip(names, shapes):
-        if any(d is None for d in shape[1:]):
-            raise ValueError(f"{owner}: input {name!r} has shape {tuple(shape)}; export needs "
-                             f"every size but the batch axis known")
-    return names, [tuple(s) for s in shapes]
+    shapes = [tuple(s) for s in graph.input_shapes]
+    _walk(graph, [(None, s, d) for s, d in zip(shapes, graph.input_dtypes)], "",
+          _check_leaf(owner))
+    return list(graph.input_names), shapes
 
 
 # -- the ModelProto ---------------------------------------------------------------------------
@@ -204,13 +258,19 @@ def to_onnx(model: Any, opset: int | None = None, owner: str = "export") -> Any:
         raise ValueError(f"{owner}: opset {opset} is newer than the installed onnx package "
                          f"knows (up to {newest}); upgrade onnx or pass a lower opset")
 
+    graph = _graph(model)
+    dtypes = graph.input_dtypes
     b = OnnxBuilder(opset)
+    leaf = _emit_leaf(b)
+    b.emit_layer = lambda layer, x, shape, path: _visit(
+        layer, [(x, tuple(shape), "float32")], False, path, leaf)[0][:2]
     outputs = list(model.output_names)
     taken: set[str] = set(names)
     final = [unique_name(name, taken) for name in outputs]
     for name in taken:
         b.reserve(name)
-    values, out_shapes = _emit_model(b, model, names, shapes, "")
+    results = _walk(graph, [(n, s, d) for n, s, d in zip(names, shapes, dtypes)], "", leaf)
+    values = [r[0] for r in results]
     b.prune(values)
     produced = {out for node in b.nodes for out in node.output}
     renamed: dict[str, str] = {}
@@ -222,16 +282,19 @@ def to_onnx(model: Any, opset: int | None = None, owner: str = "export") -> Any:
             b.nodes.append(helper.make_node("Identity", [renamed.get(value, value)], [name],
                                             name=f"{name}/Identity"))
 
-    def info(name: str, shape: tuple) -> Any:
-        return helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", *shape[1:]])
+    def info(name: str, shape: tuple, dtype: str) -> Any:
+        # an unknown size is a symbolic dimension named after the value and the axis
+        dims = ["batch", *(f"{name}_axis{axis}" if d is None else d
+                           for axis, d in enumerate(shape[1:], 1))]
+        return helper.make_tensor_value_info(name, _ELEM_TYPES[dtype], dims)
 
-    graph = helper.make_graph(b.nodes, model.name, [info(n, s) for n, s in zip(names, shapes)],
-                              [info(n, s) for n, s in zip(final, out_shapes)],
-                              initializer=b.initializers)
+    onnx_graph = helper.make_graph(
+        b.nodes, model.name, [info(n, s, d) for n, s, d in zip(names, shapes, dtypes)],
+        [info(n, r[1], r[2]) for n, r in zip(final, results)], initializer=b.initializers)
     opsets = [helper.make_opsetid("", opset)]
     import tinynet
 
-    proto = helper.make_model(graph, opset_imports=opsets, producer_name="tinynet",
+    proto = helper.make_model(onnx_graph, opset_imports=opsets, producer_name="tinynet",
                               producer_version=tinynet.__version__,
                               doc_string=f"tinynet {type(model).__name__} {model.name!r}, "
                                          f"inference graph")

@@ -1,6 +1,6 @@
 """im2col / col2im Numba kernels for channels-last 2-D convolution, one sample tile at a time.
 
-The convolution (:mod:`tinynet.math.conv2d`) works in tiles of whole samples or of one
+The convolution (:mod:`tinynet.ops.arrays.conv2d`) works in tiles of whole samples or of one
 sample's output pixels. A sample is first copied into a zero-padded buffer
 ``[Hp, Wp, C]``, so every tap of
 every patch lies inside it and the patch rows need no boundary tests: for dilation 1 the
@@ -177,7 +177,7 @@ def _forward_slot(x, w2, bias, add_bias, z, tasks, s, slots, per, step, pt, pl, 
 @njit(cache=True, nogil=True, error_model="numpy")
 def conv_forward_serial(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh, kw, sh, sw, dh,
                         dw, oh, ow, xps, colss):
-    """``z = im2col(x) @ w2 (+ bias)``, tile by tile (see :mod:`tinynet.math.conv2d`)."""
+    """``z = im2col(x) @ w2 (+ bias)``, tile by tile (see :mod:`tinynet.ops.arrays.conv2d`)."""
     for s in range(xps.shape[0]):  # one slot; a loop, so no literal slot numbers
         _forward_slot(x, w2, bias, add_bias, z, tasks, s, xps.shape[0], per, step, pt, pl, kh,
                       kw, sh, sw, dh, dw, oh, ow, xps[s], colss[s])

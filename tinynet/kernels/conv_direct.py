@@ -1,7 +1,7 @@
 """Direct 2-D convolution kernels on channels-last data: fused multiply-adds in registers.
 
 For output channels in multiples of 16 the convolution needs no patch matrix at all
-(:mod:`tinynet.math.conv2d` chooses). A *block* is 8 output pixels by 32 (or 16) output
+(:mod:`tinynet.ops.arrays.conv2d` chooses). A *block* is 8 output pixels by 32 (or 16) output
 channels: 16 (or 8) ``f32x16`` accumulators stay in registers while the loop runs over
 the ``K = KH * KW * C`` rows of the kernel, each row one vector load of weights, eight
 scalars of the zero-padded input broadcast, and one :func:`~tinynet.kernels.simd.vfma`

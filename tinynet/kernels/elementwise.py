@@ -4,8 +4,8 @@ Arrays are seen as rows of length ``C`` (the last axis; a ``bias`` has ``C`` ent
 none). Work is cut into blocks of whole rows, about ``ELEM_BLOCK`` elements each; the
 parallel variants spread blocks with ``prange``. Activations are pure per-element (or,
 for softmax, per-row) functions, so serial and parallel variants give the same bits.
-(The bias gradient is the shared column fold, ``tinynet.math.reduction.col_sum``, called
-from :func:`tinynet.activations.bias_grad`.)
+(The bias gradient is the shared column fold, ``tinynet.ops.arrays.reduction.col_sum``, called
+from :func:`tinynet.ops.fused.bias_grad`.)
 
 Activation kinds (the ``kind`` of :func:`act_forward_kernel` and :func:`act_backward_kernel`;
 each kind compiles its own drivers, so a model compiles only the activations it uses):

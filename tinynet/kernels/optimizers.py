@@ -10,7 +10,7 @@ expression in both, so the results are bitwise identical for any gate value and 
 count. The serial variant is the block helper called from Python on the whole range (a
 compiled wrapper would only re-optimize the code it links in); the Python ints it passes
 are the run-time int64 starts the parallel variant passes, so the helper compiles once
-for both. The operations that pick a variant are in :mod:`tinynet.optimizers.updates`.
+for both. The operations that pick a variant are in :mod:`tinynet.ops.arrays.optimizers`.
 
 Common arguments (all float32 scalars unless noted):
     gscale: gradient scale from clipnorm/global_clipnorm (exactly 1 when not clipping).

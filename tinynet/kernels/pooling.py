@@ -5,7 +5,7 @@ contiguous channel axis into small per-row channel vectors. Kernels index the 4D
 directly (``x[n, h, w, c]``) rather than flat ``base + c`` offsets: Numba's negative-index
 wraparound on a computed int64 offset hides contiguity from LLVM and the channel loop does
 not vectorize (about 3-4x slower here), while a ``range`` index stays provably >= 0.
-Window geometry comes from :mod:`tinynet.math.pooling` (the operation step, which also
+Window geometry comes from :mod:`tinynet.ops.arrays.pooling` (the operation step, which also
 picks the serial or parallel kernel) as small per-row and per-column bound arrays, so
 kernels never divide inside their loops.
 

@@ -90,6 +90,9 @@ _EXPORTS = {
     "GRU": "tinynet.layers.recurrent",
     "Bidirectional": "tinynet.layers.recurrent",
     "TimeDistributed": "tinynet.layers.recurrent",
+    "MultiHeadAttention": "tinynet.layers.attention",
+    "Attention": "tinynet.layers.attention",
+    "AdditiveAttention": "tinynet.layers.attention",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,7 +1,7 @@
 """Activation layers: ``Activation``, ``ReLU``, ``LeakyReLU``, ``ELU``, ``Sigmoid``, ``Tanh``,
 ``Softmax`` (Keras 3 arguments and defaults; ``Sigmoid``/``Tanh`` are tinynet additions).
 
-Each is a thin wrapper over an :class:`tinynet.activations.ActivationFn`; the forward
+Each is a thin wrapper over an :class:`tinynet.ops.fused.ActivationFn`; the forward
 caches only what the backward reads (the input or the output).
 """
 

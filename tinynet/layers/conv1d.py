@@ -14,7 +14,7 @@ from typing import Any
 from tinynet.layers.convolutional import Conv2D, check_strides_with_dilation
 from tinynet.layers.pooling.steps import check_single
 from tinynet.layers.validation import check_data_format, check_padding
-from tinynet.math.windows import window_axis
+from tinynet.ops.arrays.windows import window_axis
 
 __all__ = ["Conv1D"]
 

@@ -23,8 +23,8 @@ import numpy as np
 from tinynet import activations, regularizers
 from tinynet.layers.convolutional import Conv2D
 from tinynet.layers.validation import check_data_format
-from tinynet.math.conv2d import conv2d_backward, conv2d_forward, conv2d_input_grad
-from tinynet.math.windows import transpose_axis
+from tinynet.ops.arrays.conv2d import conv2d_backward, conv2d_forward, conv2d_input_grad
+from tinynet.ops.arrays.windows import transpose_axis
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Conv2DTranspose", "transpose_axis"]

@@ -10,9 +10,9 @@ from tinynet import activations, regularizers
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.validation import (check_initializer, check_padding, check_pair,
                                        check_seed)
-from tinynet.math.conv2d import conv2d_backward, conv2d_forward
-from tinynet.math.matmul import matmul
-from tinynet.math.windows import window_axis
+from tinynet.ops.arrays.conv2d import conv2d_backward, conv2d_forward
+from tinynet.ops.arrays.matmul import matmul
+from tinynet.ops.arrays.windows import window_axis
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Conv2D", "Windowed", "conv_geometry", "check_strides_with_dilation"]
@@ -29,7 +29,7 @@ def check_strides_with_dilation(strides: Any, dilation_rate: Any, owner: str) ->
 def conv_geometry(h: int, w: int, kernel: tuple, strides: tuple, dilation: tuple,
                   same: bool) -> tuple[int, int, int, int]:
     """Output size and leading pads ``(oh, ow, pad_top, pad_left)`` of a 2-D convolution:
-    :func:`tinynet.math.windows.window_axis` per axis, the window being the dilated
+    :func:`tinynet.ops.arrays.windows.window_axis` per axis, the window being the dilated
     kernel ``(k - 1) * dilation + 1``. Unknown sizes (``None``) give ``None`` outputs
     (and a 0 pad)."""
     padding = "same" if same else "valid"
@@ -83,7 +83,7 @@ class Windowed(Layer):
         return (batch, geom[0], geom[1], self.filters)
 
     def _tiling(self, geom: tuple) -> tuple:
-        """The geometry tuple of :mod:`tinynet.math.conv2d`."""
+        """The geometry tuple of :mod:`tinynet.ops.arrays.conv2d`."""
         oh, ow, pt, pl = geom
         return (*self.kernel_size, *self.strides, *self.dilation_rate, pt, pl, oh, ow)
 
@@ -91,7 +91,7 @@ class Windowed(Layer):
 class Conv2D(Windowed):
     """2-D convolution (cross-correlation) over ``[batch, height, width, channels]``.
 
-    :mod:`tinynet.math.conv2d` picks the kernels: for output channels in multiples of 16,
+    :mod:`tinynet.ops.arrays.conv2d` picks the kernels: for output channels in multiples of 16,
     direct kernels that keep blocks of outputs in vector registers and need no patch
     matrix (:mod:`tinynet.kernels.conv_direct`); otherwise im2col + GEMM tile by tile, so
     the patches stay in cache (:mod:`tinynet.kernels.conv`), the backward computing

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tinynet.layers.margins import Margins2D
-from tinynet.math.margins import crop2d, pad2d
+from tinynet.ops.arrays.margins import crop2d, pad2d
 
 __all__ = ["Cropping2D"]
 

@@ -9,7 +9,7 @@ import numpy as np
 from tinynet import activations, regularizers
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.validation import check_initializer, check_seed
-from tinynet.math.matmul import matmul
+from tinynet.ops.arrays.dense import dense_backward, dense_forward
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Dense"]
@@ -98,16 +98,15 @@ class Dense(Layer):
                 f"Dense {self.name!r}: expected input of shape (batch, ..., {fan_in}), "
                 f"got shape {x.shape}")
         x2 = x.reshape(-1, fan_in)
-        z = matmul(x2, self.kernel.value)
         bias = self.bias.value if self.use_bias else None
-        y, pre = activations.bias_act_forward(z, bias, self.activation)
+        y, pre = dense_forward(x2, self.kernel.value, bias, self.activation)
         self._cache = (x2, x.shape, pre, y)
         if self.activity_regularizer is not None:
             regularizers.activity_loss(self, y, x.shape[0])
         return Tensor(y.reshape(*x.shape[:-1], self.units))
 
-    def _param_grads(self, grad_output: Any) -> np.ndarray:
-        """Fills kernel/bias gradients; returns dL/dz (before the activation)."""
+    def _grads(self, grad_output: Any, input_grad: bool) -> np.ndarray | None:
+        """Fills kernel/bias gradients; returns dL/dx (``[rows, fan_in]``) when asked."""
         x2, x_shape, pre, y = self._require_cache()
         g = as_array(grad_output)
         if g.size != y.size:
@@ -117,22 +116,20 @@ class Dense(Layer):
         g = g.reshape(y.shape)
         if self.activity_regularizer is not None:
             g = regularizers.activity_grad(self, y, x_shape[0], g)
-        dz = activations.bias_act_backward(self.activation, pre, y, g)
-        if self.kernel.trainable:
-            self.kernel.grad = matmul(x2, dz, trans_a=True)
-        else:
-            self.kernel.grad = None
+        dx, dkernel, dbias = dense_backward(
+            x2, self.kernel.value, pre, y, g, self.activation,
+            want_kernel=self.kernel.trainable,
+            want_bias=self.use_bias and self.bias.trainable, want_input=input_grad)
+        self.kernel.grad = dkernel
         if self.use_bias:
-            self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
-        return dz
+            self.bias.grad = dbias
+        return dx
 
     def backward(self, grad_output: Any) -> Tensor:
-        dz = self._param_grads(grad_output)
-        dx = matmul(dz, self.kernel.value, trans_b=True)
-        return Tensor(dx.reshape(self._cache[1]))
+        return Tensor(self._grads(grad_output, True).reshape(self._cache[1]))
 
     def backward_params(self, grad_output: Any) -> None:
-        self._param_grads(grad_output)
+        self._grads(grad_output, False)
 
     def get_config(self) -> dict:
         config = super().get_config()

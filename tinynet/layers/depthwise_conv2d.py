@@ -11,7 +11,7 @@ from tinynet.layers.convolutional import Windowed, check_strides_with_dilation
 from tinynet.layers.layer import check_bool, check_positive_int
 from tinynet.layers.validation import (check_data_format, check_initializer, check_padding,
                                        check_pair, check_seed)
-from tinynet.math.depthwise import depthwise_backward, depthwise_forward
+from tinynet.ops.arrays.depthwise import depthwise_backward, depthwise_forward
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["DepthwiseConv2D"]
@@ -20,7 +20,7 @@ __all__ = ["DepthwiseConv2D"]
 class DepthwiseConv2D(Windowed):
     """Depthwise 2-D convolution over ``[batch, height, width, channels]``: input channel
     ``c`` convolved with ``depth_multiplier`` kernels of its own gives output channels
-    ``c * depth_multiplier + m`` (:mod:`tinynet.math.depthwise`). The bias add is fused
+    ``c * depth_multiplier + m`` (:mod:`tinynet.ops.arrays.depthwise`). The bias add is fused
     into the activation pass.
 
     Args:
@@ -113,8 +113,9 @@ class DepthwiseConv2D(Windowed):
         layer's output channels (the depthwise output's here)."""
         return depthwise_channels
 
-    def _depthwise(self, x: Any) -> tuple[np.ndarray, tuple]:
-        """The checked input, its geometry and the depthwise output (no bias)."""
+    def _depthwise(self, x: Any, bias: np.ndarray | None = None) -> tuple[np.ndarray, tuple]:
+        """The checked input, its geometry and the depthwise output (plus ``bias`` if
+        given, in the same pass)."""
         x = as_array(x)
         self._view(x.shape)
         if not self.built:
@@ -127,25 +128,25 @@ class DepthwiseConv2D(Windowed):
         x = np.ascontiguousarray(x, dtype=np.float32)
         geom = self._geometry(x.shape)
         self._cache = None
-        return x, geom, depthwise_forward(x, self._w3(), self._tiling(geom))
+        return x, geom, depthwise_forward(x, self._w3(), self._tiling(geom), bias)
 
     def _w3(self) -> np.ndarray:
         w = self.depthwise.value
         return w.reshape(w.shape[0], w.shape[1], -1)
 
     def forward(self, x: Any, training: bool = False) -> Tensor:
-        x, geom, z = self._depthwise(x)
         bias = self.bias.value if self.use_bias else None
-        y, pre = activations.bias_act_forward(z.reshape(-1, z.shape[-1]), bias,
+        x, geom, z = self._depthwise(x, bias)
+        y, pre = activations.bias_act_forward(z.reshape(-1, z.shape[-1]), None,
                                               self.activation)
         self._cache = {"x": x, "geom": geom, "pre": pre, "y": y}
         if self.activity_regularizer is not None:
             regularizers.activity_loss(self, y, x.shape[0])
         return Tensor(y.reshape(z.shape))
 
-    def _output_grad(self, grad_output: Any) -> tuple[dict, np.ndarray]:
+    def _output_grad(self, grad_output: Any, set_bias: bool = True) -> tuple[dict, np.ndarray]:
         """The cache and ``dL/d(pre-bias output)`` as ``[rows, channels]``; sets the bias
-        gradient."""
+        gradient if ``set_bias`` (else the depthwise backward adds it up in its own pass)."""
         cache = self._require_cache()
         x, geom, y = cache["x"], cache["geom"], cache["y"]
         g = self._check_grad(grad_output, (x.shape[0], geom[0], geom[1], y.shape[-1]))
@@ -153,29 +154,34 @@ class DepthwiseConv2D(Windowed):
         if self.activity_regularizer is not None:
             g = regularizers.activity_grad(self, y, x.shape[0], g)
         dz = activations.bias_act_backward(self.activation, cache["pre"], y, g)
-        if self.use_bias:
+        if self.use_bias and set_bias:
             self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
         return cache, dz
 
-    def _depthwise_grads(self, cache: dict, dz: np.ndarray, want_dx: bool) -> np.ndarray | None:
+    def _depthwise_grads(self, cache: dict, dz: np.ndarray, want_dx: bool,
+                         with_bias: bool = False) -> np.ndarray | None:
         """Sets the depthwise kernel's gradient from ``dz`` (the depthwise output's
-        gradient); returns ``dx`` when ``want_dx``."""
+        gradient), and the bias gradient too if ``with_bias``; returns ``dx`` when
+        ``want_dx``."""
         x, geom = cache["x"], cache["geom"]
         g = np.ascontiguousarray(dz, dtype=np.float32).reshape(
             x.shape[0], geom[0], geom[1], dz.shape[-1])  # not -1: the batch may be empty
         want_dw = self.depthwise.trainable
-        dx, dw3 = depthwise_backward(x, self._w3(), g, self._tiling(geom), want_dx=want_dx,
-                                     want_dw=want_dw)
+        want_db = with_bias and self.bias.trainable
+        dx, dw3, db = depthwise_backward(x, self._w3(), g, self._tiling(geom), want_dx=want_dx,
+                                         want_dw=want_dw, want_db=want_db)
         self.depthwise.grad = dw3.reshape(self.depthwise.value.shape) if want_dw else None
+        if with_bias:
+            self.bias.grad = db
         return dx
 
     def backward_params(self, grad_output: Any) -> None:
-        cache, dz = self._output_grad(grad_output)
-        self._depthwise_grads(cache, dz, want_dx=False)
+        cache, dz = self._output_grad(grad_output, set_bias=False)
+        self._depthwise_grads(cache, dz, want_dx=False, with_bias=self.use_bias)
 
     def backward(self, grad_output: Any) -> Tensor:
-        cache, dz = self._output_grad(grad_output)
-        return Tensor(self._depthwise_grads(cache, dz, want_dx=True))
+        cache, dz = self._output_grad(grad_output, set_bias=False)
+        return Tensor(self._depthwise_grads(cache, dz, want_dx=True, with_bias=self.use_bias))
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -22,6 +22,19 @@ from tinynet.layers.parameter import Parameter, initializer_fn, regularizer_of, 
 from tinynet.layers.validation import check_name
 from tinynet.tensor import Tensor, as_array
 
+_TRACED: Any = None
+
+
+def _traced() -> Any:
+    """:mod:`tinynet.layers.traced` (the ``call()`` machinery), imported on first use and
+    then kept (it runs on every step of a ``call()`` layer)."""
+    global _TRACED
+    if _TRACED is None:
+        from tinynet.layers import traced
+
+        _TRACED = traced
+    return _TRACED
+
 __all__ = ["Layer", "Parameter", "snake_case", "normalize_shape", "check_positive_int",
            "check_bool"]
 
@@ -395,9 +408,7 @@ class Layer(SymbolicCalls, KeywordChecked):
         """The output for ``x``; caches what :meth:`backward` needs. A ``call()`` layer
         records its ops here (and gets ``mask=`` when its ``call`` names it)."""
         if type(self)._has_call:
-            from tinynet.layers import traced
-
-            return traced.forward(self, x, training,
+            return _traced().forward(self, x, training,
                                   kwargs={"mask": mask} if mask is not None else None)
         raise NotImplementedError(self._how_to_write())
 
@@ -412,9 +423,7 @@ class Layer(SymbolicCalls, KeywordChecked):
         """dL/dx of the last :meth:`forward`, filling every parameter's ``.grad``. A
         ``call()`` layer replays its recorded ops."""
         if type(self)._has_call:
-            from tinynet.layers import traced
-
-            return traced.backward(self, grad_output)
+            return _traced().backward(self, grad_output)
         raise NotImplementedError(self._how_to_write())
 
     def backward_params(self, grad_output: Any) -> None:
@@ -425,9 +434,7 @@ class Layer(SymbolicCalls, KeywordChecked):
         gradient needs). The gradients are the ones :meth:`backward` would give.
         """
         if type(self)._has_call:
-            from tinynet.layers import traced
-
-            traced.backward_params(self, grad_output)
+            _traced().backward_params(self, grad_output)
             return
         self.backward(grad_output)
 
@@ -467,11 +474,9 @@ class Layer(SymbolicCalls, KeywordChecked):
                              f"{np.shape(_values(x))}")
         if not self.built:
             self._build_on(x)
-        from tinynet.ops.autodiff import current
-
+        traced = _traced()
+        current = traced.autodiff.current
         if type(self)._has_call:
-            from tinynet.layers import traced
-
             if mask is not None:
                 kwargs["mask"] = mask
             if current() is not None:
@@ -479,8 +484,6 @@ class Layer(SymbolicCalls, KeywordChecked):
             return traced.forward(self, x, training, args, kwargs)
         extra = {} if mask is None else {"mask": mask}
         if current() is not None:
-            from tinynet.layers import traced
-
             return traced.record_builtin(self, x, bool(training), **extra)
         return self.forward(x, training=bool(training), **extra)
 

@@ -1,6 +1,6 @@
 """The shared body of ``ZeroPadding2D`` and ``Cropping2D``: zero margins added or removed
 at each sample's height and width, the one operation's backward being the other's
-forward (:mod:`tinynet.math.margins`)."""
+forward (:mod:`tinynet.ops.arrays.margins`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from tinynet.layers.layer import Layer
 from tinynet.layers.validation import check_data_format, check_margins
-from tinynet.math.margins import crop2d, pad2d
+from tinynet.ops.arrays.margins import crop2d, pad2d
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Margins2D"]

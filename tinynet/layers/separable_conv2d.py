@@ -10,7 +10,7 @@ from tinynet import activations, regularizers
 from tinynet.layers.depthwise_conv2d import DepthwiseConv2D
 from tinynet.layers.layer import check_positive_int
 from tinynet.layers.validation import check_initializer
-from tinynet.math.matmul import matmul
+from tinynet.ops.arrays.matmul import matmul
 from tinynet.tensor import Tensor
 
 __all__ = ["SeparableConv2D"]

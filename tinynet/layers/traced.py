@@ -51,13 +51,14 @@ def call_kwargs(layer: Any, training: Any, extra: dict) -> dict:
         params = inspect.signature(cls.call).parameters
         takes = "training" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
         cls._call_takes_training = takes
-    kwargs = dict(extra)
-    if takes and "training" not in kwargs:
-        kwargs["training"] = training
-    return kwargs
+    if not takes or "training" in extra:
+        return dict(extra)
+    return {**extra, "training": training}
 
 
 def _outputs(out: Any, layer: Any) -> tuple[list[Tensor], bool]:
+    if type(out) is Tensor:
+        return [out], False
     if isinstance(out, (list, tuple)):
         return [_as_tensor(o, layer) for o in out], True
     return [_as_tensor(out, layer)], False
@@ -85,6 +86,8 @@ def _leaves(graph: autodiff.Graph, x: Any, listed: bool) -> Any:
 
 
 def _input_array(x: Any) -> np.ndarray:
+    if type(x) is np.ndarray and x.dtype == np.float32 and x.flags.c_contiguous:
+        return x
     if isinstance(x, Tensor):
         return x.data
     arr = np.asarray(x)
@@ -100,7 +103,7 @@ def forward(layer: Any, x: Any, training: Any, args: tuple = (), kwargs: dict | 
     """Runs ``layer.call`` on ``x`` under a fresh graph; keeps the record for
     :func:`backward`. Returns what ``call`` returned (Tensors)."""
     listed = isinstance(x, (list, tuple))
-    graph = autodiff.Graph(owner=layer.name)
+    graph = autodiff.Graph(owner=layer._name or "")  # no name property lookups per step
     with graph:
         leaves = _leaves(graph, x, listed)
         out = layer.call(leaves, *args, **call_kwargs(layer, training, kwargs or {}))
@@ -108,8 +111,8 @@ def forward(layer: Any, x: Any, training: Any, args: tuple = (), kwargs: dict | 
     state = layer.__dict__  # plain writes (a call() layer's __setattr__ tracks sub-layers)
     state["_cache"] = Record(graph, leaves if listed else [leaves], outputs, listed)
     state["_call_losses"] = list(graph.losses)
-    if layer._call_losses:
-        _report_added_losses(layer._call_losses)
+    if graph.losses:
+        _report_added_losses(graph.losses)
     return out if out_listed else outputs[0]
 
 
@@ -127,6 +130,8 @@ def _added_loss_roots(rec: Record) -> tuple[list[Tensor], list[np.ndarray]]:
     """The recorded ``add_loss`` tensors and their cotangents: 1 for each entry, as the
     training loss adds them unscaled (a value that does not depend on the inputs or the
     weights has no gradient)."""
+    if not rec.graph.losses:
+        return [], []
     roots = [t for t in rec.graph.losses if isinstance(t, Tensor) and t._node is not None
              and t.data.dtype.kind == "f"]
     return roots, [np.ones(t.shape, dtype=t.data.dtype) for t in roots]
@@ -165,7 +170,8 @@ def backward(layer: Any, grad_output: Any, inputs: bool = True) -> Any:
         if g is None:
             arrays.append(None)
             continue
-        g = np.asarray(g.data if isinstance(g, Tensor) else g, dtype=o.data.dtype)
+        if not (type(g) is np.ndarray and g.dtype == o.data.dtype):
+            g = np.asarray(g.data if isinstance(g, Tensor) else g, dtype=o.data.dtype)
         if g.shape != o.shape:
             raise ValueError(f"{type(layer).__name__} {layer.name!r}: grad_output must have "
                              f"shape {o.shape} (the last output's shape), got {g.shape}")
@@ -176,7 +182,10 @@ def backward(layer: Any, grad_output: Any, inputs: bool = True) -> Any:
             p.grad = None
         rec.graph.sublayer_grads.clear()
     roots, cotangents = _added_loss_roots(rec)
-    autodiff.backprop([*rec.outputs, *roots], [*arrays, *cotangents], rec.graph)
+    if roots:
+        autodiff.backprop([*rec.outputs, *roots], [*arrays, *cotangents], rec.graph)
+    else:
+        autodiff.backprop(rec.outputs, arrays, rec.graph)
     _fill_param_grads(layer, rec.graph)
     if not inputs:
         return None
@@ -222,12 +231,15 @@ def _reaches_inputs(rec: Record) -> bool:
 
 
 def _fill_param_grads(layer: Any, graph: autodiff.Graph) -> None:
-    from_leaves = {id(t._node.param): t._node.grad for t in graph.param_leaves.values()}
+    leaves = graph.param_leaves  # id(param) -> its leaf
+    subs = graph.sublayer_grads
     for p in layer.parameters():
-        g = from_leaves.get(id(p))
-        sub = graph.sublayer_grads.get(id(p))
-        if sub is not None:
-            g = sub[1] if g is None else g + sub[1]
+        t = leaves.get(id(p))
+        g = None if t is None else t._node.grad
+        if subs:
+            sub = subs.get(id(p))
+            if sub is not None:
+                g = sub[1] if g is None else g + sub[1]
         if g is None:
             g = np.zeros_like(p.value)
         p.grad = np.ascontiguousarray(g, dtype=np.float32)

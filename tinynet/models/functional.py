@@ -21,7 +21,7 @@ from tinynet.layers.layer import Layer
 from tinynet.layers.node import SymbolicTensor, symbolic_list
 from tinynet.layers.registry import register_model
 from tinynet.models.base import BaseModel
-from tinynet.models.graph import map_graph, pick, reconnect
+from tinynet.models.graph import LayerGraph, functional_graph, map_graph, pick, reconnect
 from tinynet.models.sequential import build_layer
 from tinynet.models.subclassed import install
 from tinynet.models.training import fits, targets
@@ -143,6 +143,12 @@ class Model(BaseModel):
     @property
     def layers(self) -> list[Layer]:
         return list(self._layers)
+
+    def layer_graph(self) -> LayerGraph:
+        """The model as a graph of layer calls, one step per node in execution order
+        (what the summary and the exporter walk)."""
+        built = self.built and all(layer.built for layer in self._layers)
+        return functional_graph(self._graph, self.inputs, self.outputs, built)
 
     @property
     def multiple_inputs(self) -> bool:  # type: ignore[override]

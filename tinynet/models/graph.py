@@ -1,4 +1,6 @@
-"""The graph of a functional model: which nodes run, in which order, and its layers.
+"""The graph of a functional model: which nodes run, in which order, and its layers; and
+:class:`LayerGraph`, the one view of a model as layer calls that the summary and the
+exporter walk (a ``Sequential`` is a chain, a functional ``Model`` its mapped graph).
 
 :func:`map_graph` follows Keras 3's ``map_graph`` (``keras/src/ops/function.py``): a
 depth-first walk back from the outputs orders the nodes; a node's depth is one more than
@@ -14,7 +16,8 @@ from typing import Any
 
 from tinynet.layers.node import Node, SymbolicTensor
 
-__all__ = ["Graph", "map_graph", "reconnect", "pick"]
+__all__ = ["Graph", "map_graph", "reconnect", "pick", "Step", "LayerGraph", "chain_graph",
+           "functional_graph"]
 
 
 class Graph:
@@ -33,6 +36,105 @@ class Graph:
         self.nodes_by_depth = nodes_by_depth
         self.layers = layers
         self.node_set = {id(n) for depth in nodes_by_depth.values() for n in depth}
+
+
+class Step:
+    """One call of a layer in a model.
+
+    Attributes:
+        layer: The layer called (a nested model is one step).
+        inputs: The keys of the values it takes, in order.
+        outputs: The keys of the values it gives.
+        listed: Whether the layer takes its inputs as a list (``layer([a, b])``).
+        node: The functional graph's node of this call (``None`` in a ``Sequential``).
+    """
+
+    __slots__ = ("layer", "inputs", "outputs", "listed", "node")
+
+    def __init__(self, layer: Any, inputs: list, outputs: list, listed: bool,
+                 node: Node | None = None) -> None:
+        self.layer = layer
+        self.inputs = inputs
+        self.outputs = outputs
+        self.listed = listed
+        self.node = node
+
+
+class LayerGraph:
+    """A model as a graph of layer calls: what ``model.layer_graph()`` returns.
+
+    Values are named by keys (hashable, opaque); running the steps in order on the
+    input values gives every step its inputs and the model its outputs.
+
+    Attributes:
+        inputs: The keys of the model's inputs.
+        input_names: The inputs' names (the ``Input`` layers' names).
+        input_shapes: The inputs' shapes, batch axis ``None`` (a ``Sequential`` not yet
+            given an input shape has ``[None]``).
+        input_dtypes: The inputs' dtypes (``"float32"``, or an ``Input``'s integer or bool
+            dtype).
+        steps: The layer calls in execution order.
+        outputs: The keys of the model's outputs.
+        built: Whether the model and every layer in it are built.
+        chain: Whether the graph is a plain chain as Keras's summary decides it (no
+            ``Connected to`` column): one node per depth, each of one input, and no
+            layer called twice.
+        nodes: The ids of the functional nodes inside the model (input nodes included),
+            which ``layer.inbound_nodes`` are filtered by; ``None`` for a ``Sequential``.
+    """
+
+    __slots__ = ("inputs", "input_names", "input_shapes", "input_dtypes", "steps", "outputs",
+                 "built", "chain", "nodes")
+
+    def __init__(self, inputs: list, input_names: list[str], input_shapes: list,
+                 input_dtypes: list[str], steps: list[Step], outputs: list, *, built: bool,
+                 chain: bool, nodes: set | None = None) -> None:
+        self.inputs = inputs
+        self.input_names = input_names
+        self.input_shapes = input_shapes
+        self.input_dtypes = input_dtypes
+        self.steps = steps
+        self.outputs = outputs
+        self.built = built
+        self.chain = chain
+        self.nodes = nodes
+
+
+def chain_graph(layers: list[Any], input_name: str, input_shape: tuple | None,
+                input_dtype: str, built: bool) -> LayerGraph:
+    """A ``Sequential``'s layers as a :class:`LayerGraph`: value ``i`` is the input of
+    layer ``i`` (``0`` the model's input), each layer one step."""
+    steps = [Step(layer, [i], [i + 1], False) for i, layer in enumerate(layers)]
+    return LayerGraph([0], [input_name], [input_shape], [input_dtype], steps, [len(layers)],
+                      built=built, chain=True)
+
+
+def functional_graph(graph: Graph, inputs: list[SymbolicTensor],
+                     outputs: list[SymbolicTensor], built: bool) -> LayerGraph:
+    """A functional model's mapped ``graph`` as a :class:`LayerGraph`: values keyed by
+    the ``id`` of their symbolic tensors, one step per node."""
+    steps = [Step(node.layer, [id(t) for t in node.inputs], [id(t) for t in node.outputs],
+                  node.listed, node) for node in graph.nodes]
+    return LayerGraph([id(t) for t in inputs], [t.name for t in inputs],
+                      [tuple(t.shape) for t in inputs],
+                      [getattr(t, "dtype", None) or "float32" for t in inputs], steps,
+                      [id(t) for t in outputs],
+                      built=built, chain=_is_chain(graph), nodes=graph.node_set)
+
+
+def _is_chain(graph: Graph) -> bool:
+    """Keras's test for a summary without ``Connected to``: every depth holds at most one
+    node, of at most one input, and no layer runs at two nodes of the model."""
+    in_model: list[Node] = []
+    for nodes in graph.nodes_by_depth.values():
+        if len(nodes) > 1 or (len(nodes) == 1 and len(nodes[0].inputs) > 1):
+            return False
+        in_model += nodes
+    ids = {id(n) for n in in_model}
+    for layer in graph.layers:
+        if sum(id(n) in ids for n in layer.inbound_nodes) > 1:  # a shared layer
+            return False
+    return True
 
 
 def _walk(inputs: list[SymbolicTensor], outputs: list[SymbolicTensor],

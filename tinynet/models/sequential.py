@@ -16,6 +16,7 @@ from tinynet.layers.layer import Layer, normalize_shape
 from tinynet.layers.node import SymbolicTensor
 from tinynet.layers.registry import register_model, registered_layers
 from tinynet.models.base import BaseModel
+from tinynet.models.graph import LayerGraph, chain_graph
 from tinynet.models.training import fits, targets
 from tinynet.tensor import as_array
 
@@ -63,6 +64,14 @@ class Sequential(BaseModel):
     @property
     def layers(self) -> list[Layer]:
         return list(self._layers)
+
+    def layer_graph(self) -> LayerGraph:
+        """The model as a graph of layer calls: a chain, each layer taking the previous
+        one's output (what the summary and the exporter walk)."""
+        name = self._input.name if self._input is not None else "input_layer"
+        dtype = getattr(self._input, "dtype", None) or "float32"
+        built = self.built and all(layer.built for layer in self._layers)
+        return chain_graph(list(self._layers), name, self._input_shape, dtype, built)
 
     def add(self, layer: Layer) -> None:
         """Appends ``layer`` (``tn.Input(shape)`` first declares the input shape; a model

@@ -46,6 +46,11 @@ class SubclassedModel:
     def layers(self) -> list[Layer]:
         return self.sublayers()
 
+    def layer_graph(self) -> None:
+        """``None``: a subclassed model's computation is its Python ``call()``, not a
+        graph of layer calls."""
+        return None
+
     @property
     def multiple_inputs(self) -> bool:  # type: ignore[override]
         return isinstance(self._build_shape, list)

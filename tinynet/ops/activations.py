@@ -18,15 +18,21 @@ __all__ = ["relu", "relu6", "sigmoid", "tanh", "softplus", "softsign", "silu", "
            "log_sigmoid"]
 
 
+_FUSED: Any = None  # tinynet.ops.fused's activations by name, once imported
+
+
 def _kernel(op: str, x: Any, name: str) -> Tensor | None:
     """float32 through tinynet's activation kernel (the built-in layers' own pass, its
     bits and its speed), or ``None`` for other dtypes."""
     a, t = unwrap(x, op, "x")
     if not isinstance(a, np.ndarray) or a.dtype != np.float32:
         return None
-    from tinynet.ops.fused import _REGISTRY
+    global _FUSED
+    if _FUSED is None:  # imported on first use: `import tinynet` loads no Numba
+        from tinynet.ops.fused import _REGISTRY
 
-    fn = _REGISTRY[name]
+        _FUSED = _REGISTRY
+    fn = _FUSED[name]
     a = np.ascontiguousarray(a)
     out = fn.forward(a)
     return record(out, (t,), lambda g: (fn.backward(a if fn.uses_input else None,

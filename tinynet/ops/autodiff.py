@@ -12,7 +12,6 @@ Outside a graph nothing is recorded: ops cost their arithmetic only.
 
 from __future__ import annotations
 
-import itertools
 import threading
 from typing import Any, Callable, Sequence
 
@@ -57,9 +56,11 @@ class Graph:
     Use as a context manager; graphs nest (the innermost records).
     """
 
+    __slots__ = ("owner", "param_leaves", "sublayer_grads", "escapes", "losses", "nodes",
+                 "_prev")
+
     def __init__(self, owner: str = "") -> None:
         self.owner = owner
-        self._seq = itertools.count()
         self.param_leaves: dict[int, Tensor] = {}
         self.sublayer_grads: dict[int, list] = {}  # id(param) -> [param, summed grad]
         self.escapes: list[str] = []
@@ -68,14 +69,16 @@ class Graph:
         self._prev: Graph | None = None
 
     def next_seq(self) -> int:
-        return next(self._seq)
+        """The number of the next node (nodes are numbered in creation order)."""
+        return len(self.nodes)
 
     def leaf(self, value: Any, label: str = "input") -> Tensor:
         """A tracked leaf tensor holding ``value``'s data (no copy for a Tensor)."""
         data = value.data if isinstance(value, Tensor) else np.asarray(value)
         t = Tensor._wrap(data)
-        t._node = Node(self.next_seq(), (), None, label)
-        self.nodes.append(t._node)
+        nodes = self.nodes
+        node = t._node = Node(len(nodes), (), None, label)
+        nodes.append(node)
         return t
 
     def param_leaf(self, param: Any) -> Tensor:
@@ -84,8 +87,9 @@ class Graph:
         t = self.param_leaves.get(id(param))
         if t is None:
             t = Tensor._wrap(param.value)
-            t._node = Node(self.next_seq(), (), None, param.path, param)
-            self.nodes.append(t._node)
+            nodes = self.nodes
+            node = t._node = Node(len(nodes), (), None, param.path, param)
+            nodes.append(node)
             self.param_leaves[id(param)] = t
         return t
 
@@ -159,8 +163,9 @@ def record(data: np.ndarray, inputs: Sequence[Any], vjp: Callable, label: str = 
         else:
             parents.append(None)
     if tracked:
-        node = out._node = Node(graph.next_seq(), tuple(parents), vjp, label)
-        graph.nodes.append(node)
+        nodes = graph.nodes
+        node = out._node = Node(len(nodes), tuple(parents), vjp, label)
+        nodes.append(node)
     return out
 
 
@@ -198,6 +203,7 @@ def backprop(outputs: Sequence[Tensor], grads: Sequence[Any], graph: Graph | Non
             continue
         g = np.asarray(g, dtype=t.data.dtype)
         t._node.grad = g if t._node.grad is None else t._node.grad + g
+    ndarray = np.ndarray
     for node in nodes:
         if node.vjp is None or node.grad is None:
             continue
@@ -209,7 +215,9 @@ def backprop(outputs: Sequence[Tensor], grads: Sequence[Any], graph: Graph | Non
             pn = parent._node
             if pn is None:  # a leaf whose gradient is not wanted (see needed())
                 continue
-            g = _fit(g, parent.data)
+            like = parent.data
+            if not (type(g) is ndarray and g.dtype == like.dtype and g.shape == like.shape):
+                g = _fit(g, like)
             pn.grad = g if pn.grad is None else pn.grad + g
 
 

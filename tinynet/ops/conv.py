@@ -4,16 +4,16 @@
 1-D ops take ``[batch, width, channels]`` and 2-D ops ``[batch, height, width, channels]``;
 the rank of ``inputs`` picks which. Window sizes follow TF/Keras: "valid" keeps the windows
 inside the input; "same" gives ``ceil(size / stride)`` outputs and puts the odd padding
-cell at the end (:func:`tinynet.math.windows.window_axis`, the window being the dilated
+cell at the end (:func:`tinynet.ops.arrays.windows.window_axis`, the window being the dilated
 kernel ``(k - 1) * dilation + 1``).
 
 float32 inputs run on the kernels of the built-in layers, called exactly as those layers
 call them, so an op gives the same bits as the layer with the same weights and no bias:
-``conv`` as ``Conv1D``/``Conv2D`` (:func:`tinynet.math.conv2d.conv2d_forward` /
+``conv`` as ``Conv1D``/``Conv2D`` (:func:`tinynet.ops.arrays.conv2d.conv2d_forward` /
 ``conv2d_backward``, a 1x1 stride-1 kernel as one GEMM), ``depthwise_conv`` as
-``DepthwiseConv2D`` (:mod:`tinynet.math.depthwise`), ``conv_transpose`` as
+``DepthwiseConv2D`` (:mod:`tinynet.ops.arrays.depthwise`), ``conv_transpose`` as
 ``Conv2DTranspose``, the pools as ``MaxPooling1D/2D`` and ``AveragePooling1D/2D``
-(:mod:`tinynet.math.pooling`). A 1-D op runs as the 2-D one on a view, as the 1-D layers
+(:mod:`tinynet.ops.arrays.pooling`). A 1-D op runs as the 2-D one on a view, as the 1-D layers
 do: a convolution on ``[batch, 1, width, channels]`` with a one-row kernel, a pool on
 ``[batch, width, 1, channels]`` with ``(pool, 1)`` windows. float64 inputs (finite-difference
 gradient checks) run on a plain NumPy path (strided window views and ``einsum``).
@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from tinynet.math.windows import window_axis
+from tinynet.ops.arrays.windows import window_axis
 from tinynet.ops.autodiff import record
 from tinynet.ops.core import OpError, as_float, float_of, unwrap
 from tinynet.tensor import Tensor
@@ -142,7 +142,7 @@ class _Geom:
                            o, st, kk, dd, n, b in zip(out, s, k, d, size, before))
 
     def tiling(self) -> tuple:
-        """The geometry tuple of :mod:`tinynet.math.conv2d` and :mod:`tinynet.math.depthwise`."""
+        """The geometry tuple of :mod:`tinynet.ops.arrays.conv2d` and :mod:`tinynet.ops.arrays.depthwise`."""
         return (*self.k, *self.s, *self.d, *self.before, *self.out)
 
 
@@ -221,8 +221,8 @@ def _conv64_dk(x: np.ndarray, dy: np.ndarray, g: _Geom, groups: int,
 # -- the float32 path (the layers' kernels) ----------------------------------------------
 def _conv32(x: np.ndarray, w2: np.ndarray, g: _Geom) -> np.ndarray:
     """``Conv2D.forward`` without bias: ``[B * OH * OW, F]``."""
-    from tinynet.math.conv2d import conv2d_forward
-    from tinynet.math.matmul import matmul
+    from tinynet.ops.arrays.conv2d import conv2d_forward
+    from tinynet.ops.arrays.matmul import matmul
 
     if g.k == (1, 1) and g.s == (1, 1):
         return matmul(x.reshape(-1, x.shape[-1]), w2)
@@ -232,8 +232,8 @@ def _conv32(x: np.ndarray, w2: np.ndarray, g: _Geom) -> np.ndarray:
 def _conv32_grads(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, g: _Geom, want_dx: bool,
                   want_dw: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
     """``Conv2D._gradients`` without bias: ``(dx [B, H, W, C], dw2 [KH * KW * C, F])``."""
-    from tinynet.math.conv2d import conv2d_backward
-    from tinynet.math.matmul import matmul
+    from tinynet.ops.arrays.conv2d import conv2d_backward
+    from tinynet.ops.arrays.matmul import matmul
 
     if g.k == (1, 1) and g.s == (1, 1):
         dw2 = matmul(x.reshape(-1, x.shape[-1]), dz, trans_a=True) if want_dw else None
@@ -390,14 +390,14 @@ def depthwise_conv(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
 
         return record(out.reshape(out_shape), (tx, tk), vjp, op)
 
-    from tinynet.math.depthwise import depthwise_backward, depthwise_forward
+    from tinynet.ops.arrays.depthwise import depthwise_backward, depthwise_forward
 
     w3 = _c(k4).reshape(k4.shape[0], k4.shape[1], -1)
     y = depthwise_forward(x4, w3, g.tiling())
 
     def vjp32(gy):
         g4 = _c(gy).reshape(b, oh, ow, cm)
-        dx, dw3 = depthwise_backward(x4, w3, g4, g.tiling(), want_dx=need_x, want_dw=need_k)
+        dx, dw3, _ = depthwise_backward(x4, w3, g4, g.tiling(), want_dx=need_x, want_dw=need_k)
         return (dx.reshape(x.shape) if need_x else None,
                 dw3.reshape(k.shape) if need_k else None)
 
@@ -419,14 +419,14 @@ def conv_transpose(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
 
     Returns:
         ``[batch, *out_spatial, F]``; sizes and crop as Keras 3 on JAX
-        (:func:`tinynet.math.windows.transpose_axis`): "same" without
+        (:func:`tinynet.ops.arrays.windows.transpose_axis`): "same" without
         ``output_padding`` gives ``in * stride``, "valid" ``in * stride + max(k - stride, 0)``
         with ``k`` the dilated kernel.
 
     VJP: as ``Conv2DTranspose``'s backward (the input gradient is the convolution of
     ``g``, the kernel gradient that convolution's kernel gradient).
     """
-    from tinynet.math.windows import transpose_axis
+    from tinynet.ops.arrays.windows import transpose_axis
 
     op = "conv_transpose"
     x, tx, k, tk, n, s, d, pad = _kernel_args(op, inputs, kernel, strides, padding,
@@ -467,7 +467,7 @@ def conv_transpose(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
 
         return record(_c(out, dt).reshape(out_shape), (tx, tk), vjp, op)
 
-    from tinynet.math.conv2d import conv2d_backward, conv2d_forward, conv2d_input_grad
+    from tinynet.ops.arrays.conv2d import conv2d_backward, conv2d_forward, conv2d_input_grad
 
     w2 = k4.reshape(-1, c)
     tiling = g.tiling()
@@ -552,7 +552,7 @@ def max_pool(inputs: Any, pool_size: Any, strides: Any = None, padding: str = "v
 
         return record(_c(out, np.float64).reshape(out_shape), (tx,), vjp, op)
 
-    from tinynet.math.pooling import max_pool2d_backward, max_pool2d_forward
+    from tinynet.ops.arrays.pooling import max_pool2d_backward, max_pool2d_forward
 
     out, argmax = max_pool2d_forward(x4, p, s, pad)
 
@@ -589,7 +589,7 @@ def average_pool(inputs: Any, pool_size: Any, strides: Any = None, padding: str 
 
         return record(_c(out, np.float64).reshape(out_shape), (tx,), vjp, op)
 
-    from tinynet.math.pooling import avg_pool2d_backward, avg_pool2d_forward
+    from tinynet.ops.arrays.pooling import avg_pool2d_backward, avg_pool2d_forward
 
     out = avg_pool2d_forward(x4, p, s, pad)
 

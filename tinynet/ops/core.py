@@ -24,8 +24,14 @@ class OpError(ValueError):
     """An op's argument error (a ``ValueError`` naming the op, argument and shapes)."""
 
 
+_PARAM_TYPES: set = set()  # the Parameter class once met (ops sit below tinynet.layers)
+
+
 def _is_param(x: Any) -> bool:
-    return type(x).__name__ == "Parameter" and hasattr(x, "value") and hasattr(x, "path")
+    if type(x).__name__ == "Parameter" and hasattr(x, "value") and hasattr(x, "path"):
+        _PARAM_TYPES.add(type(x))
+        return True
+    return False
 
 
 def unwrap(x: Any, op: str, arg: str) -> tuple[np.ndarray | int | float | bool, Any]:
@@ -35,14 +41,17 @@ def unwrap(x: Any, op: str, arg: str) -> tuple[np.ndarray | int | float | bool, 
     Raises:
         TypeError: ``x`` is not a tensor, array, parameter or real number.
     """
-    if isinstance(x, Tensor):
-        return x.data, x
-    if _is_param(x):
+    tx = type(x)
+    if tx is Tensor or tx is np.ndarray and x.dtype.kind in "biuf":  # the common cases first
+        return (x.data, x) if tx is Tensor else (x, None)
+    if tx in _PARAM_TYPES or _is_param(x):
         graph = autodiff.current()
         if graph is None:
             return x.value, None
         t = graph.param_leaf(x)
         return t.data, t
+    if isinstance(x, Tensor):
+        return x.data, x
     if isinstance(x, np.ndarray):
         if x.dtype.kind not in "biuf":
             raise TypeError(f"{op}: {arg} must be a real-valued tensor, got dtype {x.dtype}")

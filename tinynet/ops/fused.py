@@ -16,10 +16,18 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import elementwise as ek
-from tinynet.math.reduction import col_sum
+from tinynet.ops.arrays.reduction import col_sum
 
-__all__ = ["ActivationFn", "relu_fn", "elu_fn", "bias_act_forward", "bias_act_backward",
+__all__ = ["ActivationFn", "FORMS", "relu_fn", "elu_fn", "bias_act_forward", "bias_act_backward",
            "bias_grad"]
+
+# The forms an ActivationFn computes, by name, and each form's kernel code
+# (:mod:`tinynet.kernels.elementwise`): the codes stay inside ops; layers and the exporter
+# read ``form``.
+_CODES = {"linear": ek.LINEAR, "relu": ek.RELU, "leaky_relu": ek.LEAKY_RELU,
+          "relu_general": ek.RELU_GENERAL, "sigmoid": ek.SIGMOID, "tanh": ek.TANH,
+          "elu": ek.ELU, "gelu": ek.GELU, "silu": ek.SILU, "softmax": ek.SOFTMAX}
+FORMS = (*_CODES, "function")
 
 _EMPTY = np.empty(0, dtype=np.float32)
 _FLAT_ROW = 4096  # row length used for purely elementwise passes without a bias
@@ -30,24 +38,29 @@ class ActivationFn:
 
     Attributes:
         name: The Keras name (``"relu"``, ``"softmax"``, ...).
-        kind: The kernel code (:mod:`tinynet.kernels.elementwise`).
-        params: Three float parameters of the kernel (slope, maximum, threshold or alpha).
+        form: What it computes, one of :data:`FORMS`: the name of a built-in activation,
+            ``"relu_general"`` (Keras ``relu`` with ``params`` = negative slope, maximum,
+            threshold), or ``"function"`` (a function of a tensor).
+        params: Three float parameters (slope, maximum, threshold, or alpha).
         uses_input: ``backward`` reads ``x`` (else ``x`` may be ``None``).
         uses_output: ``backward`` reads ``y`` (else ``y`` may be ``None``).
     """
 
-    __slots__ = ("name", "kind", "params", "uses_input", "uses_output")
+    __slots__ = ("name", "form", "_kind", "params", "uses_input", "uses_output")
 
-    def __init__(self, name: str, kind: int, params: tuple = (0.0, 0.0, 0.0), *,
+    def __init__(self, name: str, form: str, params: tuple = (0.0, 0.0, 0.0), *,
                  uses_input: bool, uses_output: bool) -> None:
+        if form not in FORMS:
+            raise ValueError(f"ActivationFn: form must be one of {FORMS}, got {form!r}")
         self.name = name
-        self.kind = kind
+        self.form = form
+        self._kind = _CODES.get(form, -1)  # the kernel code; -1: no kernel (a function)
         self.params = tuple(np.float32(p) for p in params)
         self.uses_input = uses_input
         self.uses_output = uses_output
 
     def _row_len(self, arr: np.ndarray, bias: np.ndarray | None) -> int:
-        if bias is not None or self.kind == ek.SOFTMAX:
+        if bias is not None or self._kind == ek.SOFTMAX:
             return max(arr.shape[-1], 1) if arr.ndim else 1
         return max(min(arr.size, _FLAT_ROW), 1)
 
@@ -73,7 +86,7 @@ class ActivationFn:
         b = _EMPTY if bias is None else np.ascontiguousarray(bias, dtype=np.float32).reshape(-1)
         row_len = self._row_len(x, bias)
         parallel = tuning.use_parallel("elementwise_parallel_min_elems", x.size)
-        if self.kind == ek.LINEAR and not parallel:
+        if self._kind == ek.LINEAR and not parallel:
             # One float32 add per element (or a copy): NumPy gives the kernel's bits, and
             # a model whose calls stay serial compiles no kernel for its bias adds.
             if b.size:
@@ -81,7 +94,7 @@ class ActivationFn:
             elif out is not x:
                 np.copyto(out, x)
             return out
-        kernel = ek.act_forward_kernel(self.kind, parallel)
+        kernel = ek.act_forward_kernel(self._kind, parallel)
         kernel(x.reshape(-1), b, row_len, *self.params, out.reshape(-1))
         return out
 
@@ -102,7 +115,7 @@ class ActivationFn:
         if g.size == 0:
             return out
         kernel = ek.act_backward_kernel(
-            self.kind, tuning.use_parallel("elementwise_parallel_min_elems", g.size))
+            self._kind, tuning.use_parallel("elementwise_parallel_min_elems", g.size))
         kernel(xs.reshape(-1), ys.reshape(-1), g.reshape(-1), self._row_len(g, None),
                *self.params, out.reshape(-1))
         return out
@@ -114,18 +127,18 @@ class ActivationFn:
         return f"ActivationFn({self.name!r})"
 
 
-_LINEAR = ActivationFn("linear", ek.LINEAR, uses_input=False, uses_output=False)
+_LINEAR = ActivationFn("linear", "linear", uses_input=False, uses_output=False)
 
 _REGISTRY: dict[str, ActivationFn] = {
-    "relu": ActivationFn("relu", ek.RELU, uses_input=False, uses_output=True),
-    "sigmoid": ActivationFn("sigmoid", ek.SIGMOID, uses_input=False, uses_output=True),
-    "tanh": ActivationFn("tanh", ek.TANH, uses_input=False, uses_output=True),
-    "softmax": ActivationFn("softmax", ek.SOFTMAX, uses_input=False, uses_output=True),
-    "elu": ActivationFn("elu", ek.ELU, (1.0, 0.0, 0.0), uses_input=True, uses_output=False),
-    "leaky_relu": ActivationFn("leaky_relu", ek.LEAKY_RELU, (0.2, 0.0, 0.0),
+    "relu": ActivationFn("relu", "relu", uses_input=False, uses_output=True),
+    "sigmoid": ActivationFn("sigmoid", "sigmoid", uses_input=False, uses_output=True),
+    "tanh": ActivationFn("tanh", "tanh", uses_input=False, uses_output=True),
+    "softmax": ActivationFn("softmax", "softmax", uses_input=False, uses_output=True),
+    "elu": ActivationFn("elu", "elu", (1.0, 0.0, 0.0), uses_input=True, uses_output=False),
+    "leaky_relu": ActivationFn("leaky_relu", "leaky_relu", (0.2, 0.0, 0.0),
                                uses_input=False, uses_output=True),
-    "gelu": ActivationFn("gelu", ek.GELU, uses_input=True, uses_output=False),
-    "silu": ActivationFn("silu", ek.SILU, uses_input=True, uses_output=False),
+    "gelu": ActivationFn("gelu", "gelu", uses_input=True, uses_output=False),
+    "silu": ActivationFn("silu", "silu", uses_input=True, uses_output=False),
 }
 
 
@@ -140,17 +153,17 @@ def relu_fn(negative_slope: float = 0.0, max_value: float | None = None,
     if max_value is None and threshold == 0.0:
         if negative_slope == 0.0:
             return _REGISTRY["relu"]
-        return ActivationFn("leaky_relu", ek.LEAKY_RELU, (negative_slope, 0.0, 0.0),
+        return ActivationFn("leaky_relu", "leaky_relu", (negative_slope, 0.0, 0.0),
                             uses_input=False, uses_output=True)
     top = np.inf if max_value is None else max_value
-    return ActivationFn("relu", ek.RELU_GENERAL, (negative_slope, top, threshold),
+    return ActivationFn("relu", "relu_general", (negative_slope, top, threshold),
                         uses_input=True, uses_output=False)
 
 
 def elu_fn(alpha: float = 1.0) -> ActivationFn:
     """Keras ``elu(x, alpha)`` as an :class:`ActivationFn`: ``x`` for ``x > 0``,
     ``alpha * (exp(x) - 1)`` otherwise."""
-    return ActivationFn("elu", ek.ELU, (alpha, 0.0, 0.0), uses_input=True, uses_output=False)
+    return ActivationFn("elu", "elu", (alpha, 0.0, 0.0), uses_input=True, uses_output=False)
 
 
 # -- keras.activations: the activation functions of a tensor, through tinynet.ops ------------

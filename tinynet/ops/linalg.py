@@ -1,7 +1,7 @@
 """Linear algebra ops: ``matmul`` (batched, broadcasting), ``dot``, ``einsum``, ``tensordot``,
 ``outer``, ``norm``.
 
-float32 products run on tinynet's own fixed-order GEMM (:func:`tinynet.math.matmul.matmul`),
+float32 products run on tinynet's own fixed-order GEMM (:func:`tinynet.ops.arrays.matmul.matmul`),
 so they give the same bits on any CPU and thread count, like the built-in layers; other
 dtypes (float64 gradient checks, integers) use NumPy.
 """
@@ -18,14 +18,20 @@ from tinynet.tensor import Tensor
 
 __all__ = ["matmul", "dot", "einsum", "tensordot", "outer", "inner", "norm", "vdot"]
 
+_F32 = np.dtype(np.float32)
+_det_matmul: Any = None
+
 
 def _gemm(a: np.ndarray, b: np.ndarray, trans_a: bool = False, trans_b: bool = False
           ) -> np.ndarray:
     """``op(a) @ op(b)`` of two 2-D arrays; float32 through the deterministic GEMM."""
-    if a.dtype == np.float32 and b.dtype == np.float32:
-        from tinynet.math.matmul import matmul as det_matmul
+    if a.dtype == _F32 and b.dtype == _F32:
+        global _det_matmul
+        if _det_matmul is None:  # imported on first use: `import tinynet` loads no Numba
+            from tinynet.ops.arrays.matmul import matmul as det_matmul
 
-        return det_matmul(a, b, trans_a=trans_a, trans_b=trans_b)
+            _det_matmul = det_matmul
+        return _det_matmul(a, b, trans_a=trans_a, trans_b=trans_b)
     return (a.T if trans_a else a) @ (b.T if trans_b else b)
 
 
@@ -61,15 +67,18 @@ def matmul(x1: Any, x2: Any) -> Tensor:
     b2 = b[:, None] if b.ndim == 1 else b
     if a2.shape[-1] != b2.shape[-2]:
         raise OpError(f"matmul: inner sizes differ: x1 {a.shape}, x2 {b.shape}")
+    if a.dtype == _F32 and b.dtype == _F32:
+        dt = _F32
+    else:
+        dt = np.result_type(a2, b2)
+        if dt.kind == "f" and dt != np.float64:
+            dt = _F32
+    if b2.ndim == 2 and a.ndim >= 2:  # a Dense on any rank: no batch axes to broadcast
+        return _matmul_flat(a2, b2, dt, ta, tb, b.ndim == 1, a, b)
     try:
         batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     except ValueError:
         raise OpError(f"matmul: batch axes do not broadcast: x1 {a.shape}, x2 {b.shape}") from None
-    dt = np.result_type(a2, b2)
-    if dt.kind == "f" and dt != np.float64:
-        dt = np.dtype(np.float32)
-    if b2.ndim == 2 and a.ndim >= 2:
-        return _matmul_flat(a2, b2, dt, ta, tb, b.ndim == 1, a, b)
     ab = np.ascontiguousarray(np.broadcast_to(a2, batch + a2.shape[-2:]), dtype=dt)
     bb = np.ascontiguousarray(np.broadcast_to(b2, batch + b2.shape[-2:]), dtype=dt)
     out2 = _bmm(ab, bb)
@@ -99,14 +108,16 @@ def _matmul_flat(a2: np.ndarray, b2: np.ndarray, dt: np.dtype, ta: Any, tb: Any,
     """``[..., m, k] @ [k, n]`` as one ``[(...m), k] @ [k, n]`` product (a Dense on any
     rank): no broadcast copies of ``b``, and its gradient is one product too."""
     k = a2.shape[-1]
-    am = np.ascontiguousarray(a2.reshape(-1, k), dtype=dt)
+    am = np.ascontiguousarray(a2 if a2.ndim == 2 else a2.reshape(-1, k), dtype=dt)
     bm = np.ascontiguousarray(b2, dtype=dt)
     out2 = _gemm(am, bm)
-    lead = a2.shape[:-1]
-    out = out2.reshape(*lead, b2.shape[-1])
-    if vector:
-        out = out[..., 0]
-    out = canon(np.ascontiguousarray(out), a, b)
+    if a2.ndim == 2 and not vector and dt == _F32:
+        out = out2  # already C-contiguous float32 of the result's shape
+    else:
+        out = out2.reshape(*a2.shape[:-1], b2.shape[-1])
+        if vector:
+            out = out[..., 0]
+        out = canon(np.ascontiguousarray(out), a, b)
 
     def vjp(g):
         gm = np.ascontiguousarray(g.reshape(out2.shape), dtype=dt)

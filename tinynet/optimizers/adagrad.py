@@ -6,7 +6,7 @@ from typing import Callable
 
 import numpy as np
 
-from tinynet.optimizers import updates
+from tinynet.ops.arrays import optimizers as updates
 from tinynet.optimizers.optimizer import Optimizer, check_float
 
 __all__ = ["Adagrad"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tinynet.kernels.optimizers import ADAMAX
 from tinynet.optimizers.moments import MomentOptimizer
 
 __all__ = ["Adamax"]
@@ -26,7 +25,7 @@ class Adamax(MomentOptimizer):
     """
 
     _default_name = "adamax"
-    _rule = ADAMAX
+    _rule = "adamax"
     _slot_names = ("momentum", "norm")
     _betas = ("[0, 1)", "[0, 1]")
 

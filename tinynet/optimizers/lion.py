@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from tinynet.kernels.optimizers import LION
 from tinynet.optimizers.moments import MomentOptimizer
 
 __all__ = ["Lion"]
@@ -31,7 +30,7 @@ class Lion(MomentOptimizer):
     """
 
     _default_name = "lion"
-    _rule = LION
+    _rule = "lion"
     _slot_names = ("momentum",)
     _betas = ("(0, 1]", "[0, 1]")
     _config_keys = ("beta_1", "beta_2")

@@ -1,7 +1,7 @@
 """``MomentOptimizer``: what Adam, AdamW, Nadam, Adamax and Lion share.
 
 They all keep a first moment ("momentum" slot) and run one kernel
-(:func:`tinynet.optimizers.updates.moments_update`), a ``rule`` apart. Each subclass
+(:func:`tinynet.ops.arrays.optimizers.moments_update`), a ``rule`` apart. Each subclass
 states its rule, its slots, the ranges of ``beta_1`` and ``beta_2``, its config keys and
 its per-step scalars (:meth:`MomentOptimizer._step_scalars`); this class checks the
 arguments, computes the scalars once per step (float64, rounded once to float32) and
@@ -14,8 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from tinynet.kernels.optimizers import ADAM
-from tinynet.optimizers import updates
+from tinynet.ops.arrays import optimizers as updates
 from tinynet.optimizers.checks import check_float, check_unit_interval
 from tinynet.optimizers.optimizer import Optimizer
 
@@ -28,7 +27,8 @@ _K = 5  # the kernel's per-step scalars
 class MomentOptimizer(Optimizer):
     """Base of the first-moment optimizers (see the module docstring).
 
-    Class attributes of a subclass: ``_rule`` (the kernel's rule), ``_slot_names`` (slots,
+    Class attributes of a subclass: ``_rule`` (the update rule's name, one of
+    :data:`tinynet.ops.arrays.optimizers.MOMENT_RULES`), ``_slot_names`` (slots,
     created zero-filled; the second one is the kernel's ``v``), ``_betas`` (the intervals
     of ``beta_1`` and ``beta_2``) and ``_config_keys`` (the attributes ``get_config``
     adds; ``epsilon`` among them means the optimizer takes one). The constructor's
@@ -36,7 +36,7 @@ class MomentOptimizer(Optimizer):
     Lion define their own.
     """
 
-    _rule = ADAM
+    _rule = "adam"
     _slot_names: tuple[str, ...] = ("momentum", "velocity")
     _betas = ("[0, 1)", "[0, 1)")
     _config_keys: tuple[str, ...] = ("beta_1", "beta_2", "epsilon")

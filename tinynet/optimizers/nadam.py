@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinynet.kernels.optimizers import NADAM
 from tinynet.optimizers.moments import MomentOptimizer
 
 __all__ = ["Nadam"]
@@ -32,7 +31,7 @@ class Nadam(MomentOptimizer):
     """
 
     _default_name = "nadam"
-    _rule = NADAM
+    _rule = "nadam"
 
     def _scalar_specs(self) -> list[tuple[str, float]]:
         return [("u_product", 1.0)]

@@ -31,7 +31,7 @@ import numpy as np
 from tinynet.keywords import KeywordChecked
 from tinynet.layers.layer import Parameter
 from tinynet.layers.validation import check_name
-from tinynet.optimizers import updates
+from tinynet.ops.arrays import optimizers as updates
 from tinynet.optimizers.checks import RATE, check_float, check_rate
 from tinynet.optimizers.flat import FlatGroup
 from tinynet.optimizers.step_undo import StepUndo

@@ -7,7 +7,7 @@ from typing import Callable
 import numpy as np
 
 from tinynet.layers.layer import check_bool
-from tinynet.optimizers import updates
+from tinynet.ops.arrays import optimizers as updates
 from tinynet.optimizers.optimizer import Optimizer, check_float
 
 __all__ = ["RMSprop"]

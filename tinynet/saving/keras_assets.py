@@ -8,8 +8,8 @@ config's ``vocabulary`` ``None`` and ``vocabulary_size`` its length. A
 ``TextVectorization`` writes it twice, at its own path and at its ``_lookup_layer``'s.
 In ``"tf_idf"`` mode the idf weights are also the dataset ``<path>/vars/idf_weights``.
 
-Reading checks every size against :data:`MAX_VOCABULARY` before anything is built, and a
-vocabulary that is malformed (not UTF-8, not integers for ``IntegerLookup``, repeated or
+Reading checks every size against ``keras_config.MAX_VOCABULARY`` before anything is
+built (the config's sizes in ``keras_config.check_config``), and a vocabulary that is malformed (not UTF-8, not integers for ``IntegerLookup``, repeated or
 too many tokens) is a ``ValueError`` naming the member.
 """
 
@@ -19,13 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.saving.keras_config import keras_class_name
+from tinynet.saving import keras_config
+from tinynet.saving.keras_config import VOCABULARY_CLASSES, keras_class_name
 from tinynet.saving.keras_weights import layer_groups
 
 #: Largest vocabulary (tokens, special ones included) a Keras file may give one layer;
 #: also the largest ``max_tokens`` a padded layer may allocate from a file.
-MAX_VOCABULARY = 2 ** 22
-VOCABULARY_CLASSES = ("StringLookup", "IntegerLookup", "TextVectorization")
 ASSET_NAME = "vocabulary.txt"
 #: What ``str.splitlines`` (Keras's reader) breaks lines at, besides "\n".
 _LINE_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
@@ -94,37 +93,15 @@ def named_vars(model: Any) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
-def check_config(class_name: str, config: dict, where: str) -> None:
-    """A vocabulary layer's Keras config within the loader's budget (before building)."""
-    if class_name not in VOCABULARY_CLASSES:
-        return
-    name = config.get("name")
-    sizes = {"vocabulary_size": config.get("vocabulary_size")}
-    if isinstance(config.get("vocabulary"), list):
-        sizes["vocabulary"] = len(config["vocabulary"])
-    if config.get("pad_to_max_tokens"):
-        sizes["max_tokens"] = config.get("max_tokens")
-    for key, value in sizes.items():
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{where}: layer {name!r:.80} ({class_name}) has {key}="
-                             f"{value!r:.80}; expected a non-negative int")
-        if value > MAX_VOCABULARY:
-            raise ValueError(f"{where}: layer {name!r:.80} ({class_name}) has {key}={value}, "
-                             f"more than the {MAX_VOCABULARY} tokens a file may give a layer; "
-                             f"refused before allocating")
-
-
 def _parse(data: bytes, member: str, layer: Any, where: str) -> list:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{where}: vocabulary {member!r} is not UTF-8 text ({exc})") from None
     lines = 1 + text.count("\n") + sum(text.count(c) for c in _LINE_BREAKS)
-    if lines > MAX_VOCABULARY:
+    if lines > keras_config.MAX_VOCABULARY:
         raise ValueError(f"{where}: vocabulary {member!r} has {lines} lines, more than the "
-                         f"{MAX_VOCABULARY} tokens a file may give a layer; refused before "
+                         f"{keras_config.MAX_VOCABULARY} tokens a file may give a layer; refused before "
                          f"building it")
     tokens = text.splitlines()
     while tokens and tokens[-1] == "":

@@ -22,6 +22,8 @@ from tinynet.layers import registry
 _NO_KERAS = {
     "InstanceNormalization": "Keras 3 has no InstanceNormalization layer",
     "Lambda": "a Lambda layer's function would have to travel as code",
+    **{name: "tinynet does not write Keras's layout of its weights and call arguments yet"
+       for name in ("MultiHeadAttention", "Attention", "AdditiveAttention")},
 }
 #: tinynet classes written as a Keras Activation layer (same outputs, no weights).
 _AS_ACTIVATION = {"Sigmoid": "sigmoid", "Tanh": "tanh"}
@@ -44,6 +46,11 @@ _IGNORED_KEYS = ("renorm_momentum", "ema_momentum", "dtype")
 _IGNORED_PER_CLASS = {name: ("zero_output_for_mask",) for name in ("SimpleRNN", "LSTM", "GRU")}
 #: The vocabulary layers: a learned vocabulary travels as an asset, not in the config.
 _VOCABULARY = ("StringLookup", "IntegerLookup", "TextVectorization")
+
+
+# The most tokens a file may give one vocabulary layer (checked before building it).
+MAX_VOCABULARY = 2 ** 22
+VOCABULARY_CLASSES = ("StringLookup", "IntegerLookup", "TextVectorization")
 
 
 def snake_case(name: str) -> str:
@@ -295,14 +302,34 @@ def _initializer(value: Any) -> Any:
     return _FIXED_SCALE.get((name, tuple(sorted(config.items()))))
 
 
-def _tinynet_layer_config(cls: type, class_name: str, config: dict, where: str) -> dict:
-    from tinynet.saving.keras_assets import check_config
+def check_vocabulary_config(class_name: str, config: dict, where: str) -> None:
+    """A vocabulary layer's Keras config within the loader's budget (before building)."""
+    if class_name not in VOCABULARY_CLASSES:
+        return
+    name = config.get("name")
+    sizes = {"vocabulary_size": config.get("vocabulary_size")}
+    if isinstance(config.get("vocabulary"), list):
+        sizes["vocabulary"] = len(config["vocabulary"])
+    if config.get("pad_to_max_tokens"):
+        sizes["max_tokens"] = config.get("max_tokens")
+    for key, value in sizes.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{where}: layer {name!r:.80} ({class_name}) has {key}="
+                             f"{value!r:.80}; expected a non-negative int")
+        if value > MAX_VOCABULARY:
+            raise ValueError(f"{where}: layer {name!r:.80} ({class_name}) has {key}={value}, "
+                             f"more than the {MAX_VOCABULARY} tokens a file may give a layer; "
+                             f"refused before allocating")
 
+
+def _tinynet_layer_config(cls: type, class_name: str, config: dict, where: str) -> dict:
     accepted = _accepted_keys(cls)
     name = config.get("name")
     if class_name != "InputLayer":  # an input's dtype is its data's (Input checks it)
         _check_dtype(config.get("dtype"), f"layer {name!r:.80}", where)
-    check_config(class_name, config, where)
+    check_vocabulary_config(class_name, config, where)
     out = {}
     for key, value in config.items():
         if key in _IGNORED_PER_CLASS.get(class_name, ()):

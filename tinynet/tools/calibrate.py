@@ -79,7 +79,7 @@ def _ln_probe():
 
 
 def _merge_probe(n: int) -> Callable[[], None]:
-    from tinynet.layers.regularization.normalization import group_norm_core as core
+    from tinynet.ops.arrays import normalization as core
 
     x = _rng().standard_normal((max(n // 4096, 1), 64, 64)).astype(np.float32)
     out, _, mean, _, inv = core.gn_forward(x, 8, np.ones(64), np.zeros(64), 1e-3, want_xn=False)
@@ -88,14 +88,14 @@ def _merge_probe(n: int) -> Callable[[], None]:
 
 
 def _reduce_probe(n: int) -> Callable[[], None]:
-    from tinynet.math.reduction import det_reduce
+    from tinynet.ops.arrays.reduction import det_reduce
 
     x = _rng().standard_normal(n).astype(np.float32)
     return lambda: det_reduce(x)
 
 
 def _matmul_probe(n: int) -> Callable[[], None]:
-    from tinynet.math.matmul import matmul
+    from tinynet.ops.arrays.matmul import matmul
 
     k = 128
     m = max(n // (k * k), 1)

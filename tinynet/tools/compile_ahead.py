@@ -11,7 +11,9 @@ waits for it and loads it from the cache (the compile locks of
 :mod:`tinynet.kernels._jit`).
 
 On Linux the helper is a fork of the fit's process, taken while Numba's thread pool has
-not started yet (GNU OpenMP aborts a forked child that uses its parent's pool): it has
+not started yet (GNU OpenMP aborts a forked child that uses its parent's pool) and no
+other library with its own thread pools (PyTorch) is loaded (a fork keeps their locks
+as some pool thread held them, and the child can wait on one forever): it has
 the fit's modules and model already and starts compiling at once. Elsewhere, or once the
 pool runs, it is a new interpreter that imports tinynet and rebuilds the model from a
 pickle, about a second later (a model that cannot be pickled, with layers defined in the
@@ -129,10 +131,18 @@ def _start(dispatcher: Any) -> None:
         _helper = _spawn(spec)
 
 
+#: Modules whose thread pools make a fork unsafe once loaded (their pools may start at
+#: any call, and a child forked then can block on a lock a pool thread held).
+FORK_UNSAFE_MODULES = ("torch", "tensorflow", "jax")
+
+
 def _can_fork() -> bool:
     """Whether the helper can be a fork of this process: on Linux, before Numba's thread
-    pool starts (a forked child must not use its parent's OpenMP pool; its own is fine)."""
+    pool starts (a forked child must not use its parent's OpenMP pool; its own is fine),
+    and with no library of :data:`FORK_UNSAFE_MODULES` loaded."""
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return False
+    if any(name in sys.modules for name in FORK_UNSAFE_MODULES):
         return False
     from numba.np.ufunc import parallel
 

@@ -111,8 +111,8 @@ def _elementwise() -> None:
 
 def _dense() -> None:
     from tinynet.layers import Dense
-    from tinynet.math.matmul import matmul
-    from tinynet.math.reduction import det_reduce
+    from tinynet.ops.arrays.matmul import matmul
+    from tinynet.ops.arrays.reduction import det_reduce
 
     x = _x((2, 8, 8, 4))
     dense = Dense(3, activation="relu")
@@ -130,6 +130,17 @@ def _recurrent() -> None:
     for layer in (L.SimpleRNN(4, return_sequences=True), L.LSTM(4),
                   L.GRU(4, return_sequences=True), L.GRU(4, reset_after=False)):
         _train_and_infer(layer, x)
+
+
+def _attention() -> None:
+    from tinynet import layers as L
+
+    q, v = _x((2, 4, 6)), _x((2, 5, 6))
+    for layer in (L.MultiHeadAttention(2, 3), L.Attention(use_scale=True),
+                  L.AdditiveAttention()):
+        inputs = [q, v]
+        y = layer(q, v) if isinstance(layer, L.MultiHeadAttention) else layer(inputs)
+        layer.backward(np.ones_like(np.asarray(y)))
 
 
 def _losses_and_optimizers() -> None:
@@ -158,7 +169,7 @@ TASKS: dict[str, Callable[[], None]] = {
     **{f"normalization {c} channels": functools.partial(_normalization, c)
        for c in _NORM_CHANNELS},
     "layer norm": _layer_norm, "conv": _conv, "depthwise conv": _depthwise,
-    "pooling": _pooling, "recurrent": _recurrent,
+    "pooling": _pooling, "recurrent": _recurrent, "attention": _attention,
     "elementwise": _elementwise, "dense": _dense, "losses, optimizers": _losses_and_optimizers,
 }
 

@@ -335,19 +335,11 @@ def _layer_fields(layer: Any, graph_nodes: set | None) -> list[str]:
 def _graph_nodes(model: Any) -> set | None:
     """The ids of the model's nodes when its summary needs the ``Connected to`` column
     (a functional model that is not a plain chain, as Keras decides), else ``None``."""
-    graph = getattr(model, "_graph", None)
-    if graph is None:
+    walk = getattr(model, "layer_graph", None)
+    graph = walk() if walk is not None else None
+    if graph is None or graph.chain:
         return None
-    in_model: list = []
-    for nodes in graph.nodes_by_depth.values():
-        if len(nodes) > 1 or (len(nodes) == 1 and len(nodes[0].inputs) > 1):
-            return graph.node_set
-        in_model += nodes
-    ids = {id(n) for n in in_model}
-    for layer in model.layers:
-        if sum(id(n) in ids for n in layer.inbound_nodes) > 1:  # a shared layer
-            return graph.node_set
-    return None
+    return graph.nodes
 
 
 def summary_text(model: Any, line_length: int | None = None) -> str:

@@ -2,6 +2,34 @@
 written by ``generate.py``): each is built from a layers module and a models module, so
 the same code builds the Keras model and the tinynet one."""
 
+
+
+def _transformer(L, M):
+    """A transformer encoder classifier: token embedding plus a learned positional
+    embedding (a custom layer on ``add_weight`` and ``call``), one attention block with
+    residuals and layer normalization, a feed-forward block, pooling, a classifier."""
+
+    class PositionalEmbedding(L.Layer):
+        def __init__(self, sequence_length, **kwargs):
+            super().__init__(**kwargs)
+            self.sequence_length = sequence_length
+
+        def build(self, input_shape):
+            self.positions = self.add_weight(shape=(self.sequence_length, input_shape[-1]),
+                                             initializer="random_normal", name="positions")
+
+        def call(self, x):
+            return x + self.positions
+
+    ids = L.Input((64,), dtype="int32")
+    x = PositionalEmbedding(64)(L.Embedding(1000, 64)(ids))
+    a = L.MultiHeadAttention(4, 16)(x, x)
+    x = L.LayerNormalization()(L.Add()([x, a]))
+    f = L.Dense(64)(L.Dense(128, activation="relu")(x))
+    x = L.LayerNormalization()(L.Add()([x, f]))
+    return M.Model(ids, L.Dense(2)(L.GlobalAveragePooling1D()(x)), name="transformer")
+
+
 SUMMARY_MODELS = {  # file name: the model, built from a layers module and a models module
     "summary_augment_convs": lambda L, M: M.Sequential([
         L.Input((16, 16, 3)), L.RandomFlip(), L.RandomRotation(0.1), L.RandomZoom(0.1),
@@ -33,4 +61,5 @@ SUMMARY_MODELS = {  # file name: the model, built from a layers module and a mod
         L.TimeDistributed(L.Dense(4, name="project")),
         L.Bidirectional(L.GRU(8), merge_mode="sum"),
         L.Dense(2)]),
+    "summary_transformer": _transformer,
 }

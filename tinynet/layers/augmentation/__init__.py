@@ -3,7 +3,7 @@
 Each draws its transformation per batch in training from its own seeded generator
 (:mod:`.base`) and is the identity at inference (``RandomCrop``: Keras's fixed crop). The
 affine ones (``RandomTranslation``, ``RandomRotation``, ``RandomZoom``) share the sampler
-of :mod:`tinynet.math.affine`; every backward pass is the exact input gradient of the
+of :mod:`tinynet.ops.arrays.affine`; every backward pass is the exact input gradient of the
 transformation last applied.
 """
 

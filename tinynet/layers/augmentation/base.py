@@ -20,8 +20,8 @@ import numpy as np
 from tinynet.layers.layer import Layer
 from tinynet.layers.seeded import OwnGenerator
 from tinynet.layers.validation import check_data_format, check_seed
-from tinynet.math import affine
-from tinynet.math.affine import FILL_MODES, INTERPOLATIONS
+from tinynet.ops.arrays import affine
+from tinynet.ops.arrays.affine import FILL_MODES, INTERPOLATIONS
 from tinynet.scalars import is_real, to_float
 from tinynet.tensor import Tensor, as_array
 
@@ -204,7 +204,7 @@ class BaseAugmentation(OwnGenerator, Layer):
 class BaseAffine(BaseAugmentation):
     """Base of the layers that resample with an affine map (translation, rotation, zoom):
     the ``fill_mode``, ``interpolation`` and ``fill_value`` arguments and the shared
-    sampler (:mod:`tinynet.math.affine`)."""
+    sampler (:mod:`tinynet.ops.arrays.affine`)."""
 
     def __init__(self, fill_mode: str, interpolation: str, seed: int | None,
                  fill_value: float, data_format: str | None, *, name: str | None,
@@ -222,14 +222,12 @@ class BaseAffine(BaseAugmentation):
         raise NotImplementedError  # pragma: no cover - abstract
 
     def _transform(self, x: np.ndarray, params: dict) -> tuple[np.ndarray, Any]:
-        b, h, w, _ = x.shape
+        b = x.shape[0]
         matrix = self._matrix(params, x.shape)
         if matrix.shape != (b, 6):
             raise ValueError(f"{type(self).__name__} {self.name!r}: the transformation "
                              f"holds {matrix.shape[0]} samples for a batch of {b}")
-        rows, cols = affine.affine_coordinates(matrix, h, w)
-        sampling = affine.plan(rows, cols, h, w, self.interpolation, self.fill_mode)
-        return affine.sample(x, sampling, self.fill_value), sampling
+        return affine.transform(x, matrix, self.interpolation, self.fill_mode, self.fill_value)
 
     def _adjoint(self, g: np.ndarray, input_shape: tuple, state: Any) -> np.ndarray:
         return affine.sample_backward(g, state)

@@ -9,7 +9,7 @@ import numpy as np
 
 from tinynet.layers.augmentation.base import BaseAugmentation
 from tinynet.layers.layer import check_positive_int
-from tinynet.math import affine
+from tinynet.ops.arrays import affine
 
 __all__ = ["RandomCrop"]
 
@@ -91,7 +91,7 @@ class RandomCrop(BaseAugmentation):
         return self._apply(x, self._fixed_start(x.shape[1], x.shape[2]))
 
     def _transform(self, x: np.ndarray, params: dict) -> tuple[np.ndarray, Any]:
-        b, in_height, in_width, _ = x.shape
+        _, in_height, in_width, _ = x.shape
         top, left = int(params["h_start"]), int(params["w_start"])
         if not (0 <= top < in_height and 0 <= left < in_width):
             raise ValueError(f"RandomCrop {self.name!r}: window start ({top}, {left}) is "
@@ -101,9 +101,8 @@ class RandomCrop(BaseAugmentation):
         if (rows, cols) == (self.height, self.width):
             out = np.ascontiguousarray(x[:, top:top + rows, left:left + cols])
             return out, (top, left, None)
-        sampling = affine.resize_plan((b, in_height, in_width), (top, left, rows, cols),
-                                      (self.height, self.width))
-        return affine.sample(x, sampling), (top, left, sampling)
+        out, sampling = affine.crop_resize(x, (top, left, rows, cols), (self.height, self.width))
+        return out, (top, left, sampling)
 
     def _adjoint(self, g: np.ndarray, input_shape: tuple, state: Any) -> np.ndarray:
         top, left, sampling = state

@@ -37,7 +37,7 @@ class RandomRotation(BaseAffine):
     sin a (x - cx) + cos a (y - cy) + cy)`` about the centre ``cx = (width - 1) / 2``,
     ``cy = (height - 1) / 2`` (Keras's matrix, in float32; the drawn transformation holds
     ``angle`` and ``rotation_matrix``, as Keras's does). Sampling, interpolation and
-    filling are the shared affine sampler's (:mod:`tinynet.math.affine`), which computes
+    filling are the shared affine sampler's (:mod:`tinynet.ops.arrays.affine`), which computes
     what Keras's PyTorch backend computes; the backward pass is its adjoint. At inference
     the layer is the identity.
 

@@ -19,7 +19,7 @@ class RandomTranslation(BaseAffine):
     ``dx = v * width`` likewise (all the rows' ``u`` drawn first, then the ``v``), in
     float32; output pixel ``(x, y)`` reads the input at ``(x - dx, y - dy)``, so a positive
     ``dy`` moves the image down and a positive ``dx`` right. Sampling, interpolation and
-    filling are the shared affine sampler's (:mod:`tinynet.math.affine`), which computes
+    filling are the shared affine sampler's (:mod:`tinynet.ops.arrays.affine`), which computes
     what Keras's PyTorch backend computes; the backward pass is its adjoint. At inference
     the layer is the identity.
 

@@ -21,7 +21,7 @@ class RandomZoom(BaseAffine):
     ``width_factor`` is ``None``; float32. Output pixel ``(x, y)`` reads the input at
     ``(zx x + (width - 1) / 2 (1 - zx), zy y + (height - 1) / 2 (1 - zy))`` (Keras's
     matrix, float32): a zoom above 1 zooms out, below 1 zooms in. Sampling, interpolation
-    and filling are the shared affine sampler's (:mod:`tinynet.math.affine`), which
+    and filling are the shared affine sampler's (:mod:`tinynet.ops.arrays.affine`), which
     computes what Keras's PyTorch backend computes; the backward pass is its adjoint. At
     inference the layer is the identity.
 

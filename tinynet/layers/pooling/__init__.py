@@ -3,7 +3,7 @@
 ``MaxPooling2D`` and ``AveragePooling2D`` slide a window over ``[batch, H, W, C]``;
 ``GlobalAveragePooling2D`` and ``GlobalMaxPooling2D`` reduce every position; the 1-D
 layers run them on ``[batch, steps, 1, channels]`` (:mod:`.steps`). The
-operations are in :mod:`tinynet.math.pooling`, over the Numba kernels of
+operations are in :mod:`tinynet.ops.arrays.pooling`, over the Numba kernels of
 :mod:`tinynet.kernels.pooling`.
 """
 

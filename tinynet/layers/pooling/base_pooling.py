@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tinynet.math.windows import window_axis
+from tinynet.ops.arrays.windows import window_axis
 from tinynet.layers.layer import Layer
 from tinynet.layers.validation import check_padding, check_pair
 from tinynet.tensor import as_array

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tinynet.math.pooling import global_avg_pool2d_backward, global_avg_pool2d_forward
+from tinynet.ops.arrays.pooling import global_avg_pool2d_backward, global_avg_pool2d_forward
 from tinynet.layers.pooling.base_global_pooling import BaseGlobalPooling2D
 from tinynet.tensor import Tensor
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tinynet.math.pooling import max_pool2d_backward, max_pool2d_forward
+from tinynet.ops.arrays.pooling import max_pool2d_backward, max_pool2d_forward
 from tinynet.layers.pooling.base_pooling import BasePooling2D
 from tinynet.tensor import Tensor
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers.validation import check_data_format, check_size_limit
-from tinynet.math.windows import window_axis
+from tinynet.ops.arrays.windows import window_axis
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["Windows1D", "Global1D", "check_single"]

@@ -4,7 +4,7 @@
 A recurrent layer runs in three steps. The input side of every gate for the whole
 sequence is one GEMM, ``xp = x @ kernel + bias`` (``[B * T, G]``, ``G = gates * units``,
 tinynet's fixed-order GEMM). The recurrence runs in a Numba kernel, one batch row after
-another or the rows on threads (:mod:`tinynet.math.recurrent`), storing what backward
+another or the rows on threads (:mod:`tinynet.ops.arrays.recurrent`), storing what backward
 needs. Backward runs back through time in the same kernels' twins, which store the
 gradient of every step's gate pre-activations; the weight gradients are then GEMMs over
 all ``B * T`` rows (``x.T @ dz``, ``h_prev.T @ dz``) and a fixed-order column sum.
@@ -34,8 +34,8 @@ from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.node import is_symbolic
 from tinynet.layers.seeded import OwnGenerator
 from tinynet.layers.validation import check_initializer, check_seed
-from tinynet.math import recurrent as R
-from tinynet.math.matmul import matmul
+from tinynet.ops.arrays import recurrent as R
+from tinynet.ops.arrays.matmul import matmul
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["BaseRNN", "check_activation", "check_rate", "sequence_mask"]

@@ -11,7 +11,7 @@ import numpy as np
 from tinynet import activations
 from tinynet.layers.recurrent.base_rnn import BaseRNN
 from tinynet.layers.layer import check_bool
-from tinynet.math import recurrent as R
+from tinynet.ops.arrays import recurrent as R
 
 __all__ = ["GRU"]
 

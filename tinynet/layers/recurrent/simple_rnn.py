@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers.recurrent.base_rnn import BaseRNN
-from tinynet.math import recurrent as R
+from tinynet.ops.arrays import recurrent as R
 
 __all__ = ["SimpleRNN"]
 

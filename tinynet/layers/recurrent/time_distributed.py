@@ -54,7 +54,7 @@ class TimeDistributed(Layer):
         super().build(input_shape)
 
     def output_shape(self, input_shape: tuple) -> tuple:
-        inner = self.layer.output_shape(self._inner_shape(input_shape))
+        inner = self.layer.compute_output_shape(self._inner_shape(input_shape))
         if isinstance(inner, list):
             raise ValueError(f"TimeDistributed {self.name!r}: the wrapped layer must have one "
                              f"output, {type(self.layer).__name__} has {len(inner)}")

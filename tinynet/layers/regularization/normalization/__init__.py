@@ -1,8 +1,8 @@
 """Batch, group, instance and layer normalization on one deterministic group-norm core."""
 
-from tinynet.layers.regularization.normalization import folds
+from tinynet.kernels.normalization import folds
 from tinynet.layers.regularization.normalization.batch_normalization import BatchNormalization
-from tinynet.layers.regularization.normalization.group_norm_core import (
+from tinynet.ops.arrays.normalization import (
     group_norm_backward_core,
     group_norm_forward_core,
 )

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers.regularization.normalization._base import NormalizationLayer, check_axis_int
-from tinynet.layers.regularization.normalization.group_norm_core import gn_backward, gn_forward
+from tinynet.ops.arrays.normalization import gn_backward, gn_forward
 from tinynet.tensor import Tensor
 
 __all__ = ["GroupNormalization"]

@@ -1,6 +1,7 @@
-"""The optimizer update operations: each picks the serial or parallel kernel of
-:mod:`tinynet.kernels.optimizers` with the ``optimizer_parallel_min_elems`` gate (kernels
-never read tuning); both give the same bits."""
+"""The optimizer update operations, the steps :mod:`tinynet.optimizers` take: each picks
+the serial or parallel kernel of :mod:`tinynet.kernels.optimizers` with the
+``optimizer_parallel_min_elems`` gate (kernels never read tuning); both give the same
+bits."""
 
 from __future__ import annotations
 
@@ -8,11 +9,17 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import optimizers as ok
-from tinynet.math.reduction import det_reduce
+from tinynet.ops.arrays.reduction import det_reduce
 
-__all__ = ["sum_squares", "sgd_update", "moments_update", "rmsprop_update", "adagrad_update"]
+__all__ = ["MOMENT_RULES", "sum_squares", "sgd_update", "moments_update", "rmsprop_update",
+           "adagrad_update"]
 
 _GATE = "optimizer_parallel_min_elems"
+
+# The rules of :func:`moments_update` by name, and the moments kernel's code of each (the
+# codes stay inside ops; the optimizers name their rule).
+_RULE_CODES = {"adam": ok.ADAM, "nadam": ok.NADAM, "adamax": ok.ADAMAX, "lion": ok.LION}
+MOMENT_RULES = tuple(_RULE_CODES)
 
 
 def _parallel(n: int) -> bool:
@@ -32,11 +39,11 @@ def sgd_update(w, g, m, lr, momentum, use_momentum, nesterov, common) -> None:
 
 def moments_update(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
                    common) -> None:
-    """In-place Adam, Nadam, Adamax or Lion step (``rule``, see
-    :func:`tinynet.kernels.optimizers._moments_block`); ``v``/``vhat`` may be empty where
-    the rule does not read them."""
+    """In-place Adam, Nadam, Adamax or Lion step (``rule``: one of :data:`MOMENT_RULES`,
+    see :func:`tinynet.kernels.optimizers._moments_block`); ``v``/``vhat`` may be empty
+    where the rule does not read them."""
     kernel = ok.moments_parallel if _parallel(w.size) else ok.moments_serial
-    kernel(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr, *common)
+    kernel(w, g, m, v, vhat, _RULE_CODES[rule], one_minus_b1, b2, k, eps, amsgrad, lr, *common)
 
 
 def rmsprop_update(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,

@@ -36,7 +36,7 @@ import numpy as np
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import LANES as SIMD_LANES
-from tinynet.layers.regularization.normalization.folds import LANES
+from tinynet.kernels.normalization.folds import LANES
 
 __all__ = ["SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
            "SERIAL", "CHUNKS", "BLOCKS", "ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE",

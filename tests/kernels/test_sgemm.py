@@ -11,7 +11,7 @@ from tinynet import tuning
 from tinynet.kernels import sgemm
 from tinynet.kernels._jit import njit
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
-from tinynet.math.matmul import matmul
+from tinynet.ops.arrays.matmul import matmul
 
 SIZES = (1, 5, 6, 7, 31, 33, 257)
 

@@ -34,11 +34,11 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
-from tinynet.layers.regularization.normalization.folds import group_sums
-from tinynet.layers.regularization.normalization.formulas import affine_group, normalized
-from tinynet.layers.regularization.normalization.lanes import (STATS, SWEEP, half_sums,
+from tinynet.kernels.normalization.folds import group_sums
+from tinynet.kernels.normalization.formulas import affine_group, normalized
+from tinynet.kernels.normalization.lanes import (STATS, SWEEP, half_sums,
                                                                map_rows, quad_sums)
-from tinynet.layers.regularization.normalization.layout import (BLOCKS, CHUNKS, HALF_ROWS,
+from tinynet.kernels.normalization.layout import (BLOCKS, CHUNKS, HALF_ROWS,
                                                                 QUAD_ROWS, SERIAL, SPANS,
                                                                 TWO_QUADS, copies_needed, expand,
                                                                 fold_copies, lane_copies, repeat,

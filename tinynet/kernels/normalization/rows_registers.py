@@ -15,9 +15,9 @@ import numpy as np
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import (load4, splat4, store4, vfold8x4, vhighs, vload, vload8x2,
                                   vlows, vsplat, vstore)
-from tinynet.layers.regularization.normalization.folds import segment_dot2
-from tinynet.layers.regularization.normalization.formulas import dx_row, normalized
-from tinynet.layers.regularization.normalization.lanes import put
+from tinynet.kernels.normalization.folds import segment_dot2
+from tinynet.kernels.normalization.formulas import dx_row, normalized
+from tinynet.kernels.normalization.lanes import put
 
 __all__ = ["rows64", "rows32", "coefficients", "flush", "one_row"]
 

@@ -1,4 +1,4 @@
-"""Streaming stores (``tinynet.math.streaming``, ``simd.vstream``): the policy, the
+"""Streaming stores (``tinynet.ops.arrays.streaming``, ``simd.vstream``): the policy, the
 aligned allocation, and that a streamed vector holds the values of an ordinary store."""
 
 import os
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
-from tinynet.math import streaming
+from tinynet.ops.arrays import streaming
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import (LANES, STREAM_ALIGN, load4, sfence, store4, vload, vsplat,
                                   vstore, vstream)
@@ -206,7 +206,7 @@ def test_streams_only_large_outputs_in_whole_vectors(monkeypatch):
 
 
 def test_layer_norm_rows_stream_by_the_shared_rule(monkeypatch):
-    from tinynet.layers.regularization.normalization.plan import plan_of as _plan
+    from tinynet.ops.arrays.normalization_plan import plan_of as _plan
 
     monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", 1000)
     # layer norm's plans (one position, one group) stream rows of whole vectors, 64

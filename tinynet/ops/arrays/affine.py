@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["FILL_MODES", "INTERPOLATIONS", "Sampling", "affine_coordinates", "plan",
-           "sample", "sample_backward", "resize_plan"]
+           "sample", "sample_backward", "resize_plan", "transform", "crop_resize"]
 
 FILL_MODES = ("reflect", "wrap", "constant", "nearest")
 INTERPOLATIONS = ("nearest", "bilinear")
@@ -279,3 +279,29 @@ def sample_backward(grad: np.ndarray, sampling: Sampling) -> np.ndarray:
         total[:, c] = np.bincount(index, weights=v if keep is None else v[keep],
                                   minlength=b * h * w)
     return total.astype(np.float32).reshape(b, h, w, channels)
+
+
+def transform(x: np.ndarray, transforms: np.ndarray, interpolation: str, fill_mode: str,
+              fill_value: float = 0.0) -> tuple[np.ndarray, Sampling]:
+    """Each image of ``x`` (``[batch, height, width, channels]``) sampled through its
+    affine row (:func:`affine_coordinates`, :func:`plan`, :func:`sample`): the forward of
+    the affine augmentation layers, one operation.
+
+    Returns:
+        ``(y, sampling)``; :func:`sample_backward` with ``sampling`` is the backward.
+    """
+    _, height, width, _ = x.shape
+    rows, cols = affine_coordinates(transforms, height, width)
+    sampling = plan(rows, cols, height, width, interpolation, fill_mode)
+    return sample(x, sampling, fill_value), sampling
+
+
+def crop_resize(x: np.ndarray, window: tuple, size: tuple) -> tuple[np.ndarray, Sampling]:
+    """The window ``(top, left, height, width)`` of each image of ``x`` resized to ``size``
+    (:func:`resize_plan`, :func:`sample`), one operation.
+
+    Returns:
+        ``(y, sampling)``; :func:`sample_backward` with ``sampling`` is the backward.
+    """
+    sampling = resize_plan(x.shape[:3], window, size)
+    return sample(x, sampling), sampling

@@ -16,9 +16,9 @@ from typing import NamedTuple
 import numpy as np
 
 from tinynet import tuning
-from tinynet.math.streaming import streams
-from tinynet.layers.regularization.normalization.folds import rows_per_block
-from tinynet.layers.regularization.normalization.layout import (BLOCKS, CHUNKS, SERIAL, WIDE,
+from tinynet.ops.arrays.streaming import streams
+from tinynet.kernels.normalization.folds import rows_per_block
+from tinynet.kernels.normalization.layout import (BLOCKS, CHUNKS, SERIAL, WIDE,
                                                                 can_stream, layout_of, row_kind)
 
 __all__ = ["Dims", "Plan", "plan_of", "scratch"]

@@ -8,15 +8,15 @@ runs on the ``[1, batch * positions, C]`` view with one group per channel, layer
 ``[rows, 1, features]`` with one group, instance norm with one group per channel.
 
 This module is the door: :func:`gn_forward` and :func:`gn_backward` check their
-arguments, make (or reuse) the shape's :class:`~.plan.Plan`, pick the compiled kernel of
-its layout, flags and serial/parallel mode, and call it once. The kernels live by what
-they do: :mod:`.forward` (statistics and sweep), :mod:`.backward` (gradient sums and
-``dx``), :mod:`.rows` and :mod:`.rows_registers` (layer norm's rows), over the shared
-pieces :mod:`.layout` (how a block of positions is walked), :mod:`.lanes` (the wide-row
-register passes), :mod:`.formulas` (each output expression once) and :mod:`.folds` (the
-seed's fixed-order folds). Forward: statistics, then one sweep writing the output (and
-``x_normalized`` only when asked: the layers recompute it from ``x`` in the backward,
-which saves a full write). Backward: one pass for the per-channel sums of ``g`` and
+arguments, make (or reuse) the shape's :class:`~.normalization_plan.Plan`, pick the
+compiled kernel of its layout, flags and serial/parallel mode, and call it once. The
+kernels (:mod:`tinynet.kernels.normalization`) live by what they do: ``forward``
+(statistics and sweep), ``backward`` (gradient sums and ``dx``), ``rows`` and
+``rows_registers`` (layer norm's rows), over the shared pieces ``layout`` (how a block of
+positions is walked), ``lanes`` (the wide-row register passes), ``formulas`` (each output
+expression once) and ``folds`` (the seed's fixed-order folds). Forward: statistics, then
+one sweep writing the output (and ``x_normalized`` only when asked: the layers recompute
+it from ``x`` in the backward, which saves a full write). Backward: one pass for the per-channel sums of ``g`` and
 ``g * x_norm``, one pass writing ``dx``.
 """
 
@@ -28,14 +28,14 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import _jit
-from tinynet.math.streaming import empty_aligned
-from tinynet.layers.regularization.normalization.backward import backward_kernel
-from tinynet.layers.regularization.normalization.folds import (merge_rows_parallel,
+from tinynet.ops.arrays.streaming import empty_aligned
+from tinynet.kernels.normalization.backward import backward_kernel
+from tinynet.kernels.normalization.folds import (merge_rows_parallel,
                                                                merge_rows_serial)
-from tinynet.layers.regularization.normalization.forward import forward_kernel
-from tinynet.layers.regularization.normalization.layout import SERIAL
-from tinynet.layers.regularization.normalization.plan import Plan, plan_of, scratch
-from tinynet.layers.regularization.normalization.rows import (backward_rows_kernel,
+from tinynet.kernels.normalization.forward import forward_kernel
+from tinynet.kernels.normalization.layout import SERIAL
+from tinynet.ops.arrays.normalization_plan import Plan, plan_of, scratch
+from tinynet.kernels.normalization.rows import (backward_rows_kernel,
                                                               forward_rows_kernel)
 
 __all__ = ["group_norm_forward_core", "group_norm_backward_core", "gn_forward",

@@ -25,17 +25,17 @@ from numba import prange
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.simd import sfence, vload, vsplat, vstore
-from tinynet.layers.regularization.normalization.folds import (merge_rows_to,
+from tinynet.kernels.normalization.folds import (merge_rows_to,
                                                                merge_rows_to_parallel,
                                                                segment_dot2_pair,
                                                                shifted_segment_sums,
                                                                shifted_sums_pair)
-from tinynet.layers.regularization.normalization.formulas import affine_row, dx_row, normalized
-from tinynet.layers.regularization.normalization.forward import set_stats
-from tinynet.layers.regularization.normalization.lanes import put
-from tinynet.layers.regularization.normalization.layout import (PAIRS, ROWS32, ROWS64, SINGLE,
+from tinynet.kernels.normalization.formulas import affine_row, dx_row, normalized
+from tinynet.kernels.normalization.forward import set_stats
+from tinynet.kernels.normalization.lanes import put
+from tinynet.kernels.normalization.layout import (PAIRS, ROWS32, ROWS64, SINGLE,
                                                                 VECTORS)
-from tinynet.layers.regularization.normalization.rows_registers import (coefficients, flush,
+from tinynet.kernels.normalization.rows_registers import (coefficients, flush,
                                                                         one_row, rows32, rows64)
 
 __all__ = ["forward_rows_kernel", "backward_rows_kernel"]

@@ -18,7 +18,7 @@ import numpy as np
 from tinynet import tuning
 from tinynet.kernels import pooling as pk
 from tinynet.kernels.reduction import rows_per_block
-from tinynet.math.windows import window_axis
+from tinynet.ops.arrays.windows import window_axis
 
 __all__ = [
     "GATE", "window_bounds", "rows_per_block",

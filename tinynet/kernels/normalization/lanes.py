@@ -18,9 +18,9 @@ import numpy as np
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import load4, sfence, store4, vload, vsplat, vstore, vstream
-from tinynet.layers.regularization.normalization.formulas import (affine_group, dx_group,
+from tinynet.kernels.normalization.formulas import (affine_group, dx_group,
                                                                   normalized)
-from tinynet.layers.regularization.normalization.layout import HALF, WIDE
+from tinynet.kernels.normalization.layout import HALF, WIDE
 
 __all__ = ["STATS", "GRAD_RECOMPUTE", "GRAD_XN", "SWEEP", "DX", "half_sums", "quad_sums",
            "map_rows", "put"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
-from tinynet.math.matmul import matmul
+from tinynet.ops.arrays.matmul import matmul
 
 
 @pytest.fixture(autouse=True)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
-from tinynet.math import reduction
-from tinynet.math.reduction import DET_REDUCE_BLOCK, det_reduce
-from tinynet.layers.regularization.normalization import folds
+from tinynet.ops.arrays import reduction
+from tinynet.ops.arrays.reduction import DET_REDUCE_BLOCK, det_reduce
+from tinynet.kernels.normalization import folds
 
 
 @pytest.fixture(autouse=True)

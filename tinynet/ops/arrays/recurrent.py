@@ -10,7 +10,7 @@ picks the serial or parallel kernel with the ``rnn_parallel_min_muladds`` gate, 
 with the recurrent multiply-adds of the whole sequence (``B * T * units * G``). Both
 kernels compute each batch row the same way, so the choice, and the thread count, never
 show in a result. The input projection (``x @ kernel + bias``) and the weight gradients
-are GEMMs the layers take with :func:`tinynet.math.matmul.matmul`.
+are GEMMs the layers take with :func:`tinynet.ops.arrays.matmul.matmul`.
 """
 
 from __future__ import annotations

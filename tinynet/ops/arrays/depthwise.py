@@ -1,0 +1,146 @@
+"""Depthwise 2-D convolution on channels-last data: plans and calls of
+:mod:`tinynet.kernels.depthwise`.
+
+The kernel ``[KH, KW, C, M]`` is used as ``[KH, KW, C * M]`` (output channel ``c * M + m``,
+Keras's order). The work is cut into tasks of whole samples, fixed by the shape (at least
+``MIN_TASKS`` of them, so both cores get work); the ``conv_parallel_min_elems`` gate
+(here multiply-adds of the batch, the patch elements of the equivalent convolution)
+decides whether the serial or the parallel driver runs them, never what they compute.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from tinynet import tuning
+from tinynet.kernels import depthwise as dk
+from tinynet.kernels.reduction import merge_cols
+
+__all__ = ["MIN_TASKS", "depthwise_forward", "depthwise_backward"]
+
+MIN_TASKS = 8
+_LANES = 16  # the kernels' vector width: channels are padded to a multiple of it
+_GATE = "conv_parallel_min_elems"
+
+
+@functools.lru_cache(maxsize=256)
+def _tasks(batch: int) -> np.ndarray:
+    """``[(b0, b1), ...]``: the batch in ``min(batch, MIN_TASKS)`` runs of whole samples."""
+    per = -(-batch // MIN_TASKS) if batch else 1
+    return np.array([(b, min(b + per, batch)) for b in range(0, batch, per)],
+                    dtype=np.int64).reshape(-1, 2)
+
+
+class _Plan:
+    """One call's sizes: tasks, slots, the channels padded to whole vectors and the
+    per-slot buffers (padded, expanded samples; padded output gradients; rows)."""
+
+    def __init__(self, x_shape: tuple, w_shape: tuple, geometry: tuple) -> None:
+        kh, kw, self.sh, self.sw, self.dh, self.dw, self.pt, self.pl, oh, ow = geometry
+        self.batch, height, width, _ = x_shape
+        self.cm = w_shape[-1]
+        self.cp = -(-self.cm // _LANES) * _LANES
+        self.out_shape = (self.batch, oh, ow, self.cm)
+        self.hp = max((oh - 1) * self.sh + (kh - 1) * self.dh + 1, self.pt + height)
+        self.wp = max((ow - 1) * self.sw + (kw - 1) * self.dw + 1, self.pl + width)
+        # the input gradient's gather reads the output gradient up to (k - 1) * d pixels
+        # before an input pixel's own position
+        self.top = max(0, (kh - 1) * self.dh - self.pt)
+        self.left = max(0, (kw - 1) * self.dw - self.pl)
+        self.ghp = max(self.top + self.pt + height, self.top + (oh - 1) * self.sh + 1)
+        self.gwp = max(self.left + self.pl + width, self.left + (ow - 1) * self.sw + 1)
+        self.row = max(ow, width) * self.cp
+        self.tasks = _tasks(self.batch)
+        self.parallel = tuning.use_parallel(_GATE, self.batch * oh * ow * kh * kw * self.cm)
+        threads = tuning.get_num_threads() if self.parallel else 1
+        self.slots = max(min(threads, len(self.tasks)), 1)
+
+    def samples(self) -> np.ndarray:
+        return np.empty((self.slots, self.hp, self.wp, self.cp), dtype=np.float32)
+
+    def small(self) -> np.ndarray:
+        """A stand-in for a buffer the call does not use."""
+        return np.empty((self.slots, 1, 1, self.cp), dtype=np.float32)
+
+    def grads(self) -> np.ndarray:
+        return np.empty((self.slots, self.ghp, self.gwp, self.cp), dtype=np.float32)
+
+    def rows(self) -> np.ndarray:
+        return np.empty((self.slots, self.row), dtype=np.float32)
+
+    def args(self) -> tuple:
+        return (self.tasks, self.pt, self.pl, self.sh, self.sw, self.dh, self.dw)
+
+    def padded(self, w3: np.ndarray) -> np.ndarray:
+        """``w3`` with zero channels up to ``CP``: ``[KH, KW, CP]``."""
+        if self.cp == self.cm:
+            return np.ascontiguousarray(w3, dtype=np.float32)
+        wf = np.zeros((*w3.shape[:2], self.cp), dtype=np.float32)
+        wf[..., :self.cm] = w3
+        return wf
+
+
+def depthwise_forward(x: np.ndarray, w3: np.ndarray, geometry: tuple,
+                      bias: np.ndarray | None = None) -> np.ndarray:
+    """The depthwise convolution of ``x``, plus ``bias`` if given (added to each output
+    element's finished sum, as a separate bias add would).
+
+    Args:
+        x: float32 C-contiguous ``[B, H, W, C]``.
+        w3: float32 C-contiguous kernel ``[KH, KW, C * M]``.
+        geometry: ``(kh, kw, sh, sw, dh, dw, pad_top, pad_left, oh, ow)``.
+        bias: float32 ``[C * M]`` or ``None``.
+
+    Returns:
+        float32 ``[B, OH, OW, C * M]``.
+
+    Shape:
+        x: ``[B, H, W, C]``; w3: ``[KH, KW, C*M]``; output: ``[B, OH, OW, C*M]``.
+    """
+    plan = _Plan(x.shape, w3.shape, geometry)
+    y = np.empty(plan.out_shape, dtype=np.float32)
+    if y.size == 0:
+        return y
+    kernel = dk.forward_parallel if plan.parallel else dk.forward_serial
+    wf = plan.padded(w3)
+    bp = wf[0, 0] if bias is None else plan.padded(
+        np.asarray(bias, dtype=np.float32).reshape(1, 1, -1))[0, 0]
+    kernel(x, wf, bp, bias is not None, y, *plan.args(), plan.samples(), plan.rows())
+    return y
+
+
+def depthwise_backward(x: np.ndarray, w3: np.ndarray, g: np.ndarray, geometry: tuple, *,
+                       want_dx: bool = True, want_dw: bool = True, want_db: bool = False
+                       ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """Input, kernel and bias gradients of :func:`depthwise_forward` for the output
+    gradient ``g`` (float32 C-contiguous ``[B, OH, OW, C * M]``): ``(dx, dw3, db)``, each
+    ``None`` unless wanted; the kernel and bias gradients' task partials are added in task
+    order in float64.
+
+    Shape:
+        x, dx: ``[B, H, W, C]``; w3, dw3: ``[KH, KW, C*M]``; g: ``[B, OH, OW, C*M]``;
+        db: ``[C*M]``.
+    """
+    plan = _Plan(x.shape, w3.shape, geometry)
+    if not (want_dx or want_dw or want_db) or g.size == 0:
+        return (np.zeros(x.shape, dtype=np.float32) if want_dx else None,
+                np.zeros(w3.shape, dtype=np.float32) if want_dw else None,
+                np.zeros(plan.cm, dtype=np.float32) if want_db else None)
+    kh, kw = w3.shape[:2]
+    dx = np.empty(x.shape, dtype=np.float32) if want_dx else None
+    parts = np.empty((len(plan.tasks) if want_dw or want_db else 1, kh * kw + 1, plan.cp),
+                     dtype=np.float32)
+    kernel = dk.backward_parallel if plan.parallel else dk.backward_serial
+    kernel(x, plan.padded(w3), g, dx if want_dx else x, parts, want_dx, want_dw, want_db,
+           *plan.args(), plan.top, plan.left, plan.samples() if want_dw else plan.small(),
+           plan.grads() if want_dx or plan.cm != plan.cp else plan.small(), plan.rows())
+    dw3 = db = None
+    if want_dw or want_db:
+        merged = merge_cols(parts.reshape(parts.shape[0], -1), 1.0).reshape(parts.shape[1:])
+        if want_dw:
+            dw3 = np.ascontiguousarray(merged[:-1, :plan.cm]).reshape(w3.shape)
+        if want_db:
+            db = np.ascontiguousarray(merged[-1, :plan.cm])
+    return dx, dw3, db
