@@ -3571,6 +3571,75 @@ case('additive-query-rank-2', 'AdditiveAttention()([zeros((2, 6)), zeros((2, 5, 
      ' steps, features], got shape (None, 6)')
 
 
+# -- h47mha: MultiHeadAttention in .keras files (call arguments in Keras's nodes) ----------
+def _mha_model(**call: Any) -> tn.Model:
+    inputs = Input((5, 6))
+    return tn.Model(inputs, tn.layers.MultiHeadAttention(2, 4, name="mha")(
+        inputs, inputs, **call))
+
+
+def _node(entry: dict) -> dict:
+    return entry["inbound_nodes"][0]
+
+
+def _load_mha_edited(edit: Callable[[dict], None]) -> Any:
+    """load_model of a tinynet-written MultiHeadAttention .keras file whose layer entry
+    ``edit`` changes (as a Keras-written file could have it)."""
+    import json
+    import tempfile
+    import zipfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        source, target = os.path.join(folder, "m.keras"), os.path.join(folder, "e.keras")
+        _mha_model().save(source)
+        with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w") as zout:
+            for info in zin.infolist():
+                data = zin.read(info)
+                if info.filename == "config.json":
+                    config = json.loads(data)
+                    edit(config["config"]["layers"][1])
+                    data = json.dumps(config).encode()
+                zout.writestr(info.filename, data)
+        return tn.models.load_model(target)
+
+
+case("keras-save-mha-constant-mask", "model.save('m.keras') of MultiHeadAttention(...)(q, v, "
+     "attention_mask=ones((1, 5, 5)))",
+     lambda: _mha_model(attention_mask=np.ones((1, 5, 5), bool)).save("m.keras"), ValueError,
+     "save_model: a Keras .keras file cannot hold these tinynet layers: 'mha' "
+     "(MultiHeadAttention called with the constant attention_mask, which a Keras node holds "
+     "only as a model input)")
+case("keras-load-mha-mask-kwarg", "load_model(a Keras file calling MultiHeadAttention with "
+     "query_mask=<tensor>)",
+     lambda: _load_mha_edited(
+         lambda e: _node(e)["kwargs"].update(query_mask=_node(e)["args"][0])),
+     ValueError, "layer 'mha' (MultiHeadAttention) is called with ['query_mask'], which "
+     "tinynet does not take from a .keras file; call it without them, or give the inputs "
+     "their own masks")
+case("keras-load-mha-flag-type", "load_model(a Keras file calling MultiHeadAttention with "
+     "use_causal_mask=1)",
+     lambda: _load_mha_edited(lambda e: _node(e)["kwargs"].update(use_causal_mask=1)),
+     ValueError,
+     "layer 'mha' (MultiHeadAttention) has call arguments {'use_causal_mask': 1}; expected "
+     "True or False")
+case("keras-load-mha-value-twice", "load_model(a Keras file giving MultiHeadAttention value "
+     "positionally and as value=)",
+     lambda: _load_mha_edited(
+         lambda e: _node(e)["kwargs"].update(value=_node(e)["args"][1])),
+     ValueError,
+     "layer 'mha' (MultiHeadAttention) is given its value twice")
+case("keras-load-mha-no-query", "load_model(a Keras file with a MultiHeadAttention node "
+     "without arguments)",
+     lambda: _load_mha_edited(lambda e: _node(e).update(args=[])), ValueError,
+     "layer 'mha' (MultiHeadAttention) has a node without its query")
+case("keras-load-mha-nodes-differ", "load_model(a Keras file calling one MultiHeadAttention "
+     "twice, with and without use_causal_mask)",
+     lambda: _load_mha_edited(lambda e: e["inbound_nodes"].append(
+         {**_node(e), "kwargs": {"use_causal_mask": True}})), ValueError,
+     "layer 'mha' (MultiHeadAttention) is called with different call arguments in different "
+     "nodes, which tinynet's layer does not keep")
+
+
 # -- h44speed: the models' one graph walk (layer_graph), as the exporter reads it -------------
 def _subclassed_model():
     class Net(tn.Model):

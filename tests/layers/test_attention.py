@@ -283,11 +283,12 @@ def test_return_attention_scores_in_a_model():
 
 
 def test_a_keras_file_is_refused_clearly(tmp_path):
-    """Keras's .keras layout of the attention layers is not written yet: a clear error
-    (not a file Keras would misread)."""
+    """Keras's .keras layout of Attention's call arguments is not written yet: a clear
+    error (not a file Keras would misread); MultiHeadAttention's is
+    (tests/saving/test_keras_files.py)."""
     pytest.importorskip("h5py")
     x = tn.Input((4, 6))
-    model = tn.Model(x, L.MultiHeadAttention(2, 3, name="mha")(x, x))
-    with pytest.raises(ValueError, match=r"'mha' \(MultiHeadAttention: tinynet does not write "
+    model = tn.Model(x, L.Attention(name="att")([x, x]))
+    with pytest.raises(ValueError, match=r"'att' \(Attention: tinynet does not write "
                                          r"Keras's layout"):
         model.save(str(tmp_path / "m.keras"))

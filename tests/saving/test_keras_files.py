@@ -710,3 +710,107 @@ def test_weight_paths_table_places_sublayers_where_keras_keeps_them(tmp_path, h5
     # TextVectorization keeps Keras's StringLookup as _lookup_layer (no weights)
     assert keras_weights.layer_nodes(TextVectorization(name="tv")) == [
         ("", "tv", []), ("_lookup_layer", "string_lookup", [])]
+
+
+# -- MultiHeadAttention in Keras's layout ----------------------------------------------------
+def _encoder(**call):
+    from tinynet.layers import MultiHeadAttention
+
+    inputs = Input((5, 6))
+    memory = Input((4, 3))
+    out = MultiHeadAttention(2, 4, name="mha")(inputs, memory, memory, **call)
+    return tn.Model([inputs, memory], out)
+
+
+def test_multi_head_attention_layout_is_keras(tmp_path, h5py):
+    model = _encoder(use_causal_mask=True)
+    model.save(tmp_path / "m.keras")
+    members = _members(tmp_path / "m.keras")
+    entry = json.loads(members["config.json"])["config"]["layers"][2]
+    assert entry["class_name"] == "MultiHeadAttention" and "call_options" not in entry["config"]
+    assert entry["build_config"] == {"shapes_dict": {"query_shape": [None, 5, 6],
+                                                     "value_shape": [None, 4, 3],
+                                                     "key_shape": [None, 4, 3]}}
+    node = entry["inbound_nodes"][0]
+    assert [a["config"]["keras_history"] for a in node["args"]] == [
+        ["input_layer", 0, 0], ["input_layer_1", 0, 0], ["input_layer_1", 0, 0]]
+    assert node["kwargs"] == {"use_causal_mask": True}
+    items = _h5_items(members["model.weights.h5"], h5py)
+    assert {k: v for k, v in items.items() if k.startswith("layers/multi_head_attention/")} == {
+        "layers/multi_head_attention/vars": {"name": "mha"},
+        "layers/multi_head_attention/_dropout_layer": {}, "layers/multi_head_attention/_dropout_layer/vars": {"name": "dropout"},
+        "layers/multi_head_attention/_softmax": {}, "layers/multi_head_attention/_softmax/vars": {"name": "softmax"},
+        "layers/multi_head_attention/query_dense": {}, "layers/multi_head_attention/query_dense/vars": {"name": "query"},
+        "layers/multi_head_attention/query_dense/vars/0": (6, 2, 4), "layers/multi_head_attention/query_dense/vars/1": (2, 4),
+        "layers/multi_head_attention/key_dense": {}, "layers/multi_head_attention/key_dense/vars": {"name": "key"},
+        "layers/multi_head_attention/key_dense/vars/0": (3, 2, 4), "layers/multi_head_attention/key_dense/vars/1": (2, 4),
+        "layers/multi_head_attention/value_dense": {}, "layers/multi_head_attention/value_dense/vars": {"name": "value"},
+        "layers/multi_head_attention/value_dense/vars/0": (3, 2, 4), "layers/multi_head_attention/value_dense/vars/1": (2, 4),
+        "layers/multi_head_attention/output_dense": {},
+        "layers/multi_head_attention/output_dense/vars": {"name": "attention_output"},
+        "layers/multi_head_attention/output_dense/vars/0": (2, 4, 6), "layers/multi_head_attention/output_dense/vars/1": (6,)}
+    loaded = tn.models.load_model(tmp_path / "m.keras")
+    rng = np.random.default_rng(0)
+    x = [rng.standard_normal((2, 5, 6)).astype(np.float32),
+         rng.standard_normal((2, 4, 3)).astype(np.float32)]
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    assert loaded.get_layer("mha").get_config()["call_options"] == {"use_causal_mask": True}
+
+
+def test_multi_head_attention_constant_mask_and_attention_are_refused(tmp_path, h5py):
+    from tinynet.layers import Attention
+
+    model = _encoder(attention_mask=np.ones((1, 5, 4), dtype=bool))
+    with pytest.raises(ValueError, match=re.escape(
+            "'mha' (MultiHeadAttention called with the constant attention_mask, which a "
+            "Keras node holds only as a model input)")):
+        model.save(tmp_path / "m.keras")
+    inputs = Input((5, 6))
+    model = tn.Model(inputs, Attention(name="att")([inputs, inputs]))
+    with pytest.raises(ValueError, match=re.escape(
+            "'att' (Attention: tinynet does not write Keras's layout of its call arguments "
+            "yet)")):
+        model.save(tmp_path / "a.keras")
+    assert not os.path.exists(tmp_path / "m.keras") and not os.path.exists(tmp_path / "a.keras")
+
+
+def _mha_node(config):
+    return config["config"]["layers"][2]["inbound_nodes"][0]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: _mha_node(c)["kwargs"].update(attention_mask=_mha_node(c)["args"][0]),
+     "layer 'mha' (MultiHeadAttention) is called with ['attention_mask'], which tinynet "
+     "does not take from a .keras file"),
+    (lambda c: _mha_node(c)["kwargs"].update(use_causal_mask="yes"),
+     "layer 'mha' (MultiHeadAttention) has call arguments {'use_causal_mask': 'yes'}; "
+     "expected True or False"),
+    (lambda c: _mha_node(c)["kwargs"].update(value=_mha_node(c)["args"][1]),
+     "layer 'mha' (MultiHeadAttention) is given its value twice"),
+    (lambda c: _mha_node(c).update(args=[]),
+     "layer 'mha' (MultiHeadAttention) has a node without its query"),
+], ids=["attention-mask", "flag-type", "value-twice", "no-query"])
+def test_keras_multi_head_attention_nodes_tinynet_lacks_are_refused(tmp_path, h5py, edit,
+                                                                    message):
+    _encoder().save(tmp_path / "m.keras")
+    _edit_config(tmp_path / "m.keras", tmp_path / "edited.keras", edit)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        tn.models.load_model(tmp_path / "edited.keras")
+
+
+def test_keras_multi_head_attention_value_and_key_as_keywords(tmp_path, h5py):
+    model = _encoder(return_attention_scores=True)
+    model.save(tmp_path / "m.keras")
+
+    def edit(config):  # Keras's node of mha(query, value=..., key=...)
+        node = _mha_node(config)
+        query, value, key = node["args"]
+        node.update(args=[query], kwargs={**node["kwargs"], "value": value, "key": key})
+
+    _edit_config(tmp_path / "m.keras", tmp_path / "edited.keras", edit)
+    loaded = tn.models.load_model(tmp_path / "edited.keras")
+    rng = np.random.default_rng(1)
+    x = [rng.standard_normal((2, 5, 6)).astype(np.float32),
+         rng.standard_normal((2, 4, 3)).astype(np.float32)]
+    for got, want in zip(loaded.predict(x, verbose=0), model.predict(x, verbose=0)):
+        np.testing.assert_array_equal(got, want)

@@ -134,11 +134,33 @@ def time_distributed() -> tn.Sequential:
                           L.TimeDistributed(L.Dense(2)), L.Flatten(), L.Dense(10)])
 
 
+def encoder(causal: bool = False) -> tn.Model:
+    """A transformer encoder block: self-attention, residual, LayerNormalization, Dense."""
+    inputs = tn.Input((8, 16))
+    x = L.LayerNormalization()(L.Add()([inputs, L.MultiHeadAttention(2, 8)(
+        inputs, inputs, use_causal_mask=causal)]))
+    x = L.GlobalAveragePooling1D()(L.Dense(16, activation="relu")(x))
+    return tn.Model(inputs, L.Dense(10)(x))
+
+
+def cross_attention() -> tn.Model:
+    """A separate key (value_dim, output_shape, no biases), returning the scores too."""
+    inputs = tn.Input((8, 16))
+    memory = L.Dense(6)(inputs)
+    out, scores = L.MultiHeadAttention(3, 4, value_dim=5, use_bias=False, output_shape=7)(
+        inputs, memory, memory, return_attention_scores=True)
+    return tn.Model(inputs, L.Dense(10)(L.Concatenate()([L.Flatten()(out),
+                                                          L.Flatten()(scores)])))
+
+
 TINYNET_MODELS = {"digits_cnn": digits_cnn, "residual": residual, "nested": nested,
                   "every_layer": every_layer, "embedding": embedding, "lstm_text": lstm_text,
                   "gru_rnn": gru_rnn, "bidirectional": bidirectional,
-                  "time_distributed": time_distributed}
+                  "time_distributed": time_distributed, "encoder": encoder,
+                  "encoder_causal": lambda: encoder(causal=True),
+                  "cross_attention": cross_attention}
 SEQUENCES = ("gru_rnn", "bidirectional", "time_distributed")
+ATTENTION = ("encoder", "encoder_causal", "cross_attention", "attention_kwargs")
 
 
 def _data(name: str):
@@ -148,6 +170,8 @@ def _data(name: str):
     elif name == "lstm_text":
         # no padding: tinynet's recurrent layers do not take the mask yet
         x = rng.integers(1, 20, (16, 6)).astype(np.int64)
+    elif name in ATTENTION:
+        x = rng.standard_normal((16, 8, 16)).astype(np.float32)
     elif name in SEQUENCES:
         x = rng.standard_normal((16, 5, 3)).astype(np.float32)
     else:
@@ -247,10 +271,34 @@ def keras_time_distributed():
                              kl.TimeDistributed(kl.Dense(2)), kl.Flatten(), kl.Dense(10)])
 
 
+def keras_encoder(causal: bool = False):
+    kl = keras.layers
+    inputs = keras.Input((8, 16))
+    x = kl.LayerNormalization()(kl.Add()([inputs, kl.MultiHeadAttention(2, 8)(
+        inputs, inputs, use_causal_mask=causal)]))
+    x = kl.GlobalAveragePooling1D()(kl.Dense(16, activation="relu")(x))
+    return keras.Model(inputs, kl.Dense(10)(x))
+
+
+def keras_attention_kwargs():
+    """Value and key given as keyword arguments (Keras records them in the node's
+    kwargs), the scores returned."""
+    kl = keras.layers
+    inputs = keras.Input((8, 16))
+    memory = kl.Dense(6)(inputs)
+    out, scores = kl.MultiHeadAttention(3, 4, value_dim=5, output_shape=7)(
+        inputs, value=memory, key=kl.LayerNormalization()(memory),
+        return_attention_scores=True)
+    return keras.Model(inputs, kl.Dense(10)(kl.Concatenate()([kl.Flatten()(out),
+                                                              kl.Flatten()(scores)])))
+
+
 KERAS_MODELS = {"digits_cnn": keras_digits_cnn, "residual": keras_residual,
                 "nested": keras_nested, "lstm_text": keras_lstm_text,
                 "gru_rnn": keras_gru_rnn, "bidirectional": keras_bidirectional,
-                "time_distributed": keras_time_distributed}
+                "time_distributed": keras_time_distributed, "encoder": keras_encoder,
+                "encoder_causal": lambda: keras_encoder(causal=True),
+                "attention_kwargs": keras_attention_kwargs}
 
 
 @pytest.mark.parametrize("name", sorted(KERAS_MODELS))

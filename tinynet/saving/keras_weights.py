@@ -97,6 +97,22 @@ def _text_vectorization(layer: Any) -> list[Node]:
     return [("", layer.name, []), ("_lookup_layer", "string_lookup", [])]
 
 
+#: MultiHeadAttention's projections: Keras's attribute and tinynet's sub-layer, in the
+#: order of Keras's trainable weights.
+_MHA_PROJECTIONS = (("query_dense", "query"), ("key_dense", "key"),
+                    ("value_dense", "value"), ("output_dense", "attention_output"))
+
+
+def _multi_head_attention(layer: Any) -> list[Node]:
+    # Keras's MultiHeadAttention holds four EinsumDense layers and a weightless dropout
+    # and softmax; an unbuilt layer has no projections yet
+    subs = layer.__dict__.get("_sublayers") or {}
+    nodes: list[Node] = [("", layer.name, []), ("_dropout_layer", "dropout", []),
+                         ("_softmax", "softmax", [])]
+    return nodes + [(attr, sub, subs[sub][0].parameters()) for attr, sub in _MHA_PROJECTIONS
+                    if sub in subs]
+
+
 #: Per Keras class, where a layer's variables sit in Keras's weights tree when they are not
 #: simply the layer's own ``vars``: ``layer -> [(relative path, vars name, parameters),
 #: ...]``, path ``""`` being the layer itself and any other the attribute path of the
@@ -109,6 +125,7 @@ WEIGHT_PATHS: dict[str, Callable[[Any], list[Node]]] = {
     "Bidirectional": _bidirectional,
     "TimeDistributed": _time_distributed,
     "TextVectorization": _text_vectorization,
+    "MultiHeadAttention": _multi_head_attention,
 }
 
 
