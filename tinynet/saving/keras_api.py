@@ -17,9 +17,8 @@ from tinynet.saving.config import build_model, check_model_config, compile_confi
 from tinynet.saving.files import WEIGHT_SLACK, _named, atomic_write, loads
 from tinynet.saving.keras_archive import (KERAS_VERSION, H5Reader, read_archive,
                                           require_h5py, write_archive, write_h5)
-from tinynet.saving.keras_config import (check_writable, keras_compile_config,
-                                         keras_model_entry, tinynet_compile_config,
-                                         tinynet_model_config)
+from tinynet.saving.keras_compile import keras_compile_config, tinynet_compile_config
+from tinynet.saving.keras_config import check_writable, keras_model_entry, tinynet_model_config
 from tinynet.saving.keras_assets import (asset_members, named_vars, read_vocabularies,
                                          set_vocabularies)
 from tinynet.saving.keras_weights import (node_arrays, optimizer_arrays, read_layers,

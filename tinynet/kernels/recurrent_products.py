@@ -1,0 +1,191 @@
+"""The step products of the recurrent kernels (:mod:`tinynet.kernels.recurrent`): a
+register-blocked GEMM on a block of batch rows (``z += h @ U`` forward, ``dh = dz @ U.T``
+backward), one fixed chain of fused multiply-adds per element, and how the drivers split
+the batch into blocks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinynet.kernels._jit import njit
+from tinynet.kernels.sgemm_tiles import cload_n, cstore_n
+from tinynet.kernels.simd import vfma, vsplat
+
+
+# -- the step products: a register-blocked GEMM on a block of batch rows ----------------------
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _tile(a, r0, nr, k0, k1, p, pc, n, c, cc, load):
+    """``c[r0 + i, cc + j] (+)= sum over k0 <= k < k1 of a[r0 + i, k] * p[k, pc + j]`` for
+    ``i < nr <= 4``, ``j < n <= 64``: a 4 x 64 block of chains held in 16 vector registers
+    over the whole k loop, each ``p`` row slice loaded once for the four rows and each
+    ``a`` value broadcast. Each chain is ``k`` in increasing order of explicit fused
+    multiply-adds, started from ``c`` when ``load``, else from zero. Rows past ``nr``
+    repeat the last one and are not stored; columns past ``n`` are masked off."""
+    n0 = min(max(n, 0), 16)
+    n1 = min(max(n - 16, 0), 16)
+    n2 = min(max(n - 32, 0), 16)
+    n3 = min(max(n - 48, 0), 16)
+    ra = r0
+    rb = r0 + min(1, nr - 1)
+    rc = r0 + min(2, nr - 1)
+    rd = r0 + min(3, nr - 1)
+    if load:
+        c00 = cload_n(c, ra, cc, n0)
+        c01 = cload_n(c, ra, cc + 16, n1)
+        c02 = cload_n(c, ra, cc + 32, n2)
+        c03 = cload_n(c, ra, cc + 48, n3)
+        c10 = cload_n(c, rb, cc, n0)
+        c11 = cload_n(c, rb, cc + 16, n1)
+        c12 = cload_n(c, rb, cc + 32, n2)
+        c13 = cload_n(c, rb, cc + 48, n3)
+        c20 = cload_n(c, rc, cc, n0)
+        c21 = cload_n(c, rc, cc + 16, n1)
+        c22 = cload_n(c, rc, cc + 32, n2)
+        c23 = cload_n(c, rc, cc + 48, n3)
+        c30 = cload_n(c, rd, cc, n0)
+        c31 = cload_n(c, rd, cc + 16, n1)
+        c32 = cload_n(c, rd, cc + 32, n2)
+        c33 = cload_n(c, rd, cc + 48, n3)
+    else:
+        zero = vsplat(np.float32(0.0))
+        c00 = zero
+        c01 = zero
+        c02 = zero
+        c03 = zero
+        c10 = zero
+        c11 = zero
+        c12 = zero
+        c13 = zero
+        c20 = zero
+        c21 = zero
+        c22 = zero
+        c23 = zero
+        c30 = zero
+        c31 = zero
+        c32 = zero
+        c33 = zero
+    for k in range(k0, k1):
+        u0 = cload_n(p, k, pc, n0)
+        u1 = cload_n(p, k, pc + 16, n1)
+        u2 = cload_n(p, k, pc + 32, n2)
+        u3 = cload_n(p, k, pc + 48, n3)
+        x = vsplat(a[ra, k])
+        c00 = vfma(x, u0, c00)
+        c01 = vfma(x, u1, c01)
+        c02 = vfma(x, u2, c02)
+        c03 = vfma(x, u3, c03)
+        x = vsplat(a[rb, k])
+        c10 = vfma(x, u0, c10)
+        c11 = vfma(x, u1, c11)
+        c12 = vfma(x, u2, c12)
+        c13 = vfma(x, u3, c13)
+        x = vsplat(a[rc, k])
+        c20 = vfma(x, u0, c20)
+        c21 = vfma(x, u1, c21)
+        c22 = vfma(x, u2, c22)
+        c23 = vfma(x, u3, c23)
+        x = vsplat(a[rd, k])
+        c30 = vfma(x, u0, c30)
+        c31 = vfma(x, u1, c31)
+        c32 = vfma(x, u2, c32)
+        c33 = vfma(x, u3, c33)
+    cstore_n(c, ra, cc, c00, n0)
+    cstore_n(c, ra, cc + 16, c01, n1)
+    cstore_n(c, ra, cc + 32, c02, n2)
+    cstore_n(c, ra, cc + 48, c03, n3)
+    if nr > 1:
+        cstore_n(c, rb, cc, c10, n0)
+        cstore_n(c, rb, cc + 16, c11, n1)
+        cstore_n(c, rb, cc + 32, c12, n2)
+        cstore_n(c, rb, cc + 48, c13, n3)
+    if nr > 2:
+        cstore_n(c, rc, cc, c20, n0)
+        cstore_n(c, rc, cc + 16, c21, n1)
+        cstore_n(c, rc, cc + 32, c22, n2)
+        cstore_n(c, rc, cc + 48, c23, n3)
+    if nr > 3:
+        cstore_n(c, rd, cc, c30, n0)
+        cstore_n(c, rd, cc + 16, c31, n1)
+        cstore_n(c, rd, cc + 32, c32, n2)
+        cstore_n(c, rd, cc + 48, c33, n3)
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _product(a, nb, k0, k1, p, pc0, pc1, c, cc0, load):
+    """``c[:nb, cc0:cc0 + pc1 - pc0] (+)= a[:nb, k0:k1] @ p[k0:k1, pc0:pc1]`` in 4 x 64
+    tiles (:func:`_tile`), column blocks outside, so a block of ``p`` stays in cache for
+    all the rows. Every element is one chain over ``k`` in order, whatever ``nb``."""
+    for j in range(pc0, pc1, 64):
+        n = min(64, pc1 - j)
+        for r in range(0, nb, 4):
+            _tile(a, r, min(4, nb - r), k0, k1, p, j, n, c, cc0 + (j - pc0), load)
+
+
+_BLOCK = 32  # rows a block of the drivers holds at most (its gates stay in cache)
+# Blocks the parallel drivers make at least (while there are 4-row tiles): enough to share
+# evenly among 2, 4 or 8 threads. Not the thread count, which would keep the kernel out of
+# Numba's cache; the blocks never change a bit, only which rows run together.
+_SHARES = 8
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def _blocks(batch, shares):
+    """How many blocks of rows a driver runs: at most :data:`_BLOCK` rows each, and at
+    least ``shares`` while there are 4-row tiles to share."""
+    tiles = (batch + 3) // 4
+    return max((batch + _BLOCK - 1) // _BLOCK, min(shares, tiles))
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def _block_rows(batch, blocks, c):
+    """Rows ``[r0, r1)`` of block ``c`` of ``blocks``: whole 4-row tiles, shared evenly."""
+    tiles = (batch + 3) // 4
+    return min(4 * (tiles * c // blocks), batch), min(4 * (tiles * (c + 1) // blocks), batch)
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _operand(hs, t, rmask, g, r0, nb, units, hop):
+    """``hop[i] = hs[r0 + i, t] * rmask[r0 + i, g]`` (no mask when ``rmask`` is empty)."""
+    masked = rmask.shape[0] > 0
+    for i in range(nb):
+        b = r0 + i
+        if masked:
+            for j in range(units):
+                hop[i, j] = hs[b, t, j] * rmask[b, g, j]
+        else:
+            for j in range(units):
+                hop[i, j] = hs[b, t, j]
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _recur(hs, t, U, rmask, r0, nb, g0, g1, units, hop, z, load):
+    """``z[:nb, gates g0..g1-1] (+)= (hs[r0:r0 + nb, t] * rmask[., g]) @ U[:, gate g]``."""
+    if rmask.shape[0] == 0:
+        _operand(hs, t, rmask, 0, r0, nb, units, hop)
+        _product(hop, nb, 0, units, U, g0 * units, g1 * units, z, g0 * units, load)
+        return
+    for g in range(g0, g1):
+        _operand(hs, t, rmask, g, r0, nb, units, hop)
+        _product(hop, nb, 0, units, U, g * units, (g + 1) * units, z, g * units, load)
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _recur_back(dzb, UT, rmask, r0, nb, g0, g1, units, live, tmp, dh):
+    """``dh[i] += sum_g rmask[r0 + i, g] * (dzb[i, gate g] @ UT[gate g])`` for the rows
+    with ``live[i]``: without a mask one chain over the gate columns in increasing order,
+    with one a chain per gate, the gates added in order."""
+    if rmask.shape[0] == 0:
+        _product(dzb, nb, g0 * units, g1 * units, UT, 0, units, tmp, 0, False)
+        for i in range(nb):
+            if live[i]:
+                for k in range(units):
+                    dh[i, k] += tmp[i, k]
+        return
+    for g in range(g0, g1):
+        _product(dzb, nb, g * units, (g + 1) * units, UT, 0, units, tmp, 0, False)
+        for i in range(nb):
+            if live[i]:
+                b = r0 + i
+                for k in range(units):
+                    dh[i, k] += tmp[i, k] * rmask[b, g, k]
