@@ -311,8 +311,8 @@ class Layer(SymbolicCalls, KeywordChecked):
     # -- losses added in call() ------------------------------------------------------
     def add_loss(self, loss: Any) -> None:
         """Adds a scalar to the training loss (from ``call()``, as Keras): recorded with
-        the ops, so its gradient reaches the weights it came from. The value is this
-        layer's (its ``losses`` list it) until the next top-level call clears it."""
+        the ops, so its gradient reaches the weights it came from. The value belongs to
+        this layer: its ``losses`` lists it until the next top-level call clears it."""
         from tinynet.ops.autodiff import current
 
         graph = current()
