@@ -28,7 +28,8 @@ from tinynet.testing import check_gradients
 def test_assign_add_and_assign_sub_update_in_place():
     p = Parameter(np.zeros(3, np.float32), "total", trainable=False)
     view = p.value
-    assert p.assign_add(np.array([1.0, 2.0, 3.0])) is None
+    new = p.assign_add(np.array([1.0, 2.0, 3.0]))  # the new value, as Keras returns it
+    assert isinstance(new, tn.Tensor) and new.numpy().tolist() == [1.0, 2.0, 3.0]
     p.assign_add(ops.ones((3,)))
     p.assign_sub(tn.Tensor([0.5, 0.5, 0.5]))
     p.assign_add(1.0)  # broadcasts, as self + value does in Keras

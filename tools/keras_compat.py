@@ -81,8 +81,15 @@ def table() -> dict[tuple[str, str], tuple[float, float]]:
     for line in body.splitlines():
         m = _ROW.match(line.strip())
         if m:
-            rows[(m["script"], m["metric"])] = (float(m["keras"]), float(m["tinynet"]))
+            rows[(m["script"], m["metric"])] = (_number(m["keras"]), _number(m["tinynet"]))
     return rows
+
+
+def _number(text: str) -> float | int:
+    """A table entry as written: an int stays an int (so ``--only`` rewrites the other
+    scripts' rows unchanged)."""
+    text = text.strip()
+    return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
 
 
 def _render(results: dict[str, tuple[dict, dict]]) -> str:

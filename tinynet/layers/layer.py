@@ -311,33 +311,41 @@ class Layer(SymbolicCalls, KeywordChecked):
     # -- losses added in call() ------------------------------------------------------
     def add_loss(self, loss: Any) -> None:
         """Adds a scalar to the training loss (from ``call()``, as Keras): recorded with
-        the ops, so its gradient reaches the weights it came from."""
+        the ops, so its gradient reaches the weights it came from. The value belongs to
+        this layer: its ``losses`` lists it until the next top-level call clears it."""
         from tinynet.ops.autodiff import current
 
         graph = current()
         if graph is not None:
             graph.losses.append(loss)
-        else:
-            self._call_losses.append(loss)
+        self._call_losses.append(loss)
 
-    @property
-    def losses(self) -> list:
-        """Keras's ``layer.losses``: the losses the last call added (``add_loss``, an
-        activity regularizer), this layer's then those of the layers inside it (a
-        model's layers, a ``call()`` layer's sub-layers), then the penalties of the
-        regularized trainable weights (``regularizer(weight)``, computed now)."""
-        out = list(self._call_losses)
-        seen, listed = {id(self)}, {id(loss) for loss in out}
-        stack = [*self.sublayers(), *(getattr(self, "layers", None) or [])][::-1]
+    def _nested_layers(self) -> list["Layer"]:
+        """This layer, then the layers inside it (a model's layers, a ``call()`` layer's
+        sub-layers), depth first, each once."""
+        out, seen, stack = [], set(), [self]
         while stack:
             layer = stack.pop()
             if id(layer) in seen or not isinstance(layer, Layer):
                 continue
             seen.add(id(layer))
-            # a sub-layer's add_loss values are also its caller's (one graph): listed once
-            out += [loss for loss in layer._call_losses if id(loss) not in listed]
-            listed.update(id(loss) for loss in layer._call_losses)
+            out.append(layer)
             stack += [*layer.sublayers(), *(getattr(layer, "layers", None) or [])][::-1]
+        return out
+
+    def _clear_losses(self) -> None:
+        """Empties the added losses of this layer and of every layer inside it (Keras does
+        so at the start of each top-level call)."""
+        for layer in self._nested_layers():
+            layer.__dict__["_call_losses"] = []
+
+    @property
+    def losses(self) -> list:
+        """Keras's ``layer.losses``: the losses added since the last top-level call began
+        (``add_loss``, an activity regularizer), this layer's then those of the layers
+        inside it (a model's layers, a ``call()`` layer's sub-layers), then the penalties
+        of the regularized trainable weights (``regularizer(weight)``, computed now)."""
+        out = [loss for layer in self._nested_layers() for loss in layer._call_losses]
         out += [p.regularizer(p) for p in self.trainable_weights if p.regularizer is not None]
         return out
 

@@ -53,8 +53,9 @@ class Parameter(Operators):
     def size(self) -> int:
         return self.value.size
 
-    def assign(self, value: Any) -> None:
-        """Copies ``value`` into the weight in place, checking the shape.
+    def assign(self, value: Any) -> Tensor:
+        """Copies ``value`` into the weight in place, checking the shape; returns the new
+        value (a Tensor holding a copy), as Keras's ``Variable.assign`` does.
 
         A state update, not an op: inside a ``call()`` it records nothing (as in Keras,
         no gradient flows through an assignment) and does not cut the record.
@@ -64,16 +65,19 @@ class Parameter(Operators):
             raise ValueError(
                 f"Parameter {self.path}: expected shape {self.value.shape}, got {arr.shape}")
         self.value[...] = arr
+        return Tensor._wrap(self.value.copy())
 
-    def assign_add(self, value: Any) -> None:
+    def assign_add(self, value: Any) -> Tensor:
         """``weight += value`` in place (Keras ``Variable.assign_add``); ``value``
-        broadcasts to the weight's shape. A state update, like :meth:`assign`."""
-        self.assign(self.value + self._operand(value))
+        broadcasts to the weight's shape. A state update, like :meth:`assign`, returning
+        the new value."""
+        return self.assign(self.value + self._operand(value))
 
-    def assign_sub(self, value: Any) -> None:
+    def assign_sub(self, value: Any) -> Tensor:
         """``weight -= value`` in place (Keras ``Variable.assign_sub``); ``value``
-        broadcasts to the weight's shape. A state update, like :meth:`assign`."""
-        self.assign(self.value - self._operand(value))
+        broadcasts to the weight's shape. A state update, like :meth:`assign`, returning
+        the new value."""
+        return self.assign(self.value - self._operand(value))
 
     def _operand(self, value: Any) -> np.ndarray:
         arr = np.asarray(_values(value), dtype=np.float32)

@@ -103,6 +103,7 @@ def forward(layer: Any, x: Any, training: Any, args: tuple = (), kwargs: dict | 
     """Runs ``layer.call`` on ``x`` under a fresh graph; keeps the record for
     :func:`backward`. Returns what ``call`` returned (Tensors)."""
     listed = isinstance(x, (list, tuple))
+    layer._clear_losses()  # a top-level call: its losses (and its layers') start afresh
     graph = autodiff.Graph(owner=layer._name or "")  # no name property lookups per step
     with graph:
         leaves = _leaves(graph, x, listed)
@@ -110,7 +111,6 @@ def forward(layer: Any, x: Any, training: Any, args: tuple = (), kwargs: dict | 
         outputs, out_listed = _outputs(out, layer)
     state = layer.__dict__  # plain writes (a call() layer's __setattr__ tracks sub-layers)
     state["_cache"] = Record(graph, leaves if listed else [leaves], outputs, listed)
-    state["_call_losses"] = list(graph.losses)
     if graph.losses:
         _report_added_losses(graph.losses)
     return out if out_listed else outputs[0]
@@ -247,12 +247,9 @@ def _fill_param_grads(layer: Any, graph: autodiff.Graph) -> None:
 
 def run_inline(layer: Any, x: Any, training: Any, args: tuple, kwargs: dict) -> Any:
     """A ``call()`` layer inside another's ``call()``: its ops join the active graph (and
-    its ``add_loss`` values the graph's losses; its ``losses`` lists those of this call)."""
-    graph = autodiff.current()
-    first = len(graph.losses)
-    out = layer.call(x, *args, **call_kwargs(layer, training, kwargs))
-    layer._call_losses = graph.losses[first:]
-    return out
+    its ``add_loss`` values the graph's losses, and its own ``losses``, which the
+    top-level call cleared: a layer called twice lists both calls' losses, as Keras)."""
+    return layer.call(x, *args, **call_kwargs(layer, training, kwargs))
 
 
 def record_builtin(layer: Any, x: Any, training: bool, **extra: Any) -> Any:
@@ -293,10 +290,13 @@ def placeholder_output_shape(layer: Any, input_shape: Any) -> Any:
         check_allocation(layer, "a trial batch (to find its output shape)", shape,
                          transient=True)
     xs = [Tensor._wrap(np.zeros(shape, dtype=dt)) for shape, dt in zip(trial, dtypes)]
-    state, losses = layer._cache, list(layer._call_losses)
+    state = layer._cache
+    losses = [(sub, list(sub._call_losses)) for sub in layer._nested_layers()]
     with autodiff.no_record():
         out = layer.call(xs if listed else xs[0], **call_kwargs(layer, False, {}))
-    layer._cache, layer._call_losses = state, losses  # a shape query adds no loss
+    layer._cache = state
+    for sub, kept in losses:  # a shape query adds no loss and clears none
+        sub.__dict__["_call_losses"] = kept
     if isinstance(out, (list, tuple)):
         return [(None, *np.shape(o)[1:]) for o in out]
     return (None, *np.shape(out)[1:])

@@ -247,6 +247,7 @@ class BaseModel(Trainer, Layer):
         if is_symbolic(x):
             return self._call_symbolic(x)
         xs = self._input_arrays(x, f"{type(self).__name__}.__call__")
+        self._clear_losses()  # a top-level call (Keras): the losses of this call only
         outs = self._run_forward(xs, training)
         return [Tensor(o) for o in outs] if self._multiple_outputs() else Tensor(outs[0])
 
