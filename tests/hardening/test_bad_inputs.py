@@ -1172,6 +1172,14 @@ case("seq-train-on-batch-wrong-shape", "model.train_on_batch(np.zeros((5, 2)), y
      lambda: compiled().train_on_batch(z(5, 2), Y), ValueError,
      "Sequential.train_on_batch: model 'sequential' expects input shape (None, 4)",
      "got x with shape (5, 2)")
+case("seq-test-on-batch-mismatch", "model.test_on_batch(x[5], y[3])",
+     lambda: compiled().test_on_batch(X, Y[:3]), ValueError,
+     "Sequential.test_on_batch: x and y must hold the same number of samples",
+     "y with shape (3, 3)")
+case("seq-predict-on-batch-wrong-shape", "model.predict_on_batch(np.zeros((5, 2)))",
+     lambda: compiled().predict_on_batch(z(5, 2)), ValueError,
+     "Sequential.predict_on_batch: model 'sequential' expects input shape (None, 4)",
+     "got x with shape (5, 2)")
 case("seq-summary-line-length-small", "model.summary(line_length=-5)",
      lambda: mlp().summary(line_length=-5), ValueError,
      "summary: line_length must leave every column at least 4 characters wide, got -5")

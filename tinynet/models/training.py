@@ -470,13 +470,15 @@ class Trainer:
 
     @checked_method
     def train_on_batch(self, x: Any, y: Any, sample_weight: Any = None,
-                       class_weight: dict | None = None) -> float | list[float]:
+                       class_weight: dict | None = None, return_dict: bool = False
+                       ) -> float | list[float] | dict[str, float]:
         """One training step on one batch (``sample_weight``, ``class_weight`` as in
         :meth:`fit`).
 
         Returns:
             The batch loss from the forward pass before the update, or
-            ``[loss, *per-output losses, *metrics]`` when there are more (Keras 3).
+            ``[loss, *per-output losses, *metrics]`` when there are more (Keras 3), or
+            those by name (:attr:`metrics_names`) with ``return_dict=True``.
         """
         owner = f"{type(self).__name__}.train_on_batch"
         self._require_compiled(owner)
@@ -485,6 +487,8 @@ class Trainer:
         params, guard = self._step_state()
         self._reset_running_metrics()  # one batch's counts, as Keras resets its metrics
         loss_value, values = self._train_step(xs, ys, params, guard, lambda: owner, sw)
+        if return_dict:
+            return dict(zip(self.metrics_names, [loss_value, *values]))
         return [loss_value, *values] if values else loss_value
 
     @checked_method
@@ -502,7 +506,13 @@ class Trainer:
             The loss alone without metrics, else ``[loss, *metrics]``, or a dict
             ``{"loss": ..., "<metric>": ...}`` with ``return_dict=True``.
         """
-        owner = f"{type(self).__name__}.evaluate"
+        return self._evaluate(x, y, batch_size, verbose, return_dict, sample_weight, steps,
+                              callbacks, f"{type(self).__name__}.evaluate")
+
+    def _evaluate(self, x: Any, y: Any, batch_size: int | None, verbose: int | str,
+                  return_dict: bool, sample_weight: Any, steps: int | None,
+                  callbacks: list | None, owner: str) -> float | list[float] | dict[str, float]:
+        """:meth:`evaluate` under ``owner``'s name (also :meth:`test_on_batch`'s)."""
         self._require_compiled(owner)
         batch_size = _check_int(32 if batch_size is None else batch_size, "batch_size", owner, 1)
         verbose = _check_verbose(verbose, owner)
@@ -528,7 +538,12 @@ class Trainer:
 
         Needs no ``compile``; an unbuilt model is built from ``x``'s shape.
         """
-        owner = f"{type(self).__name__}.predict"
+        return self._predict(x, batch_size, verbose, steps, callbacks,
+                             f"{type(self).__name__}.predict")
+
+    def _predict(self, x: Any, batch_size: int | None, verbose: int | str, steps: int | None,
+                 callbacks: list | None, owner: str) -> Any:
+        """:meth:`predict` under ``owner``'s name (also :meth:`predict_on_batch`'s)."""
         batch_size = _check_int(32 if batch_size is None else batch_size, "batch_size", owner, 1)
         verbose = _check_verbose(verbose, owner)
         steps = check_steps(steps, "steps", owner)
@@ -538,3 +553,27 @@ class Trainer:
         cbs = self._callbacks(cb_list, owner, verbose=verbose, epochs=1, steps=data.steps)
         n = data.n if isinstance(data, ArrayAdapter) else None
         return self._pack_outputs(loops.predict(self, data, cbs, n, owner))
+
+    @checked_method
+    @locked
+    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
+                      return_dict: bool = False) -> float | list[float] | dict[str, float]:
+        """One evaluation step on one batch (Keras 3): :meth:`evaluate` of ``x``, ``y`` as
+        a single batch, its metrics counted on this batch alone.
+
+        Returns:
+            As :meth:`evaluate`: the loss, ``[loss, *metrics]``, or a dict with
+            ``return_dict=True``.
+        """
+        owner = f"{type(self).__name__}.test_on_batch"
+        n = self._input_arrays(x, owner)[0].shape[0]
+        return self._evaluate(x, y, max(n, 1), 0, return_dict, sample_weight, None, None, owner)
+
+    @checked_method
+    @locked
+    def predict_on_batch(self, x: Any) -> Any:
+        """The model's outputs for ``x`` as one batch (Keras 3): :meth:`predict` without
+        batching or progress output."""
+        owner = f"{type(self).__name__}.predict_on_batch"
+        n = self._input_arrays(x, owner)[0].shape[0]
+        return self._predict(x, max(n, 1), 0, None, None, owner)
