@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import activations, regularizers
+from tinynet import regularizers
 from tinynet.layers.convolutional import Conv2D
 from tinynet.layers.validation import check_data_format
-from tinynet.ops.arrays.conv2d import conv2d_backward, conv2d_forward, conv2d_input_grad
+from tinynet.ops.arrays.convolution import conv_transpose_backward, conv_transpose_forward
 from tinynet.ops.arrays.windows import transpose_axis
 from tinynet.tensor import Tensor, as_array
 
@@ -128,11 +128,10 @@ class Conv2DTranspose(Conv2D):
         geom = self._geometry(x.shape)
         out_shape = self._out(x.shape[0], geom)
         self._cache = None
-        w2 = self.kernel.value.reshape(-1, ch)
-        z = conv2d_input_grad(x.reshape(-1, ch), w2, self._tiling_of(x.shape, geom), out_shape)
         bias = self.bias.value if self.use_bias else None
-        y, pre = activations.bias_act_forward(z.reshape(-1, self.filters), bias,
-                                              self.activation)
+        y, pre = conv_transpose_forward(x, self.kernel.value.reshape(-1, ch), bias,
+                                        self.activation, self._tiling_of(x.shape, geom),
+                                        out_shape)
         self._cache = {"x": x, "geom": geom, "pre": pre, "y": y}
         if self.activity_regularizer is not None:
             regularizers.activity_loss(self, y, x.shape[0])
@@ -146,19 +145,14 @@ class Conv2DTranspose(Conv2D):
         g = g.reshape(y.shape)
         if self.activity_regularizer is not None:
             g = regularizers.activity_grad(self, y, x.shape[0], g)
-        dz = activations.bias_act_backward(self.activation, cache["pre"], y, g)
-        ch = x.shape[-1]
-        w2 = self.kernel.value.reshape(-1, ch)
-        tiling = self._tiling_of(x.shape, geom)
-        dz4 = np.ascontiguousarray(dz).reshape(out_shape)
-        dx = conv2d_forward(dz4, w2, tiling).reshape(x.shape) if want_dx else None
-        if self.kernel.trainable:
-            dw2 = conv2d_backward(dz4, w2, x.reshape(-1, ch), tiling, want_dx=False)[1]
-            self.kernel.grad = dw2.reshape(self.kernel.value.shape)
-        else:
-            self.kernel.grad = None
+        want_dw = self.kernel.trainable
+        dx, dw2, db = conv_transpose_backward(
+            x, self.kernel.value.reshape(-1, x.shape[-1]), cache["pre"], y, g,
+            self.activation, self._tiling_of(x.shape, geom), out_shape, want_input=want_dx,
+            want_kernel=want_dw, want_bias=self.use_bias and self.bias.trainable)
+        self.kernel.grad = dw2.reshape(self.kernel.value.shape) if want_dw else None
         if self.use_bias:
-            self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
+            self.bias.grad = db
         return dx
 
     def get_config(self) -> dict:

@@ -10,8 +10,7 @@ from tinynet import activations, regularizers
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.validation import (check_initializer, check_padding, check_pair,
                                        check_seed)
-from tinynet.ops.arrays.conv2d import conv2d_backward, conv2d_forward
-from tinynet.ops.arrays.matmul import matmul
+from tinynet.ops.arrays.convolution import conv_backward, conv_forward
 from tinynet.ops.arrays.windows import window_axis
 from tinynet.tensor import Tensor, as_array
 
@@ -91,12 +90,14 @@ class Windowed(Layer):
 class Conv2D(Windowed):
     """2-D convolution (cross-correlation) over ``[batch, height, width, channels]``.
 
+    Each pass is one operation of :mod:`tinynet.ops.arrays.convolution`.
     :mod:`tinynet.ops.arrays.conv2d` picks the kernels: for output channels in multiples of 16,
     direct kernels that keep blocks of outputs in vector registers and need no patch
     matrix (:mod:`tinynet.kernels.conv_direct`); otherwise im2col + GEMM tile by tile, so
     the patches stay in cache (:mod:`tinynet.kernels.conv`), the backward computing
-    ``dW = cols^T @ dY`` and ``dX = col2im(dY @ W^T)`` on the same tiles. A 1x1
-    convolution is one GEMM. The bias add is fused into the activation pass.
+    ``dW = cols^T @ dY`` and ``dX = col2im(dY @ W^T)`` on the same tiles; the bias is
+    added tile by tile. A 1x1 stride-1 convolution is one GEMM, the bias add fused into
+    the activation pass.
 
     Args:
         filters: Number of output channels (positive int).
@@ -169,9 +170,6 @@ class Conv2D(Windowed):
         super().build(input_shape)
 
     # -- forward / backward ------------------------------------------------------------
-    def _is_pointwise(self) -> bool:
-        return self.kernel_size == (1, 1) and self.strides == (1, 1)
-
     def forward(self, x: Any, training: bool = False) -> Tensor:
         x = as_array(x)
         view = self._view(x.shape)
@@ -185,13 +183,9 @@ class Conv2D(Windowed):
         x4 = np.ascontiguousarray(x, dtype=np.float32).reshape(view)
         geom = self._geometry(x.shape)
         self._cache = None
-        w2 = self.kernel.value.reshape(-1, self.filters)
         bias = self.bias.value if self.use_bias else None
-        if self._is_pointwise():
-            z = matmul(x4.reshape(-1, ch), w2)
-        else:  # the bias is added tile by tile
-            z, bias = conv2d_forward(x4, w2, self._tiling(geom), bias), None
-        y, pre = activations.bias_act_forward(z, bias, self.activation)
+        y, pre = conv_forward(x4, self.kernel.value.reshape(-1, self.filters), bias,
+                              self.activation, self._tiling(geom))
         self._cache = {"x": x4, "shape": x.shape, "geom": geom, "pre": pre, "y": y}
         if self.activity_regularizer is not None:
             regularizers.activity_loss(self, y, x.shape[0])
@@ -215,17 +209,11 @@ class Conv2D(Windowed):
         g = g.reshape(y.shape)
         if self.activity_regularizer is not None:
             g = regularizers.activity_grad(self, y, x.shape[0], g)
-        dz = activations.bias_act_backward(self.activation, cache["pre"], y, g)
         want_dw = self.kernel.trainable
-        want_db = self.use_bias and self.bias.trainable
-        w2 = self.kernel.value.reshape(-1, self.filters)
-        if self._is_pointwise():
-            dw2 = matmul(x.reshape(-1, x.shape[-1]), dz, trans_a=True) if want_dw else None
-            dx = matmul(dz, w2, trans_b=True).reshape(x.shape) if want_dx else None
-            db = activations.bias_grad(dz) if want_db else None
-        else:  # the bias gradient is summed tile by tile
-            dx, dw2, db = conv2d_backward(x, w2, dz, self._tiling(geom), want_dx=want_dx,
-                                          want_dw=want_dw, want_db=want_db)
+        dx, dw2, db = conv_backward(
+            x, self.kernel.value.reshape(-1, self.filters), cache["pre"], y, g,
+            self.activation, self._tiling(geom), want_input=want_dx, want_kernel=want_dw,
+            want_bias=self.use_bias and self.bias.trainable)
         self.kernel.grad = dw2.reshape(self.kernel.value.shape) if want_dw else None
         if self.use_bias:
             self.bias.grad = db

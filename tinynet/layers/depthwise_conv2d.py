@@ -11,7 +11,7 @@ from tinynet.layers.convolutional import Windowed, check_strides_with_dilation
 from tinynet.layers.layer import check_bool, check_positive_int
 from tinynet.layers.validation import (check_data_format, check_initializer, check_padding,
                                        check_pair, check_seed)
-from tinynet.ops.arrays.depthwise import depthwise_backward, depthwise_forward
+from tinynet.ops.arrays.convolution import depthwise_conv_backward, depthwise_conv_forward
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["DepthwiseConv2D"]
@@ -20,8 +20,9 @@ __all__ = ["DepthwiseConv2D"]
 class DepthwiseConv2D(Windowed):
     """Depthwise 2-D convolution over ``[batch, height, width, channels]``: input channel
     ``c`` convolved with ``depth_multiplier`` kernels of its own gives output channels
-    ``c * depth_multiplier + m`` (:mod:`tinynet.ops.arrays.depthwise`). The bias add is fused
-    into the activation pass.
+    ``c * depth_multiplier + m`` (:mod:`tinynet.ops.arrays.depthwise`). Each pass is one
+    operation of :mod:`tinynet.ops.arrays.convolution`; the bias is added, and its gradient
+    summed, in the depthwise pass.
 
     Args:
         kernel_size: Int or ``(kh, kw)``.
@@ -113,9 +114,9 @@ class DepthwiseConv2D(Windowed):
         layer's output channels (the depthwise output's here)."""
         return depthwise_channels
 
-    def _depthwise(self, x: Any, bias: np.ndarray | None = None) -> tuple[np.ndarray, tuple]:
-        """The checked input, its geometry and the depthwise output (plus ``bias`` if
-        given, in the same pass)."""
+    def _checked_input(self, x: Any) -> tuple[np.ndarray, tuple]:
+        """The input as float32 C-contiguous (the layer built on first use) and its
+        geometry."""
         x = as_array(x)
         self._view(x.shape)
         if not self.built:
@@ -128,60 +129,51 @@ class DepthwiseConv2D(Windowed):
         x = np.ascontiguousarray(x, dtype=np.float32)
         geom = self._geometry(x.shape)
         self._cache = None
-        return x, geom, depthwise_forward(x, self._w3(), self._tiling(geom), bias)
+        return x, geom
 
     def _w3(self) -> np.ndarray:
         w = self.depthwise.value
         return w.reshape(w.shape[0], w.shape[1], -1)
 
     def forward(self, x: Any, training: bool = False) -> Tensor:
+        x, geom = self._checked_input(x)
         bias = self.bias.value if self.use_bias else None
-        x, geom, z = self._depthwise(x, bias)
-        y, pre = activations.bias_act_forward(z.reshape(-1, z.shape[-1]), None,
-                                              self.activation)
+        y, pre = depthwise_conv_forward(x, self._w3(), bias, self.activation,
+                                        self._tiling(geom))
         self._cache = {"x": x, "geom": geom, "pre": pre, "y": y}
         if self.activity_regularizer is not None:
             regularizers.activity_loss(self, y, x.shape[0])
-        return Tensor(y.reshape(z.shape))
+        return Tensor(y.reshape(x.shape[0], geom[0], geom[1], y.shape[-1]))
 
-    def _output_grad(self, grad_output: Any, set_bias: bool = True) -> tuple[dict, np.ndarray]:
-        """The cache and ``dL/d(pre-bias output)`` as ``[rows, channels]``; sets the bias
-        gradient if ``set_bias`` (else the depthwise backward adds it up in its own pass)."""
+    def _output_grad(self, grad_output: Any) -> tuple[dict, np.ndarray]:
+        """The cache and the checked ``dL/dy`` as ``[rows, channels]`` (with the activity
+        regularizer's term)."""
         cache = self._require_cache()
         x, geom, y = cache["x"], cache["geom"], cache["y"]
         g = self._check_grad(grad_output, (x.shape[0], geom[0], geom[1], y.shape[-1]))
         g = g.reshape(y.shape)
         if self.activity_regularizer is not None:
             g = regularizers.activity_grad(self, y, x.shape[0], g)
-        dz = activations.bias_act_backward(self.activation, cache["pre"], y, g)
-        if self.use_bias and set_bias:
-            self.bias.grad = activations.bias_grad(dz) if self.bias.trainable else None
-        return cache, dz
+        return cache, g
 
-    def _depthwise_grads(self, cache: dict, dz: np.ndarray, want_dx: bool,
-                         with_bias: bool = False) -> np.ndarray | None:
-        """Sets the depthwise kernel's gradient from ``dz`` (the depthwise output's
-        gradient), and the bias gradient too if ``with_bias``; returns ``dx`` when
-        ``want_dx``."""
-        x, geom = cache["x"], cache["geom"]
-        g = np.ascontiguousarray(dz, dtype=np.float32).reshape(
-            x.shape[0], geom[0], geom[1], dz.shape[-1])  # not -1: the batch may be empty
+    def _gradients(self, grad_output: Any, want_dx: bool) -> np.ndarray | None:
+        """Fills the kernel/bias gradients; returns dL/dx when ``want_dx``."""
+        cache, g = self._output_grad(grad_output)
         want_dw = self.depthwise.trainable
-        want_db = with_bias and self.bias.trainable
-        dx, dw3, db = depthwise_backward(x, self._w3(), g, self._tiling(geom), want_dx=want_dx,
-                                         want_dw=want_dw, want_db=want_db)
+        dx, dw3, db = depthwise_conv_backward(
+            cache["x"], self._w3(), cache["pre"], cache["y"], g, self.activation,
+            self._tiling(cache["geom"]), want_input=want_dx, want_kernel=want_dw,
+            want_bias=self.use_bias and self.bias.trainable)
         self.depthwise.grad = dw3.reshape(self.depthwise.value.shape) if want_dw else None
-        if with_bias:
+        if self.use_bias:
             self.bias.grad = db
         return dx
 
     def backward_params(self, grad_output: Any) -> None:
-        cache, dz = self._output_grad(grad_output, set_bias=False)
-        self._depthwise_grads(cache, dz, want_dx=False, with_bias=self.use_bias)
+        self._gradients(grad_output, want_dx=False)
 
     def backward(self, grad_output: Any) -> Tensor:
-        cache, dz = self._output_grad(grad_output, set_bias=False)
-        return Tensor(self._depthwise_grads(cache, dz, want_dx=True, with_bias=self.use_bias))
+        return Tensor(self._gradients(grad_output, want_dx=True))
 
     def get_config(self) -> dict:
         config = super().get_config()

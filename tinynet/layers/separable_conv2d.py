@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import activations, regularizers
+from tinynet import regularizers
 from tinynet.layers.depthwise_conv2d import DepthwiseConv2D
 from tinynet.layers.layer import check_positive_int
 from tinynet.layers.validation import check_initializer
-from tinynet.ops.arrays.matmul import matmul
+from tinynet.ops.arrays.convolution import separable_conv_backward, separable_conv_forward
 from tinynet.tensor import Tensor
 
 __all__ = ["SeparableConv2D"]
@@ -100,34 +100,28 @@ class SeparableConv2D(DepthwiseConv2D):
         return self.pointwise.value.reshape(-1, self._filters)
 
     def forward(self, x: Any, training: bool = False) -> Tensor:
-        x, geom, d = self._depthwise(x)
-        z = matmul(d.reshape(-1, d.shape[-1]), self._w2())
+        x, geom = self._checked_input(x)
         bias = self.bias.value if self.use_bias else None
-        y, pre = activations.bias_act_forward(z, bias, self.activation)
+        y, pre, d = separable_conv_forward(x, self._w3(), self._w2(), bias, self.activation,
+                                           self._tiling(geom))
         self._cache = {"x": x, "geom": geom, "d": d, "pre": pre, "y": y}
         if self.activity_regularizer is not None:
             regularizers.activity_loss(self, y, x.shape[0])
         return Tensor(y.reshape(*d.shape[:3], self._filters))
 
     def _gradients(self, grad_output: Any, want_dx: bool) -> np.ndarray | None:
-        cache, dz = self._output_grad(grad_output)
-        d = cache["d"].reshape(-1, cache["d"].shape[-1])
-        if self.pointwise.trainable:
-            self.pointwise.grad = matmul(d, dz, trans_a=True).reshape(
-                self.pointwise.value.shape)
-        else:
-            self.pointwise.grad = None
-        if not (want_dx or self.depthwise.trainable):
-            self.depthwise.grad = None
-            return None
-        dd = matmul(dz, self._w2(), trans_b=True)
-        return self._depthwise_grads(cache, dd, want_dx)
-
-    def backward_params(self, grad_output: Any) -> None:
-        self._gradients(grad_output, want_dx=False)
-
-    def backward(self, grad_output: Any) -> Tensor:
-        return Tensor(self._gradients(grad_output, want_dx=True))
+        cache, g = self._output_grad(grad_output)
+        want_dw, want_pw = self.depthwise.trainable, self.pointwise.trainable
+        dx, dw3, dpw, db = separable_conv_backward(
+            cache["x"], self._w3(), self._w2(), cache["d"], cache["pre"], cache["y"], g,
+            self.activation, self._tiling(cache["geom"]), want_input=want_dx,
+            want_depthwise=want_dw, want_pointwise=want_pw,
+            want_bias=self.use_bias and self.bias.trainable)
+        self.pointwise.grad = dpw.reshape(self.pointwise.value.shape) if want_pw else None
+        self.depthwise.grad = dw3.reshape(self.depthwise.value.shape) if want_dw else None
+        if self.use_bias:
+            self.bias.grad = db
+        return dx
 
     def get_config(self) -> dict:
         config = super().get_config()

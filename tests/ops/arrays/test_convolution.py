@@ -1,0 +1,137 @@
+"""The convolution layers' passes (tinynet.ops.arrays.convolution): each gradient is
+returned only when asked for, with the same bits whichever others are asked for, and the
+forwards match a float64 NumPy reference."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from tinynet.activations import get
+from tinynet.ops.arrays import convolution as cv
+
+GELU = get("gelu")  # reads its input in the backward: ``pre`` is kept
+
+
+def _rand(rng, *shape):
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+def _geometry(k, s, pad, out):
+    """A square geometry: ``k``x``k`` kernel, stride ``s``, leading pad ``pad``, ``out``x``out``."""
+    return (k, k, s, s, 1, 1, pad, pad, out, out)
+
+
+def _im2col64(x, k, s, pad, out):
+    """float64 patches ``[B * out * out, k * k * C]`` (rows kernel-row major, as the kernels)."""
+    b, h, w, c = x.shape
+    xp = np.zeros((b, h + 2 * k, w + 2 * k, c))
+    xp[:, pad:pad + h, pad:pad + w] = x
+    cols = np.empty((b, out, out, k, k, c))
+    for i in range(k):
+        for j in range(k):
+            cols[:, :, :, i, j] = xp[:, i:i + s * out:s, j:j + s * out:s]
+    return cols.reshape(b * out * out, k * k * c)
+
+
+def _gelu64(z):
+    """Exact GELU in float64 (Keras's default, ``approximate=False``)."""
+    return 0.5 * z * (1.0 + np.vectorize(math.erf)(z / math.sqrt(2.0)))
+
+
+CONV_FLAGS = ("input", "kernel", "bias")
+SEPARABLE_FLAGS = ("input", "depthwise", "pointwise", "bias")
+CASES = ["conv 3x3", "conv 1x1", "conv_transpose", "depthwise_conv", "separable_conv"]
+
+
+def _backward_of(name, rng):
+    """The backward of case ``name`` after its forward, its arguments bound but the flags,
+    and the names of its flags."""
+    x, b = _rand(rng, 3, 7, 7, 4), _rand(rng, 6)
+    same3 = _geometry(3, 1, 1, 7)
+    if name.startswith("conv "):
+        k = 3 if name == "conv 3x3" else 1
+        w, geometry = _rand(rng, k * k * 4, 6), _geometry(k, 1, k // 2, 7)
+        y, pre = cv.conv_forward(x, w, b, GELU, geometry)
+        g = _rand(rng, *y.shape)
+        return functools.partial(cv.conv_backward, x, w, pre, y, g, GELU, geometry), CONV_FLAGS
+    if name == "conv_transpose":  # the equivalent convolution takes 14x14x5 to 7x7x4
+        w, geometry, out_shape = _rand(rng, 9 * 5, 4), _geometry(3, 2, 1, 7), (3, 14, 14, 5)
+        y, pre = cv.conv_transpose_forward(x, w, b[:5], GELU, geometry, out_shape)
+        g = _rand(rng, *y.shape)
+        return functools.partial(cv.conv_transpose_backward, x, w, pre, y, g, GELU, geometry,
+                                 out_shape), CONV_FLAGS
+    wd = _rand(rng, 3, 3, 8)  # depth multiplier 2
+    if name == "depthwise_conv":
+        y, pre = cv.depthwise_conv_forward(x, wd, _rand(rng, 8), GELU, same3)
+        g = _rand(rng, *y.shape)
+        return functools.partial(cv.depthwise_conv_backward, x, wd, pre, y, g, GELU,
+                                 same3), CONV_FLAGS
+    wp = _rand(rng, 8, 6)
+    y, pre, d = cv.separable_conv_forward(x, wd, wp, b, GELU, same3)
+    g = _rand(rng, *y.shape)
+    return functools.partial(cv.separable_conv_backward, x, wd, wp, d, pre, y, g, GELU,
+                             same3), SEPARABLE_FLAGS
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_each_gradient_only_when_asked_and_with_the_same_bits(name):
+    backward, flags = _backward_of(name, np.random.default_rng(1))
+    every = backward(**{f"want_{f}": True for f in flags})
+    assert all(r is not None for r in every)
+    for asked in itertools.product((False, True), repeat=len(flags)):
+        result = backward(**{f"want_{f}": a for f, a in zip(flags, asked)})
+        for flag, want, got, full in zip(flags, asked, result, every):
+            if want:
+                assert got.dtype == np.float32 and np.array_equal(got, full), (flag, asked)
+            else:
+                assert got is None, (flag, asked)
+
+
+def test_conv_forward_matches_float64_reference():
+    rng = np.random.default_rng(2)
+    x, w, b = _rand(rng, 2, 6, 6, 3), _rand(rng, 9 * 3, 5), _rand(rng, 5)
+    for k, pad, w2 in ((3, 1, w), (1, 0, w[:3])):
+        y, pre = cv.conv_forward(x, np.ascontiguousarray(w2), b, GELU,
+                                 _geometry(k, 1, pad, 6))
+        z = _im2col64(x.astype(np.float64), k, 1, pad, 6) @ w2.astype(np.float64) + b
+        np.testing.assert_allclose(pre, z, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(y, _gelu64(z), rtol=1e-5, atol=1e-5)
+    y, pre = cv.conv_forward(x, w, None, None, _geometry(3, 2, 0, 2))  # linear: no pre
+    assert pre is None
+    np.testing.assert_allclose(y, _im2col64(x.astype(np.float64), 3, 2, 0, 2) @ w,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_depthwise_and_separable_forwards_match_float64_reference():
+    rng = np.random.default_rng(3)
+    x, wd, bd = _rand(rng, 2, 5, 5, 3), _rand(rng, 3, 3, 6), _rand(rng, 6)
+    wp, b = _rand(rng, 6, 4), _rand(rng, 4)
+    geometry = _geometry(3, 1, 1, 5)
+    cols = _im2col64(x.astype(np.float64), 3, 1, 1, 5).reshape(-1, 9, 3)
+    # output channel c * 2 + m reads input channel c
+    d64 = np.einsum("rkc,kcm->rcm", cols, wd.reshape(9, 3, 2).astype(np.float64))
+    d64 = d64.reshape(-1, 6)
+    y, pre = cv.depthwise_conv_forward(x, wd, bd, GELU, geometry)
+    np.testing.assert_allclose(pre, d64 + bd, rtol=1e-5, atol=1e-5)
+    y, pre, d = cv.separable_conv_forward(x, wd, wp, b, GELU, geometry)
+    assert d.shape == (2, 5, 5, 6)
+    np.testing.assert_allclose(d.reshape(-1, 6), d64, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(y, _gelu64(d64 @ wp + b), rtol=1e-5, atol=1e-5)
+
+
+def test_conv_transpose_forward_is_the_convolutions_input_gradient():
+    # the convolution is a matrix M (8x8x5 -> 4x4x3 per sample); the transposed one is M^T
+    rng = np.random.default_rng(4)
+    x, w = _rand(rng, 2, 4, 4, 3), _rand(rng, 9 * 5, 3)
+    geometry = _geometry(3, 2, 1, 4)
+    y, pre = cv.conv_transpose_forward(x, w, None, None, geometry, (2, 8, 8, 5))
+    assert pre is None and y.shape == (2 * 8 * 8, 5)
+    basis = np.eye(8 * 8 * 5).reshape(-1, 8, 8, 5)
+    m_t = (_im2col64(basis, 3, 2, 1, 4) @ w.astype(np.float64)).reshape(8 * 8 * 5, 4 * 4 * 3)
+    expected = x.reshape(2, -1).astype(np.float64) @ m_t.T
+    np.testing.assert_allclose(y.reshape(2, -1), expected, rtol=1e-5, atol=1e-5)
