@@ -3643,6 +3643,86 @@ case("keras-load-mha-nodes-differ", "load_model(a Keras file calling one MultiHe
      "nodes, which tinynet's layer does not keep")
 
 
+# -- h47attn: Attention and AdditiveAttention in .keras files (call arguments in the nodes) --
+def _attention_model(**call: Any) -> tn.Model:
+    inputs = Input((5, 6))
+    return tn.Model(inputs, tn.layers.Attention(name="att")([inputs, inputs], **call))
+
+
+def _load_attention_edited(edit: Callable[[dict], None]) -> Any:
+    """load_model of a tinynet-written Attention .keras file whose layer entry ``edit``
+    changes (as a Keras-written file could have it); skipped without h5py, which writing
+    the file needs."""
+    import json
+    import tempfile
+    import zipfile
+
+    pytest.importorskip("h5py")
+
+    with tempfile.TemporaryDirectory() as folder:
+        source, target = os.path.join(folder, "m.keras"), os.path.join(folder, "e.keras")
+        _attention_model().save(source)
+        with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w") as zout:
+            for info in zin.infolist():
+                data = zin.read(info)
+                if info.filename == "config.json":
+                    config = json.loads(data)
+                    edit(config["config"]["layers"][1])
+                    data = json.dumps(config).encode()
+                zout.writestr(info.filename, data)
+        return tn.models.load_model(target)
+
+
+_KERAS_ONES = {"class_name": "__numpy__", "config": {"value": [[True] * 5], "dtype": "bool"}}
+
+case("keras-save-attention-constant-mask", "model.save('m.keras') of Attention()([q, q], "
+     "mask=[None, ones((2, 5))])",
+     lambda: _attention_model(mask=[None, np.ones((2, 5), bool)]).save("m.keras"), ValueError,
+     "save_model: a Keras .keras file cannot hold these tinynet layers: 'att' (Attention "
+     "called with a constant mask, which tinynet does not write to a .keras file; give its "
+     "inputs their own masks, e.g. from Embedding(mask_zero=True))")
+case("keras-load-attention-mask-tensor", "load_model(a Keras file calling Attention with "
+     "mask=[<tensor>, <tensor>])",
+     lambda: _load_attention_edited(lambda e: _node(e)["kwargs"].update(
+         mask=_node(e)["args"][0])),
+     ValueError, "layer 'att' (Attention) is called with a mask tensor (mask=), which tinynet "
+     "does not take from a .keras file; tinynet's layer takes the masks its inputs carry "
+     "(e.g. from Embedding(mask_zero=True)): call it without mask=")
+case("keras-load-attention-constant-mask", "load_model(a Keras file calling Attention with "
+     "mask=[None, <__numpy__ constant>])",
+     lambda: _load_attention_edited(lambda e: _node(e)["kwargs"].update(
+         mask=[None, _KERAS_ONES])),
+     ValueError, "layer 'att' (Attention) is called with a constant mask (mask=), which "
+     "tinynet does not take from a .keras file")
+case("keras-load-attention-flag-type", "load_model(a Keras file calling Attention with "
+     "return_attention_scores='yes')",
+     lambda: _load_attention_edited(
+         lambda e: _node(e)["kwargs"].update(return_attention_scores="yes")),
+     ValueError, "layer 'att' (Attention) has call arguments {'return_attention_scores': "
+     "'yes'}; expected True or False")
+case("keras-load-attention-no-inputs", "load_model(a Keras file with an Attention node "
+     "without arguments)",
+     lambda: _load_attention_edited(lambda e: _node(e).update(args=[])), ValueError,
+     "layer 'att' (Attention) has a node without its inputs [query, value]")
+case("keras-load-attention-not-a-list", "load_model(a Keras file calling Attention on one "
+     "tensor)",
+     lambda: _load_attention_edited(lambda e: _node(e).update(args=_node(e)["args"][0][:1])),
+     ValueError, "layer 'att' (Attention) is called on one tensor; expected a list [query, "
+     "value] or [query, value, key]")
+case("keras-load-attention-flag-twice", "load_model(a Keras file giving Attention "
+     "use_causal_mask positionally and as use_causal_mask=)",
+     lambda: _load_attention_edited(lambda e: _node(e).update(
+         args=_node(e)["args"] + [None, None, False, True],
+         kwargs={"use_causal_mask": True})),
+     ValueError, "layer 'att' (Attention) is given its use_causal_mask twice")
+case("keras-load-attention-too-many-args", "load_model(a Keras file calling Attention with "
+     "6 positional arguments)",
+     lambda: _load_attention_edited(lambda e: _node(e).update(
+         args=_node(e)["args"] + [None] * 5)),
+     ValueError, "layer 'att' (Attention) has a node with 6 positional arguments; expected "
+     "at most 5")
+
+
 # -- h44speed: the models' one graph walk (layer_graph), as the exporter reads it -------------
 def _subclassed_model():
     class Net(tn.Model):
