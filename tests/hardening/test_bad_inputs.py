@@ -3590,10 +3590,10 @@ def _node(entry: dict) -> dict:
     return entry["inbound_nodes"][0]
 
 
-def _load_mha_edited(edit: Callable[[dict], None]) -> Any:
-    """load_model of a tinynet-written MultiHeadAttention .keras file whose layer entry
-    ``edit`` changes (as a Keras-written file could have it); skipped without h5py, which
-    writing the file needs."""
+def _load_edited(model: tn.Model, edit: Callable[[dict], None]) -> Any:
+    """load_model of ``model`` saved as a .keras file whose second layer entry ``edit``
+    changes (as a Keras-written file could have it); skipped without h5py, which writing
+    the file needs."""
     import json
     import tempfile
     import zipfile
@@ -3602,7 +3602,7 @@ def _load_mha_edited(edit: Callable[[dict], None]) -> Any:
 
     with tempfile.TemporaryDirectory() as folder:
         source, target = os.path.join(folder, "m.keras"), os.path.join(folder, "e.keras")
-        _mha_model().save(source)
+        model.save(source)
         with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w") as zout:
             for info in zin.infolist():
                 data = zin.read(info)
@@ -3617,6 +3617,11 @@ def _load_mha_edited(edit: Callable[[dict], None]) -> Any:
             return tn.models.load_model("e.keras")
         finally:
             os.chdir(here)
+
+
+def _load_mha_edited(edit: Callable[[dict], None]) -> Any:
+    """:func:`_load_edited` of the MultiHeadAttention model."""
+    return _load_edited(_mha_model(), edit)
 
 
 case("keras-save-mha-constant-mask", "model.save('m.keras') of MultiHeadAttention(...)(q, v, "
@@ -3654,6 +3659,67 @@ case("keras-load-mha-nodes-differ", "load_model(a Keras file calling one MultiHe
          {**_node(e), "kwargs": {"use_causal_mask": True}})), ValueError,
      "layer 'mha' (MultiHeadAttention) is called with different call arguments in different "
      "nodes, which tinynet's layer does not keep")
+
+
+# -- h47attn: Attention and AdditiveAttention in .keras files (call arguments in the nodes) --
+def _attention_model(**call: Any) -> tn.Model:
+    inputs = Input((5, 6))
+    return tn.Model(inputs, tn.layers.Attention(name="att")([inputs, inputs], **call))
+
+
+def _load_attention_edited(edit: Callable[[dict], None]) -> Any:
+    """:func:`_load_edited` of the Attention model."""
+    return _load_edited(_attention_model(), edit)
+
+
+_KERAS_ONES = {"class_name": "__numpy__", "config": {"value": [[True] * 5], "dtype": "bool"}}
+
+case("keras-save-attention-constant-mask", "model.save('m.keras') of Attention()([q, q], "
+     "mask=[None, ones((2, 5))])",
+     lambda: _attention_model(mask=[None, np.ones((2, 5), bool)]).save("m.keras"), ValueError,
+     "save_model: a Keras .keras file cannot hold these tinynet layers: 'att' (Attention "
+     "called with a constant mask, which tinynet does not write to a .keras file; give its "
+     "inputs their own masks, e.g. from Embedding(mask_zero=True))")
+case("keras-load-attention-mask-tensor", "load_model(a Keras file calling Attention with "
+     "mask=[<tensor>, <tensor>])",
+     lambda: _load_attention_edited(lambda e: _node(e)["kwargs"].update(
+         mask=_node(e)["args"][0])),
+     ValueError, "layer 'att' (Attention) is called with a mask tensor (mask=), which tinynet "
+     "does not take from a .keras file; tinynet's layer takes the masks its inputs carry "
+     "(e.g. from Embedding(mask_zero=True)): call it without mask=")
+case("keras-load-attention-constant-mask", "load_model(a Keras file calling Attention with "
+     "mask=[None, <__numpy__ constant>])",
+     lambda: _load_attention_edited(lambda e: _node(e)["kwargs"].update(
+         mask=[None, _KERAS_ONES])),
+     ValueError, "layer 'att' (Attention) is called with a constant mask (mask=), which "
+     "tinynet does not take from a .keras file")
+case("keras-load-attention-flag-type", "load_model(a Keras file calling Attention with "
+     "return_attention_scores='yes')",
+     lambda: _load_attention_edited(
+         lambda e: _node(e)["kwargs"].update(return_attention_scores="yes")),
+     ValueError, "layer 'att' (Attention) has call arguments {'return_attention_scores': "
+     "'yes'}; expected True or False")
+case("keras-load-attention-no-inputs", "load_model(a Keras file with an Attention node "
+     "without arguments)",
+     lambda: _load_attention_edited(lambda e: _node(e).update(args=[])), ValueError,
+     "layer 'att' (Attention) has a node without its inputs [query, value]")
+case("keras-load-attention-not-a-list", "load_model(a Keras file calling Attention on one "
+     "tensor)",
+     lambda: _load_attention_edited(lambda e: _node(e).update(args=_node(e)["args"][0][:1])),
+     ValueError, "layer 'att' (Attention) is called on one tensor; expected a list [query, "
+     "value] or [query, value, key]")
+case("keras-load-attention-flag-twice", "load_model(a Keras file giving Attention "
+     "use_causal_mask positionally and as use_causal_mask=)",
+     lambda: _load_attention_edited(lambda e: _node(e).update(
+         args=_node(e)["args"] + [None, None, False, True],
+         kwargs={"use_causal_mask": True})),
+     ValueError, "layer 'att' (Attention) is given its use_causal_mask twice")
+case("keras-load-attention-too-many-args", "load_model(a Keras file calling Attention with "
+     "6 positional arguments)",
+     lambda: _load_attention_edited(lambda e: _node(e).update(
+         args=_node(e)["args"] + [None] * 5)),
+     ValueError, "layer 'att' (Attention) has a node with 6 positional arguments; expected "
+     "at most 5")
 
 
 # -- h44speed: the models' one graph walk (layer_graph), as the exporter reads it -------------

@@ -282,13 +282,12 @@ def test_return_attention_scores_in_a_model():
     np.testing.assert_allclose(s.sum(-1), 1.0, rtol=1e-6)
 
 
-def test_a_keras_file_is_refused_clearly(tmp_path):
-    """Keras's .keras layout of Attention's call arguments is not written yet: a clear
-    error (not a file Keras would misread); MultiHeadAttention's is
-    (tests/saving/test_keras_files.py)."""
+def test_a_keras_file_keeps_the_call(tmp_path):
+    """Attention's call arguments travel in Keras's functional node of a .keras file
+    (tests/saving/test_keras_attention.py checks the layout and Keras's files)."""
     pytest.importorskip("h5py")
     x = tn.Input((4, 6))
-    model = tn.Model(x, L.Attention(name="att")([x, x]))
-    with pytest.raises(ValueError, match=r"'att' \(Attention: tinynet does not write "
-                                         r"Keras's layout"):
-        model.save(str(tmp_path / "m.keras"))
+    model = tn.Model(x, L.Attention(name="att")([x, x], use_causal_mask=True))
+    model.save(str(tmp_path / "m.keras"))
+    loaded = tn.models.load_model(str(tmp_path / "m.keras"))
+    assert loaded.get_layer("att").get_config()["call_options"] == {"use_causal_mask": True}

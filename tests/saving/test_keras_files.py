@@ -757,8 +757,8 @@ def test_multi_head_attention_layout_is_keras(tmp_path, h5py):
     assert loaded.get_layer("mha").get_config()["call_options"] == {"use_causal_mask": True}
 
 
-def test_multi_head_attention_constant_mask_and_attention_are_refused(tmp_path, h5py):
-    from tinynet.layers import Attention
+def test_attention_layers_called_with_constant_masks_are_refused(tmp_path, h5py):
+    from tinynet.layers import AdditiveAttention, Attention
 
     model = _encoder(attention_mask=np.ones((1, 5, 4), dtype=bool))
     with pytest.raises(ValueError, match=re.escape(
@@ -766,11 +766,14 @@ def test_multi_head_attention_constant_mask_and_attention_are_refused(tmp_path, 
             "Keras node holds only as a model input)")):
         model.save(tmp_path / "m.keras")
     inputs = Input((5, 6))
-    model = tn.Model(inputs, Attention(name="att")([inputs, inputs]))
-    with pytest.raises(ValueError, match=re.escape(
-            "'att' (Attention: tinynet does not write Keras's layout of its call arguments "
-            "yet)")):
-        model.save(tmp_path / "a.keras")
+    ones = np.ones((2, 5), dtype=bool)
+    for cls, name in ((Attention, "att"), (AdditiveAttention, "add")):
+        model = tn.Model(inputs, cls(name=name)([inputs, inputs], mask=[None, ones]))
+        with pytest.raises(ValueError, match=re.escape(
+                f"'{name}' ({cls.__name__} called with a constant mask, which tinynet does "
+                f"not write to a .keras file; give its inputs their own masks, e.g. from "
+                f"Embedding(mask_zero=True))")):
+            model.save(tmp_path / "a.keras")
     assert not os.path.exists(tmp_path / "m.keras") and not os.path.exists(tmp_path / "a.keras")
 
 

@@ -27,7 +27,11 @@ import tinynet as tn  # noqa: E402
 from tinynet import layers as L  # noqa: E402
 
 EXAMPLES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+DATA = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "data", "keras"))
 ATOL = 1e-5
+sys.path.insert(0, DATA)
+# Attention and AdditiveAttention on padded ids (the model of the checked-in fixtures)
+from generate_keras_attention import attention_model, data as attention_data  # noqa: E402
 
 
 @pytest.fixture
@@ -158,13 +162,16 @@ TINYNET_MODELS = {"digits_cnn": digits_cnn, "residual": residual, "nested": nest
                   "gru_rnn": gru_rnn, "bidirectional": bidirectional,
                   "time_distributed": time_distributed, "encoder": encoder,
                   "encoder_causal": lambda: encoder(causal=True),
-                  "cross_attention": cross_attention}
+                  "cross_attention": cross_attention,
+                  "attention_layers": lambda: attention_model(L, tn)}
 SEQUENCES = ("gru_rnn", "bidirectional", "time_distributed")
 ATTENTION = ("encoder", "encoder_causal", "cross_attention", "attention_kwargs")
 
 
 def _data(name: str):
     rng = np.random.default_rng(0)
+    if name == "attention_layers":
+        return attention_data()
     if name == "embedding":
         x = rng.integers(0, 7, (16, 4)).astype(np.float32)
     elif name == "lstm_text":
@@ -298,7 +305,8 @@ KERAS_MODELS = {"digits_cnn": keras_digits_cnn, "residual": keras_residual,
                 "gru_rnn": keras_gru_rnn, "bidirectional": keras_bidirectional,
                 "time_distributed": keras_time_distributed, "encoder": keras_encoder,
                 "encoder_causal": lambda: keras_encoder(causal=True),
-                "attention_kwargs": keras_attention_kwargs}
+                "attention_kwargs": keras_attention_kwargs,
+                "attention_layers": lambda: attention_model(keras.layers, keras)}
 
 
 @pytest.mark.parametrize("name", sorted(KERAS_MODELS))

@@ -17,18 +17,14 @@ import re
 from typing import Any
 
 from tinynet.layers import registry
+from tinynet.saving.keras_attention import (ATTENTION_CLASSES, constant_masks,
+                                            keras_attention_entry, tinynet_attention_node)
 
 #: tinynet layers Keras has no class for, with the reason and what keeps them.
 _NO_KERAS = {
     "InstanceNormalization": "Keras 3 has no InstanceNormalization layer",
     "Lambda": "a Lambda layer's function would have to travel as code",
-    **{name: "tinynet does not write Keras's layout of its call arguments yet"
-       for name in ("Attention", "AdditiveAttention")},
 }
-#: MultiHeadAttention's call arguments a Keras functional node carries as plain values
-#: (tinynet keeps them in the layer's ``call_options``); the masks are tensors there.
-_MHA_CALL_FLAGS = ("use_causal_mask", "return_attention_scores")
-_MHA_MASKS = ("attention_mask", "query_mask", "value_mask", "key_mask")
 #: tinynet classes written as a Keras Activation layer (same outputs, no weights).
 _AS_ACTIVATION = {"Sigmoid": "sigmoid", "Tanh": "tanh"}
 #: tinynet-only config keys Keras's class rejects, per class (the initializer's seed:
@@ -85,10 +81,14 @@ def check_writable(model: Any, owner: str) -> None:
         name = cls.__name__
         if name in _NO_KERAS:
             bad.append(f"{layer.name!r} ({name}: {_NO_KERAS[name]})")
-        elif name == "MultiHeadAttention" and _mha_mask_options(layer):
+        elif name == "MultiHeadAttention" and constant_masks(layer):
             bad.append(f"{layer.name!r} (MultiHeadAttention called with the constant "
-                       f"{'/'.join(_mha_mask_options(layer))}, which a Keras node holds "
+                       f"{'/'.join(constant_masks(layer))}, which a Keras node holds "
                        f"only as a model input)")
+        elif name in ATTENTION_CLASSES and constant_masks(layer):
+            bad.append(f"{layer.name!r} ({name} called with a constant mask, which tinynet "
+                       f"does not write to a .keras file; give its inputs their own masks, "
+                       f"e.g. from Embedding(mask_zero=True))")
         elif (builtin.get(name) is not cls or not cls.__module__.startswith("tinynet.")) \
                 and _registered(cls) is None:
             bad.append(f"{layer.name!r} ({cls.__module__}.{cls.__qualname__}: a custom class "
@@ -105,12 +105,6 @@ def check_writable(model: Any, owner: str) -> None:
                          f", which keeps every tinynet layer and resumes training bitwise) "
                          f"or export for inference with model.export('m.onnx', "
                          f"format='onnx')")
-
-
-def _mha_mask_options(layer: Any) -> list[str]:
-    """The constant masks a MultiHeadAttention keeps from its call (none, mostly)."""
-    options = getattr(layer, "_options", None)
-    return [k for k in _MHA_MASKS if getattr(options, k, None) is not None]
 
 
 def _registered(cls: type) -> str | None:
@@ -209,8 +203,8 @@ def keras_model_entry(model: Any) -> dict:
             class_name, inner = _layer_config(entry["class_name"], entry["config"])
             out = {"module": "keras.layers", "class_name": class_name, "config": inner,
                    "registered_name": None}
-        if out["class_name"] == "MultiHeadAttention" and out["module"] == "keras.layers":
-            out, flags = _mha_entry(out, entry, shapes)
+        if out["class_name"] in ATTENTION_CLASSES and out["module"] == "keras.layers":
+            out, flags = keras_attention_entry(out, entry, shapes)
         else:
             flags = None
         if "inbound_nodes" in entry:
@@ -219,9 +213,10 @@ def keras_model_entry(model: Any) -> dict:
                 {"args": [[_keras_tensor(r, shapes) for r in node["inputs"]]
                           if node.get("listed") else _keras_tensor(node["inputs"][0], shapes)],
                  "kwargs": {}} for node in entry["inbound_nodes"]]
-            if flags is not None:  # Keras's call(query, value, key=None, **flags)
+            if flags is not None:  # the call arguments as Keras's node keywords
                 for node in out["inbound_nodes"]:
-                    node["args"] = node["args"][0]
+                    if out["class_name"] == "MultiHeadAttention":  # (query, value, key)
+                        node["args"] = node["args"][0]
                     node["kwargs"] = dict(flags)
         layers.append(out)
     if keras_class_name(model) == "Functional":
@@ -236,50 +231,6 @@ def keras_model_entry(model: Any) -> dict:
     return {"module": "keras", "class_name": "Sequential", "config": inner,
             "registered_name": None,
             "build_config": {"input_shape": config.get("build_input_shape")}}
-
-
-def _mha_entry(out: dict, entry: dict, shapes: dict) -> tuple[dict, dict]:
-    """A MultiHeadAttention's Keras entry (its call arguments moved from the config to
-    the nodes, its ``build_config`` the first call's shapes) and its nodes' keyword
-    arguments."""
-    config = dict(out["config"])
-    flags = {k: v for k, v in (config.pop("call_options", None) or {}).items()
-             if k in _MHA_CALL_FLAGS and v}
-    out = {**out, "config": config}
-    nodes = entry.get("inbound_nodes") or []
-    if nodes:
-        names = ("query_shape", "value_shape", "key_shape")
-        out["build_config"] = {"shapes_dict": {
-            n: shapes.get(tuple(ref)) for n, ref in zip(names, nodes[0]["inputs"])}}
-    return out, flags
-
-
-def _mha_node(name: str, node: dict, kwargs: dict, where: str) -> tuple[list, dict]:
-    """A Keras MultiHeadAttention node's ``(args, call flags)``: the query, value and
-    key given positionally or as ``value=``/``key=``; ``use_causal_mask`` and
-    ``return_attention_scores`` taken off ``kwargs``."""
-    args = node.get("args")
-    if not isinstance(args, list) or not args:
-        raise ValueError(f"{where}: layer {name!r:.80} (MultiHeadAttention) has a node "
-                         f"without its query")
-    tensors = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
-    for arg in ("value", "key"):
-        if kwargs.get(arg) is not None:
-            if len(tensors) != (2 if arg == "value" else 3) - 1:
-                raise ValueError(f"{where}: layer {name!r:.80} (MultiHeadAttention) is given "
-                                 f"its {arg} twice")
-            tensors.append(kwargs.pop(arg))
-    masks = sorted(k for k in _MHA_MASKS if kwargs.get(k) is not None)
-    if masks:
-        raise ValueError(f"{where}: layer {name!r:.80} (MultiHeadAttention) is called with "
-                         f"{masks}, which tinynet does not take from a .keras file; call "
-                         f"it without them, or give the inputs their own masks")
-    flags = {k: kwargs.pop(k) for k in _MHA_CALL_FLAGS if k in kwargs}
-    bad = {k: v for k, v in flags.items() if not isinstance(v, bool)}
-    if bad:
-        raise ValueError(f"{where}: layer {name!r:.80} (MultiHeadAttention) has call "
-                         f"arguments {bad!r:.80}; expected True or False")
-    return [tensors], {k: v for k, v in flags.items() if v}
 
 
 # -- Keras -> tinynet ------------------------------------------------------------------------
@@ -446,10 +397,11 @@ def _nodes_args(entry: Any) -> list:
 
 
 def _automatic_masks(layers: list) -> set[str]:
-    """Names of the ``NotEqual`` op layers that are an ``Embedding(mask_zero=True)``'s
-    mask: Keras's functional config records the mask the embedding computes (``ids !=
-    0`` of the embedding's own input) as an op layer passed on as ``mask=``; tinynet's
-    layers hand that mask on themselves, so the op and those arguments are dropped."""
+    """Names of the op layers that are an ``Embedding(mask_zero=True)``'s mask: Keras's
+    functional config records the mask the embedding computes (``ids != 0`` of the
+    embedding's own input) as a ``NotEqual`` op layer passed on as ``mask=``, and the
+    query's mask an ``Attention`` hands on as a ``ConvertToTensor`` of it; tinynet's
+    layers hand that mask on themselves, so the ops and those arguments are dropped."""
     embedded = set()
     for entry in layers:
         config = entry.get("config") if isinstance(entry, dict) else None
@@ -468,7 +420,23 @@ def _automatic_masks(layers: list) -> set[str]:
                 and _history(n["args"][0]) in embedded for n in nodes):
             out.add(entry["name"] if isinstance(entry.get("name"), str) else None)
     out.discard(None)
+    for entry in layers:  # in graph order: a conversion of a conversion is found too
+        if isinstance(entry, dict) and entry.get("class_name") == "ConvertToTensor" \
+                and isinstance(entry.get("name"), str) and _converts_mask(entry, out):
+            out.add(entry["name"])
     return out
+
+
+def _converts_mask(entry: dict, masks: set[str]) -> bool:
+    """Whether a ``ConvertToTensor`` entry only converts one of ``masks`` (each node)."""
+    config = entry.get("config")
+    nodes = _nodes_args(entry)
+    return (isinstance(config, dict) and all(
+        config.get(k) is None for k in ("dtype", "sparse", "ragged"))
+        and bool(nodes) and len(nodes) == len(entry["inbound_nodes"]) and all(
+            len(n["args"]) == 1 and not n.get("kwargs")
+            and _history(n["args"][0])[:1] and _history(n["args"][0])[0] in masks
+            for n in nodes))
 
 
 def _nested_refs(refs: Any) -> list:
@@ -519,12 +487,13 @@ def tinynet_model_config(entry: Any, where: str, table: dict) -> dict:
                     raise ValueError(f"{where}: invalid model config: a node's 'kwargs' must "
                                      f"be an object")
                 kwargs = dict(kwargs)
-                if out["class_name"] == "MultiHeadAttention":
-                    args, flags = _mha_node(out["name"], node, kwargs, where)
+                if out["class_name"] in ATTENTION_CLASSES:
+                    args, flags = tinynet_attention_node(out["class_name"], out["name"],
+                                                         node, kwargs, where)
                     node = {**node, "args": args}
                     if out["inbound_nodes"] and flags != out["config"].get("call_options"):
                         raise ValueError(f"{where}: layer {out['name']!r:.80} "
-                                         f"(MultiHeadAttention) is called with different "
+                                         f"({out['class_name']}) is called with different "
                                          f"call arguments in different nodes, which "
                                          f"tinynet's layer does not keep")
                     out["config"]["call_options"] = flags

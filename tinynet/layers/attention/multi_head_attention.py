@@ -215,10 +215,12 @@ class MultiHeadAttention(OwnGenerator, Layer):
         return calls.call(self, query, value, key, kwargs, keras_query_mask=True)
 
     def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
-        """The query's mask (the output's steps are the query's)."""
-        if isinstance(previous_mask, (list, tuple)):
-            return previous_mask[0]
-        return previous_mask
+        """The query's mask for the output (its steps are the query's); the scores,
+        with ``return_attention_scores``, get none (as in Keras)."""
+        mask = previous_mask[0] if isinstance(previous_mask, (list, tuple)) else previous_mask
+        if self._options.return_attention_scores:
+            return [mask, None]
+        return mask
 
     def forward(self, inputs: Any, training: bool = False, mask: Any = None,
                 **options: Any) -> Any:
