@@ -291,3 +291,13 @@ def test_a_keras_file_keeps_the_call(tmp_path):
     model.save(str(tmp_path / "m.keras"))
     loaded = tn.models.load_model(str(tmp_path / "m.keras"))
     assert loaded.get_layer("att").get_config()["call_options"] == {"use_causal_mask": True}
+
+
+@pytest.mark.parametrize("cls", [tn.layers.Attention, tn.layers.AdditiveAttention])
+def test_config_keeps_the_dropout_seed(cls):
+    # Keras 3.15.1 writes "seed" in both layers' configs
+    layer = cls(dropout=0.25, seed=3)
+    config = layer.get_config()
+    assert config["seed"] == 3 and config["dropout"] == 0.25
+    again = cls.from_config(config)
+    assert again.seed == 3 and again.get_config() == config

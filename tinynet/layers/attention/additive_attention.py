@@ -22,6 +22,7 @@ class AdditiveAttention(BaseAttention):
     Args:
         use_scale: Learn the ``[dim]`` weight ``scale`` (Glorot-uniform initialized).
         dropout: Dropout rate on the attention weights (training only).
+        seed: Seed of the dropout draws (``None``: from the global seed).
         name: Optional layer name.
 
     Shape:
@@ -57,5 +58,5 @@ class AdditiveAttention(BaseAttention):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update({"use_scale": self.use_scale})
+        config.update({"use_scale": self.use_scale, "seed": self.seed})
         return config
