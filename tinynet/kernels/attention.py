@@ -389,7 +389,8 @@ def attend_forward_parallel(q, k, v, offsets, heads, dk, scale, p, o):
     nb, _, t, s = p.shape
     for item in prange(nb * heads):
         work = _scratch(t, s, dk, o.shape[1] // heads)
-        _forward_item(item, q, k, v, offsets, heads, dk, scale, p, o, work)
+        # an int64 item, as in the serial loop: one compiled item function for both
+        _forward_item(np.int64(item), q, k, v, offsets, heads, dk, scale, p, o, work)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -416,5 +417,5 @@ def attend_backward_parallel(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, 
     nb, _, t, s = p.shape
     for item in prange(nb * heads):
         work = _scratch(t, s, dk, do.shape[1] // heads)
-        _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval,
-                       work)
+        _backward_item(np.int64(item), q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey,
+                       dval, work)
