@@ -333,6 +333,18 @@ def _attention(out):
     out["mha/dq"], out["mha/dv"] = np.asarray(dq), np.asarray(dv)
     for name, p in layer.named_weights():
         out[f"mha/d{name}"] = np.array(p.grad)
+    # the fused path: unmasked self-attention, steps not whole vectors, scores returned
+    fused = MultiHeadAttention(2, 3, seed=1)
+    x = _f32(rng, 2, 19, 5)
+    fused.build([(None, 19, 5), (None, 19, 5)])
+    for p in fused.parameters():
+        p.value[...] = _f32(rng, *p.value.shape, scale=0.5)
+    y, scores = fused.forward([x, x], return_attention_scores=True)
+    out["mha_fused/y"], out["mha_fused/scores"] = np.asarray(y), np.asarray(scores)
+    dq, dv = fused.backward([_f32(rng, *y.shape), _f32(rng, *scores.shape)])
+    out["mha_fused/dq"], out["mha_fused/dv"] = np.asarray(dq), np.asarray(dv)
+    for name, p in fused.named_weights():
+        out[f"mha_fused/d{name}"] = np.array(p.grad)
 
 
 FAMILIES = {"normalization": _normalization, "gn_cores": _gn_cores, "folds": _folds,

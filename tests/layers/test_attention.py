@@ -119,24 +119,28 @@ def _mha64(ws, q, v, causal):
     return np.einsum("bthk,hko->bto", o, wo) + bo
 
 
-def test_backward_matches_float64_finite_differences():
+@pytest.mark.parametrize("causal,steps", [(True, 3), (False, 3), (False, 4)],
+                         ids=["masked", "fused", "fused-self"])
+def test_backward_matches_float64_finite_differences(causal, steps):
+    """Masked: the general path; unmasked: the fused one (the key and value projections
+    as one product), also with the query as the value (self-attention)."""
     rng = np.random.default_rng(3)
     layer = L.MultiHeadAttention(2, 3, value_dim=4)
     q = rng.standard_normal((2, 4, 5)).astype(np.float32)
-    v = rng.standard_normal((2, 3, 5)).astype(np.float32)
-    layer.build([(None, 4, 5), (None, 3, 5)])
+    v = q if steps == 4 else rng.standard_normal((2, steps, 5)).astype(np.float32)
+    layer.build([(None, 4, 5), (None, steps, 5)])
     layer.set_weights([(0.5 * rng.standard_normal(w.value.shape)).astype(np.float32)
                        for w in layer.weights])
     g = rng.standard_normal((2, 4, 5))
-    y = layer(q, v, use_causal_mask=True)
+    y = layer(q, v, use_causal_mask=causal)
     ws64 = [w.value.astype(np.float64) for w in layer.weights]
     np.testing.assert_allclose(y.numpy(), _mha64(ws64, q.astype(np.float64),
-                                                 v.astype(np.float64), True), rtol=1e-5,
+                                                 v.astype(np.float64), causal), rtol=1e-5,
                                atol=1e-6)
     dq, dv = layer.backward(g.astype(np.float32))
 
     def loss(ws, qq, vv):
-        return float(np.sum(_mha64(ws, qq, vv, True) * g))
+        return float(np.sum(_mha64(ws, qq, vv, causal) * g))
 
     eps = 1e-6
     q64, v64 = q.astype(np.float64), v.astype(np.float64)
@@ -249,13 +253,53 @@ def _fit(threads):
     return [w.copy() for w in model.get_weights()]
 
 
-def test_fit_is_bitwise_the_same_at_one_and_two_threads():
-    before = tuning.get_num_threads()
+def _fit_unmasked(threads):
+    """A transformer block on the fused path (no mask, no dropout)."""
+    tuning.set_num_threads(threads)
+    tn.set_seed(6)
+    x = inputs = tn.Input((8, 8))
+    x = L.LayerNormalization()(L.Add()([x, L.MultiHeadAttention(2, 4)(x, x)]))
+    out = L.Dense(3)(L.GlobalAveragePooling1D()(x))
+    model = tn.Model(inputs, out)
+    model.compile("adam", tn.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 8, 8)).astype(np.float32)
+    y = rng.integers(0, 3, 64)
+    with tuning.override(matmul_parallel_min_flops=0):
+        model.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    return [w.copy() for w in model.get_weights()]
+
+
+@pytest.mark.parametrize("fit", [_fit, _fit_unmasked], ids=["masked-dropout", "fused"])
+def test_fit_is_bitwise_the_same_at_one_and_two_threads(fit):
+    before, adaptive = tuning.get_num_threads(), tuning.get_adaptive_threads()
+    tuning.set_adaptive_threads(False)  # two threads even on a busy machine
     try:
-        one, two = _fit(1), _fit(2)
+        one, two = fit(1), fit(2)
     finally:
         tuning.set_num_threads(before)
+        tuning.set_adaptive_threads(adaptive)
     assert all(np.array_equal(a, b) for a, b in zip(one, two))
+
+
+def test_fused_and_general_paths_agree():
+    """An attention mask that masks nothing takes the general path; the values and
+    gradients are those of the fused path to float32 rounding."""
+    rng = np.random.default_rng(8)
+    layer = L.MultiHeadAttention(3, 4, value_dim=5, output_shape=(2, 3))
+    q = rng.standard_normal((2, 6, 7)).astype(np.float32)
+    v = rng.standard_normal((2, 9, 7)).astype(np.float32)
+    k = rng.standard_normal((2, 9, 5)).astype(np.float32)
+    g = rng.standard_normal((2, 6, 2, 3)).astype(np.float32)
+    gs = rng.standard_normal((2, 3, 6, 9)).astype(np.float32)
+    runs = []
+    for mask in (None, np.ones((2, 6, 9), dtype=bool)):
+        y, scores = layer(q, v, key=k, attention_mask=mask, return_attention_scores=True)
+        grads = layer.backward([g, gs])
+        runs.append([y.numpy(), scores.numpy(), *(t.numpy() for t in grads),
+                     *(w.grad.copy() for w in layer.weights)])
+    for fused, general in zip(*runs):
+        np.testing.assert_allclose(fused, general, rtol=1e-5, atol=1e-6)
 
 
 def test_save_and_load_round_trip(tmp_path):

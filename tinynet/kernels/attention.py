@@ -1,21 +1,37 @@
-"""Batched small products for the attention layers: one fixed-order GEMM per batch item.
+"""Attention kernels: batched small products, and the fused per-head attention passes.
 
-Each item is :func:`.sgemm_small.gemm_small`'s product (the chains of
-:func:`.sgemm.gemm`), so an item's bits are those of ``tinynet.ops.arrays.matmul`` on it. The
-parallel variant hands whole items to Numba's threads, each with its own packing
-scratch: an item is computed by one thread in one order, so both variants give the same
-bits at any thread count.
+:func:`bmm_serial` / :func:`bmm_parallel` compute one fixed-order GEMM per batch item:
+each item is :func:`.sgemm_small.gemm_small`'s product (the chains of :func:`.sgemm.gemm`),
+so an item's bits are those of ``tinynet.ops.arrays.matmul`` on it.
+
+:func:`attend_forward_serial` / :func:`attend_backward_serial` (and their parallel twins)
+run a whole unmasked scaled dot-product attention head in one pass per (batch, head)
+item: the scores, the softmax and the context, or the five products and the softmax's
+derivative of the backward, on per-item scratch that stays in cache. They read the
+heads straight out of the projections' ``[batch * steps, heads * width]`` outputs (a
+head is a column band of them) and write the context and the gradients back in that
+layout, so no head is ever transposed into a copy. Every product is a
+:func:`gemm_small` chain; the softmax works on one row at a time in a fixed order
+(:func:`_softmax_row`). The parallel variants hand whole items to Numba's threads, each
+with its own scratch: an item is computed by one thread in one order, so both variants
+give the same bits at any thread count.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from llvmlite import ir
+from numba import prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 
-from tinynet.kernels._jit import njit
+from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
+from tinynet.kernels.simd import LANES, f32x16, vload, vsplat, vstore
 
-__all__ = ["bmm_serial", "bmm_parallel", "padded_columns"]
+__all__ = ["bmm_serial", "bmm_parallel", "padded_columns", "attend_forward_serial",
+           "attend_forward_parallel", "attend_backward_serial", "attend_backward_parallel",
+           "exp_nonpositive"]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -44,3 +60,362 @@ def bmm_parallel(a, b, c, trans_a, trans_b, npad):
         bp = np.empty((k, npad), dtype=np.float32)
         row = np.empty(16, dtype=np.float32)
         gemm_small(a[i], b[i], c[i], trans_a, trans_b, bp, row)
+
+
+# -- exp in float32 operations --------------------------------------------------------------
+# libm's expf is a call LLVM cannot vectorize; this is Cephes's float32 approximation
+# (within 2 ulp), IEEE float32 operations only (no fast-math): the same bits on every
+# machine, compiled or interpreted. The softmax runs it 16 lanes at a time
+# (:func:`_vexp_nonpositive`, each lane the scalar function's operations in its order).
+_C = (np.float32(1.44269504088896341), np.float32(0.5), np.float32(0.693359375),
+      np.float32(-2.12194440e-4), np.float32(1.9875691500e-4), np.float32(1.3981999507e-3),
+      np.float32(8.3334519073e-3), np.float32(4.1665795894e-2), np.float32(1.6666665459e-1),
+      np.float32(5.0000001201e-1), np.float32(1.0))
+_LOW = np.float32(-87.0)  # below it float32 exp leaves the normal range
+
+
+def _pow2(n):
+    """``2.0 ** n`` as float32 for an integer ``-126 <= n <= 0`` (its exponent bits)."""
+    return np.array((int(n) + 127) << 23, dtype=np.int32).view(np.float32)[()]
+
+
+def _vpow2(n):
+    """:func:`_pow2` lane by lane."""
+    return ((n.astype(np.int32) + np.int32(127)) << np.int32(23)).view(np.float32)
+
+
+def _vfloor(a):
+    return np.floor(a).astype(np.float32)
+
+
+def _vpick_lt(a, b, x, y):
+    """``x`` where ``a < b``, else ``y``, lane by lane."""
+    return np.where(a < b, x, y).astype(np.float32)
+
+
+def _vpick_gt(a, b, x, y):
+    """``x`` where ``a > b``, else ``y``, lane by lane."""
+    return np.where(a > b, x, y).astype(np.float32)
+
+
+_F32x16 = ir.VectorType(ir.FloatType(), LANES)
+_I32x16 = ir.VectorType(ir.IntType(32), LANES)
+
+
+@intrinsic
+def _bits_to_f32(typingctx, bits):
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return types.float32(types.int32), codegen
+
+
+@intrinsic
+def _vpow2_i(typingctx, n):
+    def codegen(context, builder, sig, args):
+        k = builder.fptosi(args[0], _I32x16)
+        k = builder.shl(builder.add(k, ir.Constant(_I32x16, [127] * LANES)),
+                        ir.Constant(_I32x16, [23] * LANES))
+        return builder.bitcast(k, _F32x16)
+
+    return f32x16(f32x16), codegen
+
+
+@intrinsic
+def _vfloor_i(typingctx, a):
+    def codegen(context, builder, sig, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_F32x16, [_F32x16]),
+                                            "llvm.floor.v16f32")
+        return builder.call(fn, args)
+
+    return f32x16(f32x16), codegen
+
+
+def _picker(op):
+    @intrinsic
+    def pick(typingctx, a, b, x, y):
+        def codegen(context, builder, sig, args):
+            return builder.select(builder.fcmp_ordered(op, args[0], args[1]), args[2], args[3])
+
+        return f32x16(f32x16, f32x16, f32x16, f32x16), codegen
+
+    return pick
+
+
+_vpick_lt_i, _vpick_gt_i = _picker("<"), _picker(">")
+
+
+@overload(_pow2, jit_options=CALLEE_OPTIONS)
+def _pow2_jit(n):
+    return lambda n: _bits_to_f32(np.int32((np.int32(n) + np.int32(127)) << np.int32(23)))
+
+
+@overload(_vpow2, jit_options=CALLEE_OPTIONS)
+def _vpow2_jit(n):
+    return lambda n: _vpow2_i(n)
+
+
+@overload(_vfloor, jit_options=CALLEE_OPTIONS)
+def _vfloor_jit(a):
+    return lambda a: _vfloor_i(a)
+
+
+@overload(_vpick_lt, jit_options=CALLEE_OPTIONS)
+def _vpick_lt_jit(a, b, x, y):
+    return lambda a, b, x, y: _vpick_lt_i(a, b, x, y)
+
+
+@overload(_vpick_gt, jit_options=CALLEE_OPTIONS)
+def _vpick_gt_jit(a, b, x, y):
+    return lambda a, b, x, y: _vpick_gt_i(a, b, x, y)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def exp_nonpositive(v):
+    """``exp(v)`` in float32 for ``v <= 0``; 0 below -87 (where float32 ``exp`` leaves
+    the normal range: a softmax weight that small is 0 to float32 precision)."""
+    w = _LOW if v < _LOW else v
+    n = np.floor(w * _C[0] + _C[1])
+    r = w - n * _C[2]
+    r = r - n * _C[3]
+    r2 = r * r
+    p = _C[4] * r + _C[5]
+    p = p * r + _C[6]
+    p = p * r + _C[7]
+    p = p * r + _C[8]
+    p = p * r + _C[9]
+    p = p * r2 + r + _C[10]
+    e = p * _pow2(n)
+    return np.float32(0.0) if v < _LOW else e
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _vexp_nonpositive(v):
+    """:func:`exp_nonpositive` in 16 lanes."""
+    low = vsplat(_LOW)
+    w = _vpick_lt(v, low, low, v)
+    n = _vfloor(w * vsplat(_C[0]) + vsplat(_C[1]))
+    r = w - n * vsplat(_C[2])
+    r = r - n * vsplat(_C[3])
+    r2 = r * r
+    p = vsplat(_C[4]) * r + vsplat(_C[5])
+    p = p * r + vsplat(_C[6])
+    p = p * r + vsplat(_C[7])
+    p = p * r + vsplat(_C[8])
+    p = p * r + vsplat(_C[9])
+    p = p * r2 + r + vsplat(_C[10])
+    e = p * _vpow2(n)
+    return _vpick_lt(v, low, vsplat(np.float32(0.0)), e)
+
+
+# -- one (batch, head) item ------------------------------------------------------------------
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+def _padded(n):
+    """``n`` rounded up to whole vectors (:func:`padded_columns` in a kernel)."""
+    return (n + LANES - 1) // LANES * LANES
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _lane_sum(e, n, lanes):
+    """The sum of ``e[:n]`` (``e`` zero past ``n`` up to whole vectors): 16 lane sums
+    over the vectors in order, then the lanes in order."""
+    acc = vsplat(np.float32(0.0))
+    for j0 in range(0, n, LANES):
+        acc = acc + vload(e, j0)
+    vstore(lanes, 0, acc)
+    total = np.float32(0.0)
+    for i in range(LANES):
+        total += lanes[i]
+    return total
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _softmax_row(s, out, e, lanes):
+    """``out = softmax(s)``: ``exp(s - max) / sum`` with :func:`exp_nonpositive` and the
+    sum of :func:`_lane_sum` (``e``: scratch zero past ``len(s)``)."""
+    n = s.shape[0]
+    whole = n - n % LANES
+    top = s[0]
+    if whole:
+        vtop = vload(s, 0)
+        for j0 in range(LANES, whole, LANES):
+            v = vload(s, j0)
+            vtop = _vpick_gt(v, vtop, v, vtop)
+        vstore(lanes, 0, vtop)
+        for i in range(LANES):
+            top = max(top, lanes[i])
+    for j in range(whole, n):
+        top = max(top, s[j])
+    vt = vsplat(top)
+    for j0 in range(0, whole, LANES):
+        vstore(e, j0, _vexp_nonpositive(vload(s, j0) - vt))
+    for j in range(whole, n):
+        e[j] = exp_nonpositive(s[j] - top)
+    total = _lane_sum(e, n, lanes)
+    for j in range(n):
+        out[j] = e[j] / total
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _softmax_grad_row(ds, p, e, lanes):
+    """``ds = p * (ds - sum(ds * p))`` in place: dL/d(scores) from dL/dp ``ds``."""
+    n = ds.shape[0]
+    for j in range(n):
+        e[j] = ds[j] * p[j]
+    inner = _lane_sum(e, n, lanes)
+    for j in range(n):
+        ds[j] = p[j] * (ds[j] - inner)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _scratch(t, s, dk, dv):
+    """One item's scratch: a row zero past ``max(S, T)`` up to whole vectors, 16 lanes,
+    :func:`gemm_small`'s packing buffer, the ``[T, S]`` scores, the scaled query and two
+    flat product buffers."""
+    e = np.zeros(_padded(max(s, t)), dtype=np.float32)
+    lanes = np.empty(LANES, dtype=np.float32)
+    width = max(dk, dv)
+    bp = np.empty(max(t, s, width) * _padded(max(s, t, width)), dtype=np.float32)
+    ts = np.empty((t, s), dtype=np.float32)
+    qs = np.empty((t, dk), dtype=np.float32)
+    buf1 = np.empty(max(t, s) * width, dtype=np.float32)
+    buf2 = np.empty(max(t, s) * width, dtype=np.float32)
+    return e, lanes, bp, ts, qs, buf1, buf2
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _product(a, b, c, trans_a, trans_b, bp, row):
+    """``c = op(a) @ op(b)`` through :func:`gemm_small` on the flat packing buffer."""
+    k = a.shape[0] if trans_a else a.shape[1]
+    npad = _padded(c.shape[1])
+    gemm_small(a, b, c, trans_a, trans_b, bp[:k * npad].reshape(k, npad), row)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _take(x, r0, c0, scale, out):
+    """``out = x[r0:r0 + rows, c0:c0 + cols] * scale`` (one head's band, C-contiguous)."""
+    for i in range(out.shape[0]):
+        for c in range(out.shape[1]):
+            out[i, c] = x[r0 + i, c0 + c] * scale
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _put(y, r0, c0, scale, x):
+    """``y[r0:r0 + rows, c0:c0 + cols] = x * scale``."""
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            y[r0 + i, c0 + c] = x[i, c] * scale
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _forward_item(item, q, k, v, offsets, heads, dk, scale, p, o, work):
+    """Item ``item = b * heads + h``: ``p[b, h] = softmax((q_h * scale) k_h^T)`` and the
+    context ``o[b * T:(b + 1) * T, h * dv:(h + 1) * dv] = p[b, h] @ v_h``."""
+    e, lanes, bp, ts, qs, buf1, _ = work
+    b, h = item // heads, item % heads
+    t, s = p.shape[2], p.shape[3]
+    dv = o.shape[1] // heads
+    kh = k[b * s:(b + 1) * s, offsets[1] + h * dk:offsets[1] + (h + 1) * dk]
+    vh = v[b * s:(b + 1) * s, offsets[2] + h * dv:offsets[2] + (h + 1) * dv]
+    _take(q, b * t, offsets[0] + h * dk, scale, qs)
+    _product(qs, kh, ts, False, True, bp, lanes)
+    ph = p[b, h]
+    for i in range(t):
+        _softmax_row(ts[i], ph[i], e, lanes)
+    ctx = buf1[:t * dv].reshape(t, dv)
+    _product(ph, vh, ctx, False, False, bp, lanes)
+    _put(o, b * t, h * dv, np.float32(1.0), ctx)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval, work):
+    """Item ``item = b * heads + h`` of the backward of :func:`_forward_item` from the
+    context's gradient ``do`` (and the weights' ``gp`` when it has items): the gradients
+    of the query, key and value bands, written at ``offsets`` in ``dq``, ``dkey``,
+    ``dval``."""
+    e, lanes, bp, ts, qs, buf1, buf2 = work
+    b, h = item // heads, item % heads
+    t, s = p.shape[2], p.shape[3]
+    dv = do.shape[1] // heads
+    one = np.float32(1.0)
+    kh = k[b * s:(b + 1) * s, offsets[1] + h * dk:offsets[1] + (h + 1) * dk]
+    vh = v[b * s:(b + 1) * s, offsets[2] + h * dv:offsets[2] + (h + 1) * dv]
+    _take(q, b * t, offsets[0] + h * dk, scale, qs)
+    g = buf1[:t * dv].reshape(t, dv)
+    _take(do, b * t, h * dv, one, g)
+    ph = p[b, h]
+    _product(g, vh, ts, False, True, bp, lanes)                  # dL/dp
+    grad_v = buf2[:s * dv].reshape(s, dv)
+    _product(ph, g, grad_v, True, False, bp, lanes)
+    _put(dval, b * s, offsets[2] + h * dv, one, grad_v)
+    for i in range(t):
+        if gp.shape[0] > 0:
+            for j in range(s):
+                ts[i, j] = ts[i, j] + gp[b, h, i, j]
+        _softmax_grad_row(ts[i], ph[i], e, lanes)                # dL/d(scores)
+    grad_q = buf1[:t * dk].reshape(t, dk)
+    _product(ts, kh, grad_q, False, False, bp, lanes)
+    _put(dq, b * t, offsets[0] + h * dk, scale, grad_q)
+    grad_k = buf2[:s * dk].reshape(s, dk)
+    _product(ts, qs, grad_k, True, False, bp, lanes)
+    _put(dkey, b * s, offsets[1] + h * dk, one, grad_k)
+
+
+# -- the drivers -----------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def attend_forward_serial(q, k, v, offsets, heads, dk, scale, p, o):
+    """Unmasked scaled dot-product attention of every (batch, head) item, in one thread.
+
+    Args:
+        q: C-contiguous float32 ``[B * T, .]``: head ``h``'s query is the column band
+            ``offsets[0] + h * dk`` on, ``dk`` wide.
+        k, v: Likewise ``[B * S, .]`` (bands at ``offsets[1]``, ``dk`` wide, and at
+            ``offsets[2]``, ``dv`` wide); ``q``, ``k`` and ``v`` may be one array.
+        offsets: The three bands' first columns.
+        heads, dk: Head count and query/key width.
+        scale: float32 factor of the query.
+        p: Output ``[B, heads, T, S]``: the attention weights.
+        o: Output ``[B * T, heads * dv]``: the context, head ``h`` in column band ``h``.
+    """
+    nb, _, t, s = p.shape
+    work = _scratch(t, s, dk, o.shape[1] // heads)
+    for item in range(nb * heads):
+        _forward_item(item, q, k, v, offsets, heads, dk, scale, p, o, work)
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy", boundscheck=False)
+def attend_forward_parallel(q, k, v, offsets, heads, dk, scale, p, o):
+    """:func:`attend_forward_serial` with the items spread over Numba's threads."""
+    nb, _, t, s = p.shape
+    for item in prange(nb * heads):
+        work = _scratch(t, s, dk, o.shape[1] // heads)
+        # an int64 item, as in the serial loop: one compiled item function for both
+        _forward_item(np.int64(item), q, k, v, offsets, heads, dk, scale, p, o, work)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def attend_backward_serial(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval):
+    """The backward of :func:`attend_forward_serial`, in one thread.
+
+    Args:
+        q, k, v, offsets, heads, dk, scale, p: As the forward had them (``p`` its weights).
+        do: dL/d(context), ``[B * T, heads * dv]``.
+        gp: dL/d(weights) ``[B, heads, T, S]``, or an array with no items (none).
+        dq, dkey, dval: Outputs shaped like ``q``, ``k``, ``v`` (possibly one array): the
+            gradients land in the same bands as the inputs they belong to.
+    """
+    nb, _, t, s = p.shape
+    work = _scratch(t, s, dk, do.shape[1] // heads)
+    for item in range(nb * heads):
+        _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval,
+                       work)
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy", boundscheck=False)
+def attend_backward_parallel(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval):
+    """:func:`attend_backward_serial` with the items spread over Numba's threads."""
+    nb, _, t, s = p.shape
+    for item in prange(nb * heads):
+        work = _scratch(t, s, dk, do.shape[1] // heads)
+        _backward_item(np.int64(item), q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey,
+                       dval, work)

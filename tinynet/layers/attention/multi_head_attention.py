@@ -232,8 +232,53 @@ class MultiHeadAttention(OwnGenerator, Layer):
         q_in, v_in, k_in = arrays
         b, t, _ = q_in.shape
         s = v_in.shape[1]
-        h, dk, dv = self.num_heads, self.key_dim, self.value_dim
         amask = calls.combined_mask(self._owner(), masks, opts, b, t, s, query_mask=True)
+        if amask is None and not (training and self.dropout > 0.0) and min(b, t, s) > 0:
+            y, p = self._forward_fused(arrays, with_key, opts.return_attention_scores)
+        else:
+            y, p = self._forward_general(arrays, with_key, amask, training, opts)
+        if opts.return_attention_scores:
+            return [Tensor(y), Tensor(np.ascontiguousarray(p))]
+        return Tensor(y)
+
+    def _output(self, o_flat: np.ndarray, b: int, t: int) -> np.ndarray:
+        """The ``attention_output`` projection of the heads' context ``[B * T, H * dv]``."""
+        w_o, b_o = self._weights_of("attention_output")
+        y = matmul(o_flat, w_o.value.reshape(o_flat.shape[1], -1))
+        if b_o is not None:
+            y += b_o.value.reshape(-1)
+        return y.reshape(b, t, *w_o.value.shape[2:])
+
+    def _forward_fused(self, arrays: list, with_key: bool, with_scores: bool
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """Unmasked attention without dropout: the heads stay in the projections'
+        ``[B * N, H * width]`` layout and each (batch, head) runs in one fused pass
+        (:func:`tinynet.ops.arrays.attention.attend`). Without an explicit key, the key and
+        value projections are one product (their kernels side by side)."""
+        q_in, v_in, k_in = arrays
+        b, t, _ = q_in.shape
+        h, dk, dv = self.num_heads, self.key_dim, self.value_dim
+        scale = np.float32(1.0 / math.sqrt(float(dk)))
+        q2 = self._project_flat(("query",), q_in)
+        if with_key:
+            k2, v2 = self._project_flat(("key",), k_in), self._project_flat(("value",), v_in)
+            offsets = (0, 0, 0)
+        else:
+            k2 = v2 = self._project_flat(("key", "value"), v_in)
+            offsets = (0, 0, h * dk)
+        p, o_flat = A.attend(q2, k2, v2, offsets, b, h, dk, dv, scale)
+        self._cache = ("fused", arrays, with_key, o_flat, with_scores, scale, q2, k2, v2, offsets,
+                       p)
+        return self._output(o_flat, b, t), p
+
+    def _forward_general(self, arrays: list, with_key: bool, amask: np.ndarray | None,
+                         training: bool, opts: calls.CallOptions
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """Masks or dropout: the heads as ``[B, H, N, width]`` arrays, batched products
+        and NumPy's masked softmax."""
+        q_in, v_in, k_in = arrays
+        b, t, _ = q_in.shape
+        h, dk, dv = self.num_heads, self.key_dim, self.value_dim
         zero_masked = opts.return_attention_scores or self.dropout > 0.0
         q = self._project("query", q_in, dk)                       # [B, H, T, dk]
         scale = np.float32(1.0 / math.sqrt(float(dk)))
@@ -250,17 +295,41 @@ class MultiHeadAttention(OwnGenerator, Layer):
             pd = p * keep
         o = A.bmm(pd, v)                                           # [B, H, T, dv]
         o_flat = np.ascontiguousarray(o.transpose(0, 2, 1, 3)).reshape(b * t, h * dv)
-        w_o, b_o = self._weights_of("attention_output")
-        out_dims = w_o.value.shape[2:]
-        y = matmul(o_flat, w_o.value.reshape(h * dv, -1))
-        if b_o is not None:
-            y += b_o.value.reshape(-1)
-        y = y.reshape(b, t, *out_dims)
-        self._cache = (arrays, with_key, qs, k, v, p_soft, pd, keep, m4, zero_masked, o_flat,
-                       opts.return_attention_scores, scale)
-        if opts.return_attention_scores:
-            return [Tensor(y), Tensor(np.ascontiguousarray(p))]
-        return Tensor(y)
+        self._cache = ("general", arrays, with_key, o_flat, opts.return_attention_scores, scale,
+                       qs, k, v, p_soft, pd, keep, m4, zero_masked)
+        return self._output(o_flat, b, t), p
+
+    def _project_flat(self, subs: tuple[str, ...], x: np.ndarray) -> np.ndarray:
+        """``x [B, N, d]`` through the projections ``subs`` as one product: ``[B * N,
+        sum of H * width]``, each projection a column band in ``subs``' order."""
+        pairs = [self._weights_of(sub) for sub in subs]
+        b, n, d = x.shape
+        kernels = [kernel.value.reshape(d, -1) for kernel, _ in pairs]
+        y = matmul(x.reshape(b * n, d),
+                   kernels[0] if len(kernels) == 1 else np.concatenate(kernels, axis=1))
+        if pairs[0][1] is not None:
+            y += np.concatenate([bias.value.reshape(-1) for _, bias in pairs])
+        return y
+
+    def _project_flat_back(self, subs: tuple[str, ...], x: np.ndarray, g: np.ndarray
+                           ) -> np.ndarray:
+        """Fills the gradients of :meth:`_project_flat`'s projections from ``g`` (its
+        output's gradient); returns dL/dx."""
+        pairs = [self._weights_of(sub) for sub in subs]
+        b, n, d = x.shape
+        dw = matmul(x.reshape(b * n, d), g, trans_a=True)
+        db = A.col_sum(g) if pairs[0][1] is not None else None
+        kernels, start = [], 0
+        for kernel, bias in pairs:
+            width = kernel.value.size // d
+            kernel.grad = np.ascontiguousarray(dw[:, start:start + width]).reshape(
+                kernel.value.shape)
+            if bias is not None:
+                bias.grad = db[start:start + width].reshape(bias.value.shape)
+            kernels.append(kernel.value.reshape(d, -1))
+            start += width
+        w = kernels[0] if len(kernels) == 1 else np.concatenate(kernels, axis=1)
+        return matmul(g, w, trans_b=True).reshape(b, n, d)
 
     def _project(self, sub: str, x: np.ndarray, width: int) -> np.ndarray:
         """``x [B, N, d] @ kernel [d, H, width] + bias`` as ``[B, H, N, width]``."""
@@ -282,9 +351,9 @@ class MultiHeadAttention(OwnGenerator, Layer):
         return matmul(g, kernel.value.reshape(d, -1), trans_b=True).reshape(b, n, d)
 
     def backward(self, grad_output: Any) -> list[Tensor]:
-        (arrays, with_key, qs, k, v, p_soft, pd, keep, m4, zero_masked, o_flat,
-         with_scores, scale) = self._require_cache()
-        q_in, v_in, k_in = arrays
+        cache = self._require_cache()
+        kind, arrays, _, o_flat, with_scores = cache[:5]
+        q_in = arrays[0]
         b, t, _ = q_in.shape
         h, dv = self.num_heads, self.value_dim
         g_y, g_p = calls.split_grads(self._owner(), grad_output, with_scores)
@@ -296,7 +365,32 @@ class MultiHeadAttention(OwnGenerator, Layer):
         w_o.grad = matmul(o_flat, g_flat, trans_a=True).reshape(w_o.value.shape)
         if b_o is not None:
             b_o.grad = A.col_sum(g_flat).reshape(b_o.value.shape)
-        d_o = matmul(g_flat, w_o.value.reshape(h * dv, -1), trans_b=True)
+        d_o = matmul(g_flat, w_o.value.reshape(h * dv, -1), trans_b=True)   # [B * T, H * dv]
+        if kind == "fused":
+            return self._backward_fused(cache, d_o, g_p)
+        return self._backward_general(cache, d_o, g_p)
+
+    def _backward_fused(self, cache: tuple, d_o: np.ndarray, g_p: np.ndarray | None
+                        ) -> list[Tensor]:
+        _, arrays, with_key, _, _, scale, q2, k2, v2, offsets, p = cache
+        q_in, v_in, k_in = arrays
+        d_q2, d_k2, d_v2 = A.attend_backward(q2, k2, v2, offsets, self.num_heads, self.key_dim,
+                                             scale, p, d_o, g_p)
+        dq_in = self._project_flat_back(("query",), q_in, d_q2)
+        if not with_key:  # key and value: one product, one gradient (their sum)
+            return [Tensor(dq_in), Tensor(self._project_flat_back(("key", "value"), v_in,
+                                                                  d_k2))]
+        dk_in = self._project_flat_back(("key",), k_in, d_k2)
+        dv_in = self._project_flat_back(("value",), v_in, d_v2)
+        return [Tensor(dq_in), Tensor(dv_in), Tensor(dk_in)]
+
+    def _backward_general(self, cache: tuple, d_o: np.ndarray, g_p: np.ndarray | None
+                          ) -> list[Tensor]:
+        (_, arrays, with_key, _, _, scale, qs, k, v, p_soft, pd, keep, m4,
+         zero_masked) = cache
+        q_in, v_in, k_in = arrays
+        b, t, _ = q_in.shape
+        h, dv = self.num_heads, self.value_dim
         d_o = np.ascontiguousarray(d_o.reshape(b, t, h, dv).transpose(0, 2, 1, 3))
         d_pd = A.bmm(d_o, v, trans_b=True)                         # [B, H, T, S]
         d_v = A.bmm(pd, d_o, trans_a=True)                         # [B, H, S, dv]

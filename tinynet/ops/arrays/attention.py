@@ -11,10 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from tinynet import tuning
-from tinynet.kernels.attention import bmm_parallel, bmm_serial, padded_columns
+from tinynet.kernels.attention import (attend_backward_parallel, attend_backward_serial,
+                                      attend_forward_parallel, attend_forward_serial,
+                                      bmm_parallel, bmm_serial, padded_columns)
 
 __all__ = ["bmm", "softmax", "softmax_backward", "masked_softmax", "masked_softmax_backward",
-           "NEG_LARGE", "col_sum"]
+           "NEG_LARGE", "col_sum", "attend", "attend_backward"]
+
+_NO_GRAD = np.empty((0, 1, 1, 1), dtype=np.float32)
 
 #: What a masked score becomes (Keras's large negative number for float32).
 NEG_LARGE = np.float32(-1e9)
@@ -50,6 +54,64 @@ def bmm(a: np.ndarray, b: np.ndarray, trans_a: bool = False,
     else:
         bmm_serial(a3, b3, out, trans_a, trans_b, padded_columns(n))
     return out.reshape(*lead, m, n)
+
+
+def _parallel(items: int, work: int) -> bool:
+    return items > 1 and tuning.use_parallel("matmul_parallel_min_flops", work)
+
+
+def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, offsets: tuple[int, int, int],
+           batch: int, heads: int, dk: int, dv: int, scale: np.float32
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Unmasked multi-head scaled dot-product attention, each head in one fused pass.
+
+    The heads are read where the projections put them: head ``h``'s query is the column
+    band ``offsets[0] + h * dk`` (``dk`` wide) of ``q``, its key and value the bands at
+    ``offsets[1]`` and ``offsets[2]`` of ``k`` and ``v`` (which may all be one array).
+
+    Args:
+        q: C-contiguous float32 ``[batch * T, .]``.
+        k, v: C-contiguous float32 ``[batch * S, .]``.
+        offsets: First columns of the query, key and value bands.
+        batch, heads, dk, dv: Batch size, head count, query/key and value widths.
+        scale: The query's factor (``1 / sqrt(dk)``).
+
+    Returns:
+        ``(p, o)``: the weights ``softmax((q_h * scale) k_h^T)`` ``[batch, heads, T, S]``
+        and the context ``p @ v_h``, ``[batch * T, heads * dv]``, head ``h`` in column
+        band ``h``. Each product is a fixed-order chain, the softmax's sums fixed by
+        shape: the same bits serial or parallel.
+    """
+    t, s = q.shape[0] // batch, k.shape[0] // batch
+    p = np.empty((batch, heads, t, s), dtype=np.float32)
+    o = np.empty((batch * t, heads * dv), dtype=np.float32)
+    run = (attend_forward_parallel if _parallel(batch * heads, batch * heads * t * s * (dk + dv))
+           else attend_forward_serial)
+    run(q, k, v, offsets, heads, dk, np.float32(scale), p, o)
+    return p, o
+
+
+def attend_backward(q: np.ndarray, k: np.ndarray, v: np.ndarray, offsets: tuple[int, int, int],
+                    heads: int, dk: int, scale: np.float32, p: np.ndarray, do: np.ndarray,
+                    gp: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The gradients of :func:`attend` given dL/d(context) ``do`` (and dL/d``p`` ``gp``).
+
+    Returns:
+        ``(dq, dk, dv)`` shaped like ``q``, ``k`` and ``v``, each gradient in its input's
+        band (one array for inputs that were one array). Columns outside the bands are
+        left uninitialized.
+    """
+    batch, _, t, s = p.shape
+    grads: dict[int, np.ndarray] = {}  # one gradient array per distinct input array
+    dq, dkey, dval = (grads.setdefault(id(x), np.empty_like(x)) for x in (q, k, v))
+    gp = _NO_GRAD if gp is None else np.ascontiguousarray(gp, dtype=np.float32)
+    dv = do.shape[1] // heads
+    run = (attend_backward_parallel
+           if _parallel(batch * heads, 2 * batch * heads * t * s * (dk + dv))
+           else attend_backward_serial)
+    run(q, k, v, offsets, heads, dk, np.float32(scale), p, do, gp, dq, dkey, dval)
+    return dq, dkey, dval
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:
