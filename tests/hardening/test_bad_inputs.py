@@ -1221,6 +1221,11 @@ case("loss-cce-classes", "CategoricalCrossentropy()(y_true (2, 3), y_pred (2, 4)
      lambda: losses.CategoricalCrossentropy()(z(2, 3), z(2, 4)), ValueError,
      "CategoricalCrossentropy: y_true shape (2, 3) must equal y_pred shape (2, 4) (one-hot "
      "labels: 3 classes in y_true, 4 units in y_pred)")
+case("loss-cce-scalar-true", "CategoricalCrossentropy().value_and_grad(y_true (), y_pred (1,))",
+     lambda: losses.CategoricalCrossentropy().value_and_grad(np.full((), 0.0),
+                                                             np.full((1,), 0.5)),
+     ValueError, "CategoricalCrossentropy: y_true shape () must equal y_pred shape (1,) "
+     "(one-hot labels: one row of classes per sample)")
 case("loss-cce-true-str", "CategoricalCrossentropy()('abc', y_pred)",
      lambda: losses.CategoricalCrossentropy()("abc", z(1, 3)), TypeError,
      "CategoricalCrossentropy: y_true must be a real-valued numeric array", "'abc' (str)")

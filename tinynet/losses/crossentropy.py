@@ -175,7 +175,8 @@ def _one_hot_labels(owner: str, y_true: Any, p: np.ndarray) -> np.ndarray:
                 f"loss expects one-hot labels of y_pred's shape {p.shape}; for integer class "
                 f"labels {fix} with tinynet.utils.to_categorical(y, {p.shape[-1]})")
         detail = (f"{t_arr.shape[-1]} classes in y_true, {p.shape[-1]} units in y_pred"
-                  if t_arr.shape[:-1] == p.shape[:-1] else "one row of classes per sample")
+                  if t_arr.ndim and t_arr.shape[:-1] == p.shape[:-1]
+                  else "one row of classes per sample")
         raise ValueError(f"{owner}: y_true shape {t_arr.shape} must equal y_pred shape "
                          f"{p.shape} (one-hot labels: {detail})")
     return t_arr
