@@ -3,22 +3,29 @@
 Each input channel ``c`` is convolved with its own ``depth_multiplier`` kernels; output
 channel ``c * M + m`` is input channel ``c`` times kernel ``m``. The ``C * M`` output
 channels are padded to ``CP``, a multiple of 16, so every pass works on whole 16-lane
-vectors (:mod:`tinynet.kernels.simd`) running over the contiguous channel axis:
+vectors (:mod:`tinynet.kernels.simd`) running over the contiguous channel axis.
 
-- forward: a sample is copied into a zero-padded, *expanded* buffer ``xe[hp, wp, CP]``
-  (input channel ``c`` repeated ``M`` times, zeros past ``C * M``), and
-  ``y[b, oy, ox, k] = sum over taps (i, j), row-major, of
-  xe[oy * sh + i * dh, ox * sw + j * dw, k] * w[i, j, k]``, four output pixels at a
-  time with the tap's weight vector held in a register;
-- input gradient: the output gradient is placed in a zero buffer ``gp[ghp, gwp, CP]`` at
-  ``(T + oy * sh, L + ox * sw)``, and the expanded gradient of input pixel ``(iy, ix)``
-  gathers ``gp[T + pt + iy - i * dh, L + pl + ix - j * dw, k] * w[i, j, k]`` over the taps
-  in the same order (the terms a scatter would add, plus zeros), then its ``M`` copies of
+No pass makes a padded copy: a tap that falls in the padding is left out of its sum
+(it would add a zero product, and adding ``+-0`` to a sum that started at ``+0`` changes
+no bit for finite values). Where the channels are already whole vectors (``M == 1`` and
+``C`` a multiple of 16) the kernels read ``x`` and the output gradient in place; otherwise
+a sample is first widened to ``[rows, cols, CP]`` (channel ``c`` repeated ``M`` times,
+zeros past ``C * M``).
+
+- forward: ``y[b, oy, ox, k] = sum over the taps (i, j) in the image, row-major, of
+  x[oy * sh + i * dh - pt, ox * sw + j * dw - pl, k] * w[i, j, k]``, a product added to
+  the running sum tap by tap from zero, then the bias; four output pixels at a time share
+  each loaded weight vector, pixels at the borders are summed one by one;
+- input gradient: the widened gradient of input pixel ``(iy, ix)`` gathers
+  ``g[(iy + pt - i * dh) / sh, (ix + pl - j * dw) / sw, k] * w[i, j, k]`` over the taps
+  whose position is a whole output pixel, in the same order, then its ``M`` copies of
   each channel are added in order;
 - kernel gradient: a task's partial ``part[i, j, k]`` adds, row by row of its samples,
-  the row's sum over output columns (even and odd columns in two chains, added at the
-  end) of ``xe[...] * g[b, oy, ox, k]``, and the bias gradient's partial the row's sum of
-  ``g`` itself, in the same pass; the caller merges partials in task order in float64.
+  the row's sum over the output columns ``ox`` with the tap in the image (even and odd
+  ``ox`` in two chains from zero, added at the end) of ``x[...] * g[b, oy, ox, k]``, and
+  the bias gradient's partial the row's sum of ``g`` itself. The backward takes the input
+  gradient's row and the output gradient's row in one sweep, so the rows both read stay
+  in cache; the caller merges partials in task order in float64.
 
 Every sum runs in a fixed order on separate multiplies and adds (no fused multiply-add
 LLVM could choose per CPU). Work is split into *tasks* of whole samples, fixed by the
@@ -37,153 +44,159 @@ from tinynet.kernels.simd import vload, vsplat, vstore
 
 __all__ = ["forward_serial", "forward_parallel", "backward_serial", "backward_parallel"]
 
+# rows of a slot's tap table (``_tap_table``): a row's taps, then one pixel's
+_OFF, _WGT, _COL, _ROW, _POFF, _PWGT = 0, 1, 2, 3, 4, 5
+
+# The hot paths index flat arrays with offsets: an array view made per row or per pixel
+# costs reference-count updates (atomic) and, for ``reshape``, a call into Numba's helper
+# library (about a quarter of the forward's time in a profile of views made per row).
+
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _expand(x, b, pt, pl, mult, xe):
-    """Sample ``b`` of ``x`` into ``xe[hp, wp, CP]`` at ``(pt, pl)``, each channel repeated
-    ``mult`` times, zeros around it and past ``C * mult``."""
-    hp, wp, cp = xe.shape
-    height, width, channels = x.shape[1], x.shape[2], x.shape[3]
+def _tap_table(kh, kw):
+    """Scratch for :func:`_tap_rows`: six rows of ``kh * kw`` tap entries."""
+    return np.empty((6, kh * kw), dtype=np.int64)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+def _widen(a, b, mult, cp, out):
+    """Sample ``b`` of ``a[B, R, S, C]`` into ``out[:R * S * cp]`` as ``[R, S, cp]``: each
+    channel repeated ``mult`` times, zeros past ``C * mult``."""
+    pixels, channels = a.shape[1] * a.shape[2], a.shape[3]
     cm = channels * mult
-    for r in range(hp):
-        row = xe[r].reshape(-1)
-        if r < pt or r >= pt + height:
-            row[:] = np.float32(0.0)
-            continue
-        row[:pl * cp] = np.float32(0.0)
-        row[(pl + width) * cp:] = np.float32(0.0)
-        src = x[b, r - pt].reshape(-1)
-        if mult == 1 and cm == cp:
-            dst = row[pl * cp:(pl + width) * cp]
-            for e in range(width * cp):
-                dst[e] = src[e]
-            continue
-        for px in range(width):
-            dst = row[(pl + px) * cp:(pl + px + 1) * cp]
-            for c in range(channels):
-                v = src[px * channels + c]
-                for m in range(mult):
-                    dst[c * mult + m] = v
-            for k in range(cm, cp):
-                dst[k] = np.float32(0.0)
+    src = a.reshape(-1)
+    s0 = b * pixels * channels
+    for px in range(pixels):
+        o = px * cp
+        for c in range(channels):
+            v = src[s0 + px * channels + c]
+            for m in range(mult):
+                out[o + c * mult + m] = v
+        for k in range(cm, cp):
+            out[o + k] = np.float32(0.0)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _place(g, b, top, left, sh, sw, gp):
-    """Sample ``b`` of the output gradient ``g[B, OH, OW, C * M]`` into the zero buffer
-    ``gp[ghp, gwp, CP]``, output pixel ``(oy, ox)`` at ``(top + oy * sh, left + ox * sw)``."""
-    oh, ow, cm = g.shape[1], g.shape[2], g.shape[3]
-    cp = gp.shape[2]
-    dense = sw == 1 and cm == cp  # every row of g fills one contiguous run of gp's row
-    if not (dense and sh == 1):
-        gp[:] = np.float32(0.0)
-    else:
-        gp[:top] = np.float32(0.0)
-        gp[top + oh:] = np.float32(0.0)
-    for oy in range(oh):
-        src = g[b, oy].reshape(-1)
-        row = gp[top + oy * sh].reshape(-1)
-        if dense:
-            row[:left * cp] = np.float32(0.0)
-            row[(left + ow) * cp:] = np.float32(0.0)
-            dst = row[left * cp:(left + ow) * cp]
-            for e in range(ow * cp):
-                dst[e] = src[e]
-            continue
-        for ox in range(ow):
-            o = (left + ox * sw) * cp
-            for k in range(cm):
-                row[o + k] = src[ox * cm + k]
+def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, kw, wflat,
+              bias, use_bias, out, o0, ostep, nrows, count, tab, fold, rowbuf, channels, mult):
+    """``nrows`` rows of ``count`` output pixels: pixel ``px`` of row ``q`` is the sum over
+    the taps ``(i, j)``, row-major, whose source pixel exists, of that pixel times the
+    tap's weights ``wflat[(i * kw + j) * CP + k]`` (each product added to the running sum
+    from zero), then ``bias[k]`` if ``use_bias``. The source is the ``[rows, cols, CP]``
+    image at ``sflat[soff:]``; tap ``(i, j)`` of pixel ``px`` of row ``q`` reads row
+    ``(ar0 + q * arstep + i * er) / dr`` and column ``(px * pc + ac + j * ec) / dc``,
+    where the divisions are exact and the results inside the image.
 
-
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _taps_row(src, r0, c0, ps, toff, wf, bias, use_bias, out, width):
-    """``out[px * CP + k]`` for ``px < width``: the sum over taps ``t``, in order, of
-    ``src[r0, c0 + px * ps, k]`` shifted by ``toff[t]`` elements (``toff`` is tap
-    ``(i, j)``'s offset, row-major) times ``wf[t, k]``, a product added to the running
-    sum tap by tap starting from zero, then ``bias[k]`` added if ``use_bias``. Four pixels
-    at a time share each loaded weight vector."""
-    cp = src.shape[2]
-    sflat = src.reshape(-1)
-    wflat = wf.reshape(-1)
-    ntaps = toff.shape[0]
-    base = (r0 * src.shape[1] + c0) * cp
-    pstep = ps * cp
-    px = 0
-    while px + 4 <= width:
-        for c in range(0, cp, 16):
-            a0 = vsplat(0.0)
-            a1 = vsplat(0.0)
-            a2 = vsplat(0.0)
-            a3 = vsplat(0.0)
-            q0 = base + px * pstep + c
-            for t in range(ntaps):
-                wv = vload(wflat, t * cp + c)
-                q = q0 + toff[t]
-                a0 = a0 + vload(sflat, q) * wv
-                a1 = a1 + vload(sflat, q + pstep) * wv
-                a2 = a2 + vload(sflat, q + 2 * pstep) * wv
-                a3 = a3 + vload(sflat, q + 3 * pstep) * wv
-            if use_bias:
-                bv = vload(bias, c)
-                a0 = a0 + bv
-                a1 = a1 + bv
-                a2 = a2 + bv
-                a3 = a3 + bv
-            o = px * cp + c
-            vstore(out, o, a0)
-            vstore(out, o + cp, a1)
-            vstore(out, o + 2 * cp, a2)
-            vstore(out, o + 3 * cp, a3)
-        px += 4
-    while px < width:
-        for c in range(0, cp, 16):
-            a0 = vsplat(0.0)
-            q0 = base + px * pstep + c
-            for t in range(ntaps):
-                a0 = a0 + vload(sflat, q0 + toff[t]) * vload(wflat, t * cp + c)
-            if use_bias:
-                a0 = a0 + vload(bias, c)
-            vstore(out, px * cp + c, a0)
-        px += 1
-
-
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _offsets(kh, kw, rstep, cstep, width, cp):
-    """Element offsets of the taps ``(i, j)``, row-major, in a ``[rows, width, cp]`` buffer
-    (``rstep`` rows and ``cstep`` pixels apart; negative for the input gradient's gather)."""
-    toff = np.empty(kh * kw, dtype=np.int64)
-    for i in range(kh):
-        for j in range(kw):
-            toff[i * kw + j] = (i * rstep * width + j * cstep) * cp
-    return toff
+    The row goes to ``out[o0 + q * ostep + px * CP + k]``, or, with ``fold``, is made in
+    ``rowbuf`` and ``out[o0 + q * ostep + px * channels + c]`` gets the sum, in order, of
+    the ``mult`` copies ``rowbuf[px * CP + c * mult + m]``. Pixels whose every tap column
+    is inside run four at a time (``dc == 1``), sharing each loaded weight vector; the
+    others one by one."""
+    cp = bias.shape[0]
+    pstep = pc * cp
+    for q in range(nrows):
+        ar = ar0 + q * arstep
+        n = 0
+        for i in range(kh):
+            num = ar + i * er
+            if num < 0 or num % dr != 0 or num // dr >= rows:
+                continue
+            for j in range(kw):
+                tab[_OFF, n] = soff + ((num // dr) * cols + j * ec) * cp
+                tab[_WGT, n] = (i * kw + j) * cp
+                tab[_COL, n] = j
+                tab[_ROW, n] = soff + (num // dr) * cols * cp
+                n += 1
+        lo, hi = 0, 0
+        if dc == 1:  # every tap column inside: px * pc + ac + j * ec in [0, cols)
+            first, last = min(0, (kw - 1) * ec), max(0, (kw - 1) * ec)
+            lo = min(max(-((ac + first) // pc), 0), count)
+            hi = min(max((cols - 1 - ac - last) // pc + 1, lo), count)
+            hi = lo + (hi - lo) // 4 * 4
+        dst = rowbuf if fold else out
+        d0 = 0 if fold else o0 + q * ostep
+        for px in range(lo, hi, 4):
+            for c in range(0, cp, 16):
+                a0 = vsplat(0.0)
+                a1 = vsplat(0.0)
+                a2 = vsplat(0.0)
+                a3 = vsplat(0.0)
+                q0 = (px * pc + ac) * cp + c
+                for t in range(n):
+                    wv = vload(wflat, tab[_WGT, t] + c)
+                    e = q0 + tab[_OFF, t]
+                    a0 = a0 + vload(sflat, e) * wv
+                    a1 = a1 + vload(sflat, e + pstep) * wv
+                    a2 = a2 + vload(sflat, e + 2 * pstep) * wv
+                    a3 = a3 + vload(sflat, e + 3 * pstep) * wv
+                if use_bias:
+                    bv = vload(bias, c)
+                    a0 = a0 + bv
+                    a1 = a1 + bv
+                    a2 = a2 + bv
+                    a3 = a3 + bv
+                o = d0 + px * cp + c
+                vstore(dst, o, a0)
+                vstore(dst, o + cp, a1)
+                vstore(dst, o + 2 * cp, a2)
+                vstore(dst, o + 3 * cp, a3)
+        for px in range(count):  # the rest one by one, with the taps that exist
+            if lo <= px < hi:
+                continue
+            m = 0
+            for t in range(n):
+                col = px * pc + ac + tab[_COL, t] * ec
+                if col < 0 or col % dc != 0 or col // dc >= cols:
+                    continue
+                tab[_POFF, m] = tab[_ROW, t] + (col // dc) * cp
+                tab[_PWGT, m] = tab[_WGT, t]
+                m += 1
+            for c in range(0, cp, 16):
+                a0 = vsplat(0.0)
+                for t in range(m):
+                    a0 = a0 + vload(sflat, tab[_POFF, t] + c) * vload(wflat, tab[_PWGT, t] + c)
+                if use_bias:
+                    a0 = a0 + vload(bias, c)
+                vstore(dst, d0 + px * cp + c, a0)
+        if fold:
+            f0 = o0 + q * ostep
+            for px in range(count):
+                for c in range(channels):
+                    e = px * cp + c * mult
+                    total = rowbuf[e]
+                    for m in range(1, mult):
+                        total += rowbuf[e + m]
+                    out[f0 + px * channels + c] = total
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _forward_slot(x, wf, bias, use_bias, y, tasks, s, slots, pt, pl, sh, sw, dh, dw, xe, rowbuf):
     kh, kw, cp = wf.shape
-    cm = y.shape[3]
+    height, width = x.shape[1], x.shape[2]
+    oh, ow, cm = y.shape[1], y.shape[2], y.shape[3]
     mult = cm // x.shape[3]
-    oh, ow = y.shape[1], y.shape[2]
-    toff = _offsets(kh, kw, dh, dw, xe.shape[1], cp)
+    direct = mult == 1 and cm == cp  # x's rows are whole vectors already
+    wflat = wf.reshape(-1)
+    xeflat = xe.reshape(-1)
+    sflat = x.reshape(-1) if direct else xeflat
+    yflat = y.reshape(-1)
+    tab = _tap_table(kh, kw)
     for t in range(s, tasks.shape[0], slots):
         for b in range(tasks[t, 0], tasks[t, 1]):
-            _expand(x, b, pt, pl, mult, xe)
-            for oy in range(oh):
-                yr = y[b, oy].reshape(-1)
-                out = yr if cm == cp else rowbuf
-                _taps_row(xe, oy * sh, 0, sw, toff, wf, bias, use_bias, out, ow)
-                if cm != cp:
-                    for ox in range(ow):
-                        for k in range(cm):
-                            yr[ox * cm + k] = rowbuf[ox * cp + k]
+            if not direct:
+                _widen(x, b, mult, cp, xeflat)
+            _tap_rows(sflat, b * height * width * cp if direct else 0, height, width, -pt, sh,
+                      dh, 1, sw, -pl, dw, 1, kh, kw, wflat, bias, use_bias, yflat,
+                      b * oh * ow * cm, ow * cm, oh, ow, tab, cm != cp, rowbuf, cm, 1)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def forward_serial(x, wf, bias, use_bias, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows):
     """``y`` = the depthwise convolution of ``x`` ``[B, H, W, C]`` with ``wf``
     ``[KH, KW, CP]`` (the kernel ``[KH, KW, C * M]`` padded with zero channels), plus
-    ``bias[CP]`` if ``use_bias``, the tasks in order on one slot."""
+    ``bias[CP]`` if ``use_bias``, the tasks in order on one slot. ``xes[slot]`` is a
+    ``[H, W, CP]`` buffer for the widened sample (unused when ``M == 1`` and ``C == CP``),
+    ``rows[slot]`` one output row of ``CP`` channels."""
     for s in range(xes.shape[0]):  # one slot; a loop, so no literal slot numbers
         _forward_slot(x, wf, bias, use_bias, y, tasks, s, xes.shape[0], pt, pl, sh, sw, dh,
                       dw, xes[s], rows[s])
@@ -199,33 +212,60 @@ def forward_parallel(x, wf, bias, use_bias, y, tasks, pt, pl, sh, sw, dh, dw, xe
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _dw_row(xe, r0, sw, toff, gr, gstep, ow, prow):
-    """Adds to ``prow[t]``, for every tap ``t``, one output row's sum over its columns of
-    ``xe[r0, ox * sw, k]`` shifted by ``toff[t]`` elements times ``gr[ox * gstep + k]``:
-    even and odd columns in two chains from zero, added at the end. Three taps at a time
-    share each loaded gradient vector."""
-    cp = xe.shape[2]
-    xflat = xe.reshape(-1)
-    pflat = prow.reshape(-1)
-    ntaps = toff.shape[0]
-    base = r0 * xe.shape[1] * cp
+def _chain(xflat, xq, xstep, gflat, gq, cp, lo, hi, a, b):
+    """``(a, b)`` with ``xflat[xq + ox * xstep] * gflat[gq + ox * cp]`` added for
+    ``lo <= ox < hi`` in order, even ``ox`` to ``a``, odd ``ox`` to ``b``."""
+    for ox in range(lo, hi):
+        p = vload(xflat, xq + ox * xstep) * vload(gflat, gq + ox * cp)
+        if ox % 2 == 0:
+            a = a + p
+        else:
+            b = b + p
+    return a, b
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+def _span(j, dw, pl, sw, cols, ow):
+    """The output columns ``[lo, hi)`` whose tap column ``j`` lies inside the image."""
+    lo = min(max(-((j * dw - pl) // sw), 0), ow)
+    return lo, max(min((cols - 1 + pl - j * dw) // sw + 1, ow), lo)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+def _dw_row(xflat, xrow, cols, cp, sw, dw, pl, kw, gflat, grow, ow, pflat, prow):
+    """Adds to ``pflat[prow + j * CP + k]``, for each tap column ``j``, the sum over the
+    output columns ``ox`` whose tap lies inside the image of ``xflat[xrow + (ox * sw + j *
+    dw - pl) * CP + k] * gflat[grow + ox * CP + k]``: even and odd ``ox`` in two chains
+    from zero, added at the end. Three taps at a time share each loaded gradient vector
+    over the columns all three reach."""
     xstep = sw * cp
     for c in range(0, cp, 16):
-        t = 0
-        while t + 3 <= ntaps:
-            o0 = base + c + toff[t]
-            o1 = base + c + toff[t + 1]
-            o2 = base + c + toff[t + 2]
-            a0 = vsplat(0.0)
-            a1 = vsplat(0.0)
-            a2 = vsplat(0.0)
-            b0 = vsplat(0.0)
-            b1 = vsplat(0.0)
-            b2 = vsplat(0.0)
-            ox = 0
-            while ox + 2 <= ow:
-                ga = vload(gr, ox * gstep + c)
-                gb = vload(gr, (ox + 1) * gstep + c)
+        gc = grow + c
+        j = 0
+        while j + 3 <= kw:
+            l0, h0 = _span(j, dw, pl, sw, cols, ow)
+            l1, h1 = _span(j + 1, dw, pl, sw, cols, ow)
+            l2, h2 = _span(j + 2, dw, pl, sw, cols, ow)
+            lo = max(l0, l1, l2)
+            hi = max(min(h0, h1, h2), lo)
+            o0 = xrow + (j * dw - pl) * cp + c
+            o1 = o0 + dw * cp
+            o2 = o1 + dw * cp
+            zero = vsplat(0.0)
+            a0, b0 = _chain(xflat, o0, xstep, gflat, gc, cp, l0, min(lo, h0), zero, zero)
+            a1, b1 = _chain(xflat, o1, xstep, gflat, gc, cp, l1, min(lo, h1), zero, zero)
+            a2, b2 = _chain(xflat, o2, xstep, gflat, gc, cp, l2, min(lo, h2), zero, zero)
+            ox = lo
+            if ox < hi and ox % 2 == 1:
+                gb = vload(gflat, gc + ox * cp)
+                q = ox * xstep
+                b0 = b0 + vload(xflat, o0 + q) * gb
+                b1 = b1 + vload(xflat, o1 + q) * gb
+                b2 = b2 + vload(xflat, o2 + q) * gb
+                ox += 1
+            while ox + 2 <= hi:
+                ga = vload(gflat, gc + ox * cp)
+                gb = vload(gflat, gc + (ox + 1) * cp)
                 qa = ox * xstep
                 qb = qa + xstep
                 a0 = a0 + vload(xflat, o0 + qa) * ga
@@ -235,119 +275,114 @@ def _dw_row(xe, r0, sw, toff, gr, gstep, ow, prow):
                 a2 = a2 + vload(xflat, o2 + qa) * ga
                 b2 = b2 + vload(xflat, o2 + qb) * gb
                 ox += 2
-            if ox < ow:
-                ga = vload(gr, ox * gstep + c)
+            if ox < hi:
+                ga = vload(gflat, gc + ox * cp)
                 qa = ox * xstep
                 a0 = a0 + vload(xflat, o0 + qa) * ga
                 a1 = a1 + vload(xflat, o1 + qa) * ga
                 a2 = a2 + vload(xflat, o2 + qa) * ga
-            p = t * cp + c
+            a0, b0 = _chain(xflat, o0, xstep, gflat, gc, cp, max(hi, l0), h0, a0, b0)
+            a1, b1 = _chain(xflat, o1, xstep, gflat, gc, cp, max(hi, l1), h1, a1, b1)
+            a2, b2 = _chain(xflat, o2, xstep, gflat, gc, cp, max(hi, l2), h2, a2, b2)
+            p = prow + j * cp + c
             vstore(pflat, p, vload(pflat, p) + (a0 + b0))
             vstore(pflat, p + cp, vload(pflat, p + cp) + (a1 + b1))
             vstore(pflat, p + 2 * cp, vload(pflat, p + 2 * cp) + (a2 + b2))
-            t += 3
-        while t < ntaps:
-            o0 = base + c + toff[t]
-            a0 = vsplat(0.0)
-            b0 = vsplat(0.0)
-            ox = 0
-            while ox + 2 <= ow:
-                qa = ox * xstep
-                a0 = a0 + vload(xflat, o0 + qa) * vload(gr, ox * gstep + c)
-                b0 = b0 + vload(xflat, o0 + qa + xstep) * vload(gr, (ox + 1) * gstep + c)
-                ox += 2
-            if ox < ow:
-                a0 = a0 + vload(xflat, o0 + ox * xstep) * vload(gr, ox * gstep + c)
-            p = t * cp + c
+            j += 3
+        while j < kw:
+            l0, h0 = _span(j, dw, pl, sw, cols, ow)
+            a0, b0 = _chain(xflat, xrow + (j * dw - pl) * cp + c, xstep, gflat, gc, cp, l0,
+                            h0, vsplat(0.0), vsplat(0.0))
+            p = prow + j * cp + c
             vstore(pflat, p, vload(pflat, p) + (a0 + b0))
-            t += 1
+            j += 1
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _db_row(gr, gstep, ow, cp, prow, t):
-    """Adds one output row's sum over its columns of ``gr[ox * gstep + k]`` (the bias
-    gradient) to ``prow[t]``: even and odd columns in two chains from zero, added at the
-    end."""
-    pflat = prow.reshape(-1)
+def _db_row(gflat, grow, ow, cp, pflat, p0):
+    """Adds one output row's sum over its columns of ``gflat[grow + ox * CP + k]`` (the
+    bias gradient) to ``pflat[p0 + k]``: even and odd columns in two chains from zero,
+    added at the end."""
     for c in range(0, cp, 16):
         a0 = vsplat(0.0)
         b0 = vsplat(0.0)
         ox = 0
         while ox + 2 <= ow:
-            a0 = a0 + vload(gr, ox * gstep + c)
-            b0 = b0 + vload(gr, (ox + 1) * gstep + c)
+            a0 = a0 + vload(gflat, grow + ox * cp + c)
+            b0 = b0 + vload(gflat, grow + (ox + 1) * cp + c)
             ox += 2
         if ox < ow:
-            a0 = a0 + vload(gr, ox * gstep + c)
-        p = t * cp + c
+            a0 = a0 + vload(gflat, grow + ox * cp + c)
+        p = p0 + c
         vstore(pflat, p, vload(pflat, p) + (a0 + b0))
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slots, pt, pl,
-                   sh, sw, dh, dw, top, left, xe, gp, rowbuf):
+                   sh, sw, dh, dw, xe, ge, rowbuf):
     kh, kw, cp = wf.shape
     oh, ow, cm = g.shape[1], g.shape[2], g.shape[3]
-    height, width, channels = dx.shape[1], dx.shape[2], dx.shape[3]
+    height, width, channels = x.shape[1], x.shape[2], x.shape[3]
     mult = cm // channels
-    toff = _offsets(kh, kw, -dh, -dw, gp.shape[1], cp)
-    xoff = _offsets(kh, kw, dh, dw, xe.shape[1], cp)
+    whole = mult == 1 and cm == cp  # x's and dx's rows are whole vectors already
+    wflat = wf.reshape(-1)
+    xeflat = xe.reshape(-1)
+    geflat = ge.reshape(-1)
+    xflat = x.reshape(-1) if whole or not want_dw else xeflat
+    gflat = g.reshape(-1) if cm == cp else geflat
+    dxflat = dx.reshape(-1)
+    pflat = parts.reshape(-1)
+    prows = (kh * kw + 1) * cp
+    nobias = wflat[:cp]  # the gather's bias argument (unused; its size is CP)
+    tab = _tap_table(kh, kw)
     for t in range(s, tasks.shape[0], slots):
-        prow = parts[t if want_dw or want_db else 0]
+        p0 = t * prows if want_dw or want_db else 0
         if want_dw or want_db:
-            prow[:] = np.float32(0.0)
+            for e in range(prows):
+                pflat[p0 + e] = np.float32(0.0)
         for b in range(tasks[t, 0], tasks[t, 1]):
-            if want_dx or cm != cp:
-                _place(g, b, top, left, sh, sw, gp)
-            if want_dw:
-                _expand(x, b, pt, pl, mult, xe)
-            if want_dw or want_db:
-                for oy in range(oh):
-                    if cm == cp:  # g's own rows: whole vectors per pixel
-                        gr = g[b, oy].reshape(-1)
-                        gstep = cp
-                    else:
-                        gr = gp[top + oy * sh].reshape(-1)[left * cp:]
-                        gstep = sw * cp
+            goff = b * oh * ow * cp if cm == cp else 0
+            if cm != cp:
+                _widen(g, b, 1, cp, geflat)
+            xoff = b * height * width * cp if whole else 0
+            if want_dw and not whole:
+                _widen(x, b, mult, cp, xeflat)
+            for r in range(max(oh, height)):  # one sweep: a gradient row, an input row
+                if (want_dw or want_db) and r < oh:
+                    grow = goff + r * ow * cp
                     if want_dw:
-                        _dw_row(xe, oy * sh, sw, xoff, gr, gstep, ow, prow)
+                        for i in range(kh):
+                            xr = r * sh + i * dh - pt
+                            if 0 <= xr < height:
+                                _dw_row(xflat, xoff + xr * width * cp, width, cp, sw, dw, pl,
+                                        kw, gflat, grow, ow, pflat, p0 + i * kw * cp)
                     if want_db:
-                        _db_row(gr, gstep, ow, cp, prow, kh * kw)
-            if want_dx:
-                for iy in range(height):
-                    dr = dx[b, iy].reshape(-1)
-                    out = dr if (mult == 1 and cm == cp) else rowbuf
-                    _taps_row(gp, top + pt + iy, left + pl, 1, toff, wf, wf[0, 0], False, out,
-                              width)
-                    if mult == 1 and cm == cp:
-                        continue
-                    for ix in range(width):
-                        for c in range(channels):
-                            q = ix * cp + c * mult
-                            total = rowbuf[q]
-                            for m in range(1, mult):
-                                total += rowbuf[q + m]
-                            dr[ix * channels + c] = total
+                        _db_row(gflat, grow, ow, cp, pflat, p0 + kh * kw * cp)
+                if want_dx and r < height:
+                    _tap_rows(gflat, goff, oh, ow, r + pt, 0, -dh, sh, 1, pl, -dw, sw, kh, kw,
+                              wflat, nobias, False, dxflat, (b * height + r) * width * channels,
+                              0, 1, width, tab, not whole, rowbuf, channels, mult)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw, dh,
-                    dw, top, left, xes, gps, rows):
+                    dw, xes, ges, rows):
     """The input gradient ``dx`` (if ``want_dx``) and the per-task partials
     ``parts[task, KH * KW + 1, CP]`` of :func:`forward_serial` for the output gradient ``g``
     ``[B, OH, OW, C * M]``: the kernel gradient's in rows ``0 .. KH * KW - 1`` (if
     ``want_dw``), the bias gradient's in the last row (if ``want_db``); the tasks in order
-    on one slot."""
+    on one slot. ``xes[slot]`` (``[H, W, CP]``) and ``ges[slot]`` (``[OH, OW, CP]``) hold
+    the widened sample and output gradient where the channels are not whole vectors."""
     for s in range(xes.shape[0]):
         _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, xes.shape[0],
-                       pt, pl, sh, sw, dh, dw, top, left, xes[s], gps[s], rows[s])
+                       pt, pl, sh, sw, dh, dw, xes[s], ges[s], rows[s])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def backward_parallel(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw,
-                      dh, dw, top, left, xes, gps, rows):
+                      dh, dw, xes, ges, rows):
     """:func:`backward_serial` with the tasks spread over ``len(xes)`` slots (same bits)."""
     slots = xes.shape[0]
     for s in prange(slots):
         _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, np.int64(s),
-                       slots, pt, pl, sh, sw, dh, dw, top, left, xes[s], gps[s], rows[s])
+                       slots, pt, pl, sh, sw, dh, dw, xes[s], ges[s], rows[s])

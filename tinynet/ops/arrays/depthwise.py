@@ -35,7 +35,7 @@ def _tasks(batch: int) -> np.ndarray:
 
 class _Plan:
     """One call's sizes: tasks, slots, the channels padded to whole vectors and the
-    per-slot buffers (padded, expanded samples; padded output gradients; rows)."""
+    per-slot buffers (samples and output gradients widened to whole vectors; rows)."""
 
     def __init__(self, x_shape: tuple, w_shape: tuple, geometry: tuple) -> None:
         kh, kw, self.sh, self.sw, self.dh, self.dw, self.pt, self.pl, oh, ow = geometry
@@ -43,14 +43,7 @@ class _Plan:
         self.cm = w_shape[-1]
         self.cp = -(-self.cm // _LANES) * _LANES
         self.out_shape = (self.batch, oh, ow, self.cm)
-        self.hp = max((oh - 1) * self.sh + (kh - 1) * self.dh + 1, self.pt + height)
-        self.wp = max((ow - 1) * self.sw + (kw - 1) * self.dw + 1, self.pl + width)
-        # the input gradient's gather reads the output gradient up to (k - 1) * d pixels
-        # before an input pixel's own position
-        self.top = max(0, (kh - 1) * self.dh - self.pt)
-        self.left = max(0, (kw - 1) * self.dw - self.pl)
-        self.ghp = max(self.top + self.pt + height, self.top + (oh - 1) * self.sh + 1)
-        self.gwp = max(self.left + self.pl + width, self.left + (ow - 1) * self.sw + 1)
+        self.hp, self.wp, self.ghp, self.gwp = height, width, oh, ow  # widened buffers
         self.row = max(ow, width) * self.cp
         self.tasks = _tasks(self.batch)
         self.parallel = tuning.use_parallel(_GATE, self.batch * oh * ow * kh * kw * self.cm)
@@ -134,8 +127,8 @@ def depthwise_backward(x: np.ndarray, w3: np.ndarray, g: np.ndarray, geometry: t
                      dtype=np.float32)
     kernel = dk.backward_parallel if plan.parallel else dk.backward_serial
     kernel(x, plan.padded(w3), g, dx if want_dx else x, parts, want_dx, want_dw, want_db,
-           *plan.args(), plan.top, plan.left, plan.samples() if want_dw else plan.small(),
-           plan.grads() if want_dx or plan.cm != plan.cp else plan.small(), plan.rows())
+           *plan.args(), plan.samples() if want_dw else plan.small(),
+           plan.grads() if plan.cm != plan.cp else plan.small(), plan.rows())
     dw3 = db = None
     if want_dw or want_db:
         merged = merge_cols(parts.reshape(parts.shape[0], -1), 1.0).reshape(parts.shape[1:])

@@ -1,0 +1,153 @@
+"""Depthwise kernels at the image borders: taps outside the image are left out of the sums,
+which gives bitwise what an explicitly zero-padded image gives; float64 references on
+border-heavy shapes; serial, parallel and thread counts give the same bits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tinynet import tuning
+from tinynet.ops.arrays.depthwise import depthwise_backward, depthwise_forward
+
+
+@pytest.fixture(autouse=True)
+def _restore_tuning():
+    tuning.reset()
+    yield
+    tuning.reset()
+
+
+def _geometry(h, w, kh, kw, sh, sw, dh, dw, same):
+    """``(kh, kw, sh, sw, dh, dw, pad_top, pad_left, oh, ow)`` as Keras pads."""
+    ekh, ekw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    if not same:
+        return (kh, kw, sh, sw, dh, dw, 0, 0, (h - ekh) // sh + 1, (w - ekw) // sw + 1)
+    oh, ow = -(-h // sh), -(-w // sw)
+    pt = max((oh - 1) * sh + ekh - h, 0) // 2
+    pl = max((ow - 1) * sw + ekw - w, 0) // 2
+    return (kh, kw, sh, sw, dh, dw, pt, pl, oh, ow)
+
+
+def _padded(x, geom):
+    """``x`` with the zeros a 'same' geometry reads, and the 'valid' geometry over it."""
+    kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = geom
+    hp = max((oh - 1) * sh + (kh - 1) * dh + 1, pt + x.shape[1])
+    wp = max((ow - 1) * sw + (kw - 1) * dw + 1, pl + x.shape[2])
+    xp = np.zeros((x.shape[0], hp, wp, x.shape[3]), dtype=np.float32)
+    xp[:, pt:pt + x.shape[1], pl:pl + x.shape[2]] = x
+    return xp, (kh, kw, sh, sw, dh, dw, 0, 0, oh, ow)
+
+
+def _reference(x, w3, g, geom):
+    """float64 ``(y, dx, dw3)`` straight from the definition, output channel ``c * M + m``."""
+    kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = geom
+    b, h, wd, c = x.shape
+    mult = w3.shape[-1] // c
+    xe = np.repeat(x.astype(np.float64), mult, axis=3)
+    y = np.zeros((b, oh, ow, c * mult))
+    dxe = np.zeros_like(xe)
+    dw3 = np.zeros(w3.shape)
+    for oy in range(oh):
+        for ox in range(ow):
+            for i in range(kh):
+                for j in range(kw):
+                    iy, ix = oy * sh + i * dh - pt, ox * sw + j * dw - pl
+                    if 0 <= iy < h and 0 <= ix < wd:
+                        y[:, oy, ox] += xe[:, iy, ix] * w3[i, j]
+                        dxe[:, iy, ix] += g[:, oy, ox] * w3[i, j]
+                        dw3[i, j] += (xe[:, iy, ix] * g[:, oy, ox]).sum(axis=0)
+    return y, dxe.reshape(b, h, wd, c, mult).sum(axis=4), dw3
+
+
+# (x shape, depth multiplier, kernel, strides, dilation): kernels wider than the image,
+# kernel widths that are not multiples of three, strided and dilated taps, channels that
+# are whole vectors (read in place) and channels that are not (widened)
+CASES = [
+    ((2, 3, 4, 16), 1, (5, 5), (1, 1), (1, 1)),
+    ((2, 2, 2, 16), 1, (3, 3), (1, 1), (1, 1)),
+    ((3, 7, 9, 32), 1, (2, 5), (1, 1), (1, 2)),
+    ((2, 9, 8, 16), 1, (3, 4), (2, 3), (1, 1)),
+    ((2, 6, 11, 5), 3, (3, 3), (2, 2), (2, 1)),
+    ((1, 1, 1, 16), 1, (3, 3), (1, 1), (1, 1)),
+    ((2, 5, 7, 20), 2, (1, 4), (1, 2), (1, 2)),
+]
+
+
+@pytest.mark.parametrize("shape, mult, kernel, strides, dilation", CASES)
+def test_left_out_taps_give_the_bits_of_a_zero_padded_image(shape, mult, kernel, strides,
+                                                            dilation):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape).astype(np.float32)
+    geom = _geometry(shape[1], shape[2], *kernel, *strides, *dilation, True)
+    w3 = rng.standard_normal((*kernel, shape[3] * mult)).astype(np.float32)
+    bias = rng.standard_normal(shape[3] * mult).astype(np.float32)
+    y = depthwise_forward(x, w3, geom, bias)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    dx, dw3, db = depthwise_backward(x, w3, g, geom, want_db=True)
+    xp, valid = _padded(x, geom)
+    np.testing.assert_array_equal(y, depthwise_forward(xp, w3, valid, bias))
+    dxp, dwp, dbp = depthwise_backward(xp, w3, g, valid, want_db=True)
+    pt, pl = geom[6], geom[7]
+    np.testing.assert_array_equal(dx, dxp[:, pt:pt + shape[1], pl:pl + shape[2]])
+    np.testing.assert_array_equal(dw3, dwp)
+    np.testing.assert_array_equal(db, dbp)
+
+
+# every case with 'same' padding, and with 'valid' where it leaves an output pixel
+REFERENCE_CASES = [(*case, same) for case in CASES for same in (True, False)
+                   if min(_geometry(case[0][1], case[0][2], *case[2], *case[3], *case[4],
+                                    same)[8:]) > 0]
+
+
+@pytest.mark.parametrize("shape, mult, kernel, strides, dilation, same", REFERENCE_CASES)
+def test_matches_a_float64_reference(shape, mult, kernel, strides, dilation, same):
+    geom = _geometry(shape[1], shape[2], *kernel, *strides, *dilation, same)
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w3 = rng.standard_normal((*kernel, shape[3] * mult)).astype(np.float32)
+    y = depthwise_forward(x, w3, geom)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    dx, dw3, _ = depthwise_backward(x, w3, g, geom)
+    y64, dx64, dw64 = _reference(x, w3, g.astype(np.float64), geom)
+    np.testing.assert_allclose(y, y64, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dx, dx64, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dw3, dw64, rtol=1e-5, atol=1e-4)
+
+
+def test_a_border_pixel_sums_only_its_taps_inside_the_image():
+    # 2x2 image of ones, 3x3 kernel, 'same': pixel (0, 0) sees taps (1, 1), (1, 2), (2, 1),
+    # (2, 2); pixel (1, 1) sees taps (0, 0), (0, 1), (1, 0), (1, 1)
+    x = np.ones((1, 2, 2, 16), dtype=np.float32)
+    w3 = np.broadcast_to(np.arange(1, 10, dtype=np.float32).reshape(3, 3, 1),
+                         (3, 3, 16)).copy()
+    y = depthwise_forward(x, w3, (3, 3, 1, 1, 1, 1, 1, 1, 2, 2))
+    np.testing.assert_array_equal(y[0, :, :, 0], [[5 + 6 + 8 + 9, 4 + 5 + 7 + 8],
+                                                  [2 + 3 + 5 + 6, 1 + 2 + 4 + 5]])
+    assert np.all(y == y[..., :1])
+
+
+@pytest.mark.parametrize("shape, mult, kernel, strides, dilation", CASES[:5])
+def test_serial_parallel_and_thread_counts_give_the_same_bits(shape, mult, kernel, strides,
+                                                              dilation):
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((9, *shape[1:])).astype(np.float32)
+    geom = _geometry(shape[1], shape[2], *kernel, *strides, *dilation, True)
+    w3 = rng.standard_normal((*kernel, shape[3] * mult)).astype(np.float32)
+    g = rng.standard_normal((9, geom[8], geom[9], shape[3] * mult)).astype(np.float32)
+
+    def run():
+        return [depthwise_forward(x, w3, geom, w3[0, 0]),
+                *depthwise_backward(x, w3, g, geom, want_db=True)]
+
+    with tuning.override(conv_parallel_min_elems=2**62):
+        serial = run()
+    threads = tuning.get_num_threads()
+    for n in (1, 2):
+        tuning.set_num_threads(n)
+        try:
+            with tuning.override(conv_parallel_min_elems=0):
+                for a, b in zip(serial, run()):
+                    np.testing.assert_array_equal(a, b)
+        finally:
+            tuning.set_num_threads(threads)
