@@ -2,8 +2,9 @@
 backward through time.
 
 The input side of every gate for the whole sequence is one GEMM done before these
-kernels run (``xp = x @ kernel + bias``, ``[T, B, G]`` with ``G = k * units``, on
-tinynet's fixed-order GEMM); what is left is the recurrence. The drivers split the batch
+kernels run (``xp = x @ kernel``, ``[T, B, G]`` with ``G = k * units``, on tinynet's
+fixed-order GEMM; the kernels add the input bias as a step loads its rows); what is left
+is the recurrence. The drivers split the batch
 into blocks of whole 4-row tiles (at most 32 rows; the parallel drivers at least 8
 blocks, on Numba's threads with ``prange``) and each block runs every step for its rows.
 Every sequence array is time-major (``[T, B, ...]``): a step reads and writes one
@@ -55,28 +56,54 @@ __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
            "gru_backward_serial", "gru_backward_parallel"]
 
 
+# -- what the three kernels share: state rows in and out, a masked step, the input rows ----
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _copy_rows(src, s0, dst, d0, nb):
+    """``dst[d0 + i] = src[s0 + i]`` for ``i < nb``: a block's initial states, or the
+    state gradients it carries in and out."""
+    for i in range(nb):
+        for j in range(src.shape[1]):
+            dst[d0 + i, j] = src[s0 + i, j]
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _keep(states, t, b):
+    """A masked step keeps row ``b``'s state: ``states[t + 1, b] = states[t, b]``."""
+    for j in range(states.shape[2]):
+        states[t + 1, b, j] = states[t, b, j]
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _load_input(xp, xb, t, r0, nb, width, z):
+    """``z[i] = xp[t, r0 + i] + xb`` (``xb`` the input bias, or empty: none); the same
+    bits as adding the bias to ``xp`` beforehand, without that pass over the sequence."""
+    if xb.shape[0] > 0:
+        for i in range(nb):
+            for j in range(width):
+                z[i, j] = xp[t, r0 + i, j] + xb[j]
+    else:
+        for i in range(nb):
+            for j in range(width):
+                z[i, j] = xp[t, r0 + i, j]
+
+
 # -- SimpleRNN: h = act(xp + h_prev @ U) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _simple_fwd_block(r0, r1, xp, U, h0, rmask, smask, act, hs):
+def _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs):
     steps = xp.shape[0]
     units = U.shape[0]
     nb = r1 - r0
     seq = smask.shape[0] > 0
     z = np.empty((nb, units), dtype=np.float32)
     hop = np.empty((nb, units), dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            hs[0, r0 + i, j] = h0[r0 + i, j]
+    _copy_rows(h0, r0, hs[0], r0, nb)
     for t in range(steps):
-        for i in range(nb):
-            for j in range(units):
-                z[i, j] = xp[t, r0 + i, j]
+        _load_input(xp, xb, t, r0, nb, units, z)
         _recur(hs, t, U, rmask, r0, nb, 0, 1, units, hop, z, True)
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
-                for j in range(units):
-                    hs[t + 1, b, j] = hs[t, b, j]
+                _keep(hs, t, b)
                 continue
             zr = z[i]
             _act_span(act, zr, 0, units)
@@ -85,11 +112,12 @@ def _simple_fwd_block(r0, r1, xp, U, h0, rmask, smask, act, hs):
 
 
 @njit(cache=True, error_model="numpy")
-def simple_forward_serial(xp, U, h0, rmask, smask, act, hs):
+def simple_forward_serial(xp, xb, U, h0, rmask, smask, act, hs):
     """SimpleRNN forward, one block of rows after another.
 
     Shape:
-        xp: ``[T, B, units]``; U: ``[units, units]``; h0: ``[B, units]``;
+        xp: ``[T, B, units]`` (``x @ kernel``); xb: ``[units]`` (the input bias) or
+        ``[0]`` (none); U: ``[units, units]``; h0: ``[B, units]``;
         rmask: ``[B, 1, units]`` or ``[0, 1, units]``; smask: ``[B, T]`` bool or
         ``[0, T]``; hs (out): ``[T + 1, B, units]``
         (``hs[:, 0] = h0``, ``hs[:, t + 1]`` the output of step ``t``).
@@ -98,17 +126,17 @@ def simple_forward_serial(xp, U, h0, rmask, smask, act, hs):
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
-        _simple_fwd_block(r0, r1, xp, U, h0, rmask, smask, act, hs)
+        _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def simple_forward_parallel(xp, U, h0, rmask, smask, act, hs):
+def simple_forward_parallel(xp, xb, U, h0, rmask, smask, act, hs):
     """:func:`simple_forward_serial` with the blocks of rows on Numba's threads."""
     batch = xp.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
-        _simple_fwd_block(r0, r1, xp, U, h0, rmask, smask, act, hs)
+        _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
@@ -122,9 +150,7 @@ def _simple_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     tmp = np.empty((nb, units), dtype=np.float32)
     live = np.empty(nb, dtype=np.bool_)
     dg = np.empty(units, dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            dh[i, j] = dhT[r0 + i, j]
+    _copy_rows(dhT, r0, dh, 0, nb)
     for t in range(steps - 1, -1, -1):
         for i in range(nb):
             b = r0 + i
@@ -142,9 +168,7 @@ def _simple_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
                 dzb[i, j] = d
                 dh[i, j] = np.float32(0.0)
         _recur_back(dzb, UT, rmask, r0, nb, 0, 1, units, live, tmp, dh)
-    for i in range(nb):
-        for j in range(units):
-            dh0[r0 + i, j] = dh[i, j]
+    _copy_rows(dh, 0, dh0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")
@@ -175,7 +199,7 @@ def simple_backward_parallel(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
 
 # -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_fwd_block(r0, r1, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
+def _lstm_fwd_block(r0, r1, xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     steps = xp.shape[0]
     units = U.shape[0]
     width = 4 * units
@@ -184,21 +208,16 @@ def _lstm_fwd_block(r0, r1, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gate
     z = np.empty((nb, width), dtype=np.float32)
     hop = np.empty((nb, units), dtype=np.float32)
     tc = np.empty(units, dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            hs[0, r0 + i, j] = h0[r0 + i, j]
-            cs[0, r0 + i, j] = c0[r0 + i, j]
+    _copy_rows(h0, r0, hs[0], r0, nb)
+    _copy_rows(c0, r0, cs[0], r0, nb)
     for t in range(steps):
-        for i in range(nb):
-            for j in range(width):
-                z[i, j] = xp[t, r0 + i, j]
+        _load_input(xp, xb, t, r0, nb, width, z)
         _recur(hs, t, U, rmask, r0, nb, 0, 4, units, hop, z, True)
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
-                for j in range(units):
-                    hs[t + 1, b, j] = hs[t, b, j]
-                    cs[t + 1, b, j] = cs[t, b, j]
+                _keep(hs, t, b)
+                _keep(cs, t, b)
                 for j in range(width + units):
                     gates[t, b, j] = np.float32(0.0)
                 continue
@@ -219,11 +238,12 @@ def _lstm_fwd_block(r0, r1, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gate
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_forward_serial(xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
+def lstm_forward_serial(xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     """LSTM forward, one block of rows after another.
 
     Shape:
-        xp: ``[T, B, 4 * units]``; U: ``[units, 4 * units]``; h0, c0: ``[B, units]``;
+        xp: ``[T, B, 4 * units]``; xb: ``[4 * units]`` or ``[0]``; U: ``[units, 4 *
+        units]``; h0, c0: ``[B, units]``;
         rmask: ``[B, 4, units]`` or empty; smask: ``[B, T]`` or empty; hs, cs (out):
         ``[T + 1, B, units]`` (index 0 the initial state); gates (out):
         ``[T, B, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``).
@@ -232,17 +252,17 @@ def lstm_forward_serial(xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_fwd_block(r0, r1, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
+        _lstm_fwd_block(r0, r1, xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def lstm_forward_parallel(xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
+def lstm_forward_parallel(xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     """:func:`lstm_forward_serial` with the blocks of rows on Numba's threads."""
     batch = xp.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
-        _lstm_fwd_block(r0, r1, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
+        _lstm_fwd_block(r0, r1, xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
@@ -259,10 +279,8 @@ def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, 
     tmp = np.empty((nb, units), dtype=np.float32)
     live = np.empty(nb, dtype=np.bool_)
     dg = np.empty(width + units, dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            dh[i, j] = dhT[r0 + i, j]
-            dc[i, j] = dcT[r0 + i, j]
+    _copy_rows(dhT, r0, dh, 0, nb)
+    _copy_rows(dcT, r0, dc, 0, nb)
     for t in range(steps - 1, -1, -1):
         for i in range(nb):
             b = r0 + i
@@ -295,10 +313,8 @@ def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, 
             for j in range(width):
                 dz[t, b, j] = dzb[i, j]
         _recur_back(dzb, UT, rmask, r0, nb, 0, 4, units, live, tmp, dh)
-    for i in range(nb):
-        for j in range(units):
-            dh0[r0 + i, j] = dh[i, j]
-            dc0[r0 + i, j] = dc[i, j]
+    _copy_rows(dh, 0, dh0, r0, nb)
+    _copy_rows(dc, 0, dc0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")
@@ -334,20 +350,19 @@ def lstm_backward_parallel(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, g
 
 # -- GRU: gates z, r, h (Keras order) --------------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _gru_fwd_block(r0, r1, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
-                   extra):
+def _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
+                   gates, extra):
     steps = xp.shape[0]
     units = U.shape[0]
     width = 3 * units
     nb = r1 - r0
     masked = rmask.shape[0] > 0
     seq = smask.shape[0] > 0
+    biased = xb.shape[0] > 0
     rec = np.empty((nb, width), dtype=np.float32)
     pre = np.empty((nb, width), dtype=np.float32)
     hop = np.empty((nb, units), dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            hs[0, r0 + i, j] = h0[r0 + i, j]
+    _copy_rows(h0, r0, hs[0], r0, nb)
     for t in range(steps):
         if reset_after:
             _recur(hs, t, U, rmask, r0, nb, 0, 3, units, hop, rec, False)
@@ -364,7 +379,8 @@ def _gru_fwd_block(r0, r1, xp, U, rbias, h0, rmask, smask, act, ract, reset_afte
                 continue
             pr = pre[i]
             for j in range(2 * units):
-                pr[j] = xp[t, b, j] + rec[i, j]
+                xv = xp[t, b, j] + xb[j] if biased else xp[t, b, j]
+                pr[j] = xv + rec[i, j]
             _act_span(ract, pr, 0, 2 * units)
             for j in range(units):
                 if reset_after:
@@ -380,19 +396,20 @@ def _gru_fwd_block(r0, r1, xp, U, rbias, h0, rmask, smask, act, ract, reset_afte
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
+                _keep(hs, t, b)
                 for j in range(units):
-                    hs[t + 1, b, j] = hs[t, b, j]
                     extra[t, b, j] = np.float32(0.0)
                 for j in range(width):
                     gates[t, b, j] = np.float32(0.0)
                 continue
             pr = pre[i]
             for j in range(units):
+                k = 2 * units + j
+                xv = xp[t, b, k] + xb[k] if biased else xp[t, b, k]
                 if reset_after:
-                    pr[2 * units + j] = (xp[t, b, 2 * units + j]
-                                         + pr[units + j] * rec[i, 2 * units + j])
+                    pr[k] = xv + pr[units + j] * rec[i, k]
                 else:
-                    pr[2 * units + j] = xp[t, b, 2 * units + j] + rec[i, 2 * units + j]
+                    pr[k] = xv + rec[i, k]
             _act_span(act, pr, 2 * units, width)
             for j in range(width):
                 gates[t, b, j] = pr[j]
@@ -402,12 +419,13 @@ def _gru_fwd_block(r0, r1, xp, U, rbias, h0, rmask, smask, act, ract, reset_afte
 
 
 @njit(cache=True, error_model="numpy")
-def gru_forward_serial(xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
+def gru_forward_serial(xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
                        extra):
     """GRU forward, one block of rows after another.
 
     Shape:
-        xp: ``[T, B, 3 * units]`` (input bias included); U: ``[units, 3 * units]``;
+        xp: ``[T, B, 3 * units]``; xb: ``[3 * units]`` (the input bias) or ``[0]``;
+        U: ``[units, 3 * units]``;
         rbias: ``[3 * units]`` (the recurrent bias of ``reset_after``, else unused);
         h0: ``[B, units]``; rmask: ``[B, 3, units]`` or empty; smask: ``[B, T]`` or
         empty; hs (out):
@@ -419,19 +437,19 @@ def gru_forward_serial(xp, U, rbias, h0, rmask, smask, act, ract, reset_after, h
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
-        _gru_fwd_block(r0, r1, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
+        _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
                        gates, extra)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def gru_forward_parallel(xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
+def gru_forward_parallel(xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
                          extra):
     """:func:`gru_forward_serial` with the blocks of rows on Numba's threads."""
     batch = xp.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
-        _gru_fwd_block(r0, r1, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
+        _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
                        gates, extra)
 
 
@@ -450,9 +468,7 @@ def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, h
     tmp = np.empty((nb, units), dtype=np.float32)
     live = np.empty(nb, dtype=np.bool_)
     dg = np.empty((nb, width), dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            dh[i, j] = dhT[r0 + i, j]
+    _copy_rows(dhT, r0, dh, 0, nb)
     for t in range(steps - 1, -1, -1):
         for i in range(nb):
             b = r0 + i
@@ -509,9 +525,7 @@ def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, h
             if live[i]:
                 for j in range(width):
                     dzr[t, r0 + i, j] = dzb[i, j]
-    for i in range(nb):
-        for j in range(units):
-            dh0[r0 + i, j] = dh[i, j]
+    _copy_rows(dh, 0, dh0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")

@@ -3,9 +3,9 @@
 
 A recurrent layer runs in three steps. The input side of every gate for the whole
 sequence is one GEMM, ``xp = x @ kernel + bias`` (``[T * B, G]``, time-major, ``G =
-gates * units``, tinynet's fixed-order GEMM). The recurrence runs in a Numba kernel, one batch row after
-another or the rows on threads (:mod:`tinynet.ops.arrays.recurrent`), storing what backward
-needs. Backward runs back through time in the same kernels' twins, which store the
+gates * units``, tinynet's fixed-order GEMM). The recurrence runs in a Numba kernel, one
+batch row after another or the rows on threads (:mod:`tinynet.ops.arrays.recurrent`),
+storing what backward needs. Backward runs back through time in the same kernels' twins, which store the
 gradient of every step's gate pre-activations; the weight gradients are then GEMMs over
 all ``T * B`` rows (``x.T @ dz``, ``h_prev.T @ dz``) and a fixed-order column sum.
 
@@ -266,8 +266,8 @@ class BaseRNN(OwnGenerator, Layer):
         return self.bias.value if self.use_bias else None
 
     def _project(self, x: np.ndarray, xmask: np.ndarray | None) -> np.ndarray:
-        """``xp = (x * mask) @ kernel + input bias``, ``[T, B, G]`` for time-major ``x``
-        (``[T, B, features]``; ``xmask`` is ``[n, B, features]``)."""
+        """``xp = (x * mask) @ kernel``, ``[T, B, G]`` for time-major ``x`` (``[T, B,
+        features]``; ``xmask`` is ``[n, B, features]``); the kernels add the input bias."""
         t, b, f = x.shape
         width = self._GATES * self.units
         w = self.kernel.value
@@ -281,9 +281,6 @@ class BaseRNN(OwnGenerator, Layer):
             for g in range(self._GATES):
                 xg = (x * xmask[g]).reshape(t * b, f)
                 xp[:, g * u:(g + 1) * u] = matmul(xg, w[:, g * u:(g + 1) * u])
-        bias = self._input_bias()
-        if bias is not None:
-            xp += bias
         return xp.reshape(t, b, width)
 
     def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:

@@ -105,7 +105,7 @@ class GRU(BaseRNN):
     def _steps(self, xp: np.ndarray, states0: list, rmask: Any, smask: Any) -> tuple:
         hs, gates, extra = R.gru_forward(xp, self.recurrent_kernel.value, self._recurrent_bias(),
                                          states0[0], rmask, self._act, self._ract,
-                                         self.reset_after, smask)
+                                         self.reset_after, smask, self._input_bias())
         return hs, [hs[-1]], (gates, extra)
 
     def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray, saved: Any,

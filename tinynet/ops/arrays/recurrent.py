@@ -43,6 +43,11 @@ def _mask(rmask: np.ndarray | None, gates: int, units: int) -> np.ndarray:
     return _f32(rmask)
 
 
+def _bias(xb: np.ndarray | None) -> np.ndarray:
+    """The input bias, or the empty "no bias"."""
+    return np.empty(0, dtype=np.float32) if xb is None else _f32(xb)
+
+
 def _steps_mask(smask: np.ndarray | None, steps: int) -> np.ndarray:
     """The sequence mask ``[B, T]`` bool, or the empty "every step valid"."""
     if smask is None:
@@ -56,18 +61,20 @@ def _parallel(xp_shape: tuple, units: int) -> bool:
 
 
 def simple_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, rmask: np.ndarray | None,
-                   act: int, smask: np.ndarray | None = None) -> np.ndarray:
-    """SimpleRNN's steps: ``hs[:, t + 1] = act(xp[:, t] + (hs[:, t] * rmask) @ U)``.
+                   act: int, smask: np.ndarray | None = None,
+                   xb: np.ndarray | None = None) -> np.ndarray:
+    """SimpleRNN's steps: ``hs[t + 1] = act(xp[t] + xb + (hs[t] * rmask) @ U)``.
 
     Shape:
-        xp: ``[T, B, units]``; U: ``[units, units]``; h0: ``[B, units]``;
+        xp: ``[T, B, units]``; xb (input bias): ``[units]`` or ``None``; U: ``[units,
+        units]``; h0: ``[B, units]``;
         rmask: ``[B, 1, units]`` or ``None``; returns hs ``[T + 1, B, units]``.
     """
     xp, U, h0 = _f32(xp), _f32(U), _f32(h0)
     t, b, units = xp.shape
     hs = np.empty((t + 1, b, units), dtype=np.float32)
     kernel = K.simple_forward_parallel if _parallel(xp.shape, units) else K.simple_forward_serial
-    kernel(xp, U, h0, _mask(rmask, 1, units), _steps_mask(smask, t), act, hs)
+    kernel(xp, _bias(xb), U, h0, _mask(rmask, 1, units), _steps_mask(smask, t), act, hs)
     return hs
 
 
@@ -89,8 +96,10 @@ def simple_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.n
 
 def lstm_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, c0: np.ndarray,
                  rmask: np.ndarray | None, act: int, ract: int,
-                 smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """LSTM's steps (gates i, f, c, o): ``(hs, cs, gates)``, hs and cs ``[T + 1, B, units]``
+                 smask: np.ndarray | None = None,
+                 xb: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LSTM's steps (gates i, f, c, o) on ``xp + xb`` (``xb`` the input bias ``[4 * units]``
+    or ``None``): ``(hs, cs, gates)``, hs and cs ``[T + 1, B, units]``
     (index 0 the initial state), gates the activated gates and ``activation(c)``
     ``[T, B, 5 * units]``."""
     xp, U, h0, c0 = _f32(xp), _f32(U), _f32(h0), _f32(c0)
@@ -100,7 +109,7 @@ def lstm_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, c0: np.ndarray,
     cs = np.empty((t + 1, b, units), dtype=np.float32)
     gates = np.empty((t, b, g + units), dtype=np.float32)
     kernel = K.lstm_forward_parallel if _parallel(xp.shape, units) else K.lstm_forward_serial
-    kernel(xp, U, h0, c0, _mask(rmask, 4, units), _steps_mask(smask, t), act, ract, hs, cs,
+    kernel(xp, _bias(xb), U, h0, c0, _mask(rmask, 4, units), _steps_mask(smask, t), act, ract, hs, cs,
            gates)
     return hs, cs, gates
 
@@ -124,9 +133,10 @@ def lstm_backward(dhs: np.ndarray, dhT: np.ndarray, dcT: np.ndarray, U: np.ndarr
 
 def gru_forward(xp: np.ndarray, U: np.ndarray, rbias: np.ndarray, h0: np.ndarray,
                 rmask: np.ndarray | None, act: int, ract: int,
-                reset_after: bool,
-                smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """GRU's steps (gates z, r, h): ``(hs, gates, extra)`` (see
+                reset_after: bool, smask: np.ndarray | None = None,
+                xb: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """GRU's steps (gates z, r, h) on ``xp + xb`` (``xb`` the input bias or ``None``):
+    ``(hs, gates, extra)`` (see
     :func:`tinynet.kernels.recurrent.gru_forward_serial`)."""
     xp, U, rbias, h0 = _f32(xp), _f32(U), _f32(rbias), _f32(h0)
     t, b, g = xp.shape
@@ -135,7 +145,7 @@ def gru_forward(xp: np.ndarray, U: np.ndarray, rbias: np.ndarray, h0: np.ndarray
     gates = np.empty((t, b, g), dtype=np.float32)
     extra = np.empty((t, b, units), dtype=np.float32)
     kernel = K.gru_forward_parallel if _parallel(xp.shape, units) else K.gru_forward_serial
-    kernel(xp, U, rbias, h0, _mask(rmask, 3, units), _steps_mask(smask, t), act, ract,
+    kernel(xp, _bias(xb), U, rbias, h0, _mask(rmask, 3, units), _steps_mask(smask, t), act, ract,
            bool(reset_after), hs, gates, extra)
     return hs, gates, extra
 
