@@ -312,6 +312,15 @@ def _recurrent(out):
             out[f"{key}/masked/d{p.name}"] = np.array(p.grad)
 
 
+def _embedding(out):
+    """The Embedding table's gradient (repeated ids add up in input order)."""
+    from tinynet.ops.arrays.embedding import table_grad
+
+    rng = _rng()
+    ids = np.array([[3, 0, 3], [5, 3, 0]])
+    out["embedding/table_grad"] = table_grad(ids, _f32(rng, 2, 3, 4), 6)
+
+
 def _attention(out):
     """The batched products of the attention layers, then a MultiHeadAttention pass."""
     from tinynet.layers import MultiHeadAttention
@@ -350,7 +359,7 @@ def _attention(out):
 FAMILIES = {"normalization": _normalization, "gn_cores": _gn_cores, "folds": _folds,
             "pooling": _pooling, "conv": _conv, "activations": _activations,
             "optimizers": _optimizers, "matmul": _matmul, "recurrent": _recurrent,
-            "attention": _attention}
+            "attention": _attention, "embedding": _embedding}
 MODES = {"serial": 2**62, "parallel": 0}
 # families whose parallel variants are picked by a gate (the others call both explicitly)
 GATED = ("normalization", "gn_cores", "pooling", "conv", "activations", "optimizers",

@@ -2,10 +2,14 @@
 backward through time.
 
 The input side of every gate for the whole sequence is one GEMM done before these
-kernels run (``xp = x @ kernel + bias``, ``[B, T, G]`` with ``G = k * units``, on
-tinynet's fixed-order GEMM); what is left is the recurrence. The drivers split the batch
+kernels run (``xp = x @ kernel``, ``[T, B, G]`` with ``G = k * units``, on tinynet's
+fixed-order GEMM; the kernels add the input bias as a step loads its rows); what is left
+is the recurrence. The drivers split the batch
 into blocks of whole 4-row tiles (at most 32 rows; the parallel drivers at least 8
 blocks, on Numba's threads with ``prange``) and each block runs every step for its rows.
+Every sequence array is time-major (``[T, B, ...]``): a step reads and writes one
+contiguous run of rows, where batch-major arrays made each step touch a separate page
+per row and array (hundreds of interleaved streams the prefetchers could not follow).
 
 A step's recurrent product, ``z += h @ U`` (``U`` the ``[units, G]`` recurrent kernel),
 is a small GEMM on the block's rows (:func:`_tile`: 4 rows x 64 columns of ``z`` in
@@ -14,8 +18,8 @@ four rows). Backward, ``dh_prev = dz @ U.T`` is the same GEMM over ``UT = U.T``
 (``[G, units]``, contiguous). Every element is one chain of fused multiply-adds in a
 fixed order (over ``units``, or over the gate columns backward), whatever the tiles,
 blocks, driver or thread count, so all of them give the same bits. The weight gradients
-are not accumulated here: the kernels store every step's gate gradients (``[B, T, G]``)
-and the caller takes ``x.T @ dz`` and ``h_prev.T @ dz`` as GEMMs over all ``B * T`` rows.
+are not accumulated here: the kernels store every step's gate gradients (``[T, B, G]``)
+and the caller takes ``x.T @ dz`` and ``h_prev.T @ dz`` as GEMMs over all ``T * B`` rows.
 
 Recurrent dropout (Keras 3): ``rmask`` is ``[B, k, units]`` (one mask per gate, fixed
 over the steps) or empty (``[0, k, units]``: no mask); a masked gate sees
@@ -52,65 +56,92 @@ __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
            "gru_backward_serial", "gru_backward_parallel"]
 
 
+# -- what the three kernels share: state rows in and out, a masked step, the input rows ----
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _copy_rows(src, s0, dst, d0, nb):
+    """``dst[d0 + i] = src[s0 + i]`` for ``i < nb``: a block's initial states, or the
+    state gradients it carries in and out."""
+    for i in range(nb):
+        for j in range(src.shape[1]):
+            dst[d0 + i, j] = src[s0 + i, j]
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _keep(states, t, b):
+    """A masked step keeps row ``b``'s state: ``states[t + 1, b] = states[t, b]``."""
+    for j in range(states.shape[2]):
+        states[t + 1, b, j] = states[t, b, j]
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _load_input(xp, xb, t, r0, nb, width, z):
+    """``z[i] = xp[t, r0 + i] + xb`` (``xb`` the input bias, or empty: none); the same
+    bits as adding the bias to ``xp`` beforehand, without that pass over the sequence."""
+    if xb.shape[0] > 0:
+        for i in range(nb):
+            for j in range(width):
+                z[i, j] = xp[t, r0 + i, j] + xb[j]
+    else:
+        for i in range(nb):
+            for j in range(width):
+                z[i, j] = xp[t, r0 + i, j]
+
+
 # -- SimpleRNN: h = act(xp + h_prev @ U) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _simple_fwd_block(r0, r1, xp, U, h0, rmask, smask, act, hs):
-    steps = xp.shape[1]
+def _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs):
+    steps = xp.shape[0]
     units = U.shape[0]
     nb = r1 - r0
     seq = smask.shape[0] > 0
     z = np.empty((nb, units), dtype=np.float32)
     hop = np.empty((nb, units), dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            hs[r0 + i, 0, j] = h0[r0 + i, j]
+    _copy_rows(h0, r0, hs[0], r0, nb)
     for t in range(steps):
-        for i in range(nb):
-            for j in range(units):
-                z[i, j] = xp[r0 + i, t, j]
+        _load_input(xp, xb, t, r0, nb, units, z)
         _recur(hs, t, U, rmask, r0, nb, 0, 1, units, hop, z, True)
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
-                for j in range(units):
-                    hs[b, t + 1, j] = hs[b, t, j]
+                _keep(hs, t, b)
                 continue
             zr = z[i]
             _act_span(act, zr, 0, units)
             for j in range(units):
-                hs[b, t + 1, j] = zr[j]
+                hs[t + 1, b, j] = zr[j]
 
 
 @njit(cache=True, error_model="numpy")
-def simple_forward_serial(xp, U, h0, rmask, smask, act, hs):
+def simple_forward_serial(xp, xb, U, h0, rmask, smask, act, hs):
     """SimpleRNN forward, one block of rows after another.
 
     Shape:
-        xp: ``[B, T, units]``; U: ``[units, units]``; h0: ``[B, units]``;
+        xp: ``[T, B, units]`` (``x @ kernel``); xb: ``[units]`` (the input bias) or
+        ``[0]`` (none); U: ``[units, units]``; h0: ``[B, units]``;
         rmask: ``[B, 1, units]`` or ``[0, 1, units]``; smask: ``[B, T]`` bool or
-        ``[0, T]``; hs (out): ``[B, T + 1, units]``
+        ``[0, T]``; hs (out): ``[T + 1, B, units]``
         (``hs[:, 0] = h0``, ``hs[:, t + 1]`` the output of step ``t``).
     """
-    batch = xp.shape[0]
+    batch = xp.shape[1]
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
-        _simple_fwd_block(r0, r1, xp, U, h0, rmask, smask, act, hs)
+        _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def simple_forward_parallel(xp, U, h0, rmask, smask, act, hs):
+def simple_forward_parallel(xp, xb, U, h0, rmask, smask, act, hs):
     """:func:`simple_forward_serial` with the blocks of rows on Numba's threads."""
-    batch = xp.shape[0]
+    batch = xp.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
-        _simple_fwd_block(r0, r1, xp, U, h0, rmask, smask, act, hs)
+        _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
 def _simple_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
-    steps = dhs.shape[1]
+    steps = dhs.shape[0]
     units = UT.shape[1]
     nb = r1 - r0
     seq = smask.shape[0] > 0
@@ -119,29 +150,25 @@ def _simple_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     tmp = np.empty((nb, units), dtype=np.float32)
     live = np.empty(nb, dtype=np.bool_)
     dg = np.empty(units, dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            dh[i, j] = dhT[r0 + i, j]
+    _copy_rows(dhT, r0, dh, 0, nb)
     for t in range(steps - 1, -1, -1):
         for i in range(nb):
             b = r0 + i
             live[i] = not (seq and not smask[b, t])
             if not live[i]:
                 for j in range(units):
-                    dh[i, j] += dhs[b, t, j]
-                    dz[b, t, j] = np.float32(0.0)
+                    dh[i, j] += dhs[t, b, j]
+                    dz[t, b, j] = np.float32(0.0)
                     dzb[i, j] = np.float32(0.0)
                 continue
-            _dact_span(act, hs[b, t + 1], 0, units, dg)
+            _dact_span(act, hs[t + 1, b], 0, units, dg)
             for j in range(units):
-                d = (dh[i, j] + dhs[b, t, j]) * dg[j]
-                dz[b, t, j] = d
+                d = (dh[i, j] + dhs[t, b, j]) * dg[j]
+                dz[t, b, j] = d
                 dzb[i, j] = d
                 dh[i, j] = np.float32(0.0)
         _recur_back(dzb, UT, rmask, r0, nb, 0, 1, units, live, tmp, dh)
-    for i in range(nb):
-        for j in range(units):
-            dh0[r0 + i, j] = dh[i, j]
+    _copy_rows(dh, 0, dh0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")
@@ -149,11 +176,11 @@ def simple_backward_serial(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     """SimpleRNN backward through time, one block of rows after another.
 
     Shape:
-        dhs: ``[B, T, units]`` (dL/d output of each step); dhT: ``[B, units]`` (dL/d the
+        dhs: ``[T, B, units]`` (dL/d output of each step); dhT: ``[B, units]`` (dL/d the
         returned final state); UT: ``[units, units]`` (``U.T``); hs: the forward's;
-        dz (out): ``[B, T, units]`` (dL/d pre-activation); dh0 (out): ``[B, units]``.
+        dz (out): ``[T, B, units]`` (dL/d pre-activation); dh0 (out): ``[B, units]``.
     """
-    batch = dhs.shape[0]
+    batch = dhs.shape[1]
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
@@ -163,7 +190,7 @@ def simple_backward_serial(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
 @njit(cache=True, parallel=True, error_model="numpy")
 def simple_backward_parallel(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     """:func:`simple_backward_serial` with the blocks of rows on Numba's threads."""
-    batch = dhs.shape[0]
+    batch = dhs.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
@@ -172,8 +199,8 @@ def simple_backward_parallel(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
 
 # -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_fwd_block(r0, r1, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
-    steps = xp.shape[1]
+def _lstm_fwd_block(r0, r1, xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
+    steps = xp.shape[0]
     units = U.shape[0]
     width = 4 * units
     nb = r1 - r0
@@ -181,71 +208,67 @@ def _lstm_fwd_block(r0, r1, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gate
     z = np.empty((nb, width), dtype=np.float32)
     hop = np.empty((nb, units), dtype=np.float32)
     tc = np.empty(units, dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            hs[r0 + i, 0, j] = h0[r0 + i, j]
-            cs[r0 + i, 0, j] = c0[r0 + i, j]
+    _copy_rows(h0, r0, hs[0], r0, nb)
+    _copy_rows(c0, r0, cs[0], r0, nb)
     for t in range(steps):
-        for i in range(nb):
-            for j in range(width):
-                z[i, j] = xp[r0 + i, t, j]
+        _load_input(xp, xb, t, r0, nb, width, z)
         _recur(hs, t, U, rmask, r0, nb, 0, 4, units, hop, z, True)
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
-                for j in range(units):
-                    hs[b, t + 1, j] = hs[b, t, j]
-                    cs[b, t + 1, j] = cs[b, t, j]
+                _keep(hs, t, b)
+                _keep(cs, t, b)
                 for j in range(width + units):
-                    gates[b, t, j] = np.float32(0.0)
+                    gates[t, b, j] = np.float32(0.0)
                 continue
             zr = z[i]
             _act_span(ract, zr, 0, 2 * units)
             _act_span(act, zr, 2 * units, 3 * units)
             _act_span(ract, zr, 3 * units, width)
             for j in range(units):
-                c = zr[units + j] * cs[b, t, j] + zr[j] * zr[2 * units + j]
-                cs[b, t + 1, j] = c
+                c = zr[units + j] * cs[t, b, j] + zr[j] * zr[2 * units + j]
+                cs[t + 1, b, j] = c
                 tc[j] = c
             _act_span(act, tc, 0, units)
             for j in range(units):
-                hs[b, t + 1, j] = zr[3 * units + j] * tc[j]
-                gates[b, t, width + j] = tc[j]
+                hs[t + 1, b, j] = zr[3 * units + j] * tc[j]
+                gates[t, b, width + j] = tc[j]
             for j in range(width):
-                gates[b, t, j] = zr[j]
+                gates[t, b, j] = zr[j]
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_forward_serial(xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
+def lstm_forward_serial(xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     """LSTM forward, one block of rows after another.
 
     Shape:
-        xp: ``[B, T, 4 * units]``; U: ``[units, 4 * units]``; h0, c0: ``[B, units]``;
+        xp: ``[T, B, 4 * units]``; xb: ``[4 * units]`` or ``[0]``; U: ``[units, 4 *
+        units]``; h0, c0: ``[B, units]``;
         rmask: ``[B, 4, units]`` or empty; smask: ``[B, T]`` or empty; hs, cs (out):
-        ``[B, T + 1, units]`` (index 0 the initial state); gates (out):
-        ``[B, T, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``).
+        ``[T + 1, B, units]`` (index 0 the initial state); gates (out):
+        ``[T, B, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``).
     """
-    batch = xp.shape[0]
+    batch = xp.shape[1]
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_fwd_block(r0, r1, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
+        _lstm_fwd_block(r0, r1, xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def lstm_forward_parallel(xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
+def lstm_forward_parallel(xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
     """:func:`lstm_forward_serial` with the blocks of rows on Numba's threads."""
-    batch = xp.shape[0]
+    batch = xp.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
-        _lstm_fwd_block(r0, r1, xp, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
+        _lstm_fwd_block(r0, r1, xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
 def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
                     dc0):
-    steps = dhs.shape[1]
+    steps = dhs.shape[0]
     units = UT.shape[1]
     width = 4 * units
     nb = r1 - r0
@@ -256,46 +279,42 @@ def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, 
     tmp = np.empty((nb, units), dtype=np.float32)
     live = np.empty(nb, dtype=np.bool_)
     dg = np.empty(width + units, dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            dh[i, j] = dhT[r0 + i, j]
-            dc[i, j] = dcT[r0 + i, j]
+    _copy_rows(dhT, r0, dh, 0, nb)
+    _copy_rows(dcT, r0, dc, 0, nb)
     for t in range(steps - 1, -1, -1):
         for i in range(nb):
             b = r0 + i
             live[i] = not (seq and not smask[b, t])
             if not live[i]:
                 for j in range(units):
-                    dh[i, j] += dhs[b, t, j]
+                    dh[i, j] += dhs[t, b, j]
                 for j in range(width):
-                    dz[b, t, j] = np.float32(0.0)
+                    dz[t, b, j] = np.float32(0.0)
                     dzb[i, j] = np.float32(0.0)
                 continue
-            gr = gates[b, t]
+            gr = gates[t, b]
             _dact_span(ract, gr, 0, 2 * units, dg)
             _dact_span(act, gr, 2 * units, 3 * units, dg)
             _dact_span(ract, gr, 3 * units, width, dg)
             _dact_span(act, gr, width, width + units, dg)
             for j in range(units):
-                dhj = dh[i, j] + dhs[b, t, j]
+                dhj = dh[i, j] + dhs[t, b, j]
                 ig = gr[j]
                 f = gr[units + j]
                 g = gr[2 * units + j]
                 tc = gr[4 * units + j]
                 dcj = dc[i, j] + dhj * gr[3 * units + j] * dg[4 * units + j]
                 dzb[i, j] = dcj * g * dg[j]
-                dzb[i, units + j] = dcj * cs[b, t, j] * dg[units + j]
+                dzb[i, units + j] = dcj * cs[t, b, j] * dg[units + j]
                 dzb[i, 2 * units + j] = dcj * ig * dg[2 * units + j]
                 dzb[i, 3 * units + j] = dhj * tc * dg[3 * units + j]
                 dc[i, j] = dcj * f
                 dh[i, j] = np.float32(0.0)
             for j in range(width):
-                dz[b, t, j] = dzb[i, j]
+                dz[t, b, j] = dzb[i, j]
         _recur_back(dzb, UT, rmask, r0, nb, 0, 4, units, live, tmp, dh)
-    for i in range(nb):
-        for j in range(units):
-            dh0[r0 + i, j] = dh[i, j]
-            dc0[r0 + i, j] = dc[i, j]
+    _copy_rows(dh, 0, dh0, r0, nb)
+    _copy_rows(dc, 0, dc0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")
@@ -304,12 +323,12 @@ def lstm_backward_serial(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gat
     """LSTM backward through time, one block of rows after another.
 
     Shape:
-        dhs: ``[B, T, units]``; dhT, dcT: ``[B, units]`` (dL/d the returned final h and
-        c); UT: ``[4 * units, units]``; hs, cs, gates (``[B, T, 5 * units]``): the
-        forward's; dz (out): ``[B, T, 4 * units]`` (dL/d gate pre-activations); dh0, dc0
+        dhs: ``[T, B, units]``; dhT, dcT: ``[B, units]`` (dL/d the returned final h and
+        c); UT: ``[4 * units, units]``; hs, cs, gates (``[T, B, 5 * units]``): the
+        forward's; dz (out): ``[T, B, 4 * units]`` (dL/d gate pre-activations); dh0, dc0
         (out): ``[B, units]``.
     """
-    batch = dhs.shape[0]
+    batch = dhs.shape[1]
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
@@ -321,7 +340,7 @@ def lstm_backward_serial(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gat
 def lstm_backward_parallel(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
                            dc0):
     """:func:`lstm_backward_serial` with the blocks of rows on Numba's threads."""
-    batch = dhs.shape[0]
+    batch = dhs.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
@@ -331,20 +350,19 @@ def lstm_backward_parallel(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, g
 
 # -- GRU: gates z, r, h (Keras order) --------------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _gru_fwd_block(r0, r1, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
-                   extra):
-    steps = xp.shape[1]
+def _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
+                   gates, extra):
+    steps = xp.shape[0]
     units = U.shape[0]
     width = 3 * units
     nb = r1 - r0
     masked = rmask.shape[0] > 0
     seq = smask.shape[0] > 0
+    biased = xb.shape[0] > 0
     rec = np.empty((nb, width), dtype=np.float32)
     pre = np.empty((nb, width), dtype=np.float32)
     hop = np.empty((nb, units), dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            hs[r0 + i, 0, j] = h0[r0 + i, j]
+    _copy_rows(h0, r0, hs[0], r0, nb)
     for t in range(steps):
         if reset_after:
             _recur(hs, t, U, rmask, r0, nb, 0, 3, units, hop, rec, False)
@@ -361,81 +379,84 @@ def _gru_fwd_block(r0, r1, xp, U, rbias, h0, rmask, smask, act, ract, reset_afte
                 continue
             pr = pre[i]
             for j in range(2 * units):
-                pr[j] = xp[b, t, j] + rec[i, j]
+                xv = xp[t, b, j] + xb[j] if biased else xp[t, b, j]
+                pr[j] = xv + rec[i, j]
             _act_span(ract, pr, 0, 2 * units)
             for j in range(units):
                 if reset_after:
-                    extra[b, t, j] = rec[i, 2 * units + j]
+                    extra[t, b, j] = rec[i, 2 * units + j]
                 else:
-                    hm = hs[b, t, j] * rmask[b, 2, j] if masked else hs[b, t, j]
+                    hm = hs[t, b, j] * rmask[b, 2, j] if masked else hs[t, b, j]
                     rh = pr[units + j] * hm
                     hop[i, j] = rh
-                    extra[b, t, j] = rh
+                    extra[t, b, j] = rh
         if not reset_after:
             # the candidate's recurrent product, of r * h
             _product(hop, nb, 0, units, U, 2 * units, width, rec, 2 * units, False)
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
+                _keep(hs, t, b)
                 for j in range(units):
-                    hs[b, t + 1, j] = hs[b, t, j]
-                    extra[b, t, j] = np.float32(0.0)
+                    extra[t, b, j] = np.float32(0.0)
                 for j in range(width):
-                    gates[b, t, j] = np.float32(0.0)
+                    gates[t, b, j] = np.float32(0.0)
                 continue
             pr = pre[i]
             for j in range(units):
+                k = 2 * units + j
+                xv = xp[t, b, k] + xb[k] if biased else xp[t, b, k]
                 if reset_after:
-                    pr[2 * units + j] = (xp[b, t, 2 * units + j]
-                                         + pr[units + j] * rec[i, 2 * units + j])
+                    pr[k] = xv + pr[units + j] * rec[i, k]
                 else:
-                    pr[2 * units + j] = xp[b, t, 2 * units + j] + rec[i, 2 * units + j]
+                    pr[k] = xv + rec[i, k]
             _act_span(act, pr, 2 * units, width)
             for j in range(width):
-                gates[b, t, j] = pr[j]
+                gates[t, b, j] = pr[j]
             for j in range(units):
                 zg = pr[j]
-                hs[b, t + 1, j] = zg * hs[b, t, j] + (np.float32(1.0) - zg) * pr[2 * units + j]
+                hs[t + 1, b, j] = zg * hs[t, b, j] + (np.float32(1.0) - zg) * pr[2 * units + j]
 
 
 @njit(cache=True, error_model="numpy")
-def gru_forward_serial(xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
+def gru_forward_serial(xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
                        extra):
     """GRU forward, one block of rows after another.
 
     Shape:
-        xp: ``[B, T, 3 * units]`` (input bias included); U: ``[units, 3 * units]``;
+        xp: ``[T, B, 3 * units]``; xb: ``[3 * units]`` (the input bias) or ``[0]``;
+        U: ``[units, 3 * units]``;
         rbias: ``[3 * units]`` (the recurrent bias of ``reset_after``, else unused);
         h0: ``[B, units]``; rmask: ``[B, 3, units]`` or empty; smask: ``[B, T]`` or
         empty; hs (out):
-        ``[B, T + 1, units]``; gates (out): ``[B, T, 3 * units]`` (z, r and the
-        candidate); extra (out): ``[B, T, units]``: ``h @ U_h + b_h`` with
+        ``[T + 1, B, units]``; gates (out): ``[T, B, 3 * units]`` (z, r and the
+        candidate); extra (out): ``[T, B, units]``: ``h @ U_h + b_h`` with
         ``reset_after``, else ``r * h`` (the recurrent product's operand).
     """
-    batch = xp.shape[0]
+    batch = xp.shape[1]
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
-        _gru_fwd_block(r0, r1, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
+        _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
                        gates, extra)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def gru_forward_parallel(xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
+def gru_forward_parallel(xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
                          extra):
     """:func:`gru_forward_serial` with the blocks of rows on Numba's threads."""
-    batch = xp.shape[0]
+    batch = xp.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
-        _gru_fwd_block(r0, r1, xp, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
+        _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
                        gates, extra)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
 def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
                    dzx, dzr, dh0):
-    steps = dhs.shape[1]
+    steps = dhs.shape[0]
     units = UT.shape[1]
     width = 3 * units
     nb = r1 - r0
@@ -447,38 +468,36 @@ def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, h
     tmp = np.empty((nb, units), dtype=np.float32)
     live = np.empty(nb, dtype=np.bool_)
     dg = np.empty((nb, width), dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            dh[i, j] = dhT[r0 + i, j]
+    _copy_rows(dhT, r0, dh, 0, nb)
     for t in range(steps - 1, -1, -1):
         for i in range(nb):
             b = r0 + i
             live[i] = not (seq and not smask[b, t])
             if not live[i]:
                 for j in range(units):
-                    dh[i, j] += dhs[b, t, j]
+                    dh[i, j] += dhs[t, b, j]
                 for j in range(width):
-                    dzx[b, t, j] = np.float32(0.0)
-                    dzr[b, t, j] = np.float32(0.0)
+                    dzx[t, b, j] = np.float32(0.0)
+                    dzr[t, b, j] = np.float32(0.0)
                     dzb[i, j] = np.float32(0.0)
                 continue
-            gr = gates[b, t]
+            gr = gates[t, b]
             dgr = dg[i]
             _dact_span(ract, gr, 0, 2 * units, dgr)
             _dact_span(act, gr, 2 * units, width, dgr)
             for j in range(units):
-                dhj = dh[i, j] + dhs[b, t, j]
+                dhj = dh[i, j] + dhs[t, b, j]
                 zg = gr[j]
                 hh = gr[2 * units + j]
                 dzh = dhj * (one - zg) * dgr[2 * units + j]
-                dzz = dhj * (hs[b, t, j] - hh) * dgr[j]
-                dzx[b, t, j] = dzz
-                dzx[b, t, 2 * units + j] = dzh
+                dzz = dhj * (hs[t, b, j] - hh) * dgr[j]
+                dzx[t, b, j] = dzz
+                dzx[t, b, 2 * units + j] = dzh
                 dzb[i, j] = dzz
                 rg = gr[units + j]
                 if reset_after:
-                    dzrg = dzh * extra[b, t, j] * dgr[units + j]
-                    dzx[b, t, units + j] = dzrg
+                    dzrg = dzh * extra[t, b, j] * dgr[units + j]
+                    dzx[t, b, units + j] = dzrg
                     dzb[i, units + j] = dzrg
                     dzb[i, 2 * units + j] = dzh * rg
                 else:
@@ -494,10 +513,10 @@ def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, h
                     continue
                 b = r0 + i
                 for j in range(units):
-                    rg = gates[b, t, units + j]
-                    hm = hs[b, t, j] * rmask[b, 2, j] if masked else hs[b, t, j]
+                    rg = gates[t, b, units + j]
+                    hm = hs[t, b, j] * rmask[b, 2, j] if masked else hs[t, b, j]
                     dzrg = tmp[i, j] * hm * dg[i, units + j]
-                    dzx[b, t, units + j] = dzrg
+                    dzx[t, b, units + j] = dzrg
                     dzb[i, units + j] = dzrg
                     back = tmp[i, j] * rg
                     dh[i, j] += back * rmask[b, 2, j] if masked else back
@@ -505,10 +524,8 @@ def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, h
         for i in range(nb):
             if live[i]:
                 for j in range(width):
-                    dzr[r0 + i, t, j] = dzb[i, j]
-    for i in range(nb):
-        for j in range(units):
-            dh0[r0 + i, j] = dh[i, j]
+                    dzr[t, r0 + i, j] = dzb[i, j]
+    _copy_rows(dh, 0, dh0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")
@@ -517,13 +534,13 @@ def gru_backward_serial(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, 
     """GRU backward through time, one block of rows after another.
 
     Shape:
-        dhs: ``[B, T, units]``; dhT: ``[B, units]``; UT: ``[3 * units, units]``; hs,
-        gates, extra: the forward's; dzx (out): ``[B, T, 3 * units]`` (dL/d the input
-        projection, bias included); dzr (out): ``[B, T, 3 * units]`` (dL/d the
+        dhs: ``[T, B, units]``; dhT: ``[B, units]``; UT: ``[3 * units, units]``; hs,
+        gates, extra: the forward's; dzx (out): ``[T, B, 3 * units]`` (dL/d the input
+        projection, bias included); dzr (out): ``[T, B, 3 * units]`` (dL/d the
         recurrent products ``h @ U_z``, ``h @ U_r`` and ``h @ U_h + b_h`` with
         ``reset_after``, or ``(r * h) @ U_h`` without); dh0 (out): ``[B, units]``.
     """
-    batch = dhs.shape[0]
+    batch = dhs.shape[1]
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
@@ -535,7 +552,7 @@ def gru_backward_serial(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, 
 def gru_backward_parallel(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
                           dzx, dzr, dh0):
     """:func:`gru_backward_serial` with the blocks of rows on Numba's threads."""
-    batch = dhs.shape[0]
+    batch = dhs.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))

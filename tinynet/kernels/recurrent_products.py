@@ -146,16 +146,16 @@ def _block_rows(batch, blocks, c):
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
 def _operand(hs, t, rmask, g, r0, nb, units, hop):
-    """``hop[i] = hs[r0 + i, t] * rmask[r0 + i, g]`` (no mask when ``rmask`` is empty)."""
+    """``hop[i] = hs[t, r0 + i] * rmask[r0 + i, g]`` (no mask when ``rmask`` is empty)."""
     masked = rmask.shape[0] > 0
     for i in range(nb):
         b = r0 + i
         if masked:
             for j in range(units):
-                hop[i, j] = hs[b, t, j] * rmask[b, g, j]
+                hop[i, j] = hs[t, b, j] * rmask[b, g, j]
         else:
             for j in range(units):
-                hop[i, j] = hs[b, t, j]
+                hop[i, j] = hs[t, b, j]
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)

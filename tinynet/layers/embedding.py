@@ -9,6 +9,7 @@ import numpy as np
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.node import is_symbolic
 from tinynet.layers.validation import check_initializer, check_seed
+from tinynet.ops.arrays import embedding as embedding_ops
 from tinynet.tensor import Tensor
 
 __all__ = ["Embedding"]
@@ -109,9 +110,7 @@ class Embedding(Layer):
         if not self.embeddings.trainable:
             self.embeddings.grad = None
             return
-        grad = np.zeros_like(self.embeddings.value)
-        np.add.at(grad, ids.reshape(-1), g.reshape(-1, self.output_dim))  # in input order
-        self.embeddings.grad = grad
+        self.embeddings.grad = embedding_ops.table_grad(ids, g, self.input_dim)  # input order
 
     def backward_params(self, grad_output: Any) -> None:
         self._table_grad(grad_output)

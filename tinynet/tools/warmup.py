@@ -130,6 +130,9 @@ def _recurrent() -> None:
     for layer in (L.SimpleRNN(4, return_sequences=True), L.LSTM(4),
                   L.GRU(4, return_sequences=True), L.GRU(4, reset_after=False)):
         _train_and_infer(layer, x)
+    table = L.Embedding(10, 3)
+    y = table(np.array([[1, 2, 1]]))
+    table.backward(np.ones_like(np.asarray(y)))  # the table gradient's kernel
 
 
 def _attention() -> None:

@@ -2,12 +2,12 @@
 ``go_backwards``, initial states, the outputs and the weight gradients (Keras 3 semantics).
 
 A recurrent layer runs in three steps. The input side of every gate for the whole
-sequence is one GEMM, ``xp = x @ kernel + bias`` (``[B * T, G]``, ``G = gates * units``,
-tinynet's fixed-order GEMM). The recurrence runs in a Numba kernel, one batch row after
-another or the rows on threads (:mod:`tinynet.ops.arrays.recurrent`), storing what backward
-needs. Backward runs back through time in the same kernels' twins, which store the
+sequence is one GEMM, ``xp = x @ kernel + bias`` (``[T * B, G]``, time-major, ``G =
+gates * units``, tinynet's fixed-order GEMM). The recurrence runs in a Numba kernel, one
+batch row after another or the rows on threads (:mod:`tinynet.ops.arrays.recurrent`),
+storing what backward needs. Backward runs back through time in the same kernels' twins, which store the
 gradient of every step's gate pre-activations; the weight gradients are then GEMMs over
-all ``B * T`` rows (``x.T @ dz``, ``h_prev.T @ dz``) and a fixed-order column sum.
+all ``T * B`` rows (``x.T @ dz``, ``h_prev.T @ dz``) and a fixed-order column sum.
 
 Dropout follows Keras 3: masks drawn once per call and kept for every step; ``dropout``
 masks the input, ``recurrent_dropout`` the previous state in the recurrent products
@@ -266,24 +266,22 @@ class BaseRNN(OwnGenerator, Layer):
         return self.bias.value if self.use_bias else None
 
     def _project(self, x: np.ndarray, xmask: np.ndarray | None) -> np.ndarray:
-        """``xp = (x * mask) @ kernel + input bias``, ``[B, T, G]``."""
-        b, t, f = x.shape
+        """``xp = (x * mask) @ kernel``, ``[T, B, G]`` for time-major ``x`` (``[T, B,
+        features]``; ``xmask`` is ``[n, B, features]``); the kernels add the input bias."""
+        t, b, f = x.shape
         width = self._GATES * self.units
         w = self.kernel.value
         if xmask is None:
-            xp = matmul(x.reshape(b * t, f), w)
+            xp = matmul(x.reshape(t * b, f), w)
         elif xmask.shape[0] == 1:
-            xp = matmul((x * xmask[0][:, None, :]).reshape(b * t, f), w)
+            xp = matmul((x * xmask[0]).reshape(t * b, f), w)
         else:
-            xp = np.empty((b * t, width), dtype=np.float32)
+            xp = np.empty((t * b, width), dtype=np.float32)
             u = self.units
             for g in range(self._GATES):
-                xg = (x * xmask[g][:, None, :]).reshape(b * t, f)
+                xg = (x * xmask[g]).reshape(t * b, f)
                 xp[:, g * u:(g + 1) * u] = matmul(xg, w[:, g * u:(g + 1) * u])
-        bias = self._input_bias()
-        if bias is not None:
-            xp += bias
-        return xp.reshape(b, t, width)
+        return xp.reshape(t, b, width)
 
     def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
         """The input's mask with ``return_sequences``, else ``None`` (and ``None`` for
@@ -328,20 +326,22 @@ class BaseRNN(OwnGenerator, Layer):
             if smask.all():
                 smask = None  # every step valid: the unmasked loop, same bits
         states0 = self._initial(initial_state, batch)
+        # the kernels run time-major ([T, B, ...]): each step's rows are one contiguous block
+        xt = x.transpose(1, 0, 2)
         if self.go_backwards:
-            x = x[:, ::-1]
+            xt = xt[::-1]
             smask = None if smask is None else np.ascontiguousarray(smask[:, ::-1])
-        x = np.ascontiguousarray(x, dtype=np.float32)
+        xt = np.ascontiguousarray(xt, dtype=np.float32)
         xmask, rmask = self._masks(batch, fan_in, training)
-        xp = self._project(x, xmask)
+        xp = self._project(xt, xmask)
         hs, finals, saved = self._steps(xp, states0, rmask, smask)
         keep = self._output_mask(smask)
-        self._cache = (x, xmask, rmask, hs, saved, initial_state is not None, smask, keep)
+        self._cache = (xt, xmask, rmask, hs, saved, initial_state is not None, smask, keep)
         if self.return_sequences:
-            out = hs[:, 1:] * keep[:, :, None] if keep is not None else np.ascontiguousarray(
-                hs[:, 1:])
+            seq = hs[1:].transpose(1, 0, 2)
+            out = np.ascontiguousarray(seq * keep[:, :, None] if keep is not None else seq)
         else:
-            out = hs[:, -1] * keep[:, -1:] if keep is not None else hs[:, -1].copy()
+            out = hs[-1] * keep[:, -1:] if keep is not None else hs[-1].copy()
         if not self.return_state:
             return Tensor(out)
         return [Tensor(out)] + [Tensor(s.copy()) for s in finals]
@@ -349,14 +349,14 @@ class BaseRNN(OwnGenerator, Layer):
     def _recurrent_operands(self, hprev: np.ndarray, rmask: np.ndarray | None,
                             saved: Any) -> list[tuple[int, int, np.ndarray]]:
         """``(g0, g1, operand)``: the recurrent kernel's gates ``g0..g1-1`` were multiplied
-        by ``operand`` ``[B, T, units]`` (the previous state, masked per gate)."""
+        by ``operand`` ``[T, B, units]`` (the previous state, masked per gate)."""
         if rmask is None:
             return [(0, self._GATES, hprev)]
-        return [(g, g + 1, hprev * rmask[:, g][:, None, :]) for g in range(self._GATES)]
+        return [(g, g + 1, hprev * rmask[:, g]) for g in range(self._GATES)]
 
     def backward(self, grad_output: Any) -> Any:
-        x, xmask, rmask, hs, saved, with_state, smask, keep = self._require_cache()
-        b, t, f = x.shape
+        xt, xmask, rmask, hs, saved, with_state, smask, keep = self._require_cache()
+        t, b, f = xt.shape
         u = self.units
         if self.return_state:
             want = f"{self._owner()}: grad_output must be a list of {1 + self._STATES} arrays " \
@@ -370,45 +370,45 @@ class BaseRNN(OwnGenerator, Layer):
         g_out = self._check_grad(grads[0], shape)
         if keep is not None:  # outputs zeroed at masked steps: no gradient there
             g_out = g_out * (keep[:, :, None] if self.return_sequences else keep[:, -1:])
-        dhs = (np.ascontiguousarray(g_out, dtype=np.float32) if self.return_sequences
-               else np.zeros((b, t, u), dtype=np.float32))
+        dhs = (np.ascontiguousarray(g_out.transpose(1, 0, 2), dtype=np.float32)
+               if self.return_sequences else np.zeros((t, b, u), dtype=np.float32))
         finals = [np.zeros((b, u), dtype=np.float32) for _ in range(self._STATES)]
         if not self.return_sequences:
             finals[0] += g_out
         for i, g in enumerate(grads[1:]):
             finals[i] += self._check_grad(g, (b, u))
         dzx, dzr, d0 = self._back(dhs, finals, rmask, hs, saved, smask)
-        # weight gradients: GEMMs over all B * T rows, in the GEMM's fixed order
+        # weight gradients: GEMMs over all T * B rows, in the GEMM's fixed order
         width = self._GATES * u
-        dzx2 = dzx.reshape(b * t, width)
-        dzr2 = dzr.reshape(b * t, width)
+        dzx2 = dzx.reshape(t * b, width)
+        dzr2 = dzr.reshape(t * b, width)
         w = self.kernel.value
         if xmask is None or xmask.shape[0] == 1:
-            xm = x if xmask is None else x * xmask[0][:, None, :]
+            xm = xt if xmask is None else xt * xmask[0]
             if self.kernel.trainable:
-                self.kernel.grad = matmul(xm.reshape(b * t, f), dzx2, trans_a=True)
-            dx = matmul(dzx2, w, trans_b=True).reshape(b, t, f)
+                self.kernel.grad = matmul(xm.reshape(t * b, f), dzx2, trans_a=True)
+            dxt = matmul(dzx2, w, trans_b=True).reshape(t, b, f)
             if xmask is not None:
-                dx *= xmask[0][:, None, :]
+                dxt *= xmask[0]
         else:
             kgrad = np.empty_like(w)
-            dx = np.zeros((b, t, f), dtype=np.float32)
+            dxt = np.zeros((t, b, f), dtype=np.float32)
             for g in range(self._GATES):
                 cols = slice(g * u, (g + 1) * u)
                 dzg = np.ascontiguousarray(dzx2[:, cols])
-                xg = (x * xmask[g][:, None, :]).reshape(b * t, f)
+                xg = (xt * xmask[g]).reshape(t * b, f)
                 kgrad[:, cols] = matmul(xg, dzg, trans_a=True)
-                dx += matmul(dzg, w[:, cols], trans_b=True).reshape(b, t, f) * xmask[g][:, None, :]
+                dxt += matmul(dzg, w[:, cols], trans_b=True).reshape(t, b, f) * xmask[g]
             if self.kernel.trainable:
                 self.kernel.grad = kgrad
         if not self.kernel.trainable:
             self.kernel.grad = None
         if self.recurrent_kernel.trainable:
             ugrad = np.empty_like(self.recurrent_kernel.value)
-            hprev = hs[:, :-1]
+            hprev = hs[:-1]
             for g0, g1, operand in self._recurrent_operands(hprev, rmask, saved):
                 cols = slice(g0 * u, g1 * u)
-                op2 = np.ascontiguousarray(operand, dtype=np.float32).reshape(b * t, u)
+                op2 = np.ascontiguousarray(operand, dtype=np.float32).reshape(t * b, u)
                 dz = dzr2 if (g0, g1) == (0, self._GATES) else np.ascontiguousarray(dzr2[:, cols])
                 ugrad[:, cols] = matmul(op2, dz, trans_a=True)
             self.recurrent_kernel.grad = ugrad
@@ -417,8 +417,8 @@ class BaseRNN(OwnGenerator, Layer):
         if self.use_bias:
             self.bias.grad = self._bias_grad(dzx2, dzr2) if self.bias.trainable else None
         if self.go_backwards:
-            dx = dx[:, ::-1]
-        dx = Tensor(np.ascontiguousarray(dx))
+            dxt = dxt[::-1]
+        dx = Tensor(np.ascontiguousarray(dxt.transpose(1, 0, 2)))
         if with_state:
             return [dx] + [Tensor(d) for d in d0]
         return dx

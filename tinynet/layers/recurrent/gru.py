@@ -105,8 +105,8 @@ class GRU(BaseRNN):
     def _steps(self, xp: np.ndarray, states0: list, rmask: Any, smask: Any) -> tuple:
         hs, gates, extra = R.gru_forward(xp, self.recurrent_kernel.value, self._recurrent_bias(),
                                          states0[0], rmask, self._act, self._ract,
-                                         self.reset_after, smask)
-        return hs, [hs[:, -1]], (gates, extra)
+                                         self.reset_after, smask, self._input_bias())
+        return hs, [hs[-1]], (gates, extra)
 
     def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray, saved: Any,
               smask: Any) -> tuple:
@@ -124,7 +124,7 @@ class GRU(BaseRNN):
         if rmask is None:
             first = [(0, 2, hprev)]
         else:
-            first = [(g, g + 1, hprev * rmask[:, g][:, None, :]) for g in range(2)]
+            first = [(g, g + 1, hprev * rmask[:, g]) for g in range(2)]
         return first + [(2, 3, saved[1])]
 
     def _bias_grad(self, dzx2: np.ndarray, dzr2: np.ndarray) -> np.ndarray:

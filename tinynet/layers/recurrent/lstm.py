@@ -104,8 +104,9 @@ class LSTM(BaseRNN):
 
     def _steps(self, xp: np.ndarray, states0: list, rmask: Any, smask: Any) -> tuple:
         hs, cs, gates = R.lstm_forward(xp, self.recurrent_kernel.value, states0[0], states0[1],
-                                       rmask, self._act, self._ract, smask)
-        return hs, [hs[:, -1], cs[:, -1]], (cs, gates)
+                                       rmask, self._act, self._ract, smask,
+                                       self._input_bias())
+        return hs, [hs[-1], cs[-1]], (cs, gates)
 
     def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray, saved: Any,
               smask: Any) -> tuple:

@@ -73,8 +73,8 @@ class SimpleRNN(BaseRNN):
 
     def _steps(self, xp: np.ndarray, states0: list, rmask: Any, smask: Any) -> tuple:
         hs = R.simple_forward(xp, self.recurrent_kernel.value, states0[0], rmask, self._act,
-                              smask)
-        return hs, [hs[:, -1]], None
+                              smask, self._input_bias())
+        return hs, [hs[-1]], None
 
     def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray, saved: Any,
               smask: Any) -> tuple:

@@ -2,6 +2,8 @@
 backward through time (:mod:`tinynet.kernels.recurrent`), serial or with the batch rows
 on Numba's threads.
 
+Sequences are time-major: ``xp`` ``[T, B, G]``, states ``[T + 1, B, units]``, gradients
+``[T, B, ...]`` (the layers transpose the input once and the outputs back).
 ``smask`` is the sequence mask ``[B, T]`` (``False``: a padded step, which keeps the
 state) or ``None``, in the order the steps are processed.
 
@@ -41,6 +43,11 @@ def _mask(rmask: np.ndarray | None, gates: int, units: int) -> np.ndarray:
     return _f32(rmask)
 
 
+def _bias(xb: np.ndarray | None) -> np.ndarray:
+    """The input bias, or the empty "no bias"."""
+    return np.empty(0, dtype=np.float32) if xb is None else _f32(xb)
+
+
 def _steps_mask(smask: np.ndarray | None, steps: int) -> np.ndarray:
     """The sequence mask ``[B, T]`` bool, or the empty "every step valid"."""
     if smask is None:
@@ -49,23 +56,25 @@ def _steps_mask(smask: np.ndarray | None, steps: int) -> np.ndarray:
 
 
 def _parallel(xp_shape: tuple, units: int) -> bool:
-    b, t, g = xp_shape
+    t, b, g = xp_shape
     return tuning.use_parallel(GATE, b * t * g * units)
 
 
 def simple_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, rmask: np.ndarray | None,
-                   act: int, smask: np.ndarray | None = None) -> np.ndarray:
-    """SimpleRNN's steps: ``hs[:, t + 1] = act(xp[:, t] + (hs[:, t] * rmask) @ U)``.
+                   act: int, smask: np.ndarray | None = None,
+                   xb: np.ndarray | None = None) -> np.ndarray:
+    """SimpleRNN's steps: ``hs[t + 1] = act(xp[t] + xb + (hs[t] * rmask) @ U)``.
 
     Shape:
-        xp: ``[B, T, units]``; U: ``[units, units]``; h0: ``[B, units]``;
-        rmask: ``[B, 1, units]`` or ``None``; returns hs ``[B, T + 1, units]``.
+        xp: ``[T, B, units]``; xb (input bias): ``[units]`` or ``None``; U: ``[units,
+        units]``; h0: ``[B, units]``;
+        rmask: ``[B, 1, units]`` or ``None``; returns hs ``[T + 1, B, units]``.
     """
     xp, U, h0 = _f32(xp), _f32(U), _f32(h0)
-    b, t, units = xp.shape
-    hs = np.empty((b, t + 1, units), dtype=np.float32)
+    t, b, units = xp.shape
+    hs = np.empty((t + 1, b, units), dtype=np.float32)
     kernel = K.simple_forward_parallel if _parallel(xp.shape, units) else K.simple_forward_serial
-    kernel(xp, U, h0, _mask(rmask, 1, units), _steps_mask(smask, t), act, hs)
+    kernel(xp, _bias(xb), U, h0, _mask(rmask, 1, units), _steps_mask(smask, t), act, hs)
     return hs
 
 
@@ -73,11 +82,11 @@ def simple_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.n
                     act: int, hs: np.ndarray,
                     smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Backward of :func:`simple_forward`: ``(dz, dh0)``, dz the gradient of every step's
-    pre-activation ``[B, T, units]``. ``dhs`` is dL/d each step's output, ``dhT`` dL/d
+    pre-activation ``[T, B, units]``. ``dhs`` is dL/d each step's output, ``dhT`` dL/d
     the final state (both added)."""
     dhs, dhT = _f32(dhs), _f32(dhT)
-    b, t, units = dhs.shape
-    dz = np.empty((b, t, units), dtype=np.float32)
+    t, b, units = dhs.shape
+    dz = np.empty((t, b, units), dtype=np.float32)
     dh0 = np.empty((b, units), dtype=np.float32)
     kernel = (K.simple_backward_parallel if _parallel(dz.shape, units)
               else K.simple_backward_serial)
@@ -87,18 +96,20 @@ def simple_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.n
 
 def lstm_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, c0: np.ndarray,
                  rmask: np.ndarray | None, act: int, ract: int,
-                 smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """LSTM's steps (gates i, f, c, o): ``(hs, cs, gates)``, hs and cs ``[B, T + 1, units]``
+                 smask: np.ndarray | None = None,
+                 xb: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LSTM's steps (gates i, f, c, o) on ``xp + xb`` (``xb`` the input bias ``[4 * units]``
+    or ``None``): ``(hs, cs, gates)``, hs and cs ``[T + 1, B, units]``
     (index 0 the initial state), gates the activated gates and ``activation(c)``
-    ``[B, T, 5 * units]``."""
+    ``[T, B, 5 * units]``."""
     xp, U, h0, c0 = _f32(xp), _f32(U), _f32(h0), _f32(c0)
-    b, t, g = xp.shape
+    t, b, g = xp.shape
     units = g // 4
-    hs = np.empty((b, t + 1, units), dtype=np.float32)
-    cs = np.empty((b, t + 1, units), dtype=np.float32)
-    gates = np.empty((b, t, g + units), dtype=np.float32)
+    hs = np.empty((t + 1, b, units), dtype=np.float32)
+    cs = np.empty((t + 1, b, units), dtype=np.float32)
+    gates = np.empty((t, b, g + units), dtype=np.float32)
     kernel = K.lstm_forward_parallel if _parallel(xp.shape, units) else K.lstm_forward_serial
-    kernel(xp, U, h0, c0, _mask(rmask, 4, units), _steps_mask(smask, t), act, ract, hs, cs,
+    kernel(xp, _bias(xb), U, h0, c0, _mask(rmask, 4, units), _steps_mask(smask, t), act, ract, hs, cs,
            gates)
     return hs, cs, gates
 
@@ -108,10 +119,10 @@ def lstm_backward(dhs: np.ndarray, dhT: np.ndarray, dcT: np.ndarray, U: np.ndarr
                   cs: np.ndarray, gates: np.ndarray,
                   smask: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """Backward of :func:`lstm_forward`: ``(dz, dh0, dc0)``, dz the gradient of the gate
-    pre-activations ``[B, T, 4 * units]``."""
+    pre-activations ``[T, B, 4 * units]``."""
     dhs, dhT, dcT = _f32(dhs), _f32(dhT), _f32(dcT)
-    b, t, units = dhs.shape
-    dz = np.empty((b, t, 4 * units), dtype=np.float32)
+    t, b, units = dhs.shape
+    dz = np.empty((t, b, 4 * units), dtype=np.float32)
     dh0 = np.empty((b, units), dtype=np.float32)
     dc0 = np.empty((b, units), dtype=np.float32)
     kernel = K.lstm_backward_parallel if _parallel(dz.shape, units) else K.lstm_backward_serial
@@ -122,18 +133,19 @@ def lstm_backward(dhs: np.ndarray, dhT: np.ndarray, dcT: np.ndarray, U: np.ndarr
 
 def gru_forward(xp: np.ndarray, U: np.ndarray, rbias: np.ndarray, h0: np.ndarray,
                 rmask: np.ndarray | None, act: int, ract: int,
-                reset_after: bool,
-                smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """GRU's steps (gates z, r, h): ``(hs, gates, extra)`` (see
+                reset_after: bool, smask: np.ndarray | None = None,
+                xb: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """GRU's steps (gates z, r, h) on ``xp + xb`` (``xb`` the input bias or ``None``):
+    ``(hs, gates, extra)`` (see
     :func:`tinynet.kernels.recurrent.gru_forward_serial`)."""
     xp, U, rbias, h0 = _f32(xp), _f32(U), _f32(rbias), _f32(h0)
-    b, t, g = xp.shape
+    t, b, g = xp.shape
     units = g // 3
-    hs = np.empty((b, t + 1, units), dtype=np.float32)
-    gates = np.empty((b, t, g), dtype=np.float32)
-    extra = np.empty((b, t, units), dtype=np.float32)
+    hs = np.empty((t + 1, b, units), dtype=np.float32)
+    gates = np.empty((t, b, g), dtype=np.float32)
+    extra = np.empty((t, b, units), dtype=np.float32)
     kernel = K.gru_forward_parallel if _parallel(xp.shape, units) else K.gru_forward_serial
-    kernel(xp, U, rbias, h0, _mask(rmask, 3, units), _steps_mask(smask, t), act, ract,
+    kernel(xp, _bias(xb), U, rbias, h0, _mask(rmask, 3, units), _steps_mask(smask, t), act, ract,
            bool(reset_after), hs, gates, extra)
     return hs, gates, extra
 
@@ -143,11 +155,11 @@ def gru_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.ndar
                  extra: np.ndarray,
                  smask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Backward of :func:`gru_forward`: ``(dzx, dzr, dh0)``, the gradients of the input
-    projection and of the recurrent products, ``[B, T, 3 * units]`` each."""
+    projection and of the recurrent products, ``[T, B, 3 * units]`` each."""
     dhs, dhT = _f32(dhs), _f32(dhT)
-    b, t, units = dhs.shape
-    dzx = np.empty((b, t, 3 * units), dtype=np.float32)
-    dzr = np.empty((b, t, 3 * units), dtype=np.float32)
+    t, b, units = dhs.shape
+    dzx = np.empty((t, b, 3 * units), dtype=np.float32)
+    dzr = np.empty((t, b, 3 * units), dtype=np.float32)
     dh0 = np.empty((b, units), dtype=np.float32)
     kernel = K.gru_backward_parallel if _parallel(dzx.shape, units) else K.gru_backward_serial
     kernel(dhs, dhT, _f32(U.T), _mask(rmask, 3, units), _steps_mask(smask, t), act, ract,
