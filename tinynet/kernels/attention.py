@@ -20,14 +20,12 @@ give the same bits at any thread count.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic, overload
+from numba import prange
 
-from tinynet.kernels._jit import CALLEE_OPTIONS, njit
+from tinynet.kernels._jit import njit
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
-from tinynet.kernels.simd import LANES, f32x16, vload, vsplat, vstore
+from tinynet.kernels.simd import LANES, vload, vsplat, vstore
+from tinynet.kernels.simd_math import EXP_LOW, exp_poly, vexp_poly, vpick_gt, vpick_lt
 
 __all__ = ["bmm_serial", "bmm_parallel", "padded_columns", "attend_forward_serial",
            "attend_forward_parallel", "attend_backward_serial", "attend_backward_parallel",
@@ -62,150 +60,23 @@ def bmm_parallel(a, b, c, trans_a, trans_b, npad):
         gemm_small(a[i], b[i], c[i], trans_a, trans_b, bp, row)
 
 
-# -- exp in float32 operations --------------------------------------------------------------
-# libm's expf is a call LLVM cannot vectorize; this is Cephes's float32 approximation
-# (within 2 ulp), IEEE float32 operations only (no fast-math): the same bits on every
-# machine, compiled or interpreted. The softmax runs it 16 lanes at a time
-# (:func:`_vexp_nonpositive`, each lane the scalar function's operations in its order).
-_C = (np.float32(1.44269504088896341), np.float32(0.5), np.float32(0.693359375),
-      np.float32(-2.12194440e-4), np.float32(1.9875691500e-4), np.float32(1.3981999507e-3),
-      np.float32(8.3334519073e-3), np.float32(4.1665795894e-2), np.float32(1.6666665459e-1),
-      np.float32(5.0000001201e-1), np.float32(1.0))
-_LOW = np.float32(-87.0)  # below it float32 exp leaves the normal range
-
-
-def _pow2(n):
-    """``2.0 ** n`` as float32 for an integer ``-126 <= n <= 0`` (its exponent bits)."""
-    return np.array((int(n) + 127) << 23, dtype=np.int32).view(np.float32)[()]
-
-
-def _vpow2(n):
-    """:func:`_pow2` lane by lane."""
-    return ((n.astype(np.int32) + np.int32(127)) << np.int32(23)).view(np.float32)
-
-
-def _vfloor(a):
-    return np.floor(a).astype(np.float32)
-
-
-def _vpick_lt(a, b, x, y):
-    """``x`` where ``a < b``, else ``y``, lane by lane."""
-    return np.where(a < b, x, y).astype(np.float32)
-
-
-def _vpick_gt(a, b, x, y):
-    """``x`` where ``a > b``, else ``y``, lane by lane."""
-    return np.where(a > b, x, y).astype(np.float32)
-
-
-_F32x16 = ir.VectorType(ir.FloatType(), LANES)
-_I32x16 = ir.VectorType(ir.IntType(32), LANES)
-
-
-@intrinsic
-def _bits_to_f32(typingctx, bits):
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return types.float32(types.int32), codegen
-
-
-@intrinsic
-def _vpow2_i(typingctx, n):
-    def codegen(context, builder, sig, args):
-        k = builder.fptosi(args[0], _I32x16)
-        k = builder.shl(builder.add(k, ir.Constant(_I32x16, [127] * LANES)),
-                        ir.Constant(_I32x16, [23] * LANES))
-        return builder.bitcast(k, _F32x16)
-
-    return f32x16(f32x16), codegen
-
-
-@intrinsic
-def _vfloor_i(typingctx, a):
-    def codegen(context, builder, sig, args):
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_F32x16, [_F32x16]),
-                                            "llvm.floor.v16f32")
-        return builder.call(fn, args)
-
-    return f32x16(f32x16), codegen
-
-
-def _picker(op):
-    @intrinsic
-    def pick(typingctx, a, b, x, y):
-        def codegen(context, builder, sig, args):
-            return builder.select(builder.fcmp_ordered(op, args[0], args[1]), args[2], args[3])
-
-        return f32x16(f32x16, f32x16, f32x16, f32x16), codegen
-
-    return pick
-
-
-_vpick_lt_i, _vpick_gt_i = _picker("<"), _picker(">")
-
-
-@overload(_pow2, jit_options=CALLEE_OPTIONS)
-def _pow2_jit(n):
-    return lambda n: _bits_to_f32(np.int32((np.int32(n) + np.int32(127)) << np.int32(23)))
-
-
-@overload(_vpow2, jit_options=CALLEE_OPTIONS)
-def _vpow2_jit(n):
-    return lambda n: _vpow2_i(n)
-
-
-@overload(_vfloor, jit_options=CALLEE_OPTIONS)
-def _vfloor_jit(a):
-    return lambda a: _vfloor_i(a)
-
-
-@overload(_vpick_lt, jit_options=CALLEE_OPTIONS)
-def _vpick_lt_jit(a, b, x, y):
-    return lambda a, b, x, y: _vpick_lt_i(a, b, x, y)
-
-
-@overload(_vpick_gt, jit_options=CALLEE_OPTIONS)
-def _vpick_gt_jit(a, b, x, y):
-    return lambda a, b, x, y: _vpick_gt_i(a, b, x, y)
-
-
+# -- exp in float32 operations (kernels.simd_math's Cephes polynomial, within 2 ulp) ------------
+# The softmax runs it 16 lanes at a time (:func:`_vexp_nonpositive`, each lane the scalar
+# function's operations in its order, so the same bits).
 @njit(cache=True, error_model="numpy", inline="always")
 def exp_nonpositive(v):
     """``exp(v)`` in float32 for ``v <= 0``; 0 below -87 (where float32 ``exp`` leaves
     the normal range: a softmax weight that small is 0 to float32 precision)."""
-    w = _LOW if v < _LOW else v
-    n = np.floor(w * _C[0] + _C[1])
-    r = w - n * _C[2]
-    r = r - n * _C[3]
-    r2 = r * r
-    p = _C[4] * r + _C[5]
-    p = p * r + _C[6]
-    p = p * r + _C[7]
-    p = p * r + _C[8]
-    p = p * r + _C[9]
-    p = p * r2 + r + _C[10]
-    e = p * _pow2(n)
-    return np.float32(0.0) if v < _LOW else e
+    e = exp_poly(EXP_LOW if v < EXP_LOW else v)
+    return np.float32(0.0) if v < EXP_LOW else e
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _vexp_nonpositive(v):
     """:func:`exp_nonpositive` in 16 lanes."""
-    low = vsplat(_LOW)
-    w = _vpick_lt(v, low, low, v)
-    n = _vfloor(w * vsplat(_C[0]) + vsplat(_C[1]))
-    r = w - n * vsplat(_C[2])
-    r = r - n * vsplat(_C[3])
-    r2 = r * r
-    p = vsplat(_C[4]) * r + vsplat(_C[5])
-    p = p * r + vsplat(_C[6])
-    p = p * r + vsplat(_C[7])
-    p = p * r + vsplat(_C[8])
-    p = p * r + vsplat(_C[9])
-    p = p * r2 + r + vsplat(_C[10])
-    e = p * _vpow2(n)
-    return _vpick_lt(v, low, vsplat(np.float32(0.0)), e)
+    low = vsplat(EXP_LOW)
+    e = vexp_poly(vpick_lt(v, low, low, v))
+    return vpick_lt(v, low, vsplat(np.float32(0.0)), e)
 
 
 # -- one (batch, head) item ------------------------------------------------------------------
@@ -240,7 +111,7 @@ def _softmax_row(s, out, e, lanes):
         vtop = vload(s, 0)
         for j0 in range(LANES, whole, LANES):
             v = vload(s, j0)
-            vtop = _vpick_gt(v, vtop, v, vtop)
+            vtop = vpick_gt(v, vtop, v, vtop)
         vstore(lanes, 0, vtop)
         for i in range(LANES):
             top = max(top, lanes[i])
