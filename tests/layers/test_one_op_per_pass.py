@@ -1,5 +1,6 @@
 """Built-in layers call one operation a pass (docs/architecture.md, "The route"): a forward,
-a backward and a parameters-only backward of Dense and of each convolution layer make
+a backward and a parameters-only backward of Dense, of each convolution layer and of the
+recurrent layers make
 exactly one call from layer code (tinynet/layers/) into tinynet/ops/, the pass's entry
 in tinynet.ops.arrays. The padding rule (tinynet/ops/arrays/windows.py), which sizes the
 output from the shapes, touches no array and is not counted."""
@@ -13,8 +14,8 @@ import numpy as np
 import pytest
 
 import tinynet
-from tinynet.layers import (Conv1D, Conv2D, Conv2DTranspose, Dense, DepthwiseConv2D,
-                            SeparableConv2D)
+from tinynet.layers import (GRU, LSTM, Conv1D, Conv2D, Conv2DTranspose, Dense,
+                            DepthwiseConv2D, SeparableConv2D, SimpleRNN)
 
 _ROOT = os.path.dirname(os.path.abspath(tinynet.__file__))
 _LAYERS = os.path.join(_ROOT, "layers") + os.sep
@@ -74,6 +75,31 @@ def test_each_pass_is_one_ops_call(name):
     g = np.ones(np.asarray(out[0]).shape, dtype=np.float32)
     assert _calls_into_ops(lambda: layer.backward(g)) == [entry + "_backward"]
     assert _calls_into_ops(lambda: layer.backward_params(g)) == [entry + "_backward"]
+    assert all(p.grad is not None for p in layer.parameters())
+
+
+_RNN = "tinynet.ops.arrays.recurrent_layer.rnn"
+RECURRENT = {
+    "SimpleRNN": lambda: SimpleRNN(4, go_backwards=True),
+    "LSTM with dropout": lambda: LSTM(4, return_sequences=True, dropout=0.2,
+                                      recurrent_dropout=0.3, seed=1),
+    "GRU reset_after=False": lambda: GRU(4, reset_after=False, return_state=True),
+}
+
+
+@pytest.mark.parametrize("name", RECURRENT)
+def test_each_recurrent_pass_is_one_ops_call(name):
+    layer = RECURRENT[name]()
+    layer.build((None, 5, 3))
+    x = np.random.default_rng(0).standard_normal((2, 5, 3)).astype(np.float32)
+    mask = np.array([[True] * 5, [True] * 3 + [False] * 2])
+    out = []
+    assert _calls_into_ops(
+        lambda: out.append(layer.forward(x, training=True, mask=mask))) == [_RNN + "_forward"]
+    outs = out[0] if isinstance(out[0], list) else [out[0]]
+    grads = [np.ones(np.asarray(o).shape, dtype=np.float32) for o in outs]
+    g = grads if isinstance(out[0], list) else grads[0]
+    assert _calls_into_ops(lambda: layer.backward(g)) == [_RNN + "_backward"]
     assert all(p.grad is not None for p in layer.parameters())
 
 

@@ -1,12 +1,13 @@
 """What SimpleRNN, LSTM and GRU share: arguments, the input projection, dropout masks,
 ``go_backwards``, initial states, the outputs and the weight gradients (Keras 3 semantics).
 
-A recurrent layer runs in three steps. The input side of every gate for the whole
+A recurrent layer's pass is one operation (:mod:`tinynet.ops.arrays.recurrent_layer`) in
+three steps. The input side of every gate for the whole
 sequence is one GEMM, ``xp = x @ kernel + bias`` (``[T * B, G]``, time-major, ``G =
 gates * units``, tinynet's fixed-order GEMM). The recurrence runs in a Numba kernel, one
 batch row after another or the rows on threads (:mod:`tinynet.ops.arrays.recurrent`),
-storing what backward needs. Backward runs back through time in the same kernels' twins, which store the
-gradient of every step's gate pre-activations; the weight gradients are then GEMMs over
+storing what backward needs. Backward runs back through time in the same kernels' twins,
+which store the gradient of every step's gate pre-activations; the weight gradients are then GEMMs over
 all ``T * B`` rows (``x.T @ dz``, ``h_prev.T @ dz``) and a fixed-order column sum.
 
 Dropout follows Keras 3: masks drawn once per call and kept for every step; ``dropout``
@@ -29,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import activations, regularizers
+from tinynet import regularizers
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.node import is_symbolic
 from tinynet.layers.seeded import OwnGenerator
 from tinynet.layers.validation import check_initializer, check_seed
 from tinynet.ops.arrays import recurrent as R
-from tinynet.ops.arrays.matmul import matmul
+from tinynet.ops.arrays.recurrent_layer import Cell, rnn_backward, rnn_forward
 from tinynet.tensor import Tensor, as_array
 
 __all__ = ["BaseRNN", "check_activation", "check_rate", "sequence_mask"]
@@ -100,11 +101,14 @@ def _refuse(value: Any, arg: str, owner: str, why: str) -> bool:
 class BaseRNN(OwnGenerator, Layer):
     """The shared recurrent layer (subclassed by SimpleRNN, LSTM and GRU; not public).
 
-    Subclasses set ``_GATES`` (1, 4 or 3), ``_STATES`` (1 or 2) and implement
-    ``_bias_shape``/``_bias_init``, ``_steps`` (the forward kernel call) and ``_back``
-    (the backward kernel call).
+    Subclasses set ``_KIND`` (the :class:`~tinynet.ops.arrays.recurrent_layer.Cell`'s
+    kind), ``_GATES`` (1, 4 or 3), ``_STATES`` (1 or 2) and implement
+    ``_bias_shape``/``_bias_init``. Each pass is one operation:
+    :func:`~tinynet.ops.arrays.recurrent_layer.rnn_forward` and
+    :func:`~tinynet.ops.arrays.recurrent_layer.rnn_backward`.
     """
 
+    _KIND = "simple"
     _GATES = 1
     _STATES = 1
     supports_masking = True
@@ -265,23 +269,12 @@ class BaseRNN(OwnGenerator, Layer):
     def _input_bias(self) -> np.ndarray | None:
         return self.bias.value if self.use_bias else None
 
-    def _project(self, x: np.ndarray, xmask: np.ndarray | None) -> np.ndarray:
-        """``xp = (x * mask) @ kernel``, ``[T, B, G]`` for time-major ``x`` (``[T, B,
-        features]``; ``xmask`` is ``[n, B, features]``); the kernels add the input bias."""
-        t, b, f = x.shape
-        width = self._GATES * self.units
-        w = self.kernel.value
-        if xmask is None:
-            xp = matmul(x.reshape(t * b, f), w)
-        elif xmask.shape[0] == 1:
-            xp = matmul((x * xmask[0]).reshape(t * b, f), w)
-        else:
-            xp = np.empty((t * b, width), dtype=np.float32)
-            u = self.units
-            for g in range(self._GATES):
-                xg = (x * xmask[g]).reshape(t * b, f)
-                xp[:, g * u:(g + 1) * u] = matmul(xg, w[:, g * u:(g + 1) * u])
-        return xp.reshape(t, b, width)
+    def _recurrent_bias(self) -> np.ndarray | None:
+        return None
+
+    def _cell(self) -> Cell:
+        return Cell(self._KIND, self._GATES, self.units, self._act,
+                    getattr(self, "_ract", 0))
 
     def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
         """The input's mask with ``return_sequences``, else ``None`` (and ``None`` for
@@ -333,8 +326,9 @@ class BaseRNN(OwnGenerator, Layer):
             smask = None if smask is None else np.ascontiguousarray(smask[:, ::-1])
         xt = np.ascontiguousarray(xt, dtype=np.float32)
         xmask, rmask = self._masks(batch, fan_in, training)
-        xp = self._project(xt, xmask)
-        hs, finals, saved = self._steps(xp, states0, rmask, smask)
+        hs, finals, saved = rnn_forward(self._cell(), xt, self.kernel.value,
+                                        self.recurrent_kernel.value, self._input_bias(),
+                                        self._recurrent_bias(), xmask, states0, rmask, smask)
         keep = self._output_mask(smask)
         self._cache = (xt, xmask, rmask, hs, saved, initial_state is not None, smask, keep)
         if self.return_sequences:
@@ -345,14 +339,6 @@ class BaseRNN(OwnGenerator, Layer):
         if not self.return_state:
             return Tensor(out)
         return [Tensor(out)] + [Tensor(s.copy()) for s in finals]
-
-    def _recurrent_operands(self, hprev: np.ndarray, rmask: np.ndarray | None,
-                            saved: Any) -> list[tuple[int, int, np.ndarray]]:
-        """``(g0, g1, operand)``: the recurrent kernel's gates ``g0..g1-1`` were multiplied
-        by ``operand`` ``[T, B, units]`` (the previous state, masked per gate)."""
-        if rmask is None:
-            return [(0, self._GATES, hprev)]
-        return [(g, g + 1, hprev * rmask[:, g]) for g in range(self._GATES)]
 
     def backward(self, grad_output: Any) -> Any:
         xt, xmask, rmask, hs, saved, with_state, smask, keep = self._require_cache()
@@ -377,54 +363,21 @@ class BaseRNN(OwnGenerator, Layer):
             finals[0] += g_out
         for i, g in enumerate(grads[1:]):
             finals[i] += self._check_grad(g, (b, u))
-        dzx, dzr, d0 = self._back(dhs, finals, rmask, hs, saved, smask)
-        # weight gradients: GEMMs over all T * B rows, in the GEMM's fixed order
-        width = self._GATES * u
-        dzx2 = dzx.reshape(t * b, width)
-        dzr2 = dzr.reshape(t * b, width)
-        w = self.kernel.value
-        if xmask is None or xmask.shape[0] == 1:
-            xm = xt if xmask is None else xt * xmask[0]
-            if self.kernel.trainable:
-                self.kernel.grad = matmul(xm.reshape(t * b, f), dzx2, trans_a=True)
-            dxt = matmul(dzx2, w, trans_b=True).reshape(t, b, f)
-            if xmask is not None:
-                dxt *= xmask[0]
-        else:
-            kgrad = np.empty_like(w)
-            dxt = np.zeros((t, b, f), dtype=np.float32)
-            for g in range(self._GATES):
-                cols = slice(g * u, (g + 1) * u)
-                dzg = np.ascontiguousarray(dzx2[:, cols])
-                xg = (xt * xmask[g]).reshape(t * b, f)
-                kgrad[:, cols] = matmul(xg, dzg, trans_a=True)
-                dxt += matmul(dzg, w[:, cols], trans_b=True).reshape(t, b, f) * xmask[g]
-            if self.kernel.trainable:
-                self.kernel.grad = kgrad
-        if not self.kernel.trainable:
-            self.kernel.grad = None
-        if self.recurrent_kernel.trainable:
-            ugrad = np.empty_like(self.recurrent_kernel.value)
-            hprev = hs[:-1]
-            for g0, g1, operand in self._recurrent_operands(hprev, rmask, saved):
-                cols = slice(g0 * u, g1 * u)
-                op2 = np.ascontiguousarray(operand, dtype=np.float32).reshape(t * b, u)
-                dz = dzr2 if (g0, g1) == (0, self._GATES) else np.ascontiguousarray(dzr2[:, cols])
-                ugrad[:, cols] = matmul(op2, dz, trans_a=True)
-            self.recurrent_kernel.grad = ugrad
-        else:
-            self.recurrent_kernel.grad = None
+        want_bias = self.use_bias and self.bias.trainable
+        dxt, dkernel, drecurrent, dbias, d0 = rnn_backward(
+            self._cell(), xt, self.kernel.value, self.recurrent_kernel.value, xmask, rmask, hs,
+            saved, smask, dhs, finals, want_kernel=self.kernel.trainable,
+            want_recurrent=self.recurrent_kernel.trainable, want_bias=want_bias)
+        self.kernel.grad = dkernel
+        self.recurrent_kernel.grad = drecurrent
         if self.use_bias:
-            self.bias.grad = self._bias_grad(dzx2, dzr2) if self.bias.trainable else None
+            self.bias.grad = dbias
         if self.go_backwards:
             dxt = dxt[::-1]
         dx = Tensor(np.ascontiguousarray(dxt.transpose(1, 0, 2)))
         if with_state:
             return [dx] + [Tensor(d) for d in d0]
         return dx
-
-    def _bias_grad(self, dzx2: np.ndarray, dzr2: np.ndarray) -> np.ndarray:
-        return activations.bias_grad(dzx2)
 
     # -- config -----------------------------------------------------------------------------
     def get_config(self) -> dict:

@@ -8,10 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from tinynet import activations
 from tinynet.layers.recurrent.base_rnn import BaseRNN
 from tinynet.layers.layer import check_bool
-from tinynet.ops.arrays import recurrent as R
+from tinynet.ops.arrays.recurrent_layer import Cell
 
 __all__ = ["GRU"]
 
@@ -60,6 +59,7 @@ class GRU(BaseRNN):
         ``reset_after``, else ``[3 * units]``.
     """
 
+    _KIND = "gru"
     _GATES = 3
     _STATES = 1
 
@@ -102,35 +102,8 @@ class GRU(BaseRNN):
             return self.bias.value[1]
         return np.zeros(3 * self.units, dtype=np.float32)
 
-    def _steps(self, xp: np.ndarray, states0: list, rmask: Any, smask: Any) -> tuple:
-        hs, gates, extra = R.gru_forward(xp, self.recurrent_kernel.value, self._recurrent_bias(),
-                                         states0[0], rmask, self._act, self._ract,
-                                         self.reset_after, smask, self._input_bias())
-        return hs, [hs[-1]], (gates, extra)
-
-    def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray, saved: Any,
-              smask: Any) -> tuple:
-        gates, extra = saved
-        dzx, dzr, dh0 = R.gru_backward(dhs, finals[0], self.recurrent_kernel.value, rmask,
-                                       self._act, self._ract, self.reset_after, hs, gates,
-                                       extra, smask)
-        return dzx, dzr, [dh0]
-
-    def _recurrent_operands(self, hprev: np.ndarray, rmask: Any,
-                            saved: Any) -> list[tuple[int, int, np.ndarray]]:
-        if self.reset_after:
-            return super()._recurrent_operands(hprev, rmask, saved)
-        # the candidate's product took r * h (masked), which the forward kept
-        if rmask is None:
-            first = [(0, 2, hprev)]
-        else:
-            first = [(g, g + 1, hprev * rmask[:, g]) for g in range(2)]
-        return first + [(2, 3, saved[1])]
-
-    def _bias_grad(self, dzx2: np.ndarray, dzr2: np.ndarray) -> np.ndarray:
-        if not self.reset_after:
-            return activations.bias_grad(dzx2)
-        return np.stack([activations.bias_grad(dzx2), activations.bias_grad(dzr2)])
+    def _cell(self) -> Cell:
+        return Cell("gru", 3, self.units, self._act, self._ract, self.reset_after)
 
     def get_config(self) -> dict:
         config = super().get_config()

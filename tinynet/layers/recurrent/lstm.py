@@ -9,7 +9,6 @@ import numpy as np
 
 from tinynet.layers.recurrent.base_rnn import BaseRNN
 from tinynet.layers.layer import check_bool
-from tinynet.ops.arrays import recurrent as R
 
 __all__ = ["LSTM"]
 
@@ -71,6 +70,7 @@ class LSTM(BaseRNN):
         [units, 4 * units]``, ``bias [4 * units]`` (gates i, f, c, o).
     """
 
+    _KIND = "lstm"
     _GATES = 4
     _STATES = 2
 
@@ -101,19 +101,6 @@ class LSTM(BaseRNN):
 
     def _bias_init(self) -> Any:
         return _ForgetBias(self) if self.unit_forget_bias else self.bias_initializer
-
-    def _steps(self, xp: np.ndarray, states0: list, rmask: Any, smask: Any) -> tuple:
-        hs, cs, gates = R.lstm_forward(xp, self.recurrent_kernel.value, states0[0], states0[1],
-                                       rmask, self._act, self._ract, smask,
-                                       self._input_bias())
-        return hs, [hs[-1], cs[-1]], (cs, gates)
-
-    def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray, saved: Any,
-              smask: Any) -> tuple:
-        cs, gates = saved
-        dz, dh0, dc0 = R.lstm_backward(dhs, finals[0], finals[1], self.recurrent_kernel.value,
-                                       rmask, self._act, self._ract, hs, cs, gates, smask)
-        return dz, dz, [dh0, dc0]
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from tinynet.layers.recurrent.base_rnn import BaseRNN
-from tinynet.ops.arrays import recurrent as R
 
 __all__ = ["SimpleRNN"]
 
@@ -46,6 +44,7 @@ class SimpleRNN(BaseRNN):
         ``bias [units]``.
     """
 
+    _KIND = "simple"
     _GATES = 1
     _STATES = 1
 
@@ -70,14 +69,3 @@ class SimpleRNN(BaseRNN):
                          return_sequences=return_sequences, return_state=return_state,
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
                          name=name, input_shape=input_shape, trainable=trainable)
-
-    def _steps(self, xp: np.ndarray, states0: list, rmask: Any, smask: Any) -> tuple:
-        hs = R.simple_forward(xp, self.recurrent_kernel.value, states0[0], rmask, self._act,
-                              smask, self._input_bias())
-        return hs, [hs[-1]], None
-
-    def _back(self, dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray, saved: Any,
-              smask: Any) -> tuple:
-        dz, dh0 = R.simple_backward(dhs, finals[0], self.recurrent_kernel.value, rmask,
-                                    self._act, hs, smask)
-        return dz, dz, [dh0]

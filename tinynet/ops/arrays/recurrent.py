@@ -11,8 +11,9 @@ Each function converts its arrays once (C-contiguous float32), allocates the out
 picks the serial or parallel kernel with the ``rnn_parallel_min_muladds`` gate, compared
 with the recurrent multiply-adds of the whole sequence (``B * T * units * G``). Both
 kernels compute each batch row the same way, so the choice, and the thread count, never
-show in a result. The input projection (``x @ kernel + bias``) and the weight gradients
-are GEMMs the layers take with :func:`tinynet.ops.arrays.matmul.matmul`.
+show in a result. The input projection (``x @ kernel``) and the weight gradients are GEMMs
+(:func:`tinynet.ops.arrays.matmul.matmul`) that :mod:`tinynet.ops.arrays.recurrent_layer`
+takes around these loops, one operation a layer pass.
 """
 
 from __future__ import annotations
