@@ -1180,6 +1180,13 @@ case("seq-predict-on-batch-wrong-shape", "model.predict_on_batch(np.zeros((5, 2)
      lambda: compiled().predict_on_batch(z(5, 2)), ValueError,
      "Sequential.predict_on_batch: model 'sequential' expects input shape (None, 4)",
      "got x with shape (5, 2)")
+case("seq-fit-no-y", "model.fit(x) with a compiled loss and no y",
+     lambda: compiled().fit(X, verbose=0), TypeError,
+     "Sequential.fit: y is None; targets are needed: pass y (one row per sample of x), or x "
+     "as a dataset of (x, y) batches")
+case("seq-test-on-batch-no-y", "model.test_on_batch(x)",
+     lambda: compiled().test_on_batch(X), TypeError,
+     "Sequential.test_on_batch: y is None; targets are needed")
 case("seq-summary-line-length-small", "model.summary(line_length=-5)",
      lambda: mlp().summary(line_length=-5), ValueError,
      "summary: line_length must leave every column at least 4 characters wide, got -5")

@@ -82,6 +82,9 @@ def fits(shape: tuple, arr: np.ndarray) -> bool:
 
 def targets(y: Any, owner: str) -> np.ndarray:
     """``y`` as a C-contiguous array: floats and bools as float32, integer labels kept."""
+    if y is None:
+        raise TypeError(f"{owner}: y is None; targets are needed: pass y (one row per sample "
+                        f"of x), or x as a dataset of (x, y) batches")
     try:
         arr = y.data if isinstance(y, Tensor) else np.asarray(y)
     except ValueError:  # ragged: as_array names y in the error
