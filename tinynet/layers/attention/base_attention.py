@@ -62,16 +62,8 @@ class BaseAttention(OwnGenerator, Layer):
     def _shapes(self, input_shape: Any) -> tuple[tuple, tuple, tuple]:
         """``(query, value, key)`` shapes from a list of 2 or 3, checked."""
         owner = self._owner()
-        if not isinstance(input_shape, (list, tuple)) or not all(
-                isinstance(s, (list, tuple)) for s in input_shape) or not 2 <= len(
-                input_shape) <= 3:
-            raise ValueError(f"{owner}: must be called on a list of inputs, namely [query, "
-                             f"value] or [query, value, key], got {input_shape!r}")
-        shapes = [tuple(s) for s in input_shape]
-        for arg, shape in zip(("query", "value", "key"), shapes):
-            if len(shape) != 3:
-                raise ValueError(f"{owner}: {arg} must have rank 3 [batch, steps, features], "
-                                 f"got shape {shape}")
+        shapes = calls.rank3_shapes(input_shape, owner, "must be called on a list of inputs, "
+                                    "namely [query, value] or [query, value, key]")
         query, value = shapes[0], shapes[1]
         key = shapes[2] if len(shapes) == 3 else value
         if key[1] is not None and value[1] is not None and key[1] != value[1]:

@@ -51,6 +51,21 @@ class CallOptions:
         return dataclasses.replace(self, **given)
 
 
+def rank3_shapes(input_shape: Any, owner: str, not_a_list: str) -> list[tuple]:
+    """The shapes of ``[query, value]`` or ``[query, value, key]``, each checked to have
+    rank 3; ``not_a_list`` is the message (after ``owner``) for anything else."""
+    if not isinstance(input_shape, (list, tuple)) or not all(
+            isinstance(s, (list, tuple)) for s in input_shape) or not 2 <= len(
+            input_shape) <= 3:
+        raise ValueError(f"{owner}: {not_a_list}, got {input_shape!r}")
+    shapes = [tuple(s) for s in input_shape]
+    for arg, shape in zip(("query", "value", "key"), shapes):
+        if len(shape) != 3:
+            raise ValueError(f"{owner}: {arg} must have rank 3 [batch, steps, features], "
+                             f"got shape {shape}")
+    return shapes
+
+
 def call(layer: Any, first: Any, value: Any, key: Any, kwargs: dict, *,
          keras_query_mask: bool) -> Any:
     """Runs ``layer`` on ``[query, value(, key)]`` (given as ``first, value, key``, or as

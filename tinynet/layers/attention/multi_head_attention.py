@@ -146,16 +146,9 @@ class MultiHeadAttention(OwnGenerator, Layer):
     def _shapes(self, input_shape: Any) -> tuple[tuple, tuple, tuple]:
         """``(query, value, key)`` shapes from a list of 2 or 3, checked."""
         owner = self._owner()
-        if not isinstance(input_shape, (list, tuple)) or not all(
-                isinstance(s, (list, tuple)) for s in input_shape) or not 2 <= len(
-                input_shape) <= 3:
-            raise ValueError(f"{owner}: expects the shapes of [query, value] or [query, value, "
-                             f"key], got {input_shape!r}")
-        shapes = [tuple(s) for s in input_shape]
+        shapes = calls.rank3_shapes(input_shape, owner, "expects the shapes of [query, value] "
+                                    "or [query, value, key]")
         for arg, shape in zip(("query", "value", "key"), shapes):
-            if len(shape) != 3:
-                raise ValueError(f"{owner}: {arg} must have rank 3 [batch, steps, features], "
-                                 f"got shape {shape}")
             if shape[-1] is None or shape[-1] == 0:
                 raise ValueError(f"{owner}: the last axis of {arg} must be known and "
                                  f"non-empty, got shape {shape}")
