@@ -1187,6 +1187,30 @@ case("seq-fit-no-y", "model.fit(x) with a compiled loss and no y",
 case("seq-test-on-batch-no-y", "model.test_on_batch(x)",
      lambda: compiled().test_on_batch(X), TypeError,
      "Sequential.test_on_batch: y is None; targets are needed")
+def add_loss_only() -> tn.Model:
+    """A model whose only loss is what a layer adds: it trains on x alone."""
+    from tinynet import layers as tl
+
+    class SquareMean(tl.Layer):
+        def call(self, x):
+            self.add_loss(tn.ops.mean(tn.ops.square(x)))
+            return x
+
+    inp = tn.Input((4,))
+    m = tn.Model(inp, SquareMean()(tl.Dense(3)(inp)))
+    m.compile(optimizer="sgd")
+    return m
+
+
+case("fit-add-loss-only-sample-weight", "fit(x, sample_weight=...) on an add_loss-only model",
+     lambda: add_loss_only().fit(X, sample_weight=np.ones(5), verbose=0), ValueError,
+     "Model.fit: sample_weight weighs the compiled loss and weighted metrics, and this model "
+     "has none (its loss is what its layers add); got sample_weight of type ndarray")
+case("fit-add-loss-only-class-weight", "fit(x, class_weight=...) on an add_loss-only model",
+     lambda: add_loss_only().fit(X, class_weight={0: 1.0}, verbose=0), ValueError,
+     "Model.fit: class_weight weighs the compiled loss and weighted metrics",
+     "got class_weight of type dict")
+
 case("seq-summary-line-length-small", "model.summary(line_length=-5)",
      lambda: mlp().summary(line_length=-5), ValueError,
      "summary: line_length must leave every column at least 4 characters wide, got -5")

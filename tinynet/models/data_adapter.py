@@ -183,7 +183,7 @@ def _stream_batches(model: Any, class_weight: Any, with_targets: bool,
     def convert(x: Any, y: Any, sw: Any) -> Batch:
         if not with_targets:
             return model._input_arrays(x, owner), [], None
-        if y is None:
+        if y is None and model._needs_targets:
             raise ValueError(f"{owner}: a dataset batch must be (x, y) or (x, y, "
                              f"sample_weight); got x alone")
         xs, ys = model._data(x, y, owner)

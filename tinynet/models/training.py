@@ -232,7 +232,7 @@ class Trainer:
     # -- data ----------------------------------------------------------------------------------
     def _data(self, x: Any, y: Any, owner: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
         xs = self._input_arrays(x, owner)
-        ys = self._target_arrays(y, owner)
+        ys = self._target_arrays(y, owner) if y is not None or self._needs_targets else []
         n = xs[0].shape[0]
         if any(a.ndim == 0 or a.shape[0] != n for a in [*xs, *ys]):
             if len(xs) == 1 and len(ys) == 1:
@@ -243,6 +243,13 @@ class Trainer:
                              f"{[a.shape for a in ys]}")
         check_targets(self, ys, owner)  # a label/loss mismatch, before any forward pass
         return xs, ys
+
+    @property
+    def _needs_targets(self) -> bool:
+        """Whether a step needs ``y``: a compiled loss or metric reads it. A model whose
+        only loss is what its layers add (``add_loss``) trains on ``x`` alone, as in Keras."""
+        return bool(getattr(self, "_loss_slots", None) or getattr(self, "_metric_slots", None)
+                    or getattr(self, "_weighted_slots", None))
 
     def _pack_outputs(self, outputs: list[np.ndarray]) -> Any:
         """``predict``'s result: one array, or the outputs as the model declares them."""
@@ -383,7 +390,9 @@ class Trainer:
         with targets ``y``, or a dataset with ``y=None``: a
         :class:`~tinynet.utils.PyDataset`, a Python generator of ``(x, y)`` or ``(x, y,
         sample_weight)`` batches (``steps_per_epoch`` batches per epoch, or until it runs
-        out), or an iterable of batches with a length. Each epoch's ``loss`` (and each
+        out), or an iterable of batches with a length. A model whose only loss is what its
+        layers add (``add_loss``, no compiled loss or metric) needs no ``y``, as in Keras:
+        ``fit(x)``, or a dataset of ``x`` batches. Each epoch's ``loss`` (and each
         metric) is the sample-weighted mean of its batch values, each measured on the
         forward pass before that batch's update. ``validation_split`` (arrays only) holds
         out the last samples, before shuffling; ``validation_data`` is ``(x, y)``, ``(x, y,
@@ -472,7 +481,7 @@ class Trainer:
                             owner=vowner)
 
     @checked_method
-    def train_on_batch(self, x: Any, y: Any, sample_weight: Any = None,
+    def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        class_weight: dict | None = None, return_dict: bool = False
                        ) -> float | list[float] | dict[str, float]:
         """One training step on one batch (``sample_weight``, ``class_weight`` as in

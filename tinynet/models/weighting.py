@@ -21,6 +21,13 @@ def sample_weights(sample_weight: Any, class_weight: Any, ys: list[np.ndarray],
     """One float32 weight per sample (or per per-sample loss) for every output's loss,
     from ``sample_weight`` or from ``class_weight`` and the labels (Keras 3), or
     ``None``."""
+    if not ys:  # no compiled loss or metric: nothing for a weight to weigh
+        for arg, value in (("sample_weight", sample_weight), ("class_weight", class_weight)):
+            if value is not None:
+                raise ValueError(f"{owner}: {arg} weighs the compiled loss and weighted "
+                                 f"metrics, and this model has none (its loss is what its "
+                                 f"layers add); got {arg} of type {type(value).__name__}")
+        return None
     n = ys[0].shape[0]
     if sample_weight is not None and class_weight is not None:
         raise ValueError(f"{owner}: give class_weight or sample_weight, not both (as "
