@@ -503,3 +503,17 @@ def test_progress_output(capsys):
     assert len(lines) == 2 and lines[0].startswith("Epoch 1/2 - 3/3 - ") and "loss: " in lines[0]
     model.evaluate(X5, Y5, verbose=2)
     assert capsys.readouterr().out.startswith("1/1 - ")
+
+
+def test_compile_again_without_loss_or_metrics_keeps_them_as_keras():
+    model = Sequential([tn.Input((4,)), Dense(2)])
+    model.compile(optimizer="sgd", loss="mse", loss_weights=0.5, metrics=["mae"])
+    model.compile(optimizer="adam")  # Keras 3: loss, loss_weights and metrics stay
+    assert type(model.optimizer).__name__ == "Adam"
+    assert type(model.loss).__name__ == "MeanSquaredError" and model.loss_weights == 0.5
+    assert model.metrics_names == ["loss", "mae"]
+    model.compile(optimizer="adam", metrics=["mse"])  # new metrics replace the old
+    assert model.metrics_names == ["loss", "mse"]
+    assert type(model.loss).__name__ == "MeanSquaredError"
+    model.compile(optimizer="adam", loss="mae")  # a new loss replaces the old, weights too
+    assert type(model.loss).__name__ == "MeanAbsoluteError" and model.loss_weights is None

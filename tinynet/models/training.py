@@ -154,11 +154,20 @@ class Trainer:
         ones). A weighted metric whose name a plain metric already has is logged as
         ``weighted_<name>``, as in Keras.
 
+        Compiling again with ``loss=None`` keeps the loss (and its ``loss_weights``) of the
+        last compile, and with neither ``metrics`` nor ``weighted_metrics`` its metrics, as
+        Keras 3 does.
+
         Also creates the model's shuffling generator, ``shuffle_rng``, from the global seed.
         """
         from tinynet import losses, optimizers
 
         owner = f"{type(self).__name__}.compile"
+        kept = self.__dict__.get("_compile_args", {})
+        if loss is None and "loss" in kept:
+            loss, loss_weights = kept["loss"]
+        if metrics is None and weighted_metrics is None and "metrics" in kept:
+            metrics, weighted_metrics = kept["metrics"]
         names = list(self.output_names)
         multi = len(names) > 1
         opt = optimizers.get(optimizer)
@@ -189,6 +198,10 @@ class Trainer:
         self._weighted_slots = [(i, WeightedMetric(obj)) for i, obj in wslots]
         self._metric_keys = base_keys  # as given to compile (saving rebuilds them)
         self._weighted_keys = wbase
+        self._compile_args = {
+            **({"loss": (loss, loss_weights)} if loss is not None else {}),
+            **({"metrics": (metrics, weighted_metrics)}
+               if metrics is not None or weighted_metrics is not None else {})}
         self.shuffle_rng = make_rng()
         self.compiled = True
 
