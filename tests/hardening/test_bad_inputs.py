@@ -1211,6 +1211,34 @@ case("fit-add-loss-only-class-weight", "fit(x, class_weight=...) on an add_loss-
      "Model.fit: class_weight weighs the compiled loss and weighted metrics",
      "got class_weight of type dict")
 
+class _TwoArgs(tn.layers.Layer):
+    """A call() layer with a further argument (the call-arguments cases)."""
+
+    def call(self, x, other=None):
+        return x if other is None else x + other
+
+
+def _call_node_config(index):
+    """A functional config whose call() layer's node names its further input ``index``."""
+    a, b = tn.Input((3,), name="a"), tn.Input((3,), name="b")
+    config = tn.Model([a, b], _TwoArgs(name="two")(a, other=b)).get_config()
+    config["layers"][-1]["inbound_nodes"][0]["call"]["kwargs"]["other"] = {
+        "__node_input__": index}
+    return config
+
+
+case("layer-call-without-input", "layer() with no input at all",
+     lambda: _TwoArgs(name="two")(other=None), TypeError,
+     "_TwoArgs 'two': called without an input; pass it first (layer(x)) or by name (x=x)")
+case("from-config-call-input-index", "a node's call argument {'__node_input__': -1}",
+     lambda: tn.Model.from_config(_call_node_config(-1),
+                                  custom_objects={"_TwoArgs": _TwoArgs}), ValueError,
+     "layer 'two': a call argument's input index must be an int >= 0, got -1")
+case("from-config-call-input-gap", "a node's call arguments numbering inputs 0 and 2",
+     lambda: tn.Model.from_config(_call_node_config(1),
+                                  custom_objects={"_TwoArgs": _TwoArgs}), ValueError,
+     "layer 'two': a node's call arguments must number their inputs 0, 1, 2, ..., got [1]")
+
 case("seq-summary-line-length-small", "model.summary(line_length=-5)",
      lambda: mlp().summary(line_length=-5), ValueError,
      "summary: line_length must leave every column at least 4 characters wide, got -5")

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from tinynet.keywords import KeywordChecked
+from tinynet.layers.call_args import first_argument
 from tinynet.layers.hooks import check_allocation, structure_changed
 from tinynet.layers.node import Node, is_symbolic
 from tinynet.layers.symbolic import SymbolicCalls
@@ -23,6 +24,7 @@ from tinynet.layers.validation import check_name
 from tinynet.tensor import Tensor, as_array
 
 _TRACED: Any = None
+_MISSING: Any = object()  # no first input given by position
 
 
 def _traced() -> Any:
@@ -412,12 +414,16 @@ class Layer(SymbolicCalls, KeywordChecked):
                 f"call(self, inputs) with tinynet.ops (backward is derived), or "
                 f"forward(self, x, training=False) and backward(self, grad_output)")
 
-    def forward(self, x: Any, training: bool = False, mask: Any = None) -> Tensor:
+    def forward(self, x: Any, training: bool = False, mask: Any = None,
+                call: Any = None) -> Tensor:
         """The output for ``x``; caches what :meth:`backward` needs. A ``call()`` layer
-        records its ops here (and gets ``mask=`` when its ``call`` names it)."""
+        records its ops here (and gets ``mask=`` when its ``call`` names it; ``call``: a
+        functional node's further arguments, ``(template, values)``, whose gradients
+        :meth:`backward` returns after those of ``x``)."""
         if type(self)._has_call:
             return _traced().forward(self, x, training,
-                                  kwargs={"mask": mask} if mask is not None else None)
+                                  kwargs={"mask": mask} if mask is not None else None,
+                                  call=call)
         raise NotImplementedError(self._how_to_write())
 
     def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
@@ -446,7 +452,7 @@ class Layer(SymbolicCalls, KeywordChecked):
             return
         self.backward(grad_output)
 
-    def __call__(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, x: Any = _MISSING, *args: Any, **kwargs: Any) -> Any:
         """On data: builds from ``x``'s shape if needed, then :meth:`forward` (or, for a
         ``call()`` layer, ``call`` with the extra arguments). On a symbolic tensor (or a
         list of them): the symbolic output (see the class doc). Inside another layer's
@@ -457,6 +463,8 @@ class Layer(SymbolicCalls, KeywordChecked):
                 ``training`` flag (several inputs go in one list: ``layer([a, b])``).
             ValueError: a layer of several inputs got one array instead of a list.
         """
+        if x is _MISSING:
+            x = first_argument(self, kwargs)
         training = kwargs.pop("training", None)
         mask = kwargs.pop("mask", None) if type(self)._forward_takes_mask else None
         if not type(self)._has_call:
@@ -475,7 +483,11 @@ class Layer(SymbolicCalls, KeywordChecked):
                 raise unexpected_keywords(f"{type(self).__name__}.__call__", list(kwargs),
                                           ["training"])
         if is_symbolic(x):
-            return self._call_symbolic(x)
+            if not type(self)._has_call:
+                return self._call_symbolic(x)
+            if is_symbolic(mask):  # an explicit symbolic mask is one more input
+                kwargs["mask"] = mask
+            return self._call_symbolic(x, args, kwargs)
         if self.multiple_inputs and not isinstance(x, (list, tuple)):
             raise ValueError(f"{type(self).__name__} {self.name!r}: expects a list of inputs "
                              f"(layer([a, b])), got one {type(x).__name__} of shape "

@@ -42,18 +42,21 @@ def as_mask(mask: Any, shape: tuple, owner: str) -> np.ndarray:
     return np.ascontiguousarray(m, dtype=bool)
 
 
-def run(layer: Any, x: Any, mask: Any, training: bool) -> tuple[Any, Any]:
+def run(layer: Any, x: Any, mask: Any, training: bool, call: Any = None) -> tuple[Any, Any]:
     """``layer.forward`` on ``x`` whose mask is ``mask``; returns the output and its mask.
+    ``call``: a ``call()`` layer's further arguments in a functional node, ``(template,
+    values)``.
 
     The layer gets ``mask=`` when its ``forward`` (or ``call``) names it; the output's
     mask is ``layer.compute_mask(x, mask)`` for a layer that supports masking, else none
     (a mask reaching such a layer is dropped with a warning naming it, as in Keras).
     """
     has_mask = present(mask)
+    more = {} if call is None else {"call": call}
     if has_mask and layer._forward_takes_mask:
-        out = layer.forward(x, training=training, mask=mask)
+        out = layer.forward(x, training=training, mask=mask, **more)
     else:
-        out = layer.forward(x, training=training)
+        out = layer.forward(x, training=training, **more)
     if not layer.supports_masking:
         if has_mask:
             warnings.warn(f"Layer {layer.name!r} ({type(layer).__name__}) does not support "

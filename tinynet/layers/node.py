@@ -74,15 +74,25 @@ class Node:
         outputs: The output tensors (one per output of the layer).
         listed: Whether the layer was called with a list (merging layers, a model with
             several inputs), so it receives a list when the graph runs.
+        call: For a ``call()`` layer called with more arguments than its first input,
+            their :class:`~tinynet.layers.call_args.CallTemplate`: the symbolic tensors
+            among them are the last ``call.count`` of ``inputs``; else ``None``.
     """
 
-    __slots__ = ("layer", "inputs", "outputs", "listed")
+    __slots__ = ("layer", "inputs", "outputs", "listed", "call")
 
-    def __init__(self, layer: Any, inputs: list[SymbolicTensor], listed: bool) -> None:
+    def __init__(self, layer: Any, inputs: list[SymbolicTensor], listed: bool,
+                 call: Any = None) -> None:
         self.layer = layer
         self.inputs = list(inputs)
         self.outputs: list[SymbolicTensor] = []
         self.listed = listed
+        self.call = call
+
+    @property
+    def first_count(self) -> int:
+        """How many of ``inputs`` are the call's first input (the rest: ``call``'s)."""
+        return len(self.inputs) - (self.call.count if self.call is not None else 0)
 
     @property
     def is_input(self) -> bool:

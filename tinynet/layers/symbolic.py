@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tinynet.layers.call_args import split_call
 from tinynet.layers.node import Node, SymbolicTensor, symbolic_list
 
 __all__ = ["SymbolicCalls"]
@@ -32,7 +33,8 @@ class SymbolicCalls:
             AttributeError: the layer was never called on symbolic tensors.
         """
         node = self._first_node("input")
-        return list(node.inputs) if node.listed else node.inputs[0]
+        first = node.inputs[:node.first_count]
+        return list(first) if node.listed else first[0]
 
     @property
     def output(self) -> Any:
@@ -73,8 +75,12 @@ class SymbolicCalls:
         if len(a) != len(b) or any(tuple(x[1:]) != tuple(y[1:]) for x, y in zip(a, b)):
             raise ValueError(f"it was already built for input shape {built}")
 
-    def _call_symbolic(self, x: Any) -> Any:
+    def _call_symbolic(self, x: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        """The symbolic output(s) of calling the layer on ``x``; ``args`` and ``kwargs``
+        (a ``call()`` layer's further arguments) are kept in the node, and the symbolic
+        tensors among them become its further inputs (:mod:`tinynet.layers.call_args`)."""
         owner = f"{type(self).__name__} {self.name!r}"
+        template, extra = split_call(args, kwargs or {})
         listed = isinstance(x, (list, tuple))
         tensors = symbolic_list(x, owner)
         if self.multiple_inputs and not listed:
@@ -89,13 +95,24 @@ class SymbolicCalls:
         self._input_dtypes = [t.dtype for t in tensors]  # a call() layer's placeholders
         try:
             self.build_for(shape)
-            out = self.compute_output_shape(shape)
+            out = (self.compute_output_shape(shape) if template is None
+                   else self._call_output_shape(shape, template, extra))
         except ValueError as exc:
             names = ", ".join(f"{t.name!r} {t.shape}" for t in tensors)
             raise ValueError(f"{owner} cannot take {names}: {exc}") from exc
-        node = Node(self, tensors, listed)
+        node = Node(self, [*tensors, *extra], listed, template)
         self.inbound_nodes.append(node)
         index = len(self.inbound_nodes) - 1
         shapes = out if isinstance(out, list) else [out]
         node.outputs = [SymbolicTensor(s, "float32", self, index, k) for k, s in enumerate(shapes)]
         return node.outputs if isinstance(out, list) else node.outputs[0]
+
+    def _call_output_shape(self, shape: Any, template: Any, extra: list) -> Any:
+        """The output shape of a call with further arguments: the layer's own
+        ``compute_output_shape`` when it defines one (given the first input's shape, as
+        Keras gives it), else a trial call with every argument in place."""
+        from tinynet.layers import traced
+
+        if type(self).compute_output_shape.__qualname__ != "Layer.compute_output_shape":
+            return self.compute_output_shape(shape)
+        return traced.placeholder_output_shape(self, shape, template, extra)

@@ -98,19 +98,36 @@ def _input_array(x: Any) -> np.ndarray:
     return as_array(x)
 
 
-def forward(layer: Any, x: Any, training: Any, args: tuple = (), kwargs: dict | None = None
-            ) -> Any:
+def forward(layer: Any, x: Any, training: Any, args: tuple = (), kwargs: dict | None = None,
+            call: Any = None) -> Any:
     """Runs ``layer.call`` on ``x`` under a fresh graph; keeps the record for
-    :func:`backward`. Returns what ``call`` returned (Tensors)."""
+    :func:`backward`. Returns what ``call`` returned (Tensors).
+
+    ``call``: a functional node's further arguments as ``(template, values)`` (see
+    :mod:`tinynet.layers.call_args`); the values become tracked leaves after ``x``'s, and
+    :func:`backward` returns one gradient per leaf (a list)."""
+    keys = list(x) if isinstance(x, dict) else None  # a dict of inputs: leaves in its order
+    if keys is not None:
+        x = [x[k] for k in keys]
     listed = isinstance(x, (list, tuple))
     layer._clear_losses()  # a top-level call: its losses (and its layers') start afresh
     graph = autodiff.Graph(owner=layer._name or "")  # no name property lookups per step
+    kwargs = dict(kwargs or {})
     with graph:
         leaves = _leaves(graph, x, listed)
-        out = layer.call(leaves, *args, **call_kwargs(layer, training, kwargs or {}))
+        all_leaves = list(leaves) if listed else [leaves]
+        if keys is not None:
+            leaves = dict(zip(keys, leaves))
+        if call is not None:
+            template, values = call
+            extra = [graph.leaf(_input_array(v)) for v in values]
+            more_args, more_kwargs = template.fill(extra)
+            args, kwargs = (*args, *more_args), {**kwargs, **more_kwargs}
+            all_leaves += extra
+        out = layer.call(leaves, *args, **call_kwargs(layer, training, kwargs))
         outputs, out_listed = _outputs(out, layer)
     state = layer.__dict__  # plain writes (a call() layer's __setattr__ tracks sub-layers)
-    state["_cache"] = Record(graph, leaves if listed else [leaves], outputs, listed)
+    state["_cache"] = Record(graph, all_leaves, outputs, listed or call is not None)
     if graph.losses:
         _report_added_losses(graph.losses)
     return out if out_listed else outputs[0]
@@ -277,23 +294,40 @@ def record_builtin(layer: Any, x: Any, training: bool, **extra: Any) -> Any:
     return autodiff.record(as_array(out), tracked, vjp, layer.name)
 
 
-def placeholder_output_shape(layer: Any, input_shape: Any) -> Any:
-    """The output shape of a ``call()`` layer found by running ``call`` on a zero batch of
-    two samples (unknown sizes taken as 1), nothing recorded, the batch axis reported as
-    ``None``."""
-    listed = isinstance(input_shape, list)
-    shapes = input_shape if listed else [input_shape]
-    dtypes = getattr(layer, "_input_dtypes", None) or [np.float32] * len(shapes)
+def _trial(layer: Any, shapes: list, dtypes: list) -> list[Tensor]:
+    """Zero batches of two samples for ``shapes`` (unknown sizes taken as 1)."""
     trial = [tuple(2 if i == 0 else (1 if d is None else d) for i, d in enumerate(s))
              for s in shapes]
     for shape in trial:  # load_model's budget first
         check_allocation(layer, "a trial batch (to find its output shape)", shape,
                          transient=True)
-    xs = [Tensor._wrap(np.zeros(shape, dtype=dt)) for shape, dt in zip(trial, dtypes)]
+    return [Tensor._wrap(np.zeros(shape, dtype=dt)) for shape, dt in zip(trial, dtypes)]
+
+
+def placeholder_output_shape(layer: Any, input_shape: Any, template: Any = None,
+                             extra: list = ()) -> Any:
+    """The output shape of a ``call()`` layer found by running ``call`` on a zero batch of
+    two samples (unknown sizes taken as 1), nothing recorded, the batch axis reported as
+    ``None``; ``template`` and ``extra``: a call's further arguments and the symbolic
+    tensors among them (zero batches too)."""
+    keys = list(input_shape) if isinstance(input_shape, dict) else None
+    if keys is not None:
+        input_shape = [input_shape[k] for k in keys]
+    listed = isinstance(input_shape, list)
+    shapes = input_shape if listed else [input_shape]
+    dtypes = getattr(layer, "_input_dtypes", None) or [np.float32] * len(shapes)
+    xs = _trial(layer, shapes, dtypes)
+    if keys is not None:
+        xs = dict(zip(keys, xs))
+    args, kwargs = (), {}
+    if template is not None:
+        args, kwargs = template.fill(_trial(layer, [t.shape for t in extra],
+                                            [t.dtype for t in extra]))
     state = layer._cache
     losses = [(sub, list(sub._call_losses)) for sub in layer._nested_layers()]
     with autodiff.no_record():
-        out = layer.call(xs if listed else xs[0], **call_kwargs(layer, False, {}))
+        out = layer.call(xs if listed or keys is not None else xs[0], *args,
+                         **call_kwargs(layer, False, kwargs))
     layer._cache = state
     for sub, kept in losses:  # a shape query adds no loss and clears none
         sub.__dict__["_call_losses"] = kept

@@ -23,7 +23,8 @@ from tinynet.keywords import KeywordChecked
 from tinynet.layers.layer import check_bool
 from tinynet.losses.traced import REDUCTIONS, traced_compute, traced_unreduced
 from tinynet.losses.weights import sample_weights
-from tinynet.tensor import as_array, match_labels
+from tinynet.ops import autodiff
+from tinynet.tensor import Tensor, as_array, match_labels
 
 __all__ = ["Loss", "EPSILON", "sample_weights"]
 
@@ -126,7 +127,21 @@ class Loss(KeywordChecked):
         weighted losses unreduced (a float32 array)."""
         if self._has_call and self.reduction in (None, "none"):
             return traced_unreduced(self, y_true, y_pred, sample_weight)
+        if isinstance(y_pred, Tensor) and y_pred._node is not None:
+            return self._recorded(y_true, y_pred, sample_weight)
         return self.value_and_grad(y_true, y_pred, sample_weight, need_grad=False)[0]
+
+    def _recorded(self, y_true: Any, y_pred: Tensor, sample_weight: Any) -> Tensor:
+        """Inside a ``call()`` (``y_pred`` tracked): the loss as a recorded float32 scalar
+        whose gradient reaches ``y_pred`` (``dL/dy_pred`` from :meth:`value_and_grad`), so
+        ``self.add_loss(loss_fn(targets, logits))`` trains as in Keras. ``y_true`` and
+        ``sample_weight`` are constants: no gradient flows to them."""
+        def plain(v: Any) -> Any:
+            return v.data if isinstance(v, Tensor) else v
+
+        value, grad = self.value_and_grad(plain(y_true), y_pred.data, plain(sample_weight))
+        return autodiff.record(np.asarray(value, dtype=np.float32), (y_pred,),
+                               lambda g: (grad * np.float32(g),), self.name)
 
     def value_and_grad(self, y_true: Any, y_pred: Any, sample_weight: Any = None, *,
                        need_grad: bool = True) -> tuple[float, np.ndarray | None]:

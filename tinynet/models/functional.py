@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from tinynet.layers import mask_flow
+from tinynet.layers.call_args import NODE_INPUT
 from tinynet.layers.input import InputLayer, input_array
 from tinynet.layers.traced import unique_names
 from tinynet.layers.layer import Layer
@@ -259,8 +260,11 @@ class Model(BaseModel):
         for node in self._graph.nodes:
             args = [values[id(t)] for t in node.inputs]
             mask = [masks.get(id(t)) for t in node.inputs]
-            out, out_mask = mask_flow.run(node.layer, args if node.listed else args[0],
-                                          mask if node.listed else mask[0], training)
+            n = node.first_count
+            call = None if node.call is None else (node.call, args[n:])
+            out, out_mask = mask_flow.run(node.layer, args[:n] if node.listed else args[0],
+                                          mask[:n] if node.listed else mask[0], training,
+                                          call)
             outs = out if isinstance(out, list) else [out]
             out_masks = out_mask if isinstance(out_mask, list) else [out_mask] * len(outs)
             for t, o, m in zip(node.outputs, outs, out_masks):
@@ -298,7 +302,7 @@ class Model(BaseModel):
                 layer.backward_params(g)  # nothing consumes dL/dx of a model input
             else:
                 dx = layer.backward(g)
-                dxs = dx if node.listed else [dx]
+                dxs = dx if node.listed or node.call is not None else [dx]
                 for t, d in zip(node.inputs, dxs):
                     add(t, as_array(d))
             if id(layer) in self._shared:
@@ -355,7 +359,9 @@ class Model(BaseModel):
             entry = self._layer_entry(layer)
             entry["name"] = layer.name
             entry["inbound_nodes"] = [] if isinstance(layer, InputLayer) else [
-                {"inputs": [ref(t) for t in n.inputs], "listed": n.listed} for n in kept]
+                {"inputs": [ref(t) for t in n.inputs], "listed": n.listed,
+                 **({} if n.call is None else
+                    {"call": n.call.get_config(lambda i: {NODE_INPUT: i})})} for n in kept]
             layers.append(entry)
         return {"name": self.name, "trainable": self.trainable, "layers": layers,
                 "input_layers": [ref(t) for t in self.inputs],

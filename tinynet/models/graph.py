@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
+from tinynet.layers.call_args import template_from_config
 from tinynet.layers.node import Node, SymbolicTensor
 
 __all__ = ["Graph", "map_graph", "reconnect", "pick", "Step", "LayerGraph", "chain_graph",
@@ -277,8 +278,14 @@ def reconnect(created: list[tuple[str, Any, list]], tensors: dict[tuple, Any],
                 waiting.setdefault(missing, []).append(i)
                 break
             args = [tensors[k] for k in keys]
+            more: tuple = ((), {})
+            if node.get("call") is not None:  # a call() layer's further arguments
+                template = template_from_config(node["call"], owner=f"layer {name!r}")
+                more = template.fill(args[len(args) - template.count:])
+                args = args[:len(args) - template.count]
             arg = args if node.get("listed") else args[0]
-            out = call(layer, arg) if call is not None else layer(arg)
+            out = (call(layer, arg, *more[0], **more[1]) if call is not None
+                   else layer(arg, *more[0], **more[1]))
             for k, t in enumerate(out if isinstance(out, (list, tuple)) else [out]):
                 key = (name, done[i], k)
                 tensors[key] = t

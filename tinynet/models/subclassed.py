@@ -53,7 +53,7 @@ class SubclassedModel:
 
     @property
     def multiple_inputs(self) -> bool:  # type: ignore[override]
-        return isinstance(self._build_shape, list)
+        return isinstance(self._build_shape, (list, dict))
 
     def _multiple_outputs(self) -> bool:
         out = getattr(self, "_out_shape", None)
@@ -88,11 +88,15 @@ class SubclassedModel:
 
     def build(self, input_shape: Any = None) -> None:
         """Builds every layer by running ``call`` on a small zero batch of
-        ``input_shape`` (batch axis included, e.g. ``(None, 784)``)."""
+        ``input_shape`` (batch axis included, e.g. ``(None, 784)``; a list of shapes, or
+        a dict of them for a ``call`` that takes a dict of inputs)."""
         if input_shape is None:
             return
-        shape = ([tuple(s) for s in input_shape] if isinstance(input_shape, list)
-                 else tuple(input_shape))
+        if isinstance(input_shape, dict):
+            shape: Any = {k: tuple(s) for k, s in input_shape.items()}
+        else:
+            shape = ([tuple(s) for s in input_shape] if isinstance(input_shape, list)
+                     else tuple(input_shape))
         self._build_shape = shape
         self._out_shape = traced.placeholder_output_shape(self, shape)
         traced.name_sublayers(self)
@@ -104,6 +108,15 @@ class SubclassedModel:
         return self._out_shape
 
     def _input_arrays(self, x: Any, owner: str) -> list[np.ndarray]:
+        if isinstance(x, dict):  # call() gets the dict (in the built order of its keys)
+            keys = list(self._build_shape) if isinstance(self._build_shape, dict) else list(x)
+            if sorted(map(str, x)) != sorted(map(str, keys)):
+                raise ValueError(f"{owner}: x must be a dict with the keys {keys}, got "
+                                 f"{list(x)}")
+            arrays = [as_array(x[k], f"{owner}: input {k!r}") for k in keys]
+            if not self.built:
+                self.build({k: (None, *a.shape[1:]) for k, a in zip(keys, arrays)})
+            return arrays
         if isinstance(x, (list, tuple)):
             arrays = [as_array(a, f"{owner}: input {i}") for i, a in enumerate(x)]
             shape: Any = [(None, *a.shape[1:]) for a in arrays]
@@ -121,7 +134,10 @@ class SubclassedModel:
 
     def _run_forward(self, xs: list[np.ndarray], training: bool) -> list[np.ndarray]:
         self._take_input_masks(len(xs))  # a subclassed model's call() sees no mask
-        x = xs if self.multiple_inputs else xs[0]
+        if isinstance(self._build_shape, dict):
+            x: Any = dict(zip(self._build_shape, xs))
+        else:
+            x = xs if self.multiple_inputs else xs[0]
         out = traced.forward(self, x, training)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
         return [as_array(o) for o in outs]

@@ -163,10 +163,9 @@ class Trainer:
         from tinynet import losses, optimizers
 
         owner = f"{type(self).__name__}.compile"
-        kept = self.__dict__.get("_compile_args", {})
-        if loss is None and "loss" in kept:
-            loss, loss_weights = kept["loss"]
-        if metrics is None and weighted_metrics is None and "metrics" in kept:
+        kept = self.__dict__.get("_compile_args", {"loss": (None, None), "metrics": (None, None)})
+        loss, loss_weights = (loss, loss_weights) if loss is not None else kept["loss"]
+        if metrics is None and weighted_metrics is None:
             metrics, weighted_metrics = kept["metrics"]
         names = list(self.output_names)
         multi = len(names) > 1
@@ -198,10 +197,7 @@ class Trainer:
         self._weighted_slots = [(i, WeightedMetric(obj)) for i, obj in wslots]
         self._metric_keys = base_keys  # as given to compile (saving rebuilds them)
         self._weighted_keys = wbase
-        self._compile_args = {
-            **({"loss": (loss, loss_weights)} if loss is not None else {}),
-            **({"metrics": (metrics, weighted_metrics)}
-               if metrics is not None or weighted_metrics is not None else {})}
+        self._compile_args = {"loss": (loss, loss_weights), "metrics": (metrics, weighted_metrics)}
         self.shuffle_rng = make_rng()
         self.compiled = True
 
@@ -259,10 +255,10 @@ class Trainer:
 
     @property
     def _needs_targets(self) -> bool:
-        """Whether a step needs ``y``: a compiled loss or metric reads it. A model whose
-        only loss is what its layers add (``add_loss``) trains on ``x`` alone, as in Keras."""
-        return bool(getattr(self, "_loss_slots", None) or getattr(self, "_metric_slots", None)
-                    or getattr(self, "_weighted_slots", None))
+        """Whether a step needs ``y``: a compiled loss or metric reads it (a model whose
+        only loss is what its layers add trains on ``x`` alone, as in Keras)."""
+        return bool(getattr(self, "_loss_slots", 0) or getattr(self, "_metric_slots", 0)
+                    or self._weighted_slots)
 
     def _pack_outputs(self, outputs: list[np.ndarray]) -> Any:
         """``predict``'s result: one array, or the outputs as the model declares them."""

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from tinynet.layers import registry
+from tinynet.layers.call_args import NODE_INPUT, template_from_config
 from tinynet.saving.keras_attention import (ATTENTION_CLASSES, constant_masks,
                                             keras_attention_entry, tinynet_attention_node)
 
@@ -210,6 +211,7 @@ def keras_model_entry(model: Any) -> dict:
         if "inbound_nodes" in entry:
             out["name"] = entry["name"]
             out["inbound_nodes"] = [] if isinstance(layer, InputLayer) else [
+                _keras_call_node(node, shapes) if node.get("call") is not None else
                 {"args": [[_keras_tensor(r, shapes) for r in node["inputs"]]
                           if node.get("listed") else _keras_tensor(node["inputs"][0], shapes)],
                  "kwargs": {}} for node in entry["inbound_nodes"]]
@@ -379,6 +381,44 @@ def _refs(args: Any, where: str) -> tuple[list, bool]:
     return refs, listed
 
 
+def _call_node(node: dict, kwargs: dict, where: str) -> dict:
+    """A Keras node of a ``call()`` layer as tinynet's: its first argument as ``inputs``,
+    and the further arguments, Keras tensors in them as more inputs, as ``call``."""
+    args = node.get("args")
+    if not isinstance(args, list) or not args:
+        raise ValueError(f"{where}: a functional node without positional arguments; "
+                         f"tinynet reads nodes whose first argument is a tensor or a list")
+    refs, listed = _refs(args[:1], where)
+    more: list = []
+
+    def take(entry: Any) -> int | None:
+        if isinstance(entry, dict) and entry.get("class_name") == "__keras_tensor__":
+            if not _history(entry):
+                raise ValueError(f"{where}: a call argument is not a Keras tensor reference: "
+                                 f"{entry!r:.120}")
+            more.append(list(_history(entry)))
+            return len(more) - 1
+        return None
+    kept = {k: v for k, v in kwargs.items() if k != "training"}
+    template = template_from_config({"args": args[1:], "kwargs": kept}, take, where)
+    if template.count == 0 and not template.args and not template.kwargs:
+        return {"inputs": refs, "listed": listed}
+    return {"inputs": refs + more, "listed": listed,
+            "call": template.get_config(lambda i: {NODE_INPUT: i})}
+
+
+def _keras_call_node(node: dict, shapes: dict) -> dict:
+    """A tinynet node with further call arguments as Keras writes it: the first input,
+    then the arguments, each tensor a ``__keras_tensor__`` entry."""
+    template = template_from_config(node["call"])
+    refs = node["inputs"]
+    n = len(refs) - template.count
+    first = ([_keras_tensor(r, shapes) for r in refs[:n]] if node.get("listed")
+             else _keras_tensor(refs[0], shapes))
+    config = template.get_config(lambda i: _keras_tensor(refs[n + i], shapes))
+    return {"args": [first, *config["args"]], "kwargs": config["kwargs"]}
+
+
 def _history(tensor: Any) -> tuple:
     """A Keras tensor entry's ``keras_history`` (``(layer, node, index)``), else ``()``."""
     config = tensor.get("config") if isinstance(tensor, dict) else None
@@ -466,7 +506,7 @@ def tinynet_model_config(entry: Any, where: str, table: dict) -> dict:
         if isinstance(layer_entry.get("name"), str) and layer_entry["name"] in masks:
             continue  # an Embedding's mask, which tinynet's layers hand on themselves
         if layer_entry.get("class_name") in ("Sequential", "Functional", "Model"):
-            out = tinynet_model_config(layer_entry, where, table)
+            out, cls = tinynet_model_config(layer_entry, where, table), None
         else:
             name, cls = _layer_class(layer_entry, where, table)
             inner = layer_entry.get("config")
@@ -500,6 +540,9 @@ def tinynet_model_config(entry: Any, where: str, table: dict) -> dict:
                 if _history(kwargs.get("mask"))[:1] and _history(kwargs["mask"])[0] in masks:
                     del kwargs["mask"]  # the automatic mask (see _automatic_masks)
                 # training: tinynet's fit/predict set it for every layer, as Keras's do
+                if getattr(cls, "_has_call", False):  # a call() layer keeps its arguments
+                    out["inbound_nodes"].append(_call_node(node, kwargs, where))
+                    continue
                 used = {k: v for k, v in kwargs.items() if v is not None and k != "training"}
                 if used:
                     raise ValueError(f"{where}: layer {out['name']!r:.80} is called with "
