@@ -42,6 +42,8 @@ class _Plan:
         self.batch, height, width, _ = x_shape
         self.cm = w_shape[-1]
         self.cp = -(-self.cm // _LANES) * _LANES
+        # the kernels read x (and the output gradient) in place: no widened samples
+        self.whole = self.cm == self.cp == x_shape[3]
         self.out_shape = (self.batch, oh, ow, self.cm)
         self.hp, self.wp, self.ghp, self.gwp = height, width, oh, ow  # widened buffers
         self.row = max(ow, width) * self.cp
@@ -51,6 +53,9 @@ class _Plan:
         self.slots = max(min(threads, len(self.tasks)), 1)
 
     def samples(self) -> np.ndarray:
+        """The widened samples' buffers (a stand-in when the kernels read ``x`` in place)."""
+        if self.whole:
+            return self.small()
         return np.empty((self.slots, self.hp, self.wp, self.cp), dtype=np.float32)
 
     def small(self) -> np.ndarray:
