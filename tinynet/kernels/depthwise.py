@@ -78,7 +78,8 @@ def _widen(a, b, mult, cp, out):
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, kw, wflat,
-              bias, use_bias, out, o0, ostep, nrows, count, tab, fold, rowbuf, channels, mult):
+              bias, use_bias, out, o0, ostep, nrows, count, tab, fold, rowbuf, channels, mult,
+              ps, ones):
     """``nrows`` rows of ``count`` output pixels: pixel ``px`` of row ``q`` is the sum over
     the taps ``(i, j)``, row-major, whose source pixel exists, of that pixel times the
     tap's weights ``wflat[(i * kw + j) * CP + k]`` (each product added to the running sum
@@ -87,9 +88,10 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
     ``(ar0 + q * arstep + i * er) / dr`` and column ``(px * pc + ac + j * ec) / dc``,
     where the divisions are exact and the results inside the image.
 
-    The row goes to ``out[o0 + q * ostep + px * CP + k]``, or, with ``fold``, is made in
-    ``rowbuf`` and ``out[o0 + q * ostep + px * channels + c]`` gets the sum, in order, of
-    the ``mult`` copies ``rowbuf[px * CP + c * mult + m]``. Pixels whose every tap column
+    The row goes to ``out[o0 + q * ostep + px * ps + k]`` (``k < CP``), or, with ``fold``,
+    is made in ``rowbuf`` and ``out[o0 + q * ostep + px * ps + c]`` (``c < channels``) gets
+    the sum, in order, of the ``mult`` copies ``rowbuf[px * CP + c * mult + m]``; with
+    ``ones``, ``out[o0 + q * ostep + px * ps + channels]`` is 1. Pixels whose every tap column
     is inside run four at a time (``dc == 1``), sharing each loaded weight vector; the
     others one by one."""
     cp = bias.shape[0]
@@ -115,6 +117,7 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
             hi = lo + (hi - lo) // 4 * 4
         dst = rowbuf if fold else out
         d0 = 0 if fold else o0 + q * ostep
+        dps = cp if fold else ps  # the pixel stride in dst
         for px in range(lo, hi, 4):
             for c in range(0, cp, 16):
                 a0 = vsplat(0.0)
@@ -135,11 +138,11 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
                     a1 = a1 + bv
                     a2 = a2 + bv
                     a3 = a3 + bv
-                o = d0 + px * cp + c
+                o = d0 + px * dps + c
                 vstore(dst, o, a0)
-                vstore(dst, o + cp, a1)
-                vstore(dst, o + 2 * cp, a2)
-                vstore(dst, o + 3 * cp, a3)
+                vstore(dst, o + dps, a1)
+                vstore(dst, o + 2 * dps, a2)
+                vstore(dst, o + 3 * dps, a3)
         for px in range(count):  # the rest one by one, with the taps that exist
             if lo <= px < hi:
                 continue
@@ -157,23 +160,28 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
                     a0 = a0 + vload(sflat, tab[_POFF, t] + c) * vload(wflat, tab[_PWGT, t] + c)
                 if use_bias:
                     a0 = a0 + vload(bias, c)
-                vstore(dst, d0 + px * cp + c, a0)
+                vstore(dst, d0 + px * dps + c, a0)
+        f0 = o0 + q * ostep
         if fold:
-            f0 = o0 + q * ostep
             for px in range(count):
                 for c in range(channels):
                     e = px * cp + c * mult
                     total = rowbuf[e]
                     for m in range(1, mult):
                         total += rowbuf[e + m]
-                    out[f0 + px * channels + c] = total
+                    out[f0 + px * ps + c] = total
+        if ones:
+            for px in range(count):
+                out[f0 + px * ps + channels] = np.float32(1.0)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _forward_slot(x, wf, bias, use_bias, y, tasks, s, slots, pt, pl, sh, sw, dh, dw, xe, rowbuf):
+def _forward_slot(x, wf, bias, use_bias, ones, y, tasks, s, slots, pt, pl, sh, sw, dh, dw, xe,
+                  rowbuf):
     kh, kw, cp = wf.shape
     height, width = x.shape[1], x.shape[2]
-    oh, ow, cm = y.shape[1], y.shape[2], y.shape[3]
+    oh, ow, ps = y.shape[1], y.shape[2], y.shape[3]
+    cm = ps - 1 if ones else ps
     mult = cm // x.shape[3]
     direct = mult == 1 and cm == cp  # x's rows are whole vectors already
     wflat = wf.reshape(-1)
@@ -187,28 +195,30 @@ def _forward_slot(x, wf, bias, use_bias, y, tasks, s, slots, pt, pl, sh, sw, dh,
                 _widen(x, b, mult, cp, xeflat)
             _tap_rows(sflat, b * height * width * cp if direct else 0, height, width, -pt, sh,
                       dh, 1, sw, -pl, dw, 1, kh, kw, wflat, bias, use_bias, yflat,
-                      b * oh * ow * cm, ow * cm, oh, ow, tab, cm != cp, rowbuf, cm, 1)
+                      b * oh * ow * ps, ow * ps, oh, ow, tab, cm != cp, rowbuf, cm, 1, ps, ones)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def forward_serial(x, wf, bias, use_bias, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows):
+def forward_serial(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows):
     """``y`` = the depthwise convolution of ``x`` ``[B, H, W, C]`` with ``wf``
     ``[KH, KW, CP]`` (the kernel ``[KH, KW, C * M]`` padded with zero channels), plus
-    ``bias[CP]`` if ``use_bias``, the tasks in order on one slot. ``xes[slot]`` is a
+    ``bias[CP]`` if ``use_bias``, the tasks in order on one slot. With ``ones``, ``y`` is
+    ``[B, OH, OW, C * M + 1]`` and its last channel is 1 (a GEMM's bias input, written in
+    the same sweep); else ``[B, OH, OW, C * M]``. ``xes[slot]`` is a
     ``[H, W, CP]`` buffer for the widened sample (unused when ``M == 1`` and ``C == CP``),
     ``rows[slot]`` one output row of ``CP`` channels."""
     for s in range(xes.shape[0]):  # one slot; a loop, so no literal slot numbers
-        _forward_slot(x, wf, bias, use_bias, y, tasks, s, xes.shape[0], pt, pl, sh, sw, dh,
-                      dw, xes[s], rows[s])
+        _forward_slot(x, wf, bias, use_bias, ones, y, tasks, s, xes.shape[0], pt, pl, sh, sw,
+                      dh, dw, xes[s], rows[s])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def forward_parallel(x, wf, bias, use_bias, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows):
+def forward_parallel(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows):
     """:func:`forward_serial` with the tasks spread over ``len(xes)`` slots (same bits)."""
     slots = xes.shape[0]
     for s in prange(slots):
-        _forward_slot(x, wf, bias, use_bias, y, tasks, np.int64(s), slots, pt, pl, sh, sw,
-                      dh, dw, xes[s], rows[s])
+        _forward_slot(x, wf, bias, use_bias, ones, y, tasks, np.int64(s), slots, pt, pl, sh,
+                      sw, dh, dw, xes[s], rows[s])
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
@@ -361,7 +371,8 @@ def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slo
                 if want_dx and r < height:
                     _tap_rows(gflat, goff, oh, ow, r + pt, 0, -dh, sh, 1, pl, -dw, sw, kh, kw,
                               wflat, nobias, False, dxflat, (b * height + r) * width * channels,
-                              0, 1, width, tab, not whole, rowbuf, channels, mult)
+                              0, 1, width, tab, not whole, rowbuf, channels, mult, channels,
+                              False)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -13,6 +13,7 @@ import pytest
 
 from tinynet.activations import get
 from tinynet.ops.arrays import convolution as cv
+from tinynet.ops.arrays.matmul import matmul
 
 GELU = get("gelu")  # reads its input in the backward: ``pre`` is kept
 
@@ -119,9 +120,53 @@ def test_depthwise_and_separable_forwards_match_float64_reference():
     y, pre = cv.depthwise_conv_forward(x, wd, bd, GELU, geometry)
     np.testing.assert_allclose(pre, d64 + bd, rtol=1e-5, atol=1e-5)
     y, pre, d = cv.separable_conv_forward(x, wd, wp, b, GELU, geometry)
-    assert d.shape == (2, 5, 5, 6)
-    np.testing.assert_allclose(d.reshape(-1, 6), d64, rtol=1e-5, atol=1e-5)
+    assert d.shape == (2, 5, 5, 7)  # with a bias: a last channel of ones
+    np.testing.assert_allclose(d[..., :6].reshape(-1, 6), d64, rtol=1e-5, atol=1e-5)
+    assert np.all(d[..., 6] == 1.0)
     np.testing.assert_allclose(y, _gelu64(d64 @ wp + b), rtol=1e-5, atol=1e-5)
+    y, pre, d = cv.separable_conv_forward(x, wd, wp, None, None, geometry)
+    assert d.shape == (2, 5, 5, 6) and pre is None
+    np.testing.assert_allclose(y, d64 @ wp, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape, mult, filters", [((2, 5, 5, 3), 2, 4), ((3, 6, 6, 16), 1, 40),
+                                                  ((4, 30, 30, 32), 1, 64)])
+def test_separable_bias_is_the_gemms_last_product_with_the_bits_of_a_bias_add(shape, mult,
+                                                                               filters):
+    # the chain ends with 1 * bias: one rounded float32 add after the product, as a bias
+    # pass over the product gives (small products and the blocked GEMM alike)
+    rng = np.random.default_rng(5)
+    x, wd = _rand(rng, *shape), _rand(rng, 3, 3, shape[3] * mult)
+    wp, b = _rand(rng, shape[3] * mult, filters), _rand(rng, filters)
+    geometry = _geometry(3, 1, 1, shape[1])
+    y, pre, d = cv.separable_conv_forward(x, wd, wp, b, GELU, geometry)
+    z = matmul(cv.separable_conv_forward(x, wd, wp, None, None, geometry)[2].reshape(
+        -1, shape[3] * mult), wp)
+    np.testing.assert_array_equal(pre, z + b)
+    np.testing.assert_array_equal(d[..., :-1], cv.separable_conv_forward(
+        x, wd, wp, None, None, geometry)[2])
+
+
+def test_separable_bias_gradient_is_the_column_sum_of_the_output_gradient():
+    rng = np.random.default_rng(6)
+    x, wd, wp, b = _rand(rng, 2, 4, 4, 3), _rand(rng, 3, 3, 3), _rand(rng, 3, 5), _rand(rng, 5)
+    geometry = _geometry(3, 1, 1, 4)
+    y, pre, d = cv.separable_conv_forward(x, wd, wp, b, None, geometry)
+    # small integers: every partial sum is exact, so the gradient is too
+    g = rng.integers(-4, 5, size=y.shape).astype(np.float32)
+    _, _, dwp, db = cv.separable_conv_backward(x, wd, wp, d, pre, y, g, None, geometry,
+                                               want_input=False, want_depthwise=False,
+                                               want_pointwise=False, want_bias=True)
+    np.testing.assert_array_equal(db, g.astype(np.float64).sum(axis=0))
+    assert dwp is None
+    g = _rand(rng, *y.shape)
+    _, _, dwp, db = cv.separable_conv_backward(x, wd, wp, d, pre, y, g, None, geometry,
+                                               want_input=False, want_depthwise=False,
+                                               want_pointwise=True, want_bias=True)
+    d64 = d[..., :3].reshape(-1, 3).astype(np.float64)
+    np.testing.assert_allclose(db, g.astype(np.float64).sum(axis=0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dwp, d64.T @ g, rtol=1e-5, atol=1e-5)
+    assert dwp.shape == (3, 5) and db.shape == (5,)
 
 
 def test_conv_transpose_forward_is_the_convolutions_input_gradient():

@@ -151,3 +151,22 @@ def test_serial_parallel_and_thread_counts_give_the_same_bits(shape, mult, kerne
                     np.testing.assert_array_equal(a, b)
         finally:
             tuning.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("shape, mult, kernel, strides, dilation", CASES)
+def test_a_channel_of_ones_leaves_the_other_channels_bits(shape, mult, kernel, strides,
+                                                          dilation):
+    # SeparableConv2D's depthwise output: the plain output's bits, then a channel of ones,
+    # serial and parallel, with and without a bias
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((9, *shape[1:])).astype(np.float32)
+    geom = _geometry(shape[1], shape[2], *kernel, *strides, *dilation, True)
+    w3 = rng.standard_normal((*kernel, shape[3] * mult)).astype(np.float32)
+    for bias in (None, w3[0, 0]):
+        plain = depthwise_forward(x, w3, geom, bias)
+        for gate in (0, 2**62):
+            with tuning.override(conv_parallel_min_elems=gate):
+                y = depthwise_forward(x, w3, geom, bias, ones=True)
+            assert y.shape == (*plain.shape[:3], plain.shape[3] + 1)
+            np.testing.assert_array_equal(y[..., :-1], plain)
+            assert np.all(y[..., -1] == 1.0)

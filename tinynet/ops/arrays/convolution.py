@@ -13,8 +13,10 @@ for.
   roles of ``x`` and the output gradient swapped).
 * ``depthwise_conv_*``: DepthwiseConv2D (:mod:`tinynet.ops.arrays.depthwise`, the bias
   added and its gradient summed in the depthwise pass).
-* ``separable_conv_*``: SeparableConv2D, the depthwise convolution without bias, then
-  the pointwise kernel as one GEMM, the bias added in the activation pass.
+* ``separable_conv_*``: SeparableConv2D, the depthwise convolution without bias (its
+  output given a channel of ones when the layer has a bias), then the pointwise kernel,
+  with the bias as its last row, as one GEMM: the bias is the GEMM's last product (the
+  bits of a bias added after it), and its gradient the kernel gradient GEMM's last row.
 
 ``geometry`` is ``(kh, kw, sh, sw, dh, dw, pad_top, pad_left, oh, ow)`` of the
 convolution that runs (for Conv2DTranspose, the equivalent convolution whose input has
@@ -198,11 +200,17 @@ def separable_conv_forward(x: np.ndarray, depthwise: np.ndarray, pointwise: np.n
 
     Returns:
         ``(y, pre, d)``: the output ``[B * OH * OW, F]``, the pre-activation when ``fn``'s
-        backward reads it (else ``None``) and the depthwise output ``[B, OH, OW, C * M]``,
-        which the backward reads.
+        backward reads it (else ``None``) and the depthwise output ``[B, OH, OW, C * M]``
+        with, when there is a bias, a last channel of ones (``C * M + 1`` channels), which
+        the backward reads.
     """
-    d = depthwise_forward(x, depthwise, geometry)
-    y, pre = bias_act_forward(matmul(d.reshape(-1, d.shape[-1]), pointwise), bias, fn)
+    # With a bias, d's channel of ones meets the bias as the pointwise kernel's last row:
+    # each output's chain ends with 1 * bias, one rounded add, the bits of a bias pass.
+    d = depthwise_forward(x, depthwise, geometry, ones=bias is not None)
+    if bias is not None:
+        pointwise = np.concatenate(
+            (pointwise, np.asarray(bias, dtype=np.float32).reshape(1, -1)))
+    y, pre = bias_act_forward(matmul(d.reshape(-1, d.shape[-1]), pointwise), None, fn)
     return y, pre, d
 
 
@@ -216,14 +224,24 @@ def separable_conv_backward(x: np.ndarray, depthwise: np.ndarray, pointwise: np.
     """The gradients of :func:`separable_conv_forward` from dL/dy ``grad``
     (``[B * OH * OW, F]``); ``d`` is the forward's depthwise output.
 
+    With a bias, ``d``'s channel of ones makes the bias gradient the pointwise kernel
+    gradient's last row (each element one chain of fused multiply-adds over the rows, as
+    the kernel gradient's); without one the bias gradient, if asked, is a column fold.
+
     Returns:
         ``(dx [B, H, W, C], ddepthwise [KH, KW, C * M], dpointwise [C * M, F],
         dbias [F])``, each ``None`` unless its flag asks for it.
     """
     dz = bias_act_backward(fn, pre, y, grad)
-    dbias = bias_grad(dz) if want_bias else None
-    d2 = d.reshape(-1, d.shape[-1])
-    dpointwise = matmul(d2, dz, trans_a=True) if want_pointwise else None
+    cm = pointwise.shape[0]
+    ones = d.shape[-1] == cm + 1
+    dpointwise = dbias = None
+    if want_pointwise or (want_bias and ones):
+        dwe = matmul(d.reshape(-1, d.shape[-1]), dz, trans_a=True)  # [C * M (+1), F]
+        dpointwise = dwe[:cm] if want_pointwise else None
+        dbias = dwe[cm] if want_bias else None
+    elif want_bias:
+        dbias = bias_grad(dz)
     if not (want_input or want_depthwise):
         return None, None, dpointwise, dbias
     dd = matmul(dz, pointwise, trans_b=True)

@@ -42,6 +42,8 @@ class _Plan:
         self.batch, height, width, _ = x_shape
         self.cm = w_shape[-1]
         self.cp = -(-self.cm // _LANES) * _LANES
+        # the kernels read x (and the output gradient) in place: no widened samples
+        self.whole = self.cm == self.cp == x_shape[3]
         self.out_shape = (self.batch, oh, ow, self.cm)
         self.hp, self.wp, self.ghp, self.gwp = height, width, oh, ow  # widened buffers
         self.row = max(ow, width) * self.cp
@@ -51,6 +53,9 @@ class _Plan:
         self.slots = max(min(threads, len(self.tasks)), 1)
 
     def samples(self) -> np.ndarray:
+        """The widened samples' buffers (a stand-in when the kernels read ``x`` in place)."""
+        if self.whole:
+            return self.small()
         return np.empty((self.slots, self.hp, self.wp, self.cp), dtype=np.float32)
 
     def small(self) -> np.ndarray:
@@ -76,7 +81,7 @@ class _Plan:
 
 
 def depthwise_forward(x: np.ndarray, w3: np.ndarray, geometry: tuple,
-                      bias: np.ndarray | None = None) -> np.ndarray:
+                      bias: np.ndarray | None = None, *, ones: bool = False) -> np.ndarray:
     """The depthwise convolution of ``x``, plus ``bias`` if given (added to each output
     element's finished sum, as a separate bias add would).
 
@@ -85,22 +90,24 @@ def depthwise_forward(x: np.ndarray, w3: np.ndarray, geometry: tuple,
         w3: float32 C-contiguous kernel ``[KH, KW, C * M]``.
         geometry: ``(kh, kw, sh, sw, dh, dw, pad_top, pad_left, oh, ow)``.
         bias: float32 ``[C * M]`` or ``None``.
+        ones: Append a channel of ones to each output pixel (written in the same sweep),
+            so that a GEMM of the output adds a bias as its last product.
 
     Returns:
-        float32 ``[B, OH, OW, C * M]``.
+        float32 ``[B, OH, OW, C * M]`` (``C * M + 1`` channels with ``ones``).
 
     Shape:
-        x: ``[B, H, W, C]``; w3: ``[KH, KW, C*M]``; output: ``[B, OH, OW, C*M]``.
+        x: ``[B, H, W, C]``; w3: ``[KH, KW, C*M]``; output: ``[B, OH, OW, C*M (+1)]``.
     """
     plan = _Plan(x.shape, w3.shape, geometry)
-    y = np.empty(plan.out_shape, dtype=np.float32)
+    y = np.empty((*plan.out_shape[:3], plan.cm + 1 if ones else plan.cm), dtype=np.float32)
     if y.size == 0:
         return y
     kernel = dk.forward_parallel if plan.parallel else dk.forward_serial
     wf = plan.padded(w3)
     bp = wf[0, 0] if bias is None else plan.padded(
         np.asarray(bias, dtype=np.float32).reshape(1, 1, -1))[0, 0]
-    kernel(x, wf, bp, bias is not None, y, *plan.args(), plan.samples(), plan.rows())
+    kernel(x, wf, bp, bias is not None, ones, y, *plan.args(), plan.samples(), plan.rows())
     return y
 
 
