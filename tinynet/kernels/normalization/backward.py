@@ -301,8 +301,12 @@ def _parallel_driver(layout: int, recompute: bool):
     def group_backward_parallel(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
                                 parts):
         for phase in range(3 if (d.passes & BY_BLOCKS) != 0 else 1):
-            for t in prange(task_count(d, phase)):
-                _serial(layout, recompute, g, s, dx, task_share(d, phase, t), affine_only,
-                        stream, gamma, stats, gp, coeff, parts)
+            if phase == 1:  # the merges: a few sums per sample, on this thread
+                for b in range(d.batch):
+                    _coefficients(b, d, gp, affine_only, coeff)
+            else:
+                for t in prange(task_count(d, phase)):
+                    _serial(layout, recompute, g, s, dx, task_share(d, phase, t), affine_only,
+                            stream, gamma, stats, gp, coeff, parts)
 
     return group_backward_parallel

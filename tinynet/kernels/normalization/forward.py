@@ -304,9 +304,13 @@ def _parallel_driver(layout: int, want_xn: bool):
         by_blocks = (d.passes & BY_BLOCKS) != 0
         first = 2 if given and by_blocks else 0
         for phase in range(first, 3 if by_blocks else 1):
-            for t in prange(task_count(d, phase)):
-                _serial(layout, want_xn, x, out, xn, task_share(d, phase, t), epsilon, given,
-                        stream, gamma, beta, part, stats)
+            if phase == 1:  # the merges: a few sums per sample, on this thread
+                for b in range(d.batch):
+                    _finish_stats(x, b, d, epsilon, part, stats)
+            else:
+                for t in prange(task_count(d, phase)):
+                    _serial(layout, want_xn, x, out, xn, task_share(d, phase, t), epsilon,
+                            given, stream, gamma, beta, part, stats)
 
     return group_forward_parallel
 

@@ -228,7 +228,8 @@ def share_of(d, lo, hi, k0, k1, passes):
 def task_count(d, phase):
     """Tasks of a parallel driver's ``phase``: runs of ``spc`` whole samples (one phase);
     or, :data:`BY_BLOCKS`, every (sample, block), then every sample, then every (sample,
-    block) again (the block sums, their merges, the element-wise pass)."""
+    block) again (the block sums, their merges, the element-wise pass; the drivers run
+    the merges on the calling thread, without a parallel region of their own)."""
     if not d.passes & BY_BLOCKS:
         return (d.batch + d.spc - 1) // d.spc
     return d.batch if phase == 1 else d.batch * d.nblk
