@@ -95,7 +95,8 @@ def _kernel_call(name, plan, g, x, dx, mean, inv_std, gamma, gp, coeff, parts):
         kernel(g, x, dx, plan.dims, True, False, False, gamma, stats, coeff, parts)
     else:
         kernel = backward_kernel(plan.layout, _MODES[name], True)
-        kernel(g, x, dx, plan.dims, False, False, gamma, stats, gp, coeff, parts)
+        kernel(g, x, dx, plan.dims_for(_MODES[name]), False, False, gamma, stats, gp, coeff,
+               parts)
 
 
 # Small samples pack several to a task (spc > 1) and only ever run the serial or chunk

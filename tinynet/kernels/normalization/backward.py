@@ -9,10 +9,10 @@ weighted by ``gamma`` and reduced per group, the per-(sample, group) sums behind
 forward sweep computed it. When whole samples go to a task both passes of a sample run
 back to back while it is still in cache.
 
-Each (layout, ``recompute``) has its own compiled gradient-sums block and ``dx`` pass,
-and :func:`backward_kernel` one driver per (layout, mode, ``recompute``), as
-:mod:`.forward` does: the layers always recompute ``xn``, so they compile one copy of
-each pass, without the given-``xn`` branches.
+:func:`backward_kernel` builds one driver per (layout, mode, ``recompute``), as
+:mod:`.forward` does: the serial driver holds both passes of its layout inlined (the
+layers always recompute ``xn``, so they compile it without the given-``xn`` branches),
+and one parallel driver (``CHUNKS`` and ``BLOCKS``) calls it on each task's share.
 """
 
 from __future__ import annotations
@@ -27,12 +27,14 @@ from tinynet.kernels.normalization.folds import group_sums
 from tinynet.kernels.normalization.formulas import dx_group, normalized
 from tinynet.kernels.normalization.lanes import (DX, GRAD_RECOMPUTE, GRAD_XN,
                                                                half_sums, map_rows, quad_sums)
-from tinynet.kernels.normalization.layout import (CHUNKS, HALF_ROWS, QUAD_ROWS,
-                                                                SERIAL, SPANS, TWO_QUADS,
+from tinynet.kernels.normalization.layout import (APPLY_PASS, BY_BLOCKS, FINISH_PASS,
+                                                                HALF_ROWS, QUAD_ROWS, SERIAL,
+                                                                SPANS, STATS_PASS, TWO_QUADS,
                                                                 copies_needed, expand,
                                                                 fold_copies, lane_copies, repeat,
-                                                                reversed_task, span, span_count,
-                                                                span_reps, wide_rows, zero)
+                                                                span, span_count, span_reps,
+                                                                task_count, task_share,
+                                                                wide_rows, zero)
 
 __all__ = ["backward_kernel"]
 
@@ -189,78 +191,6 @@ def _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, co
                  mean_c, ga_c, xa_c, ca_c, width)
 
 
-def _pass_fns(layout: int, recompute: bool):
-    """The compiled gradient-sums block and ``dx`` pass of ``layout``, ``xn`` recomputed
-    from the input or given (a constant: the layers always recompute, so they compile
-    one copy of each)."""
-    variant = f"{layout}_{int(recompute)}"
-
-    @njit(callee=True, cache=True, variant=variant, error_model="numpy")
-    def grad(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
-        _grad_body(layout, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-
-    @njit(callee=True, cache=True, variant=variant, error_model="numpy")
-    def dx_pass(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
-        _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
-                 scratch)
-
-    return grad, dx_pass
-
-
-# Module globals, not closure cells of the drivers: Numba keys a closure's cache entry on
-# its cells' pickled contents, and a dispatcher pickles differently in every process.
-((_grad_spans_given, _dx_spans_given), (_grad_spans, _dx_spans),
- (_grad_half_given, _dx_half_given), (_grad_half, _dx_half),
- (_grad_quad_given, _dx_quad_given), (_grad_quad, _dx_quad),
- (_grad_two_quads_given, _dx_two_quads_given), (_grad_two_quads, _dx_two_quads)) = (
-    _pass_fns(layout, recompute) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
-    for recompute in (False, True))
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _grad(layout, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
-    """The gradient sums of ``layout`` and ``recompute`` (constants of the caller: one
-    call remains)."""
-    if layout == SPANS and recompute:
-        _grad_spans(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    elif layout == SPANS:
-        _grad_spans_given(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    elif layout == HALF_ROWS and recompute:
-        _grad_half(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    elif layout == HALF_ROWS:
-        _grad_half_given(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    elif layout == QUAD_ROWS and recompute:
-        _grad_quad(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    elif layout == QUAD_ROWS:
-        _grad_quad_given(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    elif layout == TWO_QUADS and recompute:
-        _grad_two_quads(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-    elif layout == TWO_QUADS:
-        _grad_two_quads_given(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _dx(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
-    """The ``dx`` pass of ``layout`` and ``recompute`` (constants of the caller: one call
-    remains)."""
-    if layout == SPANS and recompute:
-        _dx_spans(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    elif layout == SPANS:
-        _dx_spans_given(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    elif layout == HALF_ROWS and recompute:
-        _dx_half(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    elif layout == HALF_ROWS:
-        _dx_half_given(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    elif layout == QUAD_ROWS and recompute:
-        _dx_quad(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    elif layout == QUAD_ROWS:
-        _dx_quad_given(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    elif layout == TWO_QUADS and recompute:
-        _dx_two_quads(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-    elif layout == TWO_QUADS:
-        _dx_two_quads_given(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch)
-
-
 @njit(cache=True, inline="always", error_model="numpy")
 def _add_row(parts, t, u, v, channels, first):
     """Adds the block lanes ``u``, ``v`` to task row ``t`` of the float64 parameter
@@ -273,77 +203,110 @@ def _add_row(parts, t, u, v, channels, first):
         pv[c] = (0.0 if first else pv[c]) + np.float64(v[c])
 
 
+def _serial_fn(layout: int, recompute: bool):
+    """The serial driver of ``layout`` and ``recompute``: the one compiled body of the
+    backward, which the parallel drivers call for their share (see
+    :func:`backward_kernel`)."""
+
+    @njit(cache=True, variant=f"{layout}_{int(recompute)}", error_model="numpy")
+    def group_backward_serial(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
+                              parts):
+        w = span_reps(d.channels) * d.channels
+        lanes = np.empty(2 * w, dtype=np.float32)
+        scratch = np.empty(5 * w, dtype=np.float32)
+        u = lanes[:w]
+        v = lanes[w:]
+        r0 = d.k0 * d.block
+        r1 = min(d.k1 * d.block, d.positions)
+        for b in range(d.lo, d.hi):
+            if d.passes & STATS_PASS:
+                for k in range(d.k0, d.k1):
+                    _grad_body(layout, recompute, g, s, b, k * d.block,
+                               min((k + 1) * d.block, d.positions), d, stats, gamma, scratch,
+                               u, v, gp, k)
+                    # task rows: the first sample of each chunk of spc starts its rows
+                    _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels,
+                             b % d.spc == 0)
+            if d.passes & FINISH_PASS:
+                _coefficients(b, d, gp, affine_only, coeff)
+            if d.passes & APPLY_PASS:
+                _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                         scratch)
+
+    return group_backward_serial
+
+
+# Module globals, not closure cells of the parallel drivers: Numba keys a closure's cache
+# entry on its cells' pickled contents, and a dispatcher pickles differently in every
+# process.
+(_serial_spans_given, _serial_spans, _serial_half_given, _serial_half, _serial_quad_given,
+ _serial_quad, _serial_two_quads_given, _serial_two_quads) = (
+    _serial_fn(layout, recompute) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
+    for recompute in (False, True))
+
+
 @njit(cache=True, inline="always", error_model="numpy")
-def _samples(layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
-             parts, b0, b1):
-    """Both passes, sample by sample; parameter partials per task row (the first sample
-    of each chunk of ``spc`` starts its rows)."""
-    w = span_reps(d.channels) * d.channels
-    lanes = np.empty(2 * w, dtype=np.float32)
-    scratch = np.empty(5 * w, dtype=np.float32)
-    u = lanes[:w]
-    v = lanes[w:]
-    for b in range(b0, b1):
-        for k in range(d.nblk):
-            _grad(layout, recompute, g, s, b, k * d.block, min((k + 1) * d.block, d.positions),
-                  d, stats, gamma, scratch, u, v, gp, k)
-            _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels, b % d.spc == 0)
-        _coefficients(b, d, gp, affine_only, coeff)
-        _dx(layout, recompute, g, s, dx, stream, b, b - b, d.positions, d, stats, gamma,
-            coeff, scratch)  # b - b: see forward._samples
+def _serial(layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
+            parts):
+    """The serial driver of ``layout`` and ``recompute`` (constants of the caller: one call
+    remains) on the share ``d`` names."""
+    if layout == SPANS and recompute:
+        _serial_spans(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
+    elif layout == SPANS:
+        _serial_spans_given(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
+    elif layout == HALF_ROWS and recompute:
+        _serial_half(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
+    elif layout == HALF_ROWS:
+        _serial_half_given(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
+    elif layout == QUAD_ROWS and recompute:
+        _serial_quad(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
+    elif layout == QUAD_ROWS:
+        _serial_quad_given(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
+    elif layout == TWO_QUADS and recompute:
+        _serial_two_quads(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
+    elif layout == TWO_QUADS:
+        _serial_two_quads_given(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
+                                parts)
 
 
-@functools.cache
+_SERIAL_DRIVERS = {
+    (SPANS, False): _serial_spans_given, (SPANS, True): _serial_spans,
+    (HALF_ROWS, False): _serial_half_given, (HALF_ROWS, True): _serial_half,
+    (QUAD_ROWS, False): _serial_quad_given, (QUAD_ROWS, True): _serial_quad,
+    (TWO_QUADS, False): _serial_two_quads_given, (TWO_QUADS, True): _serial_two_quads}
+
+
 def backward_kernel(layout: int, mode: int, recompute: bool):
     """The compiled backward driver of one layout, mode and ``recompute`` (compiled on
     first use).
 
     The driver is ``kernel(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
     parts)``: flat float32 ``g``, ``s`` (the input when ``recompute``, else ``xn``),
-    ``dx``; ``d`` the plan's ``Dims``; ``stats[2, batch * groups]`` mean and inv_std;
-    ``gp[2, batch, nblk, groups]`` float64 block partials; ``coeff[2, batch * groups]``
-    float32 per-group coefficients; ``parts[2, ntasks, C]`` float64 parameter partials.
+    ``dx``; ``d`` the plan's ``Dims`` (the share: all of it from Python);
+    ``stats[2, batch * groups]`` mean and inv_std; ``gp[2, batch, nblk, groups]`` float64
+    block partials; ``coeff[2, batch * groups]`` float32 per-group coefficients;
+    ``parts[2, ntasks, C]`` float64 parameter partials. As in :func:`forward.forward_kernel`,
+    the serial driver holds the body, and ``CHUNKS`` and ``BLOCKS`` share one parallel
+    driver that calls it on each task's share.
     """
-    variant = f"{layout}_{int(recompute)}"
     if mode == SERIAL:
-        @njit(cache=True, variant=variant, error_model="numpy")
-        def group_backward_serial(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
-                                  parts):
-            _samples(layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
-                     parts, 0, d.batch)
+        return _SERIAL_DRIVERS[layout, recompute]
+    return _parallel_driver(layout, recompute)
 
-        return group_backward_serial
-    if mode == CHUNKS:
-        @njit(cache=True, variant=variant, parallel=True, error_model="numpy")
-        def group_backward_chunks_parallel(g, s, dx, d, affine_only, stream, gamma, stats,
-                                           gp, coeff, parts):
-            for j in prange((d.batch + d.spc - 1) // d.spc):
-                _samples(layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats, gp,
-                         coeff, parts, j * d.spc, min((j + 1) * d.spc, d.batch))
 
-        return group_backward_chunks_parallel
+@functools.cache
+def _parallel_driver(layout: int, recompute: bool):
+    @njit(cache=True, variant=f"{layout}_{int(recompute)}", parallel=True,
+          error_model="numpy")
+    def group_backward_parallel(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
+                                parts):
+        for phase in range(3 if (d.passes & BY_BLOCKS) != 0 else 1):
+            if phase == 1:  # the merges: a few sums per sample, on this thread
+                for b in range(d.batch):
+                    _coefficients(b, d, gp, affine_only, coeff)
+            else:
+                for t in prange(task_count(d, phase)):
+                    _serial(layout, recompute, g, s, dx, task_share(d, phase, t), affine_only,
+                            stream, gamma, stats, gp, coeff, parts)
 
-    @njit(cache=True, variant=variant, parallel=True, error_model="numpy")
-    def group_backward_blocks_parallel(g, s, dx, d, affine_only, stream, gamma, stats, gp,
-                                       coeff, parts):
-        """Few samples: the sums of every (sample, block) over threads, then ``dx``."""
-        w = span_reps(d.channels) * d.channels
-        for t in prange(d.batch * d.nblk):
-            b = t // d.nblk
-            k = t - b * d.nblk
-            lanes = np.empty(2 * w, dtype=np.float32)
-            scratch = np.empty(5 * w, dtype=np.float32)
-            u = lanes[:w]
-            v = lanes[w:]
-            _grad(layout, recompute, g, s, b, k * d.block, min((k + 1) * d.block, d.positions),
-                  d, stats, gamma, scratch, u, v, gp, k)
-            _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels, b % d.spc == 0)
-        for b in range(d.batch):
-            _coefficients(b, d, gp, affine_only, coeff)
-        for t in prange(d.batch * d.nblk):
-            b, k = reversed_task(t, d.batch, d.nblk)
-            scratch = np.empty(5 * w, dtype=np.float32)
-            _dx(layout, recompute, g, s, dx, stream, b, k * d.block,
-                min((k + 1) * d.block, d.positions), d, stats, gamma, coeff, scratch)
-
-    return group_backward_blocks_parallel
+    return group_backward_parallel

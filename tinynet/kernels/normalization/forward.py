@@ -13,14 +13,16 @@ groups in channel order (the Rust original's 8-lane segment sums) and block part
 block order in float64. The serial and parallel drivers share these helpers, so a gate
 or the thread count decides where work runs, never the bits.
 
-**Compiled pieces.** Each layout has its own compiled statistics block and sweep (a
-generic body inlined with the layout constant), and :func:`forward_kernel` builds one
-driver per (layout, mode, ``want_xn``): the parallel ones call those pieces, the serial
-one inlines their bodies, so a model that runs serially compiles one function, not three.
-The layout and ``want_xn`` are the closure's constants, so Numba prunes the other
-layouts' code and the unwanted ``xn`` stores before it types the driver (the layers never
-want ``xn``: they compile the sweep without them). A model compiles its own layouts only,
-each piece on first use.
+**Compiled pieces.** :func:`forward_kernel` builds one driver per (layout, mode,
+``want_xn``). The serial driver is the whole forward of its layout: the statistics block
+and the sweep of that layout inlined, the other layouts' code and the unwanted ``xn``
+stores pruned before typing (the layout and ``want_xn`` are the closure's constants; the
+layers never want ``xn``). The parallel drivers hold no copy of it: each thread calls the
+serial driver on its share of the work, named by the ``Dims`` it passes (a run of
+samples, or one position block and one pass), so a layout's forward body is typed and
+optimized once, in the serial driver, and a parallel loop's body is one call (a large
+inlined body costs Numba's parfor passes seconds). A model compiles its own layouts only,
+each driver on first use.
 Otherwise inlining stays within a block function (its loops and one-line helpers): Numba
 re-derives and copies an inlined function's IR at every call site, so deep chains of
 inlined functions cost compile time far beyond their size.
@@ -38,12 +40,15 @@ from tinynet.kernels.normalization.folds import group_sums
 from tinynet.kernels.normalization.formulas import affine_group, normalized
 from tinynet.kernels.normalization.lanes import (STATS, SWEEP, half_sums,
                                                                map_rows, quad_sums)
-from tinynet.kernels.normalization.layout import (BLOCKS, CHUNKS, HALF_ROWS,
+from tinynet.kernels.normalization.layout import (APPLY_PASS, BLOCKS, BY_BLOCKS,
+                                                                CHUNKS, FINISH_PASS, HALF_ROWS,
                                                                 QUAD_ROWS, SERIAL, SPANS,
-                                                                TWO_QUADS, copies_needed, expand,
+                                                                STATS_PASS, TWO_QUADS,
+                                                                copies_needed, expand,
                                                                 fold_copies, lane_copies, repeat,
-                                                                reversed_task, span, span_count,
-                                                                span_reps, wide_rows, zero)
+                                                                span, span_count, span_reps,
+                                                                task_count, task_share,
+                                                                wide_rows, zero)
 
 __all__ = ["SERIAL", "CHUNKS", "BLOCKS", "forward_kernel", "set_stats"]
 
@@ -107,34 +112,6 @@ def _stats_body(layout, x, base, p0, p1, d, scratch, part, b, k):
     fold_copies(c1, channels, copies)
     fold_copies(c2, channels, copies)
     group_sums(c1, c2, channels, cpg, part, b, k)
-
-
-def _stats_fn(layout: int):
-    """The compiled statistics block of ``layout`` (the body inlined with the layout a
-    constant): one per layout, so a model compiles the layouts of its channel counts."""
-
-    @njit(callee=True, cache=True, variant=layout, error_model="numpy")
-    def stats_block(x, base, p0, p1, d, scratch, part, b, k):
-        _stats_body(layout, x, base, p0, p1, d, scratch, part, b, k)
-
-    return stats_block
-
-
-_stats_spans, _stats_half, _stats_quad, _stats_two_quads = (
-    _stats_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _stats_block(layout, x, base, p0, p1, d, scratch, part, b, k):
-    """The statistics block of ``layout`` (a constant of the caller: one call remains)."""
-    if layout == SPANS:
-        _stats_spans(x, base, p0, p1, d, scratch, part, b, k)
-    elif layout == HALF_ROWS:
-        _stats_half(x, base, p0, p1, d, scratch, part, b, k)
-    elif layout == QUAD_ROWS:
-        _stats_quad(x, base, p0, p1, d, scratch, part, b, k)
-    else:
-        _stats_two_quads(x, base, p0, p1, d, scratch, part, b, k)
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -234,130 +211,112 @@ def _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
                     bet, width)
 
 
-def _sweep_fn(layout: int, want_xn: bool):
-    """The compiled sweep of ``layout``, writing ``xn`` too when ``want_xn`` (a constant:
-    the layers never want it, so they compile the sweep without its ``xn`` stores)."""
+def _serial_fn(layout: int, want_xn: bool):
+    """The serial driver of ``layout`` and ``want_xn``: the one compiled body of the
+    forward, which the parallel drivers call for their share (see :func:`forward_kernel`).
+    """
 
-    @njit(callee=True, cache=True, variant=f"{layout}_{int(want_xn)}", error_model="numpy")
-    def sweep(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
-        _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
-                    scratch)
+    @njit(cache=True, variant=f"{layout}_{int(want_xn)}", error_model="numpy")
+    def group_forward_serial(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats):
+        w = span_reps(d.channels) * d.channels
+        lanes = np.empty(3 * w, dtype=np.float32)
+        scratch = np.empty(4 * w, dtype=np.float32)
+        r0 = d.k0 * d.block
+        r1 = min(d.k1 * d.block, d.positions)
+        for b in range(d.lo, d.hi):
+            base = b * d.positions * d.channels
+            if not given and d.passes & STATS_PASS:
+                for k in range(d.k0, d.k1):
+                    p0, p1 = k * d.block, min((k + 1) * d.block, d.positions)
+                    _stats_body(layout, x, base, p0, p1, d, lanes, part, b, k)
+            if not given and d.passes & FINISH_PASS:
+                _finish_stats(x, b, d, epsilon, part, stats)
+            if d.passes & APPLY_PASS:
+                _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
+                            beta, scratch)
 
-    return sweep
+    return group_forward_serial
 
 
-# Module globals, not closure cells of the drivers: Numba keys a closure's cache entry on
-# its cells' pickled contents, and a dispatcher pickles differently in every process.
-(_sweep_spans, _sweep_spans_xn, _sweep_half, _sweep_half_xn, _sweep_quad, _sweep_quad_xn,
- _sweep_two_quads, _sweep_two_quads_xn) = (
-    _sweep_fn(layout, want_xn) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
+# Module globals, not closure cells of the parallel drivers: Numba keys a closure's cache
+# entry on its cells' pickled contents, and a dispatcher pickles differently in every
+# process.
+(_serial_spans, _serial_spans_xn, _serial_half, _serial_half_xn, _serial_quad,
+ _serial_quad_xn, _serial_two_quads, _serial_two_quads_xn) = (
+    _serial_fn(layout, want_xn) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
     for want_xn in (False, True))
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _sweep(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
-    """The sweep of ``layout`` and ``want_xn`` (constants of the caller: one call
-    remains)."""
+def _serial(layout, want_xn, x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats):
+    """The serial driver of ``layout`` and ``want_xn`` (constants of the caller: one call
+    remains) on the share ``d`` names."""
     if layout == SPANS and want_xn:
-        _sweep_spans_xn(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+        _serial_spans_xn(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
     elif layout == SPANS:
-        _sweep_spans(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+        _serial_spans(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
     elif layout == HALF_ROWS and want_xn:
-        _sweep_half_xn(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+        _serial_half_xn(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
     elif layout == HALF_ROWS:
-        _sweep_half(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+        _serial_half(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
     elif layout == QUAD_ROWS and want_xn:
-        _sweep_quad_xn(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+        _serial_quad_xn(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
     elif layout == QUAD_ROWS:
-        _sweep_quad(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+        _serial_quad(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
     elif layout == TWO_QUADS and want_xn:
-        _sweep_two_quads_xn(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+        _serial_two_quads_xn(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
     elif layout == TWO_QUADS:
-        _sweep_two_quads(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch)
+        _serial_two_quads(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _samples(layout, want_xn, flat, x, out, xn, d, epsilon, given, stream, gamma, beta, part,
-             stats, b0, b1):
-    """Statistics then sweep, sample by sample (each sample is still in cache). ``flat``
-    (the serial driver) inlines the statistics block and the sweep: linked in as
-    compiled functions, their code would be optimized once more in the driver. The chunks
-    driver calls them (a parallel loop's large inlined body costs Numba's parfor
-    passes)."""
-    w = span_reps(d.channels) * d.channels
-    lanes = np.empty(3 * w, dtype=np.float32)
-    scratch = np.empty(4 * w, dtype=np.float32)
-    for b in range(b0, b1):
-        base = b * d.positions * d.channels
-        if not given:
-            for k in range(d.nblk):
-                p0, p1 = k * d.block, min((k + 1) * d.block, d.positions)
-                if flat:
-                    _stats_body(layout, x, base, p0, p1, d, lanes, part, b, k)
-                else:
-                    _stats_block(layout, x, base, p0, p1, d, lanes, part, b, k)
-            _finish_stats(x, b, d, epsilon, part, stats)
-        # ``b - b``: position 0 as a run-time value (a literal argument would compile a
-        # second specialization of the sweep, beside the blocks driver's)
-        if flat:
-            _sweep_body(layout, want_xn, x, out, xn, stream, b, b - b, d.positions, d, stats,
-                        gamma, beta, scratch)
-        else:
-            _sweep(layout, want_xn, x, out, xn, stream, b, b - b, d.positions, d, stats, gamma,
-                   beta, scratch)
-
-
-@functools.cache
 def forward_kernel(layout: int, mode: int, want_xn: bool):
     """The compiled forward driver of one layout, mode and ``want_xn`` (compiled on first
     use).
 
     The driver is ``kernel(x, out, xn, d, epsilon, given, stream, gamma, beta, part,
     stats)``: flat float32 ``x``, ``out``, ``xn`` (written when ``want_xn``); ``d`` the
-    plan's ``Dims``; ``given`` when ``stats[0]`` (mean) and ``stats[2]`` (inv_std) hold
-    fixed statistics; ``part[2, batch, nblk, groups]`` float64 block partials;
-    ``stats[3, batch * groups]`` float32 mean, var, inv_std (written unless given). Serial
-    and parallel drivers are distinct functions (Numba's cache does not tell ``parallel=``
-    apart); the layout and ``want_xn`` are the closure's constants, so Numba prunes the
-    other layouts' calls and the unwanted stores before typing.
+    plan's ``Dims`` (the share: all of it from Python); ``given`` when ``stats[0]`` (mean)
+    and ``stats[2]`` (inv_std) hold fixed statistics; ``part[2, batch, nblk, groups]``
+    float64 block partials; ``stats[3, batch * groups]`` float32 mean, var, inv_std
+    (written unless given).
+
+    The serial driver holds the whole body (the layout's statistics block and sweep
+    inlined, the other layouts' code and the unwanted ``xn`` stores pruned before typing:
+    they are the closure's constants). ``CHUNKS`` and ``BLOCKS`` share one parallel
+    driver, a loop over tasks that calls the serial driver on each task's share
+    (``layout.task_share``; ``Dims.passes`` says which split): a parallel loop costs
+    Numba three optimizations of the code it calls (its body, the body's wrapper, the
+    driver), so the driver has one loop, and calls one body instead of copies of its
+    own. Serial and parallel drivers are distinct functions (Numba's cache does not tell
+    ``parallel=`` apart).
     """
-    variant = f"{layout}_{int(want_xn)}"
     if mode == SERIAL:
-        @njit(cache=True, variant=variant, error_model="numpy")
-        def group_forward_serial(x, out, xn, d, epsilon, given, stream, gamma, beta, part,
-                                 stats):
-            _samples(layout, want_xn, True, x, out, xn, d, epsilon, given, stream, gamma,
-                     beta, part, stats, 0, d.batch)
+        return _SERIAL_DRIVERS[layout, want_xn]
+    return _parallel_driver(layout, want_xn)
 
-        return group_forward_serial
-    if mode == CHUNKS:
-        @njit(cache=True, variant=variant, parallel=True, error_model="numpy")
-        def group_forward_chunks_parallel(x, out, xn, d, epsilon, given, stream, gamma, beta,
-                                          part, stats):
-            for j in prange((d.batch + d.spc - 1) // d.spc):
-                _samples(layout, want_xn, False, x, out, xn, d, epsilon, given, stream, gamma,
-                         beta, part, stats, j * d.spc, min((j + 1) * d.spc, d.batch))
 
-        return group_forward_chunks_parallel
+@functools.cache
+def _parallel_driver(layout: int, want_xn: bool):
+    @njit(cache=True, variant=f"{layout}_{int(want_xn)}", parallel=True, error_model="numpy")
+    def group_forward_parallel(x, out, xn, d, epsilon, given, stream, gamma, beta, part,
+                               stats):
+        # with given statistics, the blocks split runs its last phase only
+        by_blocks = (d.passes & BY_BLOCKS) != 0
+        first = 2 if given and by_blocks else 0
+        for phase in range(first, 3 if by_blocks else 1):
+            if phase == 1:  # the merges: a few sums per sample, on this thread
+                for b in range(d.batch):
+                    _finish_stats(x, b, d, epsilon, part, stats)
+            else:
+                for t in prange(task_count(d, phase)):
+                    _serial(layout, want_xn, x, out, xn, task_share(d, phase, t), epsilon,
+                            given, stream, gamma, beta, part, stats)
 
-    @njit(cache=True, variant=variant, parallel=True, error_model="numpy")
-    def group_forward_blocks_parallel(x, out, xn, d, epsilon, given, stream, gamma, beta,
-                                      part, stats):
-        """Few samples: each split into its position blocks, statistics then sweep."""
-        w = span_reps(d.channels) * d.channels
-        if not given:
-            for t in prange(d.batch * d.nblk):
-                b = t // d.nblk
-                k = t - b * d.nblk
-                lanes = np.empty(3 * w, dtype=np.float32)
-                _stats_block(layout, x, b * d.positions * d.channels, k * d.block,
-                             min((k + 1) * d.block, d.positions), d, lanes, part, b, k)
-            for b in range(d.batch):
-                _finish_stats(x, b, d, epsilon, part, stats)
-        for t in prange(d.batch * d.nblk):
-            b, k = reversed_task(t, d.batch, d.nblk)
-            scratch = np.empty(4 * w, dtype=np.float32)
-            _sweep(layout, want_xn, x, out, xn, stream, b, k * d.block,
-                   min((k + 1) * d.block, d.positions), d, stats, gamma, beta, scratch)
+    return group_forward_parallel
 
-    return group_forward_blocks_parallel
+
+_SERIAL_DRIVERS = {
+    (SPANS, False): _serial_spans, (SPANS, True): _serial_spans_xn,
+    (HALF_ROWS, False): _serial_half, (HALF_ROWS, True): _serial_half_xn,
+    (QUAD_ROWS, False): _serial_quad, (QUAD_ROWS, True): _serial_quad_xn,
+    (TWO_QUADS, False): _serial_two_quads, (TWO_QUADS, True): _serial_two_quads_xn}

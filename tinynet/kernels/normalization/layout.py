@@ -32,13 +32,17 @@ costs compile time per site; tinynet keeps it for the loops whose constants must
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.normalization.folds import LANES
 
-__all__ = ["SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
+__all__ = ["Dims", "share_of", "task_count", "task_share", "STATS_PASS", "FINISH_PASS",
+           "APPLY_PASS", "ALL_PASSES", "BY_BLOCKS",
+           "SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
            "SERIAL", "CHUNKS", "BLOCKS", "ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE",
            "layout_of", "row_kind", "can_stream", "STREAM_LAYOUTS"]
 
@@ -49,12 +53,42 @@ SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS = 0, 1, 2, 3
 # How a driver spreads its work: all on the calling thread; chunks of ``spc`` samples
 # over threads; or each sample's position blocks over threads (few large samples).
 SERIAL, CHUNKS, BLOCKS = 0, 1, 2
+# The passes of a group driver (bits of ``Dims.passes``): the block sums (statistics or
+# gradient sums), their merge per sample, and the element-wise pass (sweep or ``dx``).
+STATS_PASS, FINISH_PASS, APPLY_PASS = 1, 2, 4
+ALL_PASSES = STATS_PASS | FINISH_PASS | APPLY_PASS
+# Also in ``Dims.passes`` from Python: a parallel driver splits the samples into their
+# position blocks (the ``BLOCKS`` mode) instead of runs of whole samples (``CHUNKS``).
+BY_BLOCKS = 8
 # Layer norm's row kinds (:mod:`.rows`): registers for 64 and 32 features, ``f32x16``
 # vectors for other multiples of 16, row pairs for multiples of 8, else one row at a time.
 ROWS64, ROWS32, VECTORS, PAIRS, SINGLE = 0, 1, 2, 3, 4
 # Layouts whose wide rows consist of whole 16-float vectors: the outputs they can stream.
 STREAM_LAYOUTS = frozenset((QUAD_ROWS, TWO_QUADS))
 _STREAM_HALF_CHANNELS = (16, 32)
+
+
+class Dims(NamedTuple):
+    """The shape facts a kernel reads: ``[batch, positions, channels]``, ``cpg`` channels
+    per group, fold blocks of ``block`` positions (``nblk`` per sample), and ``spc``
+    samples per task for samples smaller than a block; then the share of the work a group
+    driver runs: samples ``lo..hi``, blocks ``k0..k1`` of each, the ``passes`` (bits of
+    :data:`ALL_PASSES`). From Python the share is everything (with :data:`BY_BLOCKS` for
+    a parallel driver in the ``BLOCKS`` mode); a parallel driver passes each task's share
+    to the serial driver (:func:`task_share`)."""
+
+    batch: int
+    positions: int
+    channels: int
+    cpg: int
+    block: int
+    nblk: int
+    spc: int
+    lo: int
+    hi: int
+    k0: int
+    k1: int
+    passes: int
 
 
 def layout_of(channels: int) -> int:
@@ -181,6 +215,41 @@ def reversed_task(t, batch, nblk):
     u = batch * nblk - 1 - t
     b = u // nblk
     return b, u - b * nblk
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def share_of(d, lo, hi, k0, k1, passes):
+    """``d`` with the share: samples ``lo..hi``, blocks ``k0..k1``, ``passes``."""
+    return Dims(d.batch, d.positions, d.channels, d.cpg, d.block, d.nblk, d.spc, lo, hi, k0,
+                k1, passes)
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def task_count(d, phase):
+    """Tasks of a parallel driver's ``phase``: runs of ``spc`` whole samples (one phase);
+    or, :data:`BY_BLOCKS`, every (sample, block), then every sample, then every (sample,
+    block) again (the block sums, their merges, the element-wise pass; the drivers run
+    the merges on the calling thread, without a parallel region of their own)."""
+    if not d.passes & BY_BLOCKS:
+        return (d.batch + d.spc - 1) // d.spc
+    return d.batch if phase == 1 else d.batch * d.nblk
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def task_share(d, phase, t):
+    """The share of task ``t`` of ``phase`` (:func:`task_count`) for the serial driver.
+    The last phase walks the blocks in reverse (:func:`reversed_task`)."""
+    t = np.int64(t)  # a parallel loop's index may be unsigned; the shares are int64
+    if not d.passes & BY_BLOCKS:
+        lo = t * d.spc
+        return share_of(d, lo, min(lo + d.spc, d.batch), 0, d.nblk, ALL_PASSES)
+    if phase == 1:
+        return share_of(d, t, t + 1, 0, 0, FINISH_PASS)
+    if phase == 0:
+        b = t // d.nblk
+        return share_of(d, b, b + 1, t - b * d.nblk, t - b * d.nblk + 1, STATS_PASS)
+    b, k = reversed_task(t, d.batch, d.nblk)
+    return share_of(d, b, b + 1, k, k + 1, APPLY_PASS)
 
 
 @njit(callee=True, cache=True, error_model="numpy")

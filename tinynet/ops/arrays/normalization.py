@@ -117,8 +117,8 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
         else:
             part = scratch((2, plan.batch, plan.nblk, plan.groups), np.float64)
             kernel = forward_kernel(plan.layout, mode, bool(want_xn))
-            kernel(x.reshape(-1), out.reshape(-1), xn.reshape(-1), plan.dims, float(epsilon),
-                   given, stream, gamma, beta, part, moments)
+            kernel(x.reshape(-1), out.reshape(-1), xn.reshape(-1), plan.dims_for(mode),
+                   float(epsilon), given, stream, gamma, beta, part, moments)
     mean, var, inv_std = moments
     return out, (xn if want_xn else None), mean, var, inv_std
 
@@ -177,8 +177,8 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     gp = scratch((2, plan.batch, plan.nblk, plan.groups), np.float64)
     coeff = scratch((2, n), np.float32)
     kernel = backward_kernel(plan.layout, mode, recompute)
-    kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), plan.dims, bool(affine_only), stream,
-           gamma, stats, gp, coeff, parts)
+    kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), plan.dims_for(mode), bool(affine_only),
+           stream, gamma, stats, gp, coeff, parts)
     merge = (merge_rows_parallel if tuning.use_parallel(param_gate, parts[0].size)
              else merge_rows_serial)
     sums = merge(parts)

@@ -11,31 +11,17 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import NamedTuple
 
 import numpy as np
 
 from tinynet import tuning
 from tinynet.ops.arrays.streaming import streams
 from tinynet.kernels.normalization.folds import rows_per_block
-from tinynet.kernels.normalization.layout import (BLOCKS, CHUNKS, SERIAL, WIDE,
-                                                                can_stream, layout_of, row_kind)
+from tinynet.kernels.normalization.layout import (ALL_PASSES, BLOCKS, BY_BLOCKS, CHUNKS,
+                                                                SERIAL, WIDE, Dims, can_stream,
+                                                                layout_of, row_kind)
 
 __all__ = ["Dims", "Plan", "plan_of", "scratch"]
-
-
-class Dims(NamedTuple):
-    """The shape facts a kernel reads: ``[batch, positions, channels]``, ``cpg`` channels
-    per group, fold blocks of ``block`` positions (``nblk`` per sample), and ``spc``
-    samples per task for samples smaller than a block."""
-
-    batch: int
-    positions: int
-    channels: int
-    cpg: int
-    block: int
-    nblk: int
-    spc: int
 
 
 class Plan:
@@ -44,10 +30,12 @@ class Plan:
     ``block`` positions per fold block (``rows_per_block(C)``); a sample of
     ``P >= block`` positions has ``nblk`` blocks, smaller samples pack ``spc`` to a task.
     ``rows``: one position and one group per sample (layer norm), the row kernels.
+    ``dims`` and ``dims_blocks``: the kernels' ``Dims``, the latter for a parallel group
+    driver in the ``BLOCKS`` mode (:meth:`dims_for`).
     """
 
     __slots__ = ("batch", "positions", "channels", "groups", "cpg", "block", "nblk", "spc",
-                 "ntasks", "rows", "layout", "kind", "dims")
+                 "ntasks", "rows", "layout", "kind", "dims", "dims_blocks")
 
     def __init__(self, shape: tuple, num_groups: int, who: str) -> None:
         if len(shape) < 2:
@@ -76,7 +64,8 @@ class Plan:
         self.layout = layout_of(self.channels) if self.channels else 0
         self.kind = row_kind(self.channels) if self.channels else 0
         self.dims = Dims(self.batch, self.positions, self.channels, self.cpg, self.block,
-                         self.nblk, self.spc)
+                         self.nblk, self.spc, 0, self.batch, 0, self.nblk, ALL_PASSES)
+        self.dims_blocks = self.dims._replace(passes=ALL_PASSES | BY_BLOCKS)
 
     def streams(self, nbytes: int) -> bool:
         """Whether the element-wise passes write with streaming stores: large outputs in
@@ -85,6 +74,10 @@ class Plan:
         if self.rows:
             return streams(nbytes, self.channels)
         return can_stream(self.channels) and streams(nbytes, WIDE)
+
+    def dims_for(self, mode: int) -> Dims:
+        """The ``Dims`` a group driver of ``mode`` receives."""
+        return self.dims_blocks if mode == BLOCKS else self.dims
 
     def mode(self, gate: str, size: int) -> int:
         """``SERIAL``, ``CHUNKS`` or ``BLOCKS`` for a pass of ``size`` elements (the same

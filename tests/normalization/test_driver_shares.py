@@ -1,0 +1,144 @@
+"""The group drivers' shares: the serial driver runs the part of the work its ``Dims`` names.
+
+The parallel group driver compiles no copy of the forward or backward body: each task
+calls the serial driver on a share (a run of samples, or one position block and one pass,
+``layout.task_share``). Run share by share from Python, in any order the passes allow, the
+serial driver must give the bytes of one whole call, and write nothing outside its share.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tinynet.kernels.normalization.backward import backward_kernel
+from tinynet.kernels.normalization.forward import forward_kernel
+from tinynet.kernels.normalization.layout import (ALL_PASSES, APPLY_PASS, BLOCKS, BY_BLOCKS,
+                                                  CHUNKS, FINISH_PASS, SERIAL, STATS_PASS)
+from tinynet.ops.arrays.normalization_plan import plan_of
+
+# (shape, groups): two fold blocks per sample (nblk = 2) on the four layouts (48, 32, 64,
+# 128 channels), and leftover positions after the last whole wide row or span.
+CASES = [((3, 2100, 8), 2), ((2, 1100, 32), 4), ((2, 1100, 64), 8), ((2, 700, 128), 16),
+         ((2, 700, 48), 6), ((3, 5, 7, 48), 4)]
+
+
+def _share(d, lo, hi, k0, k1, passes):
+    return d._replace(lo=lo, hi=hi, k0=k0, k1=k1, passes=passes)
+
+
+def _forward_args(plan, x):
+    c, n = plan.channels, plan.batch * plan.groups
+    rng = np.random.default_rng(1)
+    gamma = rng.uniform(0.5, 2, c).astype(np.float32)
+    beta = rng.standard_normal(c).astype(np.float32)
+    out = np.full(x.size, np.nan, dtype=np.float32)
+    part = np.full((2, plan.batch, plan.nblk, plan.groups), np.nan)
+    stats = np.full((3, n), np.nan, dtype=np.float32)
+    return out, gamma, beta, part, stats
+
+
+def _forward_by_shares(kernel, plan, x, shares):
+    out, gamma, beta, part, stats = _forward_args(plan, x)
+    for lo, hi, k0, k1, passes in shares:
+        kernel(x, out, out[:0], _share(plan.dims, lo, hi, k0, k1, passes), 1e-3, False, False,
+               gamma, beta, part, stats)
+    return out, stats
+
+
+def _block_shares(plan, passes):
+    return [(b, b + 1, k, k + 1, passes) for b in range(plan.batch) for k in range(plan.nblk)]
+
+
+@pytest.mark.parametrize("shape,groups", CASES)
+def test_the_serial_forward_by_shares_gives_the_whole_calls_bytes(shape, groups):
+    plan = plan_of(shape, groups, "test")
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape, dtype=np.float32) * 3 + 20).reshape(-1)
+    kernel = forward_kernel(plan.layout, SERIAL, False)
+    whole = _forward_by_shares(kernel, plan, x, [(0, plan.batch, 0, plan.nblk, ALL_PASSES)])
+    assert not np.isnan(whole[0]).any() and not np.isnan(whole[1]).any()
+    by_sample = _forward_by_shares(kernel, plan, x, [(b, b + 1, 0, plan.nblk, ALL_PASSES)
+                                                     for b in reversed(range(plan.batch))])
+    # the blocks driver's order: every block's sums, the merges, then the sweep backwards
+    by_block = _forward_by_shares(
+        kernel, plan, x, _block_shares(plan, STATS_PASS)
+        + [(0, plan.batch, 0, plan.nblk, FINISH_PASS)]
+        + _block_shares(plan, APPLY_PASS)[::-1])
+    for got in (by_sample, by_block):
+        assert got[0].tobytes() == whole[0].tobytes()
+        assert got[1].tobytes() == whole[1].tobytes()
+
+
+def test_a_forward_share_writes_only_its_samples():
+    shape, groups = (3, 2100, 8), 2
+    plan = plan_of(shape, groups, "test")
+    x = np.random.default_rng(2).standard_normal(shape, dtype=np.float32).reshape(-1)
+    kernel = forward_kernel(plan.layout, SERIAL, False)
+    out, stats = _forward_by_shares(kernel, plan, x, [(1, 2, 0, plan.nblk, ALL_PASSES)])
+    per = plan.positions * plan.channels
+    assert np.isnan(out[:per]).all() and np.isnan(out[2 * per:]).all()
+    assert not np.isnan(out[per:2 * per]).any()
+    g = plan.groups
+    assert np.isnan(stats[:, :g]).all() and np.isnan(stats[:, 2 * g:]).all()
+    # the statistics pass alone writes block partials, no statistics and no output
+    out, stats = _forward_by_shares(kernel, plan, x, [(0, 1, 1, 2, STATS_PASS)])
+    assert np.isnan(out).all() and np.isnan(stats).all()
+
+
+def _backward_by_shares(kernel, plan, g, x, stats, gamma, shares):
+    c = plan.channels
+    dx = np.full(g.size, np.nan, dtype=np.float32)
+    gp = np.full((2, plan.batch, plan.nblk, plan.groups), np.nan)
+    coeff = np.full((2, plan.batch * plan.groups), np.nan, dtype=np.float32)
+    parts = np.full((2, plan.ntasks, c), np.nan)
+    for lo, hi, k0, k1, passes in shares:
+        kernel(g, x, dx, _share(plan.dims, lo, hi, k0, k1, passes), False, False, gamma, stats,
+               gp, coeff, parts)
+    return dx, parts, coeff
+
+
+@pytest.mark.parametrize("shape,groups", CASES)
+def test_the_serial_backward_by_shares_gives_the_whole_calls_bytes(shape, groups):
+    plan = plan_of(shape, groups, "test")
+    rng = np.random.default_rng(3)
+    n = plan.batch * plan.groups
+    x = rng.standard_normal(shape, dtype=np.float32).reshape(-1)
+    g = rng.standard_normal(shape, dtype=np.float32).reshape(-1)
+    stats = np.stack([rng.standard_normal(n), rng.random(n) + 0.5]).astype(np.float32)
+    gamma = rng.standard_normal(plan.channels).astype(np.float32)
+    kernel = backward_kernel(plan.layout, SERIAL, True)
+    whole = _backward_by_shares(kernel, plan, g, x, stats, gamma,
+                                [(0, plan.batch, 0, plan.nblk, ALL_PASSES)])
+    assert not any(np.isnan(a).any() for a in whole)
+    by_block = _backward_by_shares(
+        kernel, plan, g, x, stats, gamma, _block_shares(plan, STATS_PASS)
+        + [(0, plan.batch, 0, plan.nblk, FINISH_PASS)] + _block_shares(plan, APPLY_PASS)[::-1])
+    assert [a.tobytes() for a in by_block] == [a.tobytes() for a in whole]
+    if plan.spc == 1:  # packed samples share task rows: their chunks are whole
+        by_sample = _backward_by_shares(kernel, plan, g, x, stats, gamma,
+                                        [(b, b + 1, 0, plan.nblk, ALL_PASSES)
+                                         for b in reversed(range(plan.batch))])
+        assert [a.tobytes() for a in by_sample] == [a.tobytes() for a in whole]
+
+
+@pytest.mark.parametrize("shape", [(4, 9, 9, 32), (2, 40, 40, 32)], ids=["chunks", "blocks"])
+def test_one_parallel_driver_calls_the_serial_driver(shape):
+    """``CHUNKS`` and ``BLOCKS`` are one parallel driver (``Dims.passes`` picks the split),
+    compiled against the serial driver of its layout and flag instead of a body of its
+    own, with the serial driver's bytes."""
+    plan = plan_of(shape, 4, "test")
+    assert (plan.nblk > 1) == (shape[0] == 2)
+    x = np.random.default_rng(4).standard_normal(shape, dtype=np.float32).reshape(-1)
+    out, gamma, beta, part, stats = _forward_args(plan, x)
+    parallel = forward_kernel(plan.layout, CHUNKS, False)
+    assert forward_kernel(plan.layout, BLOCKS, False) is parallel
+    assert parallel.py_func.__qualname__.endswith("group_forward_parallel_1_0")
+    mode = CHUNKS if shape[0] == 4 else BLOCKS
+    assert (plan.dims_for(mode).passes & BY_BLOCKS) == (mode == BLOCKS) * BY_BLOCKS
+    parallel(x, out, out[:0], plan.dims_for(mode), 1e-3, False, False, gamma, beta, part,
+             stats)
+    serial = forward_kernel(plan.layout, SERIAL, False)
+    assert len(serial.overloads) == 1  # one compiled body, also the parallel driver's callee
+    whole = _forward_by_shares(serial, plan, x, [(0, plan.batch, 0, plan.nblk, ALL_PASSES)])
+    assert out.tobytes() == whole[0].tobytes() and stats.tobytes() == whole[1].tobytes()
