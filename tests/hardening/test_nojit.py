@@ -242,6 +242,7 @@ def _optimizers(out):
              ("sgd_nesterov", lambda: optimizers.SGD(0.1, momentum=0.9, nesterov=True,
                                                      clipvalue=0.5)),
              ("adam", lambda: optimizers.Adam(0.01, clipnorm=1.0)),
+             ("adam_plain", lambda: optimizers.Adam(0.01)),
              ("adam_amsgrad", lambda: optimizers.Adam(0.01, amsgrad=True, weight_decay=0.01)),
              ("adamw", lambda: optimizers.AdamW(0.01, global_clipnorm=0.7)),
              ("rmsprop", lambda: optimizers.RMSprop(0.01)),
@@ -257,7 +258,9 @@ def _optimizers(out):
         for step in range(3):
             for p in params:
                 p.grad = _f32(rng, *p.value.shape, scale=2.0)
-            opt.apply(params)
+            opt.apply(params) if step < 2 else opt.apply_or_undo(params)
+        params[0].grad[7, 1] = np.nan  # a step that would break a weight: not taken
+        out[f"{key}/undone"] = np.array(opt.apply_or_undo(params) is params[0])
         for i, p in enumerate(params):
             out[f"{key}/w{i}"] = p.value.copy()
         for name, slot in opt.get_state().items():

@@ -10,7 +10,9 @@ expression in both, so the results are bitwise identical for any gate value and 
 count. The serial variant is the block helper called from Python on the whole range (a
 compiled wrapper would only re-optimize the code it links in); the Python ints it passes
 are the run-time int64 starts the parallel variant passes, so the helper compiles once
-for both. The operations that pick a variant are in :mod:`tinynet.ops.arrays.optimizers`.
+for both. ``adam_check_*`` compute Adam's new weights (the same element helpers) without
+writing anything and find the first non-finite one, so a training step can be tested
+before it is taken. The operations that pick a variant are in :mod:`tinynet.ops.arrays.optimizers`.
 
 Common arguments (all float32 scalars unless noted):
     gscale: gradient scale from clipnorm/global_clipnorm (exactly 1 when not clipping).
@@ -26,7 +28,8 @@ from numba import prange
 from tinynet.kernels._jit import njit
 
 __all__ = ["UPDATE_BLOCK", "ADAM", "NADAM", "ADAMAX", "LION", "sgd_serial", "sgd_parallel",
-           "moments_serial", "moments_parallel", "rmsprop_serial", "rmsprop_parallel",
+           "moments_serial", "moments_parallel", "adam_check_serial", "adam_check_parallel",
+           "rmsprop_serial", "rmsprop_parallel",
            "adagrad_serial", "adagrad_parallel"]
 
 UPDATE_BLOCK = 16384
@@ -116,10 +119,21 @@ def _sign(x):
 
 
 @njit(callee=True, cache=True, error_model="numpy")
+def _adam_mv(mi, vi, gi, one_minus_b1, one_minus_b2):
+    """Adam's new first and second moments of one element."""
+    return mi + (gi - mi) * one_minus_b1, vi + (gi * gi - vi) * one_minus_b2
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def _adam_w(wi, mi, vi, k0, eps):
+    """Adam's new weight of one element from its new moments."""
+    return wi - (mi * k0) / (np.sqrt(vi) + eps)
+
+
+@njit(callee=True, cache=True, error_model="numpy")
 def _adam_moments(m, v, i, gi, one_minus_b1, one_minus_b2):
     """Adam's first and second moments of element ``i``, stored and returned."""
-    mi = m[i] + (gi - m[i]) * one_minus_b1
-    vi = v[i] + (gi * gi - v[i]) * one_minus_b2
+    mi, vi = _adam_mv(m[i], v[i], gi, one_minus_b1, one_minus_b2)
     m[i] = mi
     v[i] = vi
     return mi, vi
@@ -179,9 +193,15 @@ def _moments_block(w, g, m, v, vhat, start, stop, rule, one_minus_b1, b2, k, eps
             m_hat = (k0 * mi) / k1 + (k2 * gi) / k3
             w_[i] = wi - (m_hat * lr) / (np.sqrt(vi / k4) + eps)
     elif not (amsgrad or do_clip or do_decay):
-        # Adam's common case as a branch-free loop (the same expressions)
+        # Adam's common case as a branch-free loop, the expressions of _adam_mv and
+        # _adam_w written out: a helper is compiled on its own, and a call to it in the
+        # loop keeps the loop from vectorizing (one call per element costs ~8x the pass)
         for i in range(n):
-            mi, vi = _adam_moments(m_, v_, i, g_[i] * gscale, one_minus_b1, b2)
+            gi = g_[i] * gscale
+            mi = m_[i] + (gi - m_[i]) * one_minus_b1
+            vi = v_[i] + (gi * gi - v_[i]) * b2
+            m_[i] = mi
+            v_[i] = vi
             w_[i] = w_[i] - (mi * k0) / (np.sqrt(vi) + eps)
     else:
         for i in range(n):
@@ -191,7 +211,7 @@ def _moments_block(w, g, m, v, vhat, start, stop, rule, one_minus_b1, b2, k, eps
             if amsgrad:
                 vi = _maximum(vhat_[i], vi)
                 vhat_[i] = vi
-            w_[i] = wi - (mi * k0) / (np.sqrt(vi) + eps)
+            w_[i] = _adam_w(wi, mi, vi, k0, eps)
 
 
 def moments_serial(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
@@ -209,6 +229,80 @@ def moments_parallel(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, 
         _moments_block(w, g, m, v, vhat, b * UPDATE_BLOCK, min((b + 1) * UPDATE_BLOCK, w.size),
                        rule, one_minus_b1, b2, k, eps, amsgrad, lr,
                        gscale, do_clip, clipvalue, do_decay, wd)
+
+
+# -- Adam's step, dry: would it keep every weight finite? ------------------------------
+@njit(callee=True, cache=True, error_model="numpy")
+def _adam_candidate(w_, g_, m_, v_, vhat_, i, one_minus_b1, b2, k0, eps, amsgrad, lr,
+                    gscale, do_clip, clipvalue, do_decay, wd):
+    """The weight element ``i`` would get from Adam's step (the expressions of
+    :func:`_moments_block`), computed without storing anything."""
+    gi = _grad(g_, i, gscale, do_clip, clipvalue)
+    wi = _decayed(w_, i, do_decay, wd, lr)
+    mi, vi = _adam_mv(m_[i], v_[i], gi, one_minus_b1, b2)
+    if amsgrad:
+        vi = _maximum(vhat_[i], vi)
+    return _adam_w(wi, mi, vi, k0, eps)
+
+
+@njit(cache=True, error_model="numpy")
+def _adam_check_block(w, g, m, v, vhat, start, stop, one_minus_b1, b2, k0, eps, amsgrad, lr,
+                      gscale, do_clip, clipvalue, do_decay, wd):
+    """The index (from ``start``) of the first element of ``[start, stop)`` whose new
+    weight from Adam's step (``rule`` ADAM of :func:`_moments_block`, same arguments, the
+    same bits) would be NaN or infinite, else -1. Nothing is written: it is the test that
+    lets a training step skip the copy an undo would need."""
+    w_ = w[start:stop]
+    g_ = g[start:stop]
+    m_ = m[start:stop]
+    v_ = v[start:stop]
+    vhat_ = vhat[start:stop]
+    n = stop - start
+    bad = 0  # count of non-finite new weights (x - x is 0 for a finite x, else NaN)
+    if not (amsgrad or do_clip or do_decay):
+        for i in range(n):  # the common case's loop of _moments_block, written out alike
+            gi = g_[i] * gscale
+            mi = m_[i] + (gi - m_[i]) * one_minus_b1
+            vi = v_[i] + (gi * gi - v_[i]) * b2
+            wn = w_[i] - (mi * k0) / (np.sqrt(vi) + eps)
+            bad += (wn - wn) != 0
+    else:
+        for i in range(n):
+            wn = _adam_candidate(w_, g_, m_, v_, vhat_, i, one_minus_b1, b2, k0, eps,
+                                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
+            bad += (wn - wn) != 0
+    if bad == 0:
+        return -1
+    for i in range(n):  # rare: find the first one
+        wn = _adam_candidate(w_, g_, m_, v_, vhat_, i, one_minus_b1, b2, k0, eps,
+                             amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
+        if (wn - wn) != 0:
+            return i
+    return -1
+
+
+def adam_check_serial(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr,
+                      gscale, do_clip, clipvalue, do_decay, wd):
+    """The first index of ``w`` whose Adam step would give a non-finite weight, or -1,
+    on the calling thread."""
+    return _adam_check_block(w, g, m, v, vhat, 0, w.size, one_minus_b1, b2, k0, eps,
+                             amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def adam_check_parallel(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr,
+                        gscale, do_clip, clipvalue, do_decay, wd):
+    nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
+    first = np.empty(nblocks, dtype=np.int64)
+    for b in prange(nblocks):
+        first[b] = _adam_check_block(w, g, m, v, vhat, b * UPDATE_BLOCK,
+                                     min((b + 1) * UPDATE_BLOCK, w.size), one_minus_b1, b2,
+                                     k0, eps, amsgrad, lr, gscale, do_clip, clipvalue,
+                                     do_decay, wd)
+    for b in range(nblocks):  # block order: the first one, as the serial scan finds it
+        if first[b] >= 0:
+            return b * UPDATE_BLOCK + first[b]
+    return np.int64(-1)
 
 
 # -- RMSprop ---------------------------------------------------------------------------------

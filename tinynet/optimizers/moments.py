@@ -76,6 +76,16 @@ class MomentOptimizer(Optimizer):
                                self._flat(slots, "velocity_hat"), self._rule, one_minus_b1,
                                b2, k, eps, self.amsgrad, lr, common)
 
+    def _can_check_step(self) -> bool:
+        return self._rule == "adam"
+
+    def _check_update(self, w, g, slots, lr, common) -> int:
+        one_minus_b1, b2, k, eps = self._step
+        return updates.adam_check(w, g, slots["momentum"].reshape(-1),
+                                  self._flat(slots, self._slot_names[1]),
+                                  self._flat(slots, "velocity_hat"), one_minus_b1, b2, k, eps,
+                                  self.amsgrad, lr, common)
+
     def get_config(self) -> dict:
         config = super().get_config()
         config.update({key: getattr(self, key) for key in self._config_keys})

@@ -34,7 +34,7 @@ from tinynet.layers.validation import check_name
 from tinynet.ops.arrays import optimizers as updates
 from tinynet.optimizers.checks import RATE, check_float, check_rate
 from tinynet.optimizers.flat import FlatGroup
-from tinynet.optimizers.step_undo import StepUndo
+from tinynet.optimizers.step_undo import StepUndo, is_finite
 from tinynet.reprs import plain_repr
 from tinynet.scalars import FLOAT32_MAX
 
@@ -264,9 +264,25 @@ class Optimizer(KeywordChecked):
 
     def _apply(self, params: list[Parameter]) -> None:
         """:meth:`apply` on the trainable parameters ``params``."""
+        self._run(self._plan_step(params))
+
+    def _run(self, calls: list[tuple]) -> None:
+        """The update calls of :meth:`_plan_step`, then ``iterations`` + 1 (none when
+        there was nothing to update)."""
+        if not calls:
+            return
+        for w, g, slots, lr32, common, _ in calls:
+            self._update(w, g, slots, lr32, common)
+        self.iterations += 1
+
+    def _plan_step(self, params: list[Parameter]) -> list[tuple]:
+        """Checks the gradients, creates missing slots, computes the step's scalars and
+        returns the update calls ``(w, g, slots, lr, common, members)`` of one step
+        (``members``: ``(param, start, stop)`` of each parameter in the flat ``w``),
+        without updating anything."""
         owner = type(self).__name__
         if not params:
-            return
+            return []
         pairs, missing = [], []
         for p in params:
             g = p.grad
@@ -310,26 +326,36 @@ class Optimizer(KeywordChecked):
         uniform = commons is None or all(c == common for c in commons[1:])
         small = [pair for pair in pairs if pair[1].size <= GROUP_MAX_ELEMS] if uniform else []
         group = self._flat_group([p for p, _ in small]) if len(small) > 1 else None
+        calls = []
         if group is not None:
-            self._update(group.w, group.gather([g for _, g in small]), group.slots, lr32, common)
+            ends = np.cumsum([0, *(g.size for _, g in small)])
+            members = [(p, int(lo), int(hi)) for (p, _), lo, hi in zip(small, ends, ends[1:])]
+            calls.append((group.w, group.gather([g for _, g in small]), group.slots, lr32,
+                          common, members))
         for i, (p, g) in enumerate(pairs):
             if group is None or g.size > GROUP_MAX_ELEMS:
-                self._update(p.value.reshape(-1), g, self._slots[id(p)][1], lr32,
-                             common if commons is None else commons[i])
-        self.iterations += 1
+                calls.append((p.value.reshape(-1), g, self._slots[id(p)][1], lr32,
+                              common if commons is None else commons[i], [(p, 0, g.size)]))
+        return calls
 
     def apply_or_undo(self, params: Iterable[Parameter]) -> Parameter | None:
         """:meth:`apply`, undone when a weight comes out NaN or infinite.
 
-        The training loop's step: weights, slots, ``iterations`` and the optimizer's
-        scalars are copied before the update (into buffers reused from step to step) and
-        restored bitwise if any updated weight is not finite afterwards.
+        The training loop's step. Adam and AdamW (the ``"adam"`` rule) first test their
+        update without writing anything (the same float32 expressions, so the same
+        bits) and take it only when every new weight is finite. The other optimizers
+        copy weights, slots, ``iterations`` and their scalars before the update (into
+        buffers reused from step to step, :class:`StepUndo`) and restore them bitwise if
+        any updated weight is not finite afterwards. Either way a step that would leave a
+        weight NaN or infinite leaves every weight and slot as it was.
 
         Returns:
             ``None``, or the first parameter whose updated weight was not finite (the
             step is then undone).
         """
         params = self._trainable(params)
+        if self._can_check_step() and len({id(p) for p in params}) == len(params):
+            return self._checked_step(params)
         undo = self._undo if self._undo is not None else StepUndo()
         self._undo = undo
         undo.save(params, self._slots, self._group, self.iterations, self._scalars)
@@ -342,6 +368,47 @@ class Optimizer(KeywordChecked):
             if any(id(p) not in self._slots for p in params):
                 self._group = None  # its slot views belong to the dropped slots
         return bad
+
+    def _checked_step(self, params: list[Parameter]) -> Parameter | None:
+        """:meth:`apply_or_undo` for an optimizer that tests its step before taking it
+        (:meth:`_check_update`): no copy of the weights and slots; a step that would
+        leave a weight non-finite is not taken, and what planning it changed (new slots,
+        ``built``, the optimizer's scalars) is put back."""
+        built, scalars, had = self.built, dict(self._scalars), set(self._slots)
+        calls = self._plan_step(params)
+        first: dict[int, Parameter] = {}  # per update call, its first bad parameter
+        updated: set[int] = set()
+        for w, g, slots, lr32, common, members in calls:
+            updated.update(id(p) for p, _, _ in members)
+            index = self._check_update(w, g, slots, lr32, common)
+            if index >= 0:
+                p = next(p for p, lo, hi in members if lo <= index < hi)
+                first[id(p)] = p
+        bad = None
+        if first or len(updated) < len(params):
+            with np.errstate(over="ignore", invalid="ignore"):
+                bad = next((p for p in params if id(p) in first
+                            or (id(p) not in updated and not is_finite(p.value))), None)
+        if bad is None:
+            self._run(calls)
+            return None
+        self._scalars, self.built = scalars, built
+        dropped = [key for key in self._slots if key not in had]
+        for key in dropped:
+            del self._slots[key]
+        if dropped:
+            self._group = None  # its slot views belong to the dropped slots
+        return bad
+
+    def _can_check_step(self) -> bool:
+        """Hook: whether :meth:`_check_update` can test this optimizer's updates."""
+        return False
+
+    def _check_update(self, w: np.ndarray, g: np.ndarray, slots: dict[str, np.ndarray],
+                      lr: np.float32, common: tuple) -> int:  # pragma: no cover - abstract
+        """Hook: the first index of ``w`` that :meth:`_update` with the same arguments would
+        make NaN or infinite, else -1, writing nothing."""
+        raise NotImplementedError(f"{type(self).__name__}._check_update")
 
     def _flat_group(self, params: list[Parameter]) -> FlatGroup | None:
         """The :class:`FlatGroup` of ``params`` (the last one if it still matches, else a

@@ -1,5 +1,6 @@
 """``StepUndo``: one optimizer step made undoable, for the training loop's promise that a
-fit never keeps non-finite weights.
+fit never keeps non-finite weights (the optimizers that cannot test their step before
+taking it, see :meth:`tinynet.optimizers.optimizer.Optimizer.apply_or_undo`).
 
 Before the step it copies what the step changes (each weight and each existing slot, the
 iterations count and the optimizer's scalars) into buffers it reuses from step to step;

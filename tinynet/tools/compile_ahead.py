@@ -242,7 +242,7 @@ def _tasks(spec: dict) -> list:
         params = model.trainable_parameters()
         for p in params:
             p.grad = _random(p.value.shape, p.value.dtype.str, rng)
-        model.optimizer.apply(params)
+        model.optimizer.apply_or_undo(params)  # the training step: its check kernel too
 
     def loss(size: int, out_shape: tuple, training: bool) -> None:
         y_pred = _random(out_shape, "<f4", rng)

@@ -161,7 +161,7 @@ def _losses_and_optimizers() -> None:
                 optimizers.SGD(clipnorm=1.0), optimizers.Adam(global_clipnorm=1.0)):
         p = Parameter(rng.standard_normal(64).astype(np.float32), "kernel")
         p.grad = np.ones(64, dtype=np.float32)
-        opt.apply([p])
+        opt.apply_or_undo([p])  # the training step (Adam: its check kernel too)
 
 
 #: The kernel families (the normalization one per layout), each run once with serial and

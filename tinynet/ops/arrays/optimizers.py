@@ -11,8 +11,8 @@ from tinynet import tuning
 from tinynet.kernels import optimizers as ok
 from tinynet.ops.arrays.reduction import det_reduce
 
-__all__ = ["MOMENT_RULES", "sum_squares", "sgd_update", "moments_update", "rmsprop_update",
-           "adagrad_update"]
+__all__ = ["MOMENT_RULES", "sum_squares", "sgd_update", "moments_update", "adam_check",
+           "rmsprop_update", "adagrad_update"]
 
 _GATE = "optimizer_parallel_min_elems"
 
@@ -44,6 +44,14 @@ def moments_update(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr
     where the rule does not read them."""
     kernel = ok.moments_parallel if _parallel(w.size) else ok.moments_serial
     kernel(w, g, m, v, vhat, _RULE_CODES[rule], one_minus_b1, b2, k, eps, amsgrad, lr, *common)
+
+
+def adam_check(w, g, m, v, vhat, one_minus_b1, b2, k, eps, amsgrad, lr, common) -> int:
+    """The first index of ``w`` whose :func:`moments_update` step with rule ``"adam"``
+    (the same arguments) would give a NaN or infinite weight, else -1; nothing is
+    written."""
+    kernel = ok.adam_check_parallel if _parallel(w.size) else ok.adam_check_serial
+    return int(kernel(w, g, m, v, vhat, one_minus_b1, b2, k[0], eps, amsgrad, lr, *common))
 
 
 def rmsprop_update(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
