@@ -87,8 +87,8 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = False,
 
 def workspace_size(m: int, n: int, k: int) -> int:
     """Floats of one task's packing scratch for an ``[m, k] @ [k, n]`` product: a packed
-    block of ``op(b)`` and, at its end, one of ``op(a)`` (the compiled code computes the
-    same sum in :func:`_sgemm_whole`)."""
+    block of ``op(b)`` and, at its end, one of ``op(a)`` (used when ``a`` is transposed;
+    :func:`_sgemm_whole` computes the same sum, without that part when it is not)."""
     return max(1, min(KC, k) * (min(NC, (n + NR - 1) // NR * NR) + MC))
 
 
@@ -143,7 +143,8 @@ def _pack_a(a, i0, mc, m, k0, kc, ap):
 def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow):
     """``c[r0:r1, c0:c1] = op(a)[r0:r1] @ op(b)[:, c0:c1] (+ beta * c)``: one task,
     ``op(b)`` packed block by block into ``bp`` (and, for a transposed ``a``, ``op(a)``
-    into the last ``MC * min(KC, k)`` floats of ``bp``). Tiles crossing the edge (``h`` rows,
+    into the last ``MC * min(KC, k)`` floats of ``bp``, which must have room for both).
+    Tiles crossing the edge (``h`` rows,
     ``wd`` columns inside) run on the buffer ``tb`` (``[MR, NR]``), their inside copied
     from and back to ``c``. With ``beta`` and more than ``KC`` inner steps the chains
     pass through ``c``, so ``beta * c`` is added at the end from ``saved``, the caller's
@@ -168,7 +169,7 @@ def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow)
     split = beta != 0.0 and k > KC
     beta_on = beta != 0.0 and not split
     pw = 16 if narrow else NR
-    asz = MC * min(KC, k)  # op(a)'s packed block, at the scratch's end
+    asz = MC * min(KC, k) if trans_a else 0  # op(a)'s packed block, at the scratch's end
     ap = bp[bp.shape[0] - asz:].reshape((1, asz))
     for jc in range(c0, c1, NC):
         nc = min(NC, c1 - jc)
@@ -353,7 +354,9 @@ def _sgemm_whole(a, b, c, trans_a, trans_b, beta):
     and ``c`` with adjacent columns)."""
     m, n = c.shape
     k = a.shape[0] if trans_a else a.shape[1]
-    size = max(1, min(KC, k) * (min(NC, (n + NR - 1) // NR * NR) + MC))  # workspace_size
+    # workspace_size, op(a)'s part only when it is packed (the convolutions call this per
+    # tile: a larger buffer would come from the system page by page in every call)
+    size = max(1, min(KC, k) * (min(NC, (n + NR - 1) // NR * NR) + (MC if trans_a else 0)))
     ws = np.empty(size, dtype=np.float32)
     wt = np.empty(MR * NR, dtype=np.float32)
     saved = _saved(c, a, trans_a, beta)
