@@ -76,7 +76,12 @@ def test_row_strided_operands_across_row_and_inner_blocks(trans_a, trans_b):
     of a transposed ``a`` by strips read them through the row stride), with ``M`` over
     two row blocks (:data:`sgemm.MC`), a last strip of 5 rows and ``K`` over two inner
     blocks (:data:`sgemm.KC`), by every route."""
-    m, n, k = 2 * sgemm.MC + 5, 45, sgemm.KC + 19
+    m, k = 2 * sgemm.MC + 5, sgemm.KC + 19
+    for n in (45, 2 * sgemm.NR + 13):  # a.T read in place, a.T packed
+        _strided_case(m, n, k, trans_a, trans_b)
+
+
+def _strided_case(m, n, k, trans_a, trans_b):
     a, b, c0 = _case(m, n, k, trans_a, trans_b, 11)
     wide_a = np.zeros((a.shape[0], a.shape[1] + 3), np.float32)
     wide_b = np.zeros((b.shape[0], b.shape[1] + 5), np.float32)

@@ -23,7 +23,7 @@ loads of ``b`` and six broadcasts of ``a`` per inner step) runs over every :data
 of ``op(a)`` and panel: for each block of :data:`MC` rows, panel by panel, so a panel
 stays in the first-level cache while the block's rows pass over it. ``op(a)`` is read in
 place through ``a``'s strides when its rows are ``a``'s rows; when they are ``a``'s
-columns (``a.T``) the block is packed first (strips of ``MR`` rows, ``MR`` floats a step),
+columns (``a.T``) and the product is more than two panels wide, the block is packed first (strips of ``MR`` rows, ``MR`` floats a step),
 so the tile reads one stream instead of a new cache line every step. A tile asks for its
 lines of ``c`` before its chains run (a prefetch), so the stores at its end do not wait
 for memory. Between two ``KC`` steps the chains wait in ``c`` itself (a float32 round
@@ -87,8 +87,9 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = False,
 
 def workspace_size(m: int, n: int, k: int) -> int:
     """Floats of one task's packing scratch for an ``[m, k] @ [k, n]`` product: a packed
-    block of ``op(b)`` and, at its end, one of ``op(a)`` (used when ``a`` is transposed;
-    :func:`_sgemm_whole` computes the same sum, without that part when it is not)."""
+    block of ``op(b)`` and, at its end, one of ``op(a)`` (used when ``a`` is transposed
+    and ``n`` over two panels; :func:`_sgemm_whole` computes the same sum, without that
+    part when it is not used)."""
     return max(1, min(KC, k) * (min(NC, (n + NR - 1) // NR * NR) + MC))
 
 
@@ -126,6 +127,14 @@ def _pack_b(b, trans_b, k0, kc, j0, nc, bp, pw):
                     bp[base + kk * st + col] = row[j0 + jp + col]
                 for col in range(width, st):
                     bp[base + kk * st + col] = np.float32(0.0)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _packs_a(trans_a, n):
+    """Whether a transposed ``a`` is packed: when its rows meet more than two panels
+    (a product of two panels reads each line of ``a`` from the cache again at once, and
+    packing would cost more than it saves)."""
+    return trans_a and n > 2 * NR
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -169,7 +178,8 @@ def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow)
     split = beta != 0.0 and k > KC
     beta_on = beta != 0.0 and not split
     pw = 16 if narrow else NR
-    asz = MC * min(KC, k) if trans_a else 0  # op(a)'s packed block, at the scratch's end
+    pack_a = _packs_a(trans_a, c.shape[1])
+    asz = MC * min(KC, k) if pack_a else 0  # op(a)'s packed block, at the scratch's end
     ap = bp[bp.shape[0] - asz:].reshape((1, asz))
     for jc in range(c0, c1, NC):
         nc = min(NC, c1 - jc)
@@ -180,14 +190,14 @@ def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow)
             last = beta_on and pc + kc == k
             for ic in range(r0, r1, MC):
                 mc = min(MC, r1 - ic)
-                if trans_a:  # rows of op(a) are columns of a: packed, read in order
+                if pack_a:  # rows of op(a) are columns of a: packed, read in order
                     _pack_a(a, ic, mc, m, pc, kc, ap)
                 for jp in range(0, nc, pw):
                     wd = min(pw, nc - jp)
                     j0 = jc + jp
                     for i0 in range(ic, ic + mc, MR):
                         h = min(MR, r1 - i0)
-                        if trans_a:  # strip (i0 - ic) / MR of the packed block
+                        if pack_a:  # strip (i0 - ic) / MR of the packed block
                             src, ti, tl, tsi, tsk = ap, 0, MR - 1, 4, 4 * MR
                             tk0 = (i0 - ic) // MR * kc
                         else:  # op(a) read in place
@@ -355,8 +365,10 @@ def _sgemm_whole(a, b, c, trans_a, trans_b, beta):
     m, n = c.shape
     k = a.shape[0] if trans_a else a.shape[1]
     # workspace_size, op(a)'s part only when it is packed (the convolutions call this per
-    # tile: a larger buffer would come from the system page by page in every call)
-    size = max(1, min(KC, k) * (min(NC, (n + NR - 1) // NR * NR) + (MC if trans_a else 0)))
+    # tile, mostly with narrow products: a larger buffer would come from the system page by
+    # page in every call)
+    size = max(1, min(KC, k) * (min(NC, (n + NR - 1) // NR * NR)
+                                + (MC if _packs_a(trans_a, n) else 0)))
     ws = np.empty(size, dtype=np.float32)
     wt = np.empty(MR * NR, dtype=np.float32)
     saved = _saved(c, a, trans_a, beta)
