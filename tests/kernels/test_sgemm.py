@@ -35,7 +35,7 @@ def _kernels(a, b, c0, trans_a, trans_b, beta):
     sgemm.ready()  # what matmul and the convolutions do before their kernels
     m, n = c0.shape
     k = a.shape[0] if trans_a else a.shape[1]
-    size = max(1, min(sgemm.KC, k) * min(sgemm.NC, -(-n // sgemm.NR) * sgemm.NR))
+    size = sgemm.workspace_size(m, n, k)
     out = []
     for (kernel, tasks), narrow in itertools.product(
             ((sgemm.gemm_serial, 1), (sgemm.gemm_parallel, 2), (sgemm.gemm_parallel, 3)),
@@ -68,6 +68,31 @@ def test_every_route_gives_the_twins_bits(trans_a, trans_b, beta):
         sgemm.gemm(a, b, ref, trans_a, trans_b, beta)  # the NumPy twin
         for got in _kernels(a, b, c0, trans_a, trans_b, beta):
             assert np.array_equal(got, ref), (m, n, k, trans_a, trans_b, beta)
+
+
+@pytest.mark.parametrize("trans_a,trans_b", list(itertools.product((False, True), repeat=2)))
+def test_row_strided_operands_across_row_and_inner_blocks(trans_a, trans_b):
+    """Views whose rows are longer than their width (the packing of ``op(b)`` by rows and
+    of a transposed ``a`` by strips read them through the row stride), with ``M`` over
+    two row blocks (:data:`sgemm.MC`), a last strip of 5 rows and ``K`` over two inner
+    blocks (:data:`sgemm.KC`), by every route."""
+    m, k = 2 * sgemm.MC + 5, sgemm.KC + 19
+    for n in (45, 2 * sgemm.NR + 13):  # a.T read in place, a.T packed
+        _strided_case(m, n, k, trans_a, trans_b)
+
+
+def _strided_case(m, n, k, trans_a, trans_b):
+    a, b, c0 = _case(m, n, k, trans_a, trans_b, 11)
+    wide_a = np.zeros((a.shape[0], a.shape[1] + 3), np.float32)
+    wide_b = np.zeros((b.shape[0], b.shape[1] + 5), np.float32)
+    wide_a[:, :a.shape[1]] = a
+    wide_b[:, :b.shape[1]] = b
+    va, vb = wide_a[:, :a.shape[1]], wide_b[:, :b.shape[1]]
+    for beta in (0.0, 0.5):
+        ref = c0.copy()
+        sgemm.gemm(a, b, ref, trans_a, trans_b, beta)
+        for got in _kernels(va, vb, c0, trans_a, trans_b, beta):
+            assert np.array_equal(got, ref), (trans_a, trans_b, beta)
 
 
 def test_twin_is_the_fma_chain():

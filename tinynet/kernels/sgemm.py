@@ -17,12 +17,17 @@ never show in a result.
 The compiled kernels block GotoBLAS/BLIS-style, each task (a band of rows or of columns
 of the output) on its own: ``op(b)`` is packed :data:`KC` inner steps by :data:`NC`
 columns at a time into the task's scratch (panels of :data:`NR` columns, ``bp[k][column]``,
-zeros past the last column; a last panel of at most 16 columns is packed 16 wide), and a
-6 x 32 register tile (twelve 16-lane accumulators: two vector loads of ``b`` and six
-broadcasts of ``a`` per inner step) runs over every :data:`MR` rows of ``op(a)`` and panel.
-``op(a)`` is not packed: the tile reads its six rows in place through ``a``'s strides
-(``a`` or ``a.T`` alike). Between two ``KC`` steps the chains wait in ``c`` itself (a
-float32 round trip: the same chain). A 6 x 16 tile serves the narrow last panel, and every
+zeros past the last column; a last panel of at most 16 columns is packed 16 wide; ``b``'s
+rows read in order), and a 6 x 32 register tile (twelve 16-lane accumulators: two vector
+loads of ``b`` and six broadcasts of ``a`` per inner step) runs over every :data:`MR` rows
+of ``op(a)`` and panel: for each block of :data:`MC` rows, panel by panel, so a panel
+stays in the first-level cache while the block's rows pass over it. ``op(a)`` is read in
+place through ``a``'s strides when its rows are ``a``'s rows; when they are ``a``'s
+columns (``a.T``) and the product is more than two panels wide, the block is packed first (strips of ``MR`` rows, ``MR`` floats a step),
+so the tile reads one stream instead of a new cache line every step. A tile asks for its
+lines of ``c`` before its chains run (a prefetch), so the stores at its end do not wait
+for memory. Between two ``KC`` steps the chains wait in ``c`` itself (a float32 round
+trip: the same chain). A 6 x 16 tile serves the narrow last panel, and every
 panel, packed 16 wide, on cores without AVX-512 (``simd.NARROW_REGISTERS``: there the
 6 x 32 tile's twelve accumulators need 24 of the 16 vector registers and spill); tiles
 that cross the product's edge run on a small buffer, their inside moved from and back to
@@ -52,13 +57,14 @@ from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 from tinynet.kernels.sgemm_tiles import cload, cload_n, cstore, cstore_n, tile16, tile32
 from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vstore
 
-__all__ = ["MR", "NR", "KC", "NC", "SYMBOL", "ready", "gemm", "workspace_size",
+__all__ = ["MR", "NR", "KC", "NC", "MC", "SYMBOL", "ready", "gemm", "workspace_size",
            "gemm_serial", "gemm_parallel"]
 
 MR = 6    # rows of op(a) per register tile
 NR = 32   # columns of op(b) per register tile (two 16-lane vectors)
 KC = 256  # inner steps per packed block of op(b) (the chains wait in c in between)
 NC = 512  # columns per packed block of op(b)
+MC = 96   # rows of op(a) per pass over one packed panel
 
 
 def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = False,
@@ -79,10 +85,12 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool = False,
     c[...] = acc + np.float32(beta) * c if beta else acc
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def workspace_size(m, n, k):
-    """Floats of one task's packing scratch for an ``[m, k] @ [k, n]`` product."""
-    return max(1, min(KC, k) * min(NC, (n + NR - 1) // NR * NR))
+def workspace_size(m: int, n: int, k: int) -> int:
+    """Floats of one task's packing scratch for an ``[m, k] @ [k, n]`` product: a packed
+    block of ``op(b)`` and, at its end, one of ``op(a)`` (used when ``a`` is transposed
+    and ``n`` over two panels; :func:`_sgemm_whole` computes the same sum, without that
+    part when it is not used)."""
+    return max(1, min(KC, k) * (min(NC, (n + NR - 1) // NR * NR) + MC))
 
 
 # ------------------------------------------------------------ packing and blocks
@@ -91,7 +99,15 @@ def _pack_b(b, trans_b, k0, kc, j0, nc, bp, pw):
     """``op(b)[k0:k0 + kc, j0:j0 + nc]`` as panels of ``pw`` (``NR`` or 16) columns: the
     panel of columns ``jp`` on at ``bp[jp * kc:]``, ``pw`` floats a step (16 for a last
     panel of at most 16 columns), zeros past ``nc``."""
-    unit = b.strides[1] == 4
+    if not trans_b and b.strides[1] == 4:  # b's rows read in order, each across the panels
+        for kk in range(kc):
+            for jp in range(0, nc, pw):
+                width = min(pw, nc - jp)
+                st = 16 if width <= 16 else NR
+                for v in range(0, st, 16):
+                    vstore(bp, jp * kc + kk * st + v,
+                           cload_n(b, k0 + kk, j0 + jp + v, max(0, min(16, width - v))))
+        return
     for jp in range(0, nc, pw):
         base = jp * kc
         width = min(pw, nc - jp)
@@ -104,10 +120,6 @@ def _pack_b(b, trans_b, k0, kc, j0, nc, bp, pw):
             for kk in range(kc):
                 for col in range(width, st):
                     bp[base + kk * st + col] = np.float32(0.0)
-        elif width == st and unit:
-            for kk in range(kc):
-                for v in range(0, st, 16):
-                    vstore(bp, base + kk * st + v, cload(b, k0 + kk, j0 + jp + v))
         else:
             for kk in range(kc):
                 row = b[k0 + kk]
@@ -118,9 +130,30 @@ def _pack_b(b, trans_b, k0, kc, j0, nc, bp, pw):
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _packs_a(trans_a, n):
+    """Whether a transposed ``a`` is packed: when its rows meet more than two panels
+    (a product of two panels reads each line of ``a`` from the cache again at once, and
+    packing would cost more than it saves)."""
+    return trans_a and n > 2 * NR
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _pack_a(a, i0, mc, m, k0, kc, ap):
+    """``op(a)[i0:i0 + mc, k0:k0 + kc]`` of a transposed ``a`` (``op(a)[i, kk] =
+    a[kk, i]``) as strips of :data:`MR` rows, strip ``s`` at ``ap[0, s * kc * MR:]``,
+    ``MR`` floats a step, zeros for rows past ``m``."""
+    for kk in range(kc):  # each row of a read in order, across the strips
+        for s in range(0, mc, MR):  # MR floats, the lanes past row m - 1 zeros
+            cstore_n(ap, 0, s * kc + kk * MR,
+                     cload_n(a, k0 + kk, i0 + s, max(0, min(MR, m - i0 - s))), MR)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow):
     """``c[r0:r1, c0:c1] = op(a)[r0:r1] @ op(b)[:, c0:c1] (+ beta * c)``: one task,
-    ``op(b)`` packed block by block into ``bp``. Tiles crossing the edge (``h`` rows,
+    ``op(b)`` packed block by block into ``bp`` (and, for a transposed ``a``, ``op(a)``
+    into the last ``MC * min(KC, k)`` floats of ``bp``, which must have room for both).
+    Tiles crossing the edge (``h`` rows,
     ``wd`` columns inside) run on the buffer ``tb`` (``[MR, NR]``), their inside copied
     from and back to ``c``. With ``beta`` and more than ``KC`` inner steps the chains
     pass through ``c``, so ``beta * c`` is added at the end from ``saved``, the caller's
@@ -145,6 +178,9 @@ def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow)
     split = beta != 0.0 and k > KC
     beta_on = beta != 0.0 and not split
     pw = 16 if narrow else NR
+    pack_a = _packs_a(trans_a, c.shape[1])
+    asz = MC * min(KC, k) if pack_a else 0  # op(a)'s packed block, at the scratch's end
+    ap = bp[bp.shape[0] - asz:].reshape((1, asz))
     for jc in range(c0, c1, NC):
         nc = min(NC, c1 - jc)
         for pc in range(0, k, KC):
@@ -152,31 +188,40 @@ def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow)
             _pack_b(b, trans_b, pc, kc, jc, nc, bp, pw)
             load = pc > 0
             last = beta_on and pc + kc == k
-            for i0 in range(r0, r1, MR):
-                h = min(MR, r1 - i0)
+            for ic in range(r0, r1, MC):
+                mc = min(MC, r1 - ic)
+                if pack_a:  # rows of op(a) are columns of a: packed, read in order
+                    _pack_a(a, ic, mc, m, pc, kc, ap)
                 for jp in range(0, nc, pw):
                     wd = min(pw, nc - jp)
                     j0 = jc + jp
-                    inside = h == MR and (wd == NR or wd == 16)
-                    if inside:  # the tile works on c itself
-                        dst, di, dj = c, i0, j0
-                    else:  # on the buffer
-                        dst, di, dj = tb, 0, 0
-                        if load or last:
+                    for i0 in range(ic, ic + mc, MR):
+                        h = min(MR, r1 - i0)
+                        if pack_a:  # strip (i0 - ic) / MR of the packed block
+                            src, ti, tl, tsi, tsk = ap, 0, MR - 1, 4, 4 * MR
+                            tk0 = (i0 - ic) // MR * kc
+                        else:  # op(a) read in place
+                            src, ti, tl, tsi, tsk, tk0 = a, i0, m - 1, si, sk, pc
+                        inside = h == MR and (wd == NR or wd == 16)
+                        if inside:  # the tile works on c itself
+                            dst, di, dj = c, i0, j0
+                        else:  # on the buffer
+                            dst, di, dj = tb, 0, 0
+                            if load or last:
+                                for r in range(h):
+                                    for v in range(0, wd, 16):
+                                        cstore(tb, r, v, cload_n(c, i0 + r, j0 + v,
+                                                                   min(16, wd - v)))
+                        if wd > 16:
+                            tile32(src, ti, tl, tsi, tsk, tk0, bp, jp * kc, kc, dst, di, dj,
+                                   load, last, fb)
+                        else:
+                            tile16(src, ti, tl, tsi, tsk, tk0, bp, jp * kc, kc, dst, di, dj,
+                                   load, last, fb)
+                        if not inside:
                             for r in range(h):
                                 for v in range(0, wd, 16):
-                                    cstore(tb, r, v, cload_n(c, i0 + r, j0 + v,
-                                                               min(16, wd - v)))
-                    if wd > 16:
-                        tile32(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, dst, di, dj, load,
-                               last, fb)
-                    else:
-                        tile16(a, i0, m - 1, si, sk, pc, bp, jp * kc, kc, dst, di, dj, load,
-                               last, fb)
-                    if not inside:
-                        for r in range(h):
-                            for v in range(0, wd, 16):
-                                cstore_n(c, i0 + r, j0 + v, cload(tb, r, v), min(16, wd - v))
+                                    cstore_n(c, i0 + r, j0 + v, cload(tb, r, v), min(16, wd - v))
     if split:
         for i in range(r0, r1):
             for j in range(c0, c1):
@@ -319,7 +364,11 @@ def _sgemm_whole(a, b, c, trans_a, trans_b, beta):
     and ``c`` with adjacent columns)."""
     m, n = c.shape
     k = a.shape[0] if trans_a else a.shape[1]
-    size = max(1, min(KC, k) * min(NC, (n + NR - 1) // NR * NR))
+    # workspace_size, op(a)'s part only when it is packed (the convolutions call this per
+    # tile, mostly with narrow products: a larger buffer would come from the system page by
+    # page in every call)
+    size = max(1, min(KC, k) * (min(NC, (n + NR - 1) // NR * NR)
+                                + (MC if _packs_a(trans_a, n) else 0)))
     ws = np.empty(size, dtype=np.float32)
     wt = np.empty(MR * NR, dtype=np.float32)
     saved = _saved(c, a, trans_a, beta)

@@ -22,14 +22,15 @@ from numba.extending import intrinsic, overload
 from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 from tinynet.kernels.simd import LANES, f32x16, vfma, vload, vsplat
 
-__all__ = ["cload", "cstore", "cload_n", "cstore_n", "splat", "tile32", "tile16"]
+__all__ = ["cload", "cstore", "cload_n", "cstore_n", "cprefetch", "splat", "tile32", "tile16"]
 
 
 # ------------------------------------------------------------ element access
 # ``cload(c, i, j)`` / ``cstore(c, i, j, v)``: the 16 floats ``c[i, j:j + 16]`` of a 2-D
 # float32 array whose columns are adjacent (any row stride), ``cload_n`` / ``cstore_n``
 # the first ``count`` of them (masked: the other lanes load as 0, are not stored, and no
-# memory past them is touched); ``splat(a, off)``: the float
+# memory past them is touched); ``cprefetch(c, i, j)``: asks for the cache line of
+# ``c[i, j]`` ahead of a store to it (a hint: no value changes); ``splat(a, off)``: the float
 # at byte ``off`` of ``a``'s data in all 16 lanes. Python versions for NUMBA_DISABLE_JIT,
 # one LLVM load or store each when compiled; no bounds checks.
 def cload(c, i, j):
@@ -48,6 +49,10 @@ def cload_n(c, i, j, count):
 
 def cstore_n(c, i, j, v, count):
     c[i, j:j + count] = v[:count]
+
+
+def cprefetch(c, i, j):
+    return None
 
 
 def splat(a, off):
@@ -144,6 +149,22 @@ def _cstore_n_i(typingctx, c, i, j, v, count):
 
 
 @intrinsic
+def _cprefetch_i(typingctx, c, i, j):
+    _check_matrix(c)
+
+    def codegen(context, builder, sig, args):
+        ptr = _row_col(context, builder, sig.args[0], args[0], args[1], args[2])
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
+            ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch.p0")
+        # for writing, kept in all cache levels, data cache
+        builder.call(fn, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(c, types.intp, types.intp), codegen
+
+
+@intrinsic
 def _splat_i(typingctx, a, off):
     _check_matrix(a)
 
@@ -179,6 +200,11 @@ def _cstore_n_jit(c, i, j, v, count):
     return lambda c, i, j, v, count: _cstore_n_i(c, i, j, v, count)
 
 
+@overload(cprefetch, jit_options=CALLEE_OPTIONS)
+def _cprefetch_jit(c, i, j):
+    return lambda c, i, j: _cprefetch_i(c, i, j)
+
+
 @overload(splat, jit_options=CALLEE_OPTIONS)
 def _splat_jit(a, off):
     return lambda a, off: _splat_i(a, off)
@@ -198,6 +224,10 @@ def tile32(a, i0, mlast, si, sk, k0, bp, pb, steps, c, ci, cj, load, beta_on, fb
     o3 = min(i0 + 3, mlast) * si + k0 * sk
     o4 = min(i0 + 4, mlast) * si + k0 * sk
     o5 = min(i0 + 5, mlast) * si + k0 * sk
+    for r in range(6):  # the output's lines arrive while the chains run
+        cprefetch(c, ci + r, cj)
+        cprefetch(c, ci + r, cj + 16)
+        cprefetch(c, ci + r, cj + 31)
     if load:
         c00 = cload(c, ci + 0, cj + 0)
         c01 = cload(c, ci + 0, cj + 16)
@@ -290,6 +320,9 @@ def tile16(a, i0, mlast, si, sk, k0, bp, pb, steps, c, ci, cj, load, beta_on, fb
     o3 = min(i0 + 3, mlast) * si + k0 * sk
     o4 = min(i0 + 4, mlast) * si + k0 * sk
     o5 = min(i0 + 5, mlast) * si + k0 * sk
+    for r in range(6):  # the output's lines arrive while the chains run
+        cprefetch(c, ci + r, cj)
+        cprefetch(c, ci + r, cj + 15)
     if load:
         c00 = cload(c, ci + 0, cj + 0)
         c10 = cload(c, ci + 1, cj + 0)

@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from tinynet import tuning
-from tinynet.kernels.sgemm import KC, MR, NC, NR, gemm_parallel, gemm_serial, ready
+from tinynet.kernels.sgemm import MR, NR, gemm_parallel, gemm_serial, ready, workspace_size
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
 from tinynet.kernels.simd import NARROW_REGISTERS
 
@@ -34,7 +34,7 @@ _scratch_local = threading.local()  # this thread's packing scratch, reused acro
 def _scratch(tasks: int, m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """This thread's packing scratch for ``tasks`` tasks of an ``[m, k] @ [k, n]`` product
     (kept and grown: a fresh buffer of a few MiB would come from the system page by page)."""
-    size = max(1, min(KC, k) * min(NC, -(-n // NR) * NR))
+    size = workspace_size(m, n, k)
     ws = getattr(_scratch_local, "ws", None)
     if ws is None or ws.shape[0] < tasks or ws.shape[1] < size:
         rows = max(tasks, 0 if ws is None else ws.shape[0])
