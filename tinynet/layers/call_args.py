@@ -41,29 +41,30 @@ class Slot:
         return f"Slot({self.index})"
 
 
+def _replace(value: Any, leaf: Any, tuples: bool = True) -> Any:
+    """``value`` with each entry that ``leaf(entry)`` answers (not ``None``) replaced by
+    that answer, walking lists, tuples (kept as tuples, or lists when not ``tuples``) and
+    dicts in order."""
+    new = leaf(value)
+    if new is not None:
+        return new
+    if isinstance(value, (list, tuple)):
+        items = [_replace(v, leaf, tuples) for v in value]
+        return tuple(items) if tuples and isinstance(value, tuple) else items
+    if isinstance(value, dict):
+        return {k: _replace(v, leaf, tuples) for k, v in value.items()}
+    return value
+
+
 def _hollow(value: Any, tensors: list[SymbolicTensor]) -> Any:
     """``value`` with every symbolic tensor in it replaced by a :class:`Slot` (appended to
     ``tensors``)."""
-    if isinstance(value, SymbolicTensor):
-        tensors.append(value)
+    def leaf(entry: Any) -> Slot | None:
+        if not isinstance(entry, SymbolicTensor):
+            return None
+        tensors.append(entry)
         return Slot(len(tensors) - 1)
-    if isinstance(value, (list, tuple)):
-        items = [_hollow(v, tensors) for v in value]
-        return items if isinstance(value, list) else tuple(items)
-    if isinstance(value, dict):
-        return {k: _hollow(v, tensors) for k, v in value.items()}
-    return value
-
-
-def _filled(value: Any, values: list) -> Any:
-    if isinstance(value, Slot):
-        return values[value.index]
-    if isinstance(value, (list, tuple)):
-        items = [_filled(v, values) for v in value]
-        return items if isinstance(value, list) else tuple(items)
-    if isinstance(value, dict):
-        return {k: _filled(v, values) for k, v in value.items()}
-    return value
+    return _replace(value, leaf)
 
 
 class CallTemplate:
@@ -85,20 +86,17 @@ class CallTemplate:
 
     def fill(self, values: list) -> tuple[tuple, dict]:
         """``(args, kwargs)`` with ``values[i]`` in the place of ``Slot(i)``."""
-        return _filled(self.args, values), _filled(self.kwargs, values)
+        def leaf(entry: Any) -> Any:
+            return values[entry.index] if isinstance(entry, Slot) else None
+        return _replace(self.args, leaf), _replace(self.kwargs, leaf)
 
     def get_config(self, encode: Any) -> dict:
         """``{"args": [...], "kwargs": {...}}`` with each slot as ``encode(index)`` and
         tuples as lists (JSON-able when the plain values are)."""
-        def walk(value: Any) -> Any:
-            if isinstance(value, Slot):
-                return encode(value.index)
-            if isinstance(value, (list, tuple)):
-                return [walk(v) for v in value]
-            if isinstance(value, dict):
-                return {k: walk(v) for k, v in value.items()}
-            return value
-        return {"args": walk(list(self.args)), "kwargs": walk(self.kwargs)}
+        def leaf(entry: Any) -> Any:
+            return encode(entry.index) if isinstance(entry, Slot) else None
+        return {"args": _replace(list(self.args), leaf, tuples=False),
+                "kwargs": _replace(self.kwargs, leaf, tuples=False)}
 
     def __repr__(self) -> str:
         return f"CallTemplate(args={self.args!r}, kwargs={self.kwargs!r})"
@@ -124,15 +122,13 @@ def template_from_config(config: Any, take: Any = None, owner: str = "") -> Call
     slots: set[int] = set()
 
     def walk(value: Any) -> Any:
-        index = take(value)
-        if index is not None:
+        def leaf(entry: Any) -> Slot | None:
+            index = take(entry)
+            if index is None:
+                return None
             slots.add(index)
             return Slot(index)
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items()}
-        return value
+        return _replace(value, leaf)
     if (not isinstance(config, dict) or not isinstance(config.get("args", []), list)
             or not isinstance(config.get("kwargs", {}), dict)):
         raise ValueError(f"{owner}: a node's call arguments must be {{'args': [...], "
