@@ -127,13 +127,19 @@ def test_a_border_pixel_sums_only_its_taps_inside_the_image():
     assert np.all(y == y[..., :1])
 
 
-@pytest.mark.parametrize("shape, mult, kernel, strides, dilation", CASES[:5])
-def test_serial_parallel_and_thread_counts_give_the_same_bits(shape, mult, kernel, strides,
-                                                              dilation):
-    rng = np.random.default_rng(13)
+def _case(seed, shape, mult, kernel, strides, dilation):
+    """A generator, 9 samples of ``shape``'s image, the 'same' geometry and a kernel."""
+    rng = np.random.default_rng(seed)
     x = rng.standard_normal((9, *shape[1:])).astype(np.float32)
     geom = _geometry(shape[1], shape[2], *kernel, *strides, *dilation, True)
     w3 = rng.standard_normal((*kernel, shape[3] * mult)).astype(np.float32)
+    return rng, x, geom, w3
+
+
+@pytest.mark.parametrize("shape, mult, kernel, strides, dilation", CASES[:5])
+def test_serial_parallel_and_thread_counts_give_the_same_bits(shape, mult, kernel, strides,
+                                                              dilation):
+    rng, x, geom, w3 = _case(13, shape, mult, kernel, strides, dilation)
     g = rng.standard_normal((9, geom[8], geom[9], shape[3] * mult)).astype(np.float32)
 
     def run():
@@ -158,10 +164,7 @@ def test_a_channel_of_ones_leaves_the_other_channels_bits(shape, mult, kernel, s
                                                           dilation):
     # SeparableConv2D's depthwise output: the plain output's bits, then a channel of ones,
     # serial and parallel, with and without a bias
-    rng = np.random.default_rng(14)
-    x = rng.standard_normal((9, *shape[1:])).astype(np.float32)
-    geom = _geometry(shape[1], shape[2], *kernel, *strides, *dilation, True)
-    w3 = rng.standard_normal((*kernel, shape[3] * mult)).astype(np.float32)
+    _, x, geom, w3 = _case(14, shape, mult, kernel, strides, dilation)
     for bias in (None, w3[0, 0]):
         plain = depthwise_forward(x, w3, geom, bias)
         for gate in (0, 2**62):
