@@ -112,18 +112,18 @@ def forward(layer: Any, x: Any, training: Any, args: tuple = (), kwargs: dict | 
     listed = isinstance(x, (list, tuple))
     layer._clear_losses()  # a top-level call: its losses (and its layers') start afresh
     graph = autodiff.Graph(owner=layer._name or "")  # no name property lookups per step
-    kwargs = dict(kwargs or {})
+    kwargs = kwargs or {}
     with graph:
         leaves = _leaves(graph, x, listed)
-        all_leaves = list(leaves) if listed else [leaves]
+        all_leaves = leaves if listed else [leaves]
         if keys is not None:
             leaves = dict(zip(keys, leaves))
-        if call is not None:
+        if call is not None:  # no copies on the common path: only a node's arguments
             template, values = call
             extra = [graph.leaf(_input_array(v)) for v in values]
             more_args, more_kwargs = template.fill(extra)
             args, kwargs = (*args, *more_args), {**kwargs, **more_kwargs}
-            all_leaves += extra
+            all_leaves = [*all_leaves, *extra]
         out = layer.call(leaves, *args, **call_kwargs(layer, training, kwargs))
         outputs, out_listed = _outputs(out, layer)
     state = layer.__dict__  # plain writes (a call() layer's __setattr__ tracks sub-layers)
