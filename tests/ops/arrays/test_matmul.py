@@ -33,7 +33,8 @@ def _reference(a, b, trans_a=False, trans_b=False):
 
 # shapes that exercise the blocking: one tile, row bands (M not a multiple of the tile),
 # column bands (wider than tall), and a long inner dimension (weight-gradient shape)
-SHAPES = [(1, 1, 1), (37, 19, 23), (1000, 64, 70), (20, 2048, 128), (64, 32, 16384)]
+SHAPES = [(1, 1, 1), (37, 19, 23), (1000, 64, 70), (20, 2048, 128), (64, 32, 16384),
+          (40, 160, 700)]
 
 
 @pytest.mark.parametrize("m,n,k", SHAPES)
@@ -60,6 +61,20 @@ def test_bitwise_independent_of_gate_and_threads(m, n, k, trans_a, trans_b):
                 results.append(matmul(a, b, trans_a=trans_a, trans_b=trans_b))
     for other in results[1:]:
         assert np.array_equal(results[0], other)
+
+
+@pytest.mark.parametrize("m,n,k", [(40, 160, 700), (64, 256, 6400), (7, 100, 400)])
+def test_long_weight_gradient_runs_swapped_with_the_same_bits(m, n, k):
+    # x.T @ dz with fewer rows than columns and a long inner index runs as (dz.T @ x).T:
+    # bitwise the product of the transposed copy of x, which takes the direct path
+    a, b = _operands(m, n, k, trans_a=True, seed=2)
+    got = matmul(a, b, trans_a=True)
+    assert got.flags.c_contiguous and got.shape == (m, n)
+    assert np.array_equal(got.view(np.int32),
+                          matmul(np.ascontiguousarray(a.T), b).view(np.int32))
+    out = np.full((m, n), np.nan, dtype=np.float32)
+    assert matmul(a, b, out, trans_a=True) is out
+    assert np.array_equal(out, got)
 
 
 def test_out_argument_is_filled_and_returned():

@@ -111,7 +111,25 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
         gemm_small(a, b, out, trans_a, trans_b, bp, row)
         return out
     ready()
-    if tuning.use_parallel("matmul_parallel_min_flops", m * n * k):
+    if trans_a and not trans_b and m < n and n > 2 * NR and k >= 4 * n:
+        # A long weight gradient ``x.T @ dz`` with fewer rows than columns runs as ``(dz.T @
+        # x).T``: the same chains (a multiply-add's two factors commute exactly), with the
+        # tiles over the longer side, so each packed panel serves more row strips (shorter
+        # products lose more to the transposing copy than they gain).
+        swapped = np.empty((n, m), dtype=np.float32)
+        _blocked(b, a, swapped, True, False, m * n * k)
+        np.copyto(out, swapped.T)
+        return out
+    _blocked(a, b, out, trans_a, trans_b, m * n * k)
+    return out
+
+
+def _blocked(a: np.ndarray, b: np.ndarray, out: np.ndarray, trans_a: bool, trans_b: bool,
+             muladds: int) -> None:
+    """``out = op(a) @ op(b)`` in the blocked GEMM, on Numba's threads when the gate says so."""
+    m, n = out.shape
+    k = a.shape[0] if trans_a else a.shape[1]
+    if tuning.use_parallel("matmul_parallel_min_flops", muladds):
         tasks = tuning.get_num_threads()
         ws, wt = _scratch(tasks, m, n, k)
         (gemm_parallel if tasks > 1 else gemm_serial)(a, b, out, trans_a, trans_b, 0.0, ws, wt,
@@ -119,4 +137,3 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
     else:
         ws, wt = _scratch(1, m, n, k)
         gemm_serial(a, b, out, trans_a, trans_b, 0.0, ws, wt, NARROW_REGISTERS)
-    return out
