@@ -213,7 +213,10 @@ def _fit_window(events: list[dict]) -> str:
     compile CPU seconds in that window, the figure to compare under load."""
     top = [e for e in events if e["depth"] == 0 and "cpu" in e]
     pids = {e["pid"] for e in top}
-    own = [e for e in top if e.get("ppid") not in pids]  # the example, not its helper
+    # the helper's: a process whose parent compiled too (its later events may name the
+    # benchmark as parent: the helper outlives the example and is adopted)
+    helpers = {e["pid"] for e in top if e.get("ppid") in pids}
+    own = [e for e in top if e["pid"] not in helpers]
     if not own or len(own) == len(top):
         return ""
     origin = min(e["start"] for e in top)
