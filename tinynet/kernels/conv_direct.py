@@ -59,8 +59,9 @@ GRAD_ROWS: int = NARROW_BLOCK if NARROW else BLOCK
 
 # ----------------------------------------------------------------- register blocks
 # The one-line helpers are called (``callee``), not inlined by Numba: LLVM inlines them
-# into every block all the same (the blocks' machine code is unchanged), while each of
-# Numba's inlined copies cost its typing and lowering again, at some 70 call sites.
+# into every block all the same (the same loads, broadcasts and fused multiply-adds),
+# while each of Numba's inlined copies cost its typing and lowering again, at some 70
+# call sites.
 @njit(callee=True, cache=True, error_model="numpy")
 def _put(zf, o, acc, bias, add_bias):
     """Stores an output vector, plus the bias vector when there is one."""
