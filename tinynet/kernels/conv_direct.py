@@ -58,13 +58,17 @@ GRAD_ROWS: int = NARROW_BLOCK if NARROW else BLOCK
 
 
 # ----------------------------------------------------------------- register blocks
-@njit(cache=True, inline="always", error_model="numpy")
+# The one-line helpers are called (``callee``), not inlined by Numba: LLVM inlines them
+# into every block all the same (the same loads, broadcasts and fused multiply-adds),
+# while each of Numba's inlined copies cost its typing and lowering again, at some 70
+# call sites.
+@njit(callee=True, cache=True, error_model="numpy")
 def _put(zf, o, acc, bias, add_bias):
     """Stores an output vector, plus the bias vector when there is one."""
     vstore(zf, o, acc + bias if add_bias else acc)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _at(xf, i):
     """``xf[i]`` broadcast to a vector. ``i`` is never negative and is taken as unsigned,
     so Numba emits no negative-index wraparound: four integer instructions per broadcast,
@@ -73,25 +77,25 @@ def _at(xf, i):
     return vsplat(xf[np.uint64(i)])
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _fma1(xf, i, u, a):
     """``xf[i] * u + a``, each lane one fused multiply-add."""
     return vfma(_at(xf, i), u, a)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _fma2(xf, i, u, v, a, b):
     """``(xf[i] * u + a, xf[i] * v + b)``, each lane one fused multiply-add."""
     s = _at(xf, i)
     return vfma(s, u, a), vfma(s, v, b)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _get2(part, p):
     return vload(part, p), vload(part, p + 16)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(callee=True, cache=True, error_model="numpy")
 def _set2(part, p, a, b):
     vstore(part, p, a)
     vstore(part, p + 16, b)

@@ -47,6 +47,26 @@ def test_segment_sums():
     assert folds.segment_dot(x, x, 0, 3) == 14.0
 
 
+def test_called_segment_sum_has_the_inlined_folds_bits():
+    """``segment_sum_fn`` (the group sums' called fold, written out for a plain sum) gives
+    ``segment_sum``'s bits for every start and length, whole lanes and tails alike: the
+    lanes take elements ``k, 8 + k, ...``: with ``x = [1, ..., 1, 1e8]`` of length 9 the
+    tail element joins lane 0 (``1 + 1e8`` rounds to 1e8 in float32) and each of the
+    other seven ones is lost against 1e8 in the fold, so the sum is 1e8, where a plain
+    left-to-right float32 sum gives ``8 + 1e8 = 100000008``."""
+    x = np.ones(9, dtype=np.float32)
+    x[8] = 1e8
+    assert folds.segment_sum_fn(x, 0, 9) == np.float32(1e8)
+    assert np.float32(np.sum(x[:8]) + x[8]) == np.float32(100000008.0)
+    assert folds.segment_sum_fn(x, 0, 9) == folds.segment_sum(x, 0, 9)
+    rng = np.random.default_rng(7)
+    y = (rng.standard_normal(120) * 10.0 ** rng.integers(-6, 7, 120)).astype(np.float32)
+    for start in range(0, 17):
+        for stop in range(start, start + 90):
+            called = np.float32(folds.segment_sum_fn(y, start, stop))
+            assert called.tobytes() == np.float32(folds.segment_sum(y, start, stop)).tobytes()
+
+
 @pytest.mark.parametrize("n", [8, 16, 32, 200, 256])
 def test_pair_folds_give_each_segment_its_own_bits(n):
     """Two 8-lane folds side by side in one 16-lane vector: each result byte-equal to the
