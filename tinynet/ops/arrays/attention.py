@@ -14,6 +14,7 @@ from tinynet import tuning
 from tinynet.kernels.attention import (attend_backward_parallel, attend_backward_serial,
                                       attend_forward_parallel, attend_forward_serial,
                                       bmm_parallel, bmm_serial, padded_columns)
+from tinynet.ops.arrays import reduction
 
 __all__ = ["bmm", "softmax", "softmax_backward", "masked_softmax", "masked_softmax_backward",
            "NEG_LARGE", "col_sum", "attend", "attend_backward"]
@@ -128,8 +129,13 @@ def softmax_backward(p: np.ndarray, dp: np.ndarray) -> np.ndarray:
 
 
 def col_sum(g: np.ndarray) -> np.ndarray:
-    """Column sums of ``[rows, cols]`` accumulated in float64 in row order, as float32."""
-    return np.add.reduce(g, axis=0, dtype=np.float64).astype(np.float32)
+    """Column sums of ``[rows, cols]`` as float32: the bias gradients' column fold (fixed
+    row blocks, float64 merge in block order; the same bits serial or parallel)."""
+    cols = g.shape[-1]
+    if g.size == 0:
+        return np.zeros(cols, dtype=np.float32)
+    return reduction.col_sum(g, cols, parallel=tuning.use_parallel(
+        "elementwise_parallel_min_elems", g.size))
 
 
 def masked_softmax(scores: np.ndarray, mask: np.ndarray | None, *, replace: bool,
