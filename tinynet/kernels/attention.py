@@ -310,13 +310,16 @@ def attend_forward_serial(q, k, v, offsets, heads, dk, scale, p, o):
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy", boundscheck=False)
-def attend_forward_parallel(q, k, v, offsets, heads, dk, scale, p, o):
-    """:func:`attend_forward_serial` with the items spread over Numba's threads."""
+def attend_forward_parallel(q, k, v, offsets, heads, dk, scale, p, o, runs):
+    """:func:`attend_forward_serial` with the items spread over Numba's threads: ``runs``
+    runs of consecutive items, each run on one scratch (an item's bits do not depend on
+    its run)."""
     nb, _, t, s = p.shape
-    for item in prange(nb * heads):
+    items = nb * heads
+    for r in prange(runs):
         work = _scratch(t, s, dk, o.shape[1] // heads)
-        # an int64 item, as in the serial loop: one compiled item function for both
-        _forward_item(np.int64(item), q, k, v, offsets, heads, dk, scale, p, o, work)
+        for item in range(r * items // runs, (r + 1) * items // runs):
+            _forward_item(item, q, k, v, offsets, heads, dk, scale, p, o, work)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -338,10 +341,14 @@ def attend_backward_serial(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dk
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy", boundscheck=False)
-def attend_backward_parallel(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval):
-    """:func:`attend_backward_serial` with the items spread over Numba's threads."""
+def attend_backward_parallel(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval,
+                             runs):
+    """:func:`attend_backward_serial` with the items spread over Numba's threads in
+    ``runs`` runs of consecutive items, as :func:`attend_forward_parallel`."""
     nb, _, t, s = p.shape
-    for item in prange(nb * heads):
+    items = nb * heads
+    for r in prange(runs):
         work = _scratch(t, s, dk, do.shape[1] // heads)
-        _backward_item(np.int64(item), q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey,
-                       dval, work)
+        for item in range(r * items // runs, (r + 1) * items // runs):
+            _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval,
+                           work)
