@@ -11,10 +11,11 @@ derivative of the backward, on per-item scratch that stays in cache. They read t
 heads straight out of the projections' ``[batch * steps, heads * width]`` outputs (a
 head is a column band of them) and write the context and the gradients back in that
 layout, so no head is ever transposed into a copy. Every product is a
-:func:`gemm_small` chain; the softmax works on one row at a time in a fixed order
-(:func:`_softmax_row`). The parallel variants hand whole items to Numba's threads, each
-with its own scratch: an item is computed by one thread in one order, so both variants
-give the same bits at any thread count.
+:func:`gemm_small` chain; the softmax works on each row in a fixed order
+(:func:`_softmax_row`); its derivative takes four rows side by side, their lane folds
+interleaved (:func:`_softmax_grad_rows4`, the same bits). The parallel variants hand
+whole items to Numba's threads, each with its own scratch: an item is computed by one
+thread in one order, so both variants give the same bits at any thread count.
 """
 
 from __future__ import annotations
@@ -139,12 +140,61 @@ def _softmax_grad_row(ds, p, e, lanes):
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _vector_sums4(e, n, lanes):
+    """The four rows ``e[0:4, :n]``'s vector sums (16 lane sums over the vectors in order)
+    stored as ``lanes[16 * r:16 * (r + 1)]`` (``e`` zero past ``n`` up to whole vectors)."""
+    a0 = vsplat(np.float32(0.0))
+    a1 = a0
+    a2 = a0
+    a3 = a0
+    for j0 in range(0, n, LANES):
+        a0 = a0 + vload(e[0], j0)
+        a1 = a1 + vload(e[1], j0)
+        a2 = a2 + vload(e[2], j0)
+        a3 = a3 + vload(e[3], j0)
+    vstore(lanes, 0, a0)
+    vstore(lanes, LANES, a1)
+    vstore(lanes, 2 * LANES, a2)
+    vstore(lanes, 3 * LANES, a3)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _softmax_grad_rows4(ds, p, i0, e, lanes):
+    """Rows ``i0 .. i0 + 3`` of :func:`_softmax_grad_row` (the same bits), their lane
+    folds interleaved: four independent chains instead of one (``e``: ``[4, .]`` scratch
+    zero past the row, ``lanes``: 64 floats)."""
+    n = ds.shape[1]
+    for r in range(4):
+        dr, pr, er = ds[i0 + r], p[i0 + r], e[r]
+        for j in range(n):
+            er[j] = dr[j] * pr[j]
+    _vector_sums4(e, n, lanes)
+    z0, z1, z2, z3 = np.float32(0.0), np.float32(0.0), np.float32(0.0), np.float32(0.0)
+    for i in range(LANES):
+        z0 += lanes[i]
+        z1 += lanes[LANES + i]
+        z2 += lanes[2 * LANES + i]
+        z3 += lanes[3 * LANES + i]
+    _scale_grad_row(ds[i0], p[i0], z0)
+    _scale_grad_row(ds[i0 + 1], p[i0 + 1], z1)
+    _scale_grad_row(ds[i0 + 2], p[i0 + 2], z2)
+    _scale_grad_row(ds[i0 + 3], p[i0 + 3], z3)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _scale_grad_row(ds, p, inner):
+    """``ds = p * (ds - inner)`` in place."""
+    for j in range(ds.shape[0]):
+        ds[j] = p[j] * (ds[j] - inner)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _scratch(t, s, dk, dv):
-    """One item's scratch: a row zero past ``max(S, T)`` up to whole vectors, 16 lanes,
+    """One item's scratch: four rows zero past ``max(S, T)`` up to whole vectors, 64 lanes,
     :func:`gemm_small`'s packing buffer, the ``[T, S]`` scores, the scaled query and two
     flat product buffers."""
-    e = np.zeros(_padded(max(s, t)), dtype=np.float32)
-    lanes = np.empty(LANES, dtype=np.float32)
+    e = np.zeros((4, _padded(max(s, t))), dtype=np.float32)
+    lanes = np.empty(4 * LANES, dtype=np.float32)
     width = max(dk, dv)
     bp = np.empty(max(t, s, width) * _padded(max(s, t, width)), dtype=np.float32)
     ts = np.empty((t, s), dtype=np.float32)
@@ -191,8 +241,9 @@ def _forward_item(item, q, k, v, offsets, heads, dk, scale, p, o, work):
     _take(q, b * t, offsets[0] + h * dk, scale, qs)
     _product(qs, kh, ts, False, True, bp, lanes)
     ph = p[b, h]
+    e0 = e[0]
     for i in range(t):
-        _softmax_row(ts[i], ph[i], e, lanes)
+        _softmax_row(ts[i], ph[i], e0, lanes)
     ctx = buf1[:t * dv].reshape(t, dv)
     _product(ph, vh, ctx, False, False, bp, lanes)
     _put(o, b * t, h * dv, np.float32(1.0), ctx)
@@ -219,11 +270,15 @@ def _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey
     grad_v = buf2[:s * dv].reshape(s, dv)
     _product(ph, g, grad_v, True, False, bp, lanes)
     _put(dval, b * s, offsets[2] + h * dv, one, grad_v)
-    for i in range(t):
-        if gp.shape[0] > 0:
+    if gp.shape[0] > 0:
+        for i in range(t):
             for j in range(s):
                 ts[i, j] = ts[i, j] + gp[b, h, i, j]
-        _softmax_grad_row(ts[i], ph[i], e, lanes)                # dL/d(scores)
+    quads = t - t % 4                                            # dL/d(scores)
+    for i in range(0, quads, 4):
+        _softmax_grad_rows4(ts, ph, i, e, lanes)
+    for i in range(quads, t):
+        _softmax_grad_row(ts[i], ph[i], e[0], lanes)
     grad_q = buf1[:t * dk].reshape(t, dk)
     _product(ts, kh, grad_q, False, False, bp, lanes)
     _put(dq, b * t, offsets[0] + h * dk, scale, grad_q)
@@ -255,13 +310,16 @@ def attend_forward_serial(q, k, v, offsets, heads, dk, scale, p, o):
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy", boundscheck=False)
-def attend_forward_parallel(q, k, v, offsets, heads, dk, scale, p, o):
-    """:func:`attend_forward_serial` with the items spread over Numba's threads."""
+def attend_forward_parallel(q, k, v, offsets, heads, dk, scale, p, o, runs):
+    """:func:`attend_forward_serial` with the items spread over Numba's threads: ``runs``
+    runs of consecutive items, each run on one scratch (an item's bits do not depend on
+    its run)."""
     nb, _, t, s = p.shape
-    for item in prange(nb * heads):
+    items = nb * heads
+    for r in prange(runs):
         work = _scratch(t, s, dk, o.shape[1] // heads)
-        # an int64 item, as in the serial loop: one compiled item function for both
-        _forward_item(np.int64(item), q, k, v, offsets, heads, dk, scale, p, o, work)
+        for item in range(r * items // runs, (r + 1) * items // runs):
+            _forward_item(item, q, k, v, offsets, heads, dk, scale, p, o, work)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -283,10 +341,14 @@ def attend_backward_serial(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dk
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy", boundscheck=False)
-def attend_backward_parallel(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval):
-    """:func:`attend_backward_serial` with the items spread over Numba's threads."""
+def attend_backward_parallel(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval,
+                             runs):
+    """:func:`attend_backward_serial` with the items spread over Numba's threads in
+    ``runs`` runs of consecutive items, as :func:`attend_forward_parallel`."""
     nb, _, t, s = p.shape
-    for item in prange(nb * heads):
+    items = nb * heads
+    for r in prange(runs):
         work = _scratch(t, s, dk, do.shape[1] // heads)
-        _backward_item(np.int64(item), q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey,
-                       dval, work)
+        for item in range(r * items // runs, (r + 1) * items // runs):
+            _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval,
+                           work)

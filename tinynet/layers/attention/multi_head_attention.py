@@ -22,6 +22,7 @@ from tinynet.layers.seeded import OwnGenerator
 from tinynet.layers.validation import check_initializer, check_seed
 from tinynet.ops.arrays import attention as A
 from tinynet.ops.arrays.matmul import matmul
+from tinynet.ops.fused import bias_act_forward
 from tinynet.tensor import Tensor
 
 __all__ = ["MultiHeadAttention"]
@@ -237,9 +238,8 @@ class MultiHeadAttention(OwnGenerator, Layer):
     def _output(self, o_flat: np.ndarray, b: int, t: int) -> np.ndarray:
         """The ``attention_output`` projection of the heads' context ``[B * T, H * dv]``."""
         w_o, b_o = self._weights_of("attention_output")
-        y = matmul(o_flat, w_o.value.reshape(o_flat.shape[1], -1))
-        if b_o is not None:
-            y += b_o.value.reshape(-1)
+        y, _ = bias_act_forward(matmul(o_flat, w_o.value.reshape(o_flat.shape[1], -1)),
+                                None if b_o is None else b_o.value.reshape(-1), None)
         return y.reshape(b, t, *w_o.value.shape[2:])
 
     def _forward_fused(self, arrays: list, with_key: bool, with_scores: bool
@@ -300,9 +300,9 @@ class MultiHeadAttention(OwnGenerator, Layer):
         kernels = [kernel.value.reshape(d, -1) for kernel, _ in pairs]
         y = matmul(x.reshape(b * n, d),
                    kernels[0] if len(kernels) == 1 else np.concatenate(kernels, axis=1))
-        if pairs[0][1] is not None:
-            y += np.concatenate([bias.value.reshape(-1) for _, bias in pairs])
-        return y
+        bias = (None if pairs[0][1] is None
+                else np.concatenate([bias.value.reshape(-1) for _, bias in pairs]))
+        return bias_act_forward(y, bias, None)[0]
 
     def _project_flat_back(self, subs: tuple[str, ...], x: np.ndarray, g: np.ndarray
                            ) -> np.ndarray:
@@ -328,9 +328,8 @@ class MultiHeadAttention(OwnGenerator, Layer):
         """``x [B, N, d] @ kernel [d, H, width] + bias`` as ``[B, H, N, width]``."""
         kernel, bias = self._weights_of(sub)
         b, n, d = x.shape
-        y = matmul(x.reshape(b * n, d), kernel.value.reshape(d, -1))
-        if bias is not None:
-            y += bias.value.reshape(-1)
+        y, _ = bias_act_forward(matmul(x.reshape(b * n, d), kernel.value.reshape(d, -1)),
+                                None if bias is None else bias.value.reshape(-1), None)
         return np.ascontiguousarray(y.reshape(b, n, self.num_heads, width).transpose(0, 2, 1, 3))
 
     def _project_back(self, sub: str, x: np.ndarray, grad: np.ndarray) -> np.ndarray:

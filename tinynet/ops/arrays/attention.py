@@ -14,6 +14,7 @@ from tinynet import tuning
 from tinynet.kernels.attention import (attend_backward_parallel, attend_backward_serial,
                                       attend_forward_parallel, attend_forward_serial,
                                       bmm_parallel, bmm_serial, padded_columns)
+from tinynet.ops.arrays import reduction
 
 __all__ = ["bmm", "softmax", "softmax_backward", "masked_softmax", "masked_softmax_backward",
            "NEG_LARGE", "col_sum", "attend", "attend_backward"]
@@ -60,6 +61,13 @@ def _parallel(items: int, work: int) -> bool:
     return items > 1 and tuning.use_parallel("matmul_parallel_min_flops", work)
 
 
+def _runs(items: int) -> int:
+    """How many runs of consecutive items the parallel attention kernels make: two a
+    thread (each run allocates its scratch once; where an item runs never changes its
+    bits)."""
+    return max(1, min(items, 2 * tuning.get_num_threads()))
+
+
 def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, offsets: tuple[int, int, int],
            batch: int, heads: int, dk: int, dv: int, scale: np.float32
            ) -> tuple[np.ndarray, np.ndarray]:
@@ -85,9 +93,12 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, offsets: tuple[int, int,
     t, s = q.shape[0] // batch, k.shape[0] // batch
     p = np.empty((batch, heads, t, s), dtype=np.float32)
     o = np.empty((batch * t, heads * dv), dtype=np.float32)
-    run = (attend_forward_parallel if _parallel(batch * heads, batch * heads * t * s * (dk + dv))
-           else attend_forward_serial)
-    run(q, k, v, offsets, heads, dk, np.float32(scale), p, o)
+    items = batch * heads
+    if _parallel(items, items * t * s * (dk + dv)):
+        attend_forward_parallel(q, k, v, offsets, heads, dk, np.float32(scale), p, o,
+                                _runs(items))
+    else:
+        attend_forward_serial(q, k, v, offsets, heads, dk, np.float32(scale), p, o)
     return p, o
 
 
@@ -107,10 +118,13 @@ def attend_backward(q: np.ndarray, k: np.ndarray, v: np.ndarray, offsets: tuple[
     dq, dkey, dval = (grads.setdefault(id(x), np.empty_like(x)) for x in (q, k, v))
     gp = _NO_GRAD if gp is None else np.ascontiguousarray(gp, dtype=np.float32)
     dv = do.shape[1] // heads
-    run = (attend_backward_parallel
-           if _parallel(batch * heads, 2 * batch * heads * t * s * (dk + dv))
-           else attend_backward_serial)
-    run(q, k, v, offsets, heads, dk, np.float32(scale), p, do, gp, dq, dkey, dval)
+    items = batch * heads
+    if _parallel(items, 2 * items * t * s * (dk + dv)):
+        attend_backward_parallel(q, k, v, offsets, heads, dk, np.float32(scale), p, do, gp, dq,
+                                 dkey, dval, _runs(items))
+    else:
+        attend_backward_serial(q, k, v, offsets, heads, dk, np.float32(scale), p, do, gp, dq,
+                               dkey, dval)
     return dq, dkey, dval
 
 
@@ -128,8 +142,13 @@ def softmax_backward(p: np.ndarray, dp: np.ndarray) -> np.ndarray:
 
 
 def col_sum(g: np.ndarray) -> np.ndarray:
-    """Column sums of ``[rows, cols]`` accumulated in float64 in row order, as float32."""
-    return np.add.reduce(g, axis=0, dtype=np.float64).astype(np.float32)
+    """Column sums of ``[rows, cols]`` as float32: the bias gradients' column fold (fixed
+    row blocks, float64 merge in block order; the same bits serial or parallel)."""
+    cols = g.shape[-1]
+    if g.size == 0:
+        return np.zeros(cols, dtype=np.float32)
+    return reduction.col_sum(g, cols, parallel=tuning.use_parallel(
+        "elementwise_parallel_min_elems", g.size))
 
 
 def masked_softmax(scores: np.ndarray, mask: np.ndarray | None, *, replace: bool,
