@@ -78,20 +78,27 @@ def test_digest_is_of_the_installed_package():
 def test_normalization_drivers_keep_no_dispatcher_in_their_closure():
     """Numba keys a closure's cache entry on its cells' pickled contents, and a dispatcher
     pickles differently in every process: a driver that captured one would never be
-    loaded from the cache. The group drivers capture constants only (their pieces are
-    module globals)."""
+    loaded from the cache. The serial group drivers capture constants only (their pieces
+    are module globals); the parallel ones are module functions that get the serial
+    driver's address as an argument."""
     from numba.core.dispatcher import Dispatcher
 
     from tinynet.kernels.normalization import backward, forward, layout
 
     for lay in (layout.SPANS, layout.HALF_ROWS, layout.QUAD_ROWS, layout.TWO_QUADS):
-        for mode in (layout.SERIAL, layout.CHUNKS, layout.BLOCKS):
-            for flag in (False, True):
-                for driver in (forward.forward_kernel(lay, mode, flag),
-                               backward.backward_kernel(lay, mode, flag)):
-                    cells = [c.cell_contents for c in driver.py_func.__closure__ or ()]
-                    assert cells and not any(isinstance(c, Dispatcher) for c in cells), \
-                        driver.py_func.__qualname__
+        for flag in (False, True):
+            for driver in (forward.forward_kernel(lay, layout.SERIAL, flag),
+                           backward.backward_kernel(lay, layout.SERIAL, flag)):
+                cells = [c.cell_contents for c in driver.py_func.__closure__ or ()]
+                assert cells and not any(isinstance(c, Dispatcher) for c in cells), \
+                    driver.py_func.__qualname__
+            for mode in (layout.CHUNKS, layout.BLOCKS):
+                assert forward.forward_kernel(lay, mode, flag).args == (
+                    forward.forward_kernel(lay, layout.SERIAL, flag),)
+                assert backward.backward_kernel(lay, mode, flag).args == (
+                    backward.backward_kernel(lay, layout.SERIAL, flag),)
+    for driver in (forward.group_forward_parallel, backward.group_backward_parallel):
+        assert driver.py_func.__closure__ is None
 
 
 def test_the_inliner_copies_a_callee_block_once():

@@ -2,13 +2,15 @@
 
 Arrays are seen as rows of length ``C`` (the last axis; a ``bias`` has ``C`` entries or
 none). Work is cut into blocks of whole rows, about ``ELEM_BLOCK`` elements each; the
-parallel variants spread blocks with ``prange``. Activations are pure per-element (or,
-for softmax, per-row) functions, so serial and parallel variants give the same bits.
+parallel variants spread blocks with ``prange``, running the serial body on each block.
+Activations are pure per-element (or, for softmax, per-row) functions, so serial and
+parallel variants give the same bits.
 (The bias gradient is the shared column fold, ``tinynet.ops.arrays.reduction.col_sum``, called
 from :func:`tinynet.ops.fused.bias_grad`.)
 
 Activation kinds (the ``kind`` of :func:`act_forward_kernel` and :func:`act_backward_kernel`;
-each kind compiles its own drivers, so a model compiles only the activations it uses):
+each kind compiles its own body per direction, so a model compiles only the activations it
+uses, and the parallel variants of every kind share one driver per direction):
 ``LINEAR`` (bias add only), ``RELU`` (max(x, 0)), ``LEAKY_RELU`` (``p0`` = slope),
 ``RELU_GENERAL`` (Keras ``relu(x, negative_slope=p0, max_value=p1, threshold=p2)``,
 ``p1 = inf`` for no maximum), ``SIGMOID``, ``TANH``, ``ELU`` (``p0`` = alpha), ``GELU``
@@ -25,6 +27,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import call_at, entry_address
 from tinynet.kernels.reduction import DET_REDUCE_BLOCK
 
 __all__ = ["LINEAR", "RELU", "LEAKY_RELU", "RELU_GENERAL", "SIGMOID", "TANH", "ELU", "GELU",
@@ -163,27 +166,46 @@ def _blocks(n, row_len):
     return nrows, rpb, (nrows + rpb - 1) // rpb
 
 
-def _mode(parallel: bool) -> str:
-    return "parallel" if parallel else "serial"
+_ALL = 2**62  # a body's last block: every block
 
 
 @functools.cache
 def act_forward_kernel(kind: int, parallel: bool) -> Any:
-    """The compiled forward of activation ``kind``, serial or parallel (same bits), one
-    dispatcher each, compiled on first use: ``kernel(x, bias, row_len, p0, p1, p2, out)``
-    sets ``out = act(x + bias)`` over flat float32 ``x``/``out`` seen as rows of
-    ``row_len`` (``bias``: ``row_len`` floats or none). The serial one's ``prange`` is a
-    plain ``range`` (Numba without ``parallel=True``)."""
+    """The forward of activation ``kind``, serial or parallel (same bits), compiled on
+    first use: ``kernel(x, bias, row_len, p0, p1, p2, out)`` sets ``out = act(x + bias)``
+    over flat float32 ``x``/``out`` seen as rows of ``row_len`` (``bias``: ``row_len``
+    floats or none). Each kind compiles one body, which runs a range of blocks; the
+    parallel variant is :func:`act_forward_parallel`, one driver for every kind, calling
+    the body through its address block by block (:mod:`tinynet.kernels.address`)."""
+    body = _forward_body(kind)
+    if parallel:
+        def act_forward(x, bias, row_len, p0, p1, p2, out):
+            args = (x, bias, row_len, p0, p1, p2, out, 0, 0)
+            act_forward_parallel(entry_address(body, args), x, bias, row_len, p0, p1, p2, out)
+    else:
+        def act_forward(x, bias, row_len, p0, p1, p2, out):
+            body(x, bias, row_len, p0, p1, p2, out, 0, _ALL)
+    return act_forward
 
-    @njit(cache=True, variant=f"{kind}_{_mode(parallel)}", parallel=parallel,
-          error_model="numpy")
-    def act_forward(x, bias, row_len, p0, p1, p2, out):
+
+def _forward_body(kind: int) -> Any:
+    @njit(cache=True, variant=f"{kind}_serial", error_model="numpy")
+    def act_forward(x, bias, row_len, p0, p1, p2, out, b0, b1):
         nrows, rpb, nblocks = _blocks(x.size, row_len)
-        for b in prange(nblocks):
+        for b in range(b0, min(b1, nblocks)):
             _forward_block(kind, x, bias, row_len, p0, p1, p2, out, b * rpb,
                            min((b + 1) * rpb, nrows))
 
     return act_forward
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def act_forward_parallel(addr, x, bias, row_len, p0, p1, p2, out):
+    """The blocks of an activation's forward over Numba's threads, each block run by the
+    kind's body at ``addr``."""
+    nblocks = _blocks(x.size, row_len)[2]
+    for b in prange(nblocks):
+        call_at(addr, (x, bias, row_len, p0, p1, p2, out, b, b + 1))
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -245,18 +267,38 @@ def _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, r0, r1):
 
 @functools.cache
 def act_backward_kernel(kind: int, parallel: bool) -> Any:
-    """The compiled backward of activation ``kind`` (as :func:`act_forward_kernel`):
+    """The backward of activation ``kind`` (as :func:`act_forward_kernel`):
     ``kernel(x, y, g, row_len, p0, p1, p2, out)`` sets ``out = dL/dx`` from the
     activation input ``x``, output ``y`` and gradient ``g``. Kinds that do not read ``x``
     (or ``y``) accept any array of the same size in its place (e.g. ``g``); ``out`` may
     alias ``g``."""
+    body = _backward_body(kind)
+    if parallel:
+        def act_backward(x, y, g, row_len, p0, p1, p2, out):
+            args = (x, y, g, row_len, p0, p1, p2, out, 0, 0)
+            act_backward_parallel(entry_address(body, args), x, y, g, row_len, p0, p1, p2,
+                                  out)
+    else:
+        def act_backward(x, y, g, row_len, p0, p1, p2, out):
+            body(x, y, g, row_len, p0, p1, p2, out, 0, _ALL)
+    return act_backward
 
-    @njit(cache=True, variant=f"{kind}_{_mode(parallel)}", parallel=parallel,
-          error_model="numpy")
-    def act_backward(x, y, g, row_len, p0, p1, p2, out):
+
+def _backward_body(kind: int) -> Any:
+    @njit(cache=True, variant=f"{kind}_serial", error_model="numpy")
+    def act_backward(x, y, g, row_len, p0, p1, p2, out, b0, b1):
         nrows, rpb, nblocks = _blocks(g.size, row_len)
-        for b in prange(nblocks):
+        for b in range(b0, min(b1, nblocks)):
             _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, b * rpb,
                             min((b + 1) * rpb, nrows))
 
     return act_backward
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def act_backward_parallel(addr, x, y, g, row_len, p0, p1, p2, out):
+    """The blocks of an activation's backward over Numba's threads, each block run by the
+    kind's body at ``addr``."""
+    nblocks = _blocks(g.size, row_len)[2]
+    for b in prange(nblocks):
+        call_at(addr, (x, y, g, row_len, p0, p1, p2, out, b, b + 1))

@@ -9,10 +9,11 @@ weighted by ``gamma`` and reduced per group, the per-(sample, group) sums behind
 forward sweep computed it. When whole samples go to a task both passes of a sample run
 back to back while it is still in cache.
 
-:func:`backward_kernel` builds one driver per (layout, mode, ``recompute``), as
-:mod:`.forward` does: the serial driver holds both passes of its layout inlined (the
-layers always recompute ``xn``, so they compile it without the given-``xn`` branches),
-and one parallel driver (``CHUNKS`` and ``BLOCKS``) calls it on each task's share.
+:func:`backward_kernel` builds one serial driver per (layout, ``recompute``), as
+:mod:`.forward` does: it holds both passes of its layout inlined (the layers always
+recompute ``xn``, so they compile it without the given-``xn`` branches), and one parallel
+driver for every layout (``CHUNKS`` and ``BLOCKS``) calls it through its address on each
+task's share.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import call_at, entry_address
 from tinynet.kernels.normalization.folds import group_sums
 from tinynet.kernels.normalization.formulas import dx_group, normalized
 from tinynet.kernels.normalization.lanes import (DX, GRAD_RECOMPUTE, GRAD_XN,
@@ -205,7 +207,7 @@ def _add_row(parts, t, u, v, channels, first):
 
 def _serial_fn(layout: int, recompute: bool):
     """The serial driver of ``layout`` and ``recompute``: the one compiled body of the
-    backward, which the parallel drivers call for their share (see
+    backward, which the parallel driver calls for each task's share (see
     :func:`backward_kernel`)."""
 
     @njit(cache=True, variant=f"{layout}_{int(recompute)}", error_model="numpy")
@@ -236,37 +238,10 @@ def _serial_fn(layout: int, recompute: bool):
     return group_backward_serial
 
 
-# Module globals, not closure cells of the parallel drivers: Numba keys a closure's cache
-# entry on its cells' pickled contents, and a dispatcher pickles differently in every
-# process.
 (_serial_spans_given, _serial_spans, _serial_half_given, _serial_half, _serial_quad_given,
  _serial_quad, _serial_two_quads_given, _serial_two_quads) = (
     _serial_fn(layout, recompute) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
     for recompute in (False, True))
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _serial(layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
-            parts):
-    """The serial driver of ``layout`` and ``recompute`` (constants of the caller: one call
-    remains) on the share ``d`` names."""
-    if layout == SPANS and recompute:
-        _serial_spans(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
-    elif layout == SPANS:
-        _serial_spans_given(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
-    elif layout == HALF_ROWS and recompute:
-        _serial_half(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
-    elif layout == HALF_ROWS:
-        _serial_half_given(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
-    elif layout == QUAD_ROWS and recompute:
-        _serial_quad(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
-    elif layout == QUAD_ROWS:
-        _serial_quad_given(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
-    elif layout == TWO_QUADS and recompute:
-        _serial_two_quads(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
-    elif layout == TWO_QUADS:
-        _serial_two_quads_given(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
-                                parts)
 
 
 _SERIAL_DRIVERS = {
@@ -286,27 +261,32 @@ def backward_kernel(layout: int, mode: int, recompute: bool):
     ``stats[2, batch * groups]`` mean and inv_std; ``gp[2, batch, nblk, groups]`` float64
     block partials; ``coeff[2, batch * groups]`` float32 per-group coefficients;
     ``parts[2, ntasks, C]`` float64 parameter partials. As in :func:`forward.forward_kernel`,
-    the serial driver holds the body, and ``CHUNKS`` and ``BLOCKS`` share one parallel
-    driver that calls it on each task's share.
+    the serial driver holds the body, and ``CHUNKS`` and ``BLOCKS`` run
+    :func:`group_backward_parallel`, which calls it through its address on each task's
+    share.
     """
+    serial = _SERIAL_DRIVERS[layout, recompute]
     if mode == SERIAL:
-        return _SERIAL_DRIVERS[layout, recompute]
-    return _parallel_driver(layout, recompute)
+        return serial
+    return functools.partial(_run_parallel, serial)
 
 
-@functools.cache
-def _parallel_driver(layout: int, recompute: bool):
-    @njit(cache=True, variant=f"{layout}_{int(recompute)}", parallel=True,
-          error_model="numpy")
-    def group_backward_parallel(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
-                                parts):
-        for phase in range(3 if (d.passes & BY_BLOCKS) != 0 else 1):
-            if phase == 1:  # the merges: a few sums per sample, on this thread
-                for b in range(d.batch):
-                    _coefficients(b, d, gp, affine_only, coeff)
-            else:
-                for t in prange(task_count(d, phase)):
-                    _serial(layout, recompute, g, s, dx, task_share(d, phase, t), affine_only,
-                            stream, gamma, stats, gp, coeff, parts)
+def _run_parallel(serial, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts):
+    args = (g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
+    group_backward_parallel(entry_address(serial, args), *args)
 
-    return group_backward_parallel
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def group_backward_parallel(addr, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
+                            parts):
+    """The backward over Numba's threads: each task runs the serial driver at ``addr``
+    (:func:`tinynet.kernels.address.entry_address`) on its share of ``d``; the
+    coefficients' merges run on this thread between the phases of the blocks split."""
+    for phase in range(3 if (d.passes & BY_BLOCKS) != 0 else 1):
+        if phase == 1:  # the merges: a few sums per sample, on this thread
+            for b in range(d.batch):
+                _coefficients(b, d, gp, affine_only, coeff)
+        else:
+            for t in prange(task_count(d, phase)):
+                call_at(addr, (g, s, dx, task_share(d, phase, t), affine_only, stream, gamma,
+                               stats, gp, coeff, parts))

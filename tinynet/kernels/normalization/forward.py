@@ -13,16 +13,16 @@ groups in channel order (the Rust original's 8-lane segment sums) and block part
 block order in float64. The serial and parallel drivers share these helpers, so a gate
 or the thread count decides where work runs, never the bits.
 
-**Compiled pieces.** :func:`forward_kernel` builds one driver per (layout, mode,
-``want_xn``). The serial driver is the whole forward of its layout: the statistics block
-and the sweep of that layout inlined, the other layouts' code and the unwanted ``xn``
-stores pruned before typing (the layout and ``want_xn`` are the closure's constants; the
-layers never want ``xn``). The parallel drivers hold no copy of it: each thread calls the
-serial driver on its share of the work, named by the ``Dims`` it passes (a run of
-samples, or one position block and one pass), so a layout's forward body is typed and
-optimized once, in the serial driver, and a parallel loop's body is one call (a large
-inlined body costs Numba's parfor passes seconds). A model compiles its own layouts only,
-each driver on first use.
+**Compiled pieces.** :func:`forward_kernel` builds one serial driver per (layout,
+``want_xn``): the whole forward of its layout, the statistics block and the sweep of that
+layout inlined, the other layouts' code and the unwanted ``xn`` stores pruned before
+typing (the layout and ``want_xn`` are the closure's constants; the layers never want
+``xn``). One parallel driver serves them all and holds no copy of any: each thread calls
+a serial driver through its address (:mod:`tinynet.kernels.address`) on its share of the
+work, named by the ``Dims`` it passes (a run of samples, or one position block and one
+pass), so a layout's forward body is typed and optimized once, in the serial driver, and
+the parallel driver compiles once for all layouts. A model compiles its own layouts
+only, each driver on first use.
 Otherwise inlining stays within a block function (its loops and one-line helpers): Numba
 re-derives and copies an inlined function's IR at every call site, so deep chains of
 inlined functions cost compile time far beyond their size.
@@ -36,6 +36,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import call_at, entry_address
 from tinynet.kernels.normalization.folds import group_sums
 from tinynet.kernels.normalization.formulas import affine_group, normalized
 from tinynet.kernels.normalization.lanes import (STATS, SWEEP, half_sums,
@@ -213,7 +214,8 @@ def _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
 
 def _serial_fn(layout: int, want_xn: bool):
     """The serial driver of ``layout`` and ``want_xn``: the one compiled body of the
-    forward, which the parallel drivers call for their share (see :func:`forward_kernel`).
+    forward, which the parallel driver calls for each task's share (see
+    :func:`forward_kernel`).
     """
 
     @njit(cache=True, variant=f"{layout}_{int(want_xn)}", error_model="numpy")
@@ -238,35 +240,10 @@ def _serial_fn(layout: int, want_xn: bool):
     return group_forward_serial
 
 
-# Module globals, not closure cells of the parallel drivers: Numba keys a closure's cache
-# entry on its cells' pickled contents, and a dispatcher pickles differently in every
-# process.
 (_serial_spans, _serial_spans_xn, _serial_half, _serial_half_xn, _serial_quad,
  _serial_quad_xn, _serial_two_quads, _serial_two_quads_xn) = (
     _serial_fn(layout, want_xn) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
     for want_xn in (False, True))
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _serial(layout, want_xn, x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats):
-    """The serial driver of ``layout`` and ``want_xn`` (constants of the caller: one call
-    remains) on the share ``d`` names."""
-    if layout == SPANS and want_xn:
-        _serial_spans_xn(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
-    elif layout == SPANS:
-        _serial_spans(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
-    elif layout == HALF_ROWS and want_xn:
-        _serial_half_xn(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
-    elif layout == HALF_ROWS:
-        _serial_half(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
-    elif layout == QUAD_ROWS and want_xn:
-        _serial_quad_xn(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
-    elif layout == QUAD_ROWS:
-        _serial_quad(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
-    elif layout == TWO_QUADS and want_xn:
-        _serial_two_quads_xn(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
-    elif layout == TWO_QUADS:
-        _serial_two_quads(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
 
 
 def forward_kernel(layout: int, mode: int, want_xn: bool):
@@ -282,37 +259,40 @@ def forward_kernel(layout: int, mode: int, want_xn: bool):
 
     The serial driver holds the whole body (the layout's statistics block and sweep
     inlined, the other layouts' code and the unwanted ``xn`` stores pruned before typing:
-    they are the closure's constants). ``CHUNKS`` and ``BLOCKS`` share one parallel
-    driver, a loop over tasks that calls the serial driver on each task's share
-    (``layout.task_share``; ``Dims.passes`` says which split): a parallel loop costs
-    Numba three optimizations of the code it calls (its body, the body's wrapper, the
-    driver), so the driver has one loop, and calls one body instead of copies of its
-    own. Serial and parallel drivers are distinct functions (Numba's cache does not tell
-    ``parallel=`` apart).
+    they are the closure's constants). ``CHUNKS`` and ``BLOCKS`` run
+    :func:`group_forward_parallel`, one driver for every layout: a loop over tasks that
+    calls the serial driver through its address (:mod:`tinynet.kernels.address`) on each
+    task's share (``layout.task_share``; ``Dims.passes`` says which split), so no
+    parallel driver compiles a copy of a layout's body.
     """
+    serial = _SERIAL_DRIVERS[layout, want_xn]
     if mode == SERIAL:
-        return _SERIAL_DRIVERS[layout, want_xn]
-    return _parallel_driver(layout, want_xn)
+        return serial
+    return functools.partial(_run_parallel, serial)
 
 
-@functools.cache
-def _parallel_driver(layout: int, want_xn: bool):
-    @njit(cache=True, variant=f"{layout}_{int(want_xn)}", parallel=True, error_model="numpy")
-    def group_forward_parallel(x, out, xn, d, epsilon, given, stream, gamma, beta, part,
-                               stats):
-        # with given statistics, the blocks split runs its last phase only
-        by_blocks = (d.passes & BY_BLOCKS) != 0
-        first = 2 if given and by_blocks else 0
-        for phase in range(first, 3 if by_blocks else 1):
-            if phase == 1:  # the merges: a few sums per sample, on this thread
-                for b in range(d.batch):
-                    _finish_stats(x, b, d, epsilon, part, stats)
-            else:
-                for t in prange(task_count(d, phase)):
-                    _serial(layout, want_xn, x, out, xn, task_share(d, phase, t), epsilon,
-                            given, stream, gamma, beta, part, stats)
+def _run_parallel(serial, x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats):
+    args = (x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
+    group_forward_parallel(entry_address(serial, args), *args)
 
-    return group_forward_parallel
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def group_forward_parallel(addr, x, out, xn, d, epsilon, given, stream, gamma, beta, part,
+                           stats):
+    """The forward over Numba's threads: each task runs the serial driver at ``addr``
+    (:func:`tinynet.kernels.address.entry_address`) on its share of ``d``; the
+    statistics' merges run on this thread between the phases of the blocks split."""
+    # with given statistics, the blocks split runs its last phase only
+    by_blocks = (d.passes & BY_BLOCKS) != 0
+    first = 2 if given and by_blocks else 0
+    for phase in range(first, 3 if by_blocks else 1):
+        if phase == 1:  # the merges: a few sums per sample, on this thread
+            for b in range(d.batch):
+                _finish_stats(x, b, d, epsilon, part, stats)
+        else:
+            for t in prange(task_count(d, phase)):
+                call_at(addr, (x, out, xn, task_share(d, phase, t), epsilon, given, stream,
+                               gamma, beta, part, stats))
 
 
 _SERIAL_DRIVERS = {

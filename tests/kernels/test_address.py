@@ -1,0 +1,73 @@
+"""Calling a compiled kernel through its address (tinynet.kernels.address)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import prange
+
+from tinynet.kernels import address
+from tinynet.kernels._jit import njit
+
+pytestmark = pytest.mark.skipif(not hasattr(njit(lambda: None), "overloads"),
+                                reason="NUMBA_DISABLE_JIT: no compiled code, no address")
+
+
+@njit(cache=True, error_model="numpy")
+def _scaled_rows(x, out, scale, r0, r1):
+    for i in range(r0, r1):
+        for j in range(x.shape[1]):
+            out[i, j] = x[i, j] * scale + np.float32(i)
+
+
+@njit(cache=True, error_model="numpy")
+def _squares(x, out, scale, r0, r1):
+    for i in range(r0, r1):
+        for j in range(x.shape[1]):
+            out[i, j] = x[i, j] * x[i, j] * scale
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _tasks_at(addr, x, out, scale, tasks):
+    per = (x.shape[0] + tasks - 1) // tasks
+    for t in prange(tasks):
+        address.call_at(addr, (x, out, scale, t * per, min(x.shape[0], (t + 1) * per)))
+
+
+def _operands(rows=37, cols=19):
+    x = np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32)
+    return x, np.full_like(x, np.nan)
+
+
+@pytest.mark.parametrize("tasks", [1, 2, 5])
+def test_a_driver_runs_the_kernel_at_an_address_with_its_bits(tasks):
+    x, out = _operands()
+    want = np.empty_like(x)
+    _scaled_rows(x, want, np.float32(0.5), 0, x.shape[0])
+    args = (x, out, np.float32(0.5), 0, 0)
+    _tasks_at(address.entry_address(_scaled_rows, args), x, out, np.float32(0.5), tasks)
+    assert out.tobytes() == want.tobytes()
+
+
+def test_one_driver_serves_every_kernel_of_the_same_argument_types():
+    x, out = _operands()
+    rows = np.arange(37, dtype=np.float32)[:, None]
+    for kernel, expected in ((_scaled_rows, x * np.float32(2) + rows),
+                             (_squares, x * x * np.float32(2))):
+        args = (x, out, np.float32(2), 0, 0)
+        _tasks_at(address.entry_address(kernel, args), x, out, np.float32(2), 3)
+        np.testing.assert_array_equal(out, expected)
+    assert len(_tasks_at.overloads) == 1
+
+
+def test_entry_address_is_per_argument_types():
+    x, out = _operands()
+    args = (x, out, np.float32(1), 0, 0)
+    first = address.entry_address(_squares, args)
+    assert address.entry_address(_squares, (x + 1, out * 0, np.float32(3), 5, 7)) == first
+    wide = x.astype(np.float64)
+    other = address.entry_address(_squares, (wide, wide.copy(), 1.0, 0, 0))
+    assert other != first and len(_squares.overloads) >= 2
+    readonly = x.copy()
+    readonly.flags.writeable = False
+    assert address.entry_address(_squares, (readonly, out, np.float32(1), 0, 0)) != first
