@@ -1,8 +1,10 @@
 """The passes of SimpleRNN, LSTM and GRU, one operation each: the forward projects the
-input (``(x * dropout mask) @ kernel``, one GEMM over all ``T * B`` rows) and runs the
-cell's step loop (:mod:`tinynet.ops.arrays.recurrent`); the backward runs the loop back
-through time, then the weight gradients as GEMMs over all rows in the GEMM's fixed order,
-the input gradient and the bias gradient, each only when asked for.
+input (``(x * dropout mask) @ kernel``, one GEMM over all ``T * B`` rows; LSTM's step
+loop takes it step by step, the same chains) and runs the cell's step loop
+(:mod:`tinynet.ops.arrays.recurrent`); the backward runs the loop back through time
+(LSTM's taking the input gradient too), then the weight gradients as GEMMs over all rows
+in the GEMM's fixed order, the input gradient and the bias gradient, each only when
+asked for.
 
 Sequences are time-major (``[T, B, ...]``). A :class:`Cell` names what differs between the
 three layers.
@@ -73,12 +75,12 @@ def rnn_forward(cell: Cell, xt: np.ndarray, kernel: np.ndarray, recurrent_kernel
         ``(hs, finals, saved)``: the states ``[T + 1, B, units]``, the final states and
         what :func:`rnn_backward` reads.
     """
-    xp = _project(xt, kernel, xmask, cell)
     u = recurrent_kernel
     if cell.kind == "lstm":
-        hs, cs, gates = R.lstm_forward(xp, u, states0[0], states0[1], rmask, cell.act,
-                                       cell.ract, smask, input_bias)
+        hs, cs, gates = R.lstm_forward(xt, kernel, xmask, u, states0[0], states0[1], rmask,
+                                       cell.act, cell.ract, smask, input_bias)
         return hs, [hs[-1], cs[-1]], (cs, gates)
+    xp = _project(xt, kernel, xmask, cell)
     if cell.kind == "gru":
         hs, gates, extra = R.gru_forward(xp, u, recurrent_bias, states0[0], rmask, cell.act,
                                          cell.ract, cell.reset_after, smask, input_bias)
@@ -87,22 +89,24 @@ def rnn_forward(cell: Cell, xt: np.ndarray, kernel: np.ndarray, recurrent_kernel
     return hs, [hs[-1]], None
 
 
-def _back(cell: Cell, recurrent_kernel: np.ndarray, dhs: np.ndarray, finals: list,
-          rmask: Any, hs: np.ndarray, saved: Any, smask: Any) -> tuple:
-    """The step loop back through time: ``(dzx, dzr, d_initial_states)``."""
+def _back(cell: Cell, kernel: np.ndarray, recurrent_kernel: np.ndarray, xmask: Any,
+          dhs: np.ndarray, finals: list, rmask: Any, hs: np.ndarray, saved: Any,
+          smask: Any) -> tuple:
+    """The step loop back through time: ``(dzx, dzr, d_initial_states, dxt)``, ``dxt``
+    ``None`` unless the loop took it (LSTM)."""
     u = recurrent_kernel
     if cell.kind == "lstm":
         cs, gates = saved
-        dz, dh0, dc0 = R.lstm_backward(dhs, finals[0], finals[1], u, rmask, cell.act,
-                                       cell.ract, hs, cs, gates, smask)
-        return dz, dz, [dh0, dc0]
+        dz, dxt, dh0, dc0 = R.lstm_backward(dhs, finals[0], finals[1], u, kernel, xmask,
+                                            rmask, cell.act, cell.ract, hs, cs, gates, smask)
+        return dz, dz, [dh0, dc0], dxt
     if cell.kind == "gru":
         gates, extra = saved
         dzx, dzr, dh0 = R.gru_backward(dhs, finals[0], u, rmask, cell.act, cell.ract,
                                        cell.reset_after, hs, gates, extra, smask)
-        return dzx, dzr, [dh0]
+        return dzx, dzr, [dh0], None
     dz, dh0 = R.simple_backward(dhs, finals[0], u, rmask, cell.act, hs, smask)
-    return dz, dz, [dh0]
+    return dz, dz, [dh0], None
 
 
 def _recurrent_operands(cell: Cell, hprev: np.ndarray, rmask: np.ndarray | None,
@@ -138,7 +142,8 @@ def rnn_backward(cell: Cell, xt: np.ndarray, kernel: np.ndarray,
     """
     t, b, f = xt.shape
     u = cell.units
-    dzx, dzr, d0 = _back(cell, recurrent_kernel, dhs, finals, rmask, hs, saved, smask)
+    dzx, dzr, d0, dxt = _back(cell, kernel, recurrent_kernel, xmask, dhs, finals, rmask, hs,
+                              saved, smask)
     width = cell.gates * u
     dzx2 = dzx.reshape(t * b, width)
     dzr2 = dzr.reshape(t * b, width)
@@ -148,18 +153,23 @@ def rnn_backward(cell: Cell, xt: np.ndarray, kernel: np.ndarray,
         xm = xt if xmask is None else xt * xmask[0]
         if want_kernel:
             dkernel = matmul(xm.reshape(t * b, f), dzx2, trans_a=True)
-        dxt = matmul(dzx2, w, trans_b=True).reshape(t, b, f)
-        if xmask is not None:
-            dxt *= xmask[0]
+        if dxt is None:
+            dxt = matmul(dzx2, w, trans_b=True).reshape(t, b, f)
+            if xmask is not None:
+                dxt *= xmask[0]
     else:
         kgrad = np.empty_like(w)
-        dxt = np.zeros((t, b, f), dtype=np.float32)
+        taken = dxt is not None
+        if not taken:
+            dxt = np.zeros((t, b, f), dtype=np.float32)
         for g in range(cell.gates):
             cols = slice(g * u, (g + 1) * u)
             dzg = np.ascontiguousarray(dzx2[:, cols])
-            xg = (xt * xmask[g]).reshape(t * b, f)
-            kgrad[:, cols] = matmul(xg, dzg, trans_a=True)
-            dxt += matmul(dzg, w[:, cols], trans_b=True).reshape(t, b, f) * xmask[g]
+            if want_kernel:
+                xg = (xt * xmask[g]).reshape(t * b, f)
+                kgrad[:, cols] = matmul(xg, dzg, trans_a=True)
+            if not taken:
+                dxt += matmul(dzg, w[:, cols], trans_b=True).reshape(t, b, f) * xmask[g]
         if want_kernel:
             dkernel = kgrad
     drecurrent = None
