@@ -6,7 +6,9 @@ before these kernels run (``xp = x @ kernel``, ``[T, B, G]`` with ``G = k * unit
 tinynet's fixed-order GEMM; the kernels add the input bias as a step loads its rows).
 LSTM's kernels take each step's input side themselves, the same chains as that GEMM
 (``x_t @ kernel`` forward, ``dz_t @ kernel.T`` backward): no ``[T, B, G]`` pass through
-memory, and the products share the step loop's threads. The drivers split the batch
+memory, and the products share the step loop's threads; they also write the outputs and
+read their gradients batch-major (``[B, T, units]``, the layer's order) and write the
+input gradient so, sparing the layer three transposing passes. The drivers split the batch
 into blocks of whole 4-row tiles (at most 32 rows; the parallel drivers at least 8
 blocks, on Numba's threads with ``prange``) and each block runs every step for its rows.
 Every sequence array is time-major (``[T, B, ...]``): a step reads and writes one
@@ -201,13 +203,15 @@ def simple_backward_parallel(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
 
 # -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
+def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
+                    out):
     steps = x.shape[0]
     units = U.shape[0]
     width = 4 * units
     nb = r1 - r0
     seq = smask.shape[0] > 0
     biased = xb.shape[0] > 0
+    outs = out.shape[0] > 0
     z = np.empty((nb, width), dtype=np.float32)
     hop = np.empty((nb, units), dtype=np.float32)
     xop = np.empty((nb, x.shape[2]), dtype=np.float32)
@@ -228,25 +232,29 @@ def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract,
                 _keep(cs, t, b)
                 for j in range(width + units):
                     gates[t, b, j] = np.float32(0.0)
-                continue
-            zr = z[i]
-            _act_span(ract, zr, 0, 2 * units)
-            _act_span(act, zr, 2 * units, 3 * units)
-            _act_span(ract, zr, 3 * units, width)
-            for j in range(units):
-                c = zr[units + j] * cs[t, b, j] + zr[j] * zr[2 * units + j]
-                cs[t + 1, b, j] = c
-                tc[j] = c
-            _act_span(act, tc, 0, units)
-            for j in range(units):
-                hs[t + 1, b, j] = zr[3 * units + j] * tc[j]
-                gates[t, b, width + j] = tc[j]
-            for j in range(width):
-                gates[t, b, j] = zr[j]
+            else:
+                zr = z[i]
+                _act_span(ract, zr, 0, 2 * units)
+                _act_span(act, zr, 2 * units, 3 * units)
+                _act_span(ract, zr, 3 * units, width)
+                for j in range(units):
+                    c = zr[units + j] * cs[t, b, j] + zr[j] * zr[2 * units + j]
+                    cs[t + 1, b, j] = c
+                    tc[j] = c
+                _act_span(act, tc, 0, units)
+                for j in range(units):
+                    hs[t + 1, b, j] = zr[3 * units + j] * tc[j]
+                    gates[t, b, width + j] = tc[j]
+                for j in range(width):
+                    gates[t, b, j] = zr[j]
+            if outs:
+                for j in range(units):
+                    out[b, t, j] = hs[t + 1, b, j]
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_forward_serial(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
+def lstm_forward_serial(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
+                        out):
     """LSTM forward, one block of rows after another; each step takes its input side
     ``(x_t * xmask) @ W + xb`` itself (:func:`~tinynet.kernels.recurrent_products._inputs`).
 
@@ -256,32 +264,37 @@ def lstm_forward_serial(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs,
         xb: ``[4 * units]`` or ``[0]``; U: ``[units, 4 * units]``; h0, c0: ``[B, units]``;
         rmask: ``[B, 4, units]`` or empty; smask: ``[B, T]`` or empty; hs, cs (out):
         ``[T + 1, B, units]`` (index 0 the initial state); gates (out):
-        ``[T, B, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``).
+        ``[T, B, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``); out (out):
+        every step's output batch-major, ``[B, T, units]`` (``out[:, t] = hs[t + 1]``),
+        or ``[0, T, units]`` (not wanted).
     """
     batch = x.shape[1]
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
         _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs,
-                        gates)
+                        gates, out)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def lstm_forward_parallel(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
+def lstm_forward_parallel(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
+                          out):
     """:func:`lstm_forward_serial` with the blocks of rows on Numba's threads."""
     batch = x.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
         _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs,
-                        gates)
+                        gates, out)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, hs, cs, gates,
-                    dz, dx, dh0, dc0):
-    steps = dhs.shape[0]
+def _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
+                    gates, dz, dx, dh0, dc0):
+    steps = gates.shape[0]
     units = UT.shape[1]
+    douts = dout.shape[0] > 0
+    zero = np.float32(0.0)
     width = 4 * units
     nb = r1 - r0
     seq = smask.shape[0] > 0
@@ -300,7 +313,7 @@ def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, WT, xmask, rmask, smask, act, rac
             live[i] = not (seq and not smask[b, t])
             if not live[i]:
                 for j in range(units):
-                    dh[i, j] += dhs[t, b, j]
+                    dh[i, j] += dout[b, t, j] if douts else zero
                 for j in range(width):
                     dz[t, b, j] = np.float32(0.0)
                     dzb[i, j] = np.float32(0.0)
@@ -311,7 +324,7 @@ def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, WT, xmask, rmask, smask, act, rac
             _dact_span(ract, gr, 3 * units, width, dg)
             _dact_span(act, gr, width, width + units, dg)
             for j in range(units):
-                dhj = dh[i, j] + dhs[t, b, j]
+                dhj = dh[i, j] + (dout[b, t, j] if douts else zero)
                 ig = gr[j]
                 f = gr[units + j]
                 g = gr[2 * units + j]
@@ -326,42 +339,44 @@ def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, WT, xmask, rmask, smask, act, rac
             for j in range(width):
                 dz[t, b, j] = dzb[i, j]
         _recur_back(dzb, UT, rmask, r0, nb, 0, 4, units, live, tmp, dh)
-        _input_grads(dzb, WT, xmask, t, r0, nb, dxb, dx)
+        _input_grads(dzb, WT, xmask, steps - 1 - t if rev else t, r0, nb, dxb, dx)
     _copy_rows(dh, 0, dh0, r0, nb)
     _copy_rows(dc, 0, dc0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_backward_serial(dhs, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, hs, cs, gates,
-                         dz, dx, dh0, dc0):
+def lstm_backward_serial(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
+                         gates, dz, dx, dh0, dc0):
     """LSTM backward through time, one block of rows after another; each step also takes
     its input gradient ``dx_t`` (:func:`~tinynet.kernels.recurrent_products._input_grads`).
 
     Shape:
-        dhs: ``[T, B, units]``; dhT, dcT: ``[B, units]`` (dL/d the returned final h and
-        c); UT: ``[4 * units, units]``; WT: ``[4 * units, features]`` (the kernel's
-        transpose); xmask: the forward's; hs, cs, gates (``[T, B, 5 * units]``): the
-        forward's; dz (out): ``[T, B, 4 * units]`` (dL/d gate pre-activations); dx (out):
-        ``[T, B, features]``; dh0, dc0 (out): ``[B, units]``.
+        dout: dL/d every step's output, batch-major ``[B, T, units]``, or ``[0, T, units]``
+        (none); dhT, dcT: ``[B, units]`` (dL/d the returned final h and c); UT: ``[4 *
+        units, units]``; WT: ``[4 * units, features]`` (the kernel's transpose); xmask:
+        the forward's; hs, cs, gates (``[T, B, 5 * units]``): the forward's; dz (out):
+        ``[T, B, 4 * units]`` (dL/d gate pre-activations); dx (out): batch-major ``[B, T,
+        features]``, step ``t`` at ``T - 1 - t`` when ``rev`` (the input was processed
+        in reverse); dh0, dc0 (out): ``[B, units]``.
     """
-    batch = dhs.shape[1]
+    batch = gates.shape[1]
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, hs, cs,
-                        gates, dz, dx, dh0, dc0)
+        _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs,
+                        cs, gates, dz, dx, dh0, dc0)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def lstm_backward_parallel(dhs, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, hs, cs, gates,
-                           dz, dx, dh0, dc0):
+def lstm_backward_parallel(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
+                           gates, dz, dx, dh0, dc0):
     """:func:`lstm_backward_serial` with the blocks of rows on Numba's threads."""
-    batch = dhs.shape[1]
+    batch = gates.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
-        _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, hs, cs,
-                        gates, dz, dx, dh0, dc0)
+        _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs,
+                        cs, gates, dz, dx, dh0, dc0)
 
 
 # -- GRU: gates z, r, h (Keras order) --------------------------------------------------------

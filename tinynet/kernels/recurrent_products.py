@@ -216,7 +216,8 @@ def _inputs(x, t, W, xmask, r0, nb, xop, z):
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
 def _input_grads(dzb, WT, xmask, t, r0, nb, dxb, dx):
-    """``dx[t, r0 + i] = dzb[i] @ WT`` (``WT = W.T``, ``[G, features]``), one chain over
+    """``dx[r0 + i, t] = dzb[i] @ WT`` (``dx`` batch-major ``[B, T, features]``; ``WT =
+    W.T``, ``[G, features]``), one chain over
     the gate columns in order from zero, times the one input mask if there is one; with a
     mask per gate, ``sum_g (dzb[i, gate g] @ WT[gate g]) * xmask[g]`` from zero, the gates
     in order (the bits of the GEMMs ``dz @ W.T`` the layer took before)."""
@@ -229,18 +230,18 @@ def _input_grads(dzb, WT, xmask, t, r0, nb, dxb, dx):
             b = r0 + i
             if n == 1:
                 for j in range(f):
-                    dx[t, b, j] = dxb[i, j] * xmask[0, b, j]
+                    dx[b, t, j] = dxb[i, j] * xmask[0, b, j]
             else:
                 for j in range(f):
-                    dx[t, b, j] = dxb[i, j]
+                    dx[b, t, j] = dxb[i, j]
         return
     gw = width // n
     for i in range(nb):
         for j in range(f):
-            dx[t, r0 + i, j] = np.float32(0.0)
+            dx[r0 + i, t, j] = np.float32(0.0)
     for g in range(n):
         _product(dzb, nb, g * gw, (g + 1) * gw, WT, 0, f, dxb, 0, False)
         for i in range(nb):
             b = r0 + i
             for j in range(f):
-                dx[t, b, j] += dxb[i, j] * xmask[g, b, j]
+                dx[b, t, j] += dxb[i, j] * xmask[g, b, j]

@@ -1,7 +1,8 @@
 """LSTM's step loops take the input side themselves (``x_t @ kernel`` forward,
 ``dz_t @ kernel.T`` backward): each product has the bits of the GEMM over all rows
 (:func:`tinynet.ops.arrays.matmul.matmul`), with no input mask, one mask for all gates and
-one mask per gate, serial and parallel."""
+one mask per gate, serial and parallel; the steps write the outputs and the input
+gradient batch-major (the latter reversed for a sequence processed back to front)."""
 
 from __future__ import annotations
 
@@ -61,15 +62,20 @@ def test_lstm_input_products_have_the_gemm_bits(masks, gate):
     zeros = np.zeros((B, U), dtype=np.float32)
     u = np.zeros((U, 4 * U), dtype=np.float32)  # no recurrent term: the gates are z itself
     with tuning.override(**{R.GATE: gate}):
-        hs, cs, gates = R.lstm_forward(x, w, xmask, u, zeros, zeros, None, LINEAR, LINEAR,
-                                       None, xb)
+        hs, cs, gates, out = R.lstm_forward(x, w, xmask, u, zeros, zeros, None, LINEAR, LINEAR,
+                                            None, xb, True)
         want = _inputs_by_gemm(x, w, xb, xmask)
         assert np.array_equal(gates[:, :, :4 * U].view(np.uint32), want.view(np.uint32))
-        dhs = np.random.default_rng(9).standard_normal((T, B, U)).astype(np.float32)
-        dz, dx, dh0, dc0 = R.lstm_backward(dhs, zeros, zeros, u, w, xmask, None, LINEAR, LINEAR,
-                                           hs, cs, gates)
-    assert dx.shape == (T, B, F) and dz.shape == (T, B, 4 * U)
-    assert np.array_equal(dx.view(np.uint32), _input_grads_by_gemm(dz, w, xmask).view(np.uint32))
+        assert np.array_equal(out, hs[1:].transpose(1, 0, 2))
+        dout = np.random.default_rng(9).standard_normal((B, T, U)).astype(np.float32)
+        dz, dx, dh0, dc0 = R.lstm_backward(dout, zeros, zeros, u, w, xmask, None, LINEAR,
+                                           LINEAR, hs, cs, gates)
+        _, dx_rev, _, _ = R.lstm_backward(dout, zeros, zeros, u, w, xmask, None, LINEAR,
+                                          LINEAR, hs, cs, gates, None, True)
+    assert dx.shape == (B, T, F) and dz.shape == (T, B, 4 * U)
+    want = _input_grads_by_gemm(dz, w, xmask).transpose(1, 0, 2)
+    assert np.array_equal(dx.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(dx_rev, dx[:, ::-1])
 
 
 def test_lstm_input_gradient_matches_a_float64_reference():
@@ -77,11 +83,12 @@ def test_lstm_input_gradient_matches_a_float64_reference():
     x, w, xb, xmask = _data(4)
     zeros = np.zeros((B, U), dtype=np.float32)
     u = np.zeros((U, 4 * U), dtype=np.float32)
-    hs, cs, gates = R.lstm_forward(x, w, xmask, u, zeros, zeros, None, LINEAR, LINEAR, None, xb)
-    dhs = np.random.default_rng(3).standard_normal((T, B, U)).astype(np.float32)
-    dz, dx, _, _ = R.lstm_backward(dhs, zeros, zeros, u, w, xmask, None, LINEAR, LINEAR, hs, cs,
+    hs, cs, gates, _ = R.lstm_forward(x, w, xmask, u, zeros, zeros, None, LINEAR, LINEAR, None,
+                                      xb)
+    dout = np.random.default_rng(3).standard_normal((B, T, U)).astype(np.float32)
+    dz, dx, _, _ = R.lstm_backward(dout, zeros, zeros, u, w, xmask, None, LINEAR, LINEAR, hs, cs,
                                    gates)
     d64, w64 = dz.astype(np.float64), w.astype(np.float64)
     want = sum((d64[..., g * U:(g + 1) * U] @ w64[:, g * U:(g + 1) * U].T) * xmask[g]
-               for g in range(4))
+               for g in range(4)).transpose(1, 0, 2)
     np.testing.assert_allclose(dx, want, rtol=1e-5, atol=1e-6 * float(np.max(np.abs(want))))
