@@ -96,10 +96,10 @@ def simple_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.n
     return dz, dh0
 
 
-def _xmask(xmask: np.ndarray | None, x: np.ndarray) -> np.ndarray:
+def _xmask(xmask: np.ndarray | None, batch: int, features: int) -> np.ndarray:
     """The input dropout masks ``[n, B, features]``, or the empty "no mask"."""
     if xmask is None:
-        return np.empty((0,) + x.shape[1:], dtype=np.float32)
+        return np.empty((0, batch, features), dtype=np.float32)
     return _f32(xmask)
 
 
@@ -128,7 +128,7 @@ def lstm_forward(x: np.ndarray, W: np.ndarray, xmask: np.ndarray | None, U: np.n
     out = np.empty((b if sequences else 0, t, units), dtype=np.float32)
     parallel = _parallel((t, b, 4 * units), units)
     kernel = K.lstm_forward_parallel if parallel else K.lstm_forward_serial
-    kernel(x, W, _xmask(xmask, x), _bias(xb), U, h0, c0, _mask(rmask, 4, units),
+    kernel(x, W, _xmask(xmask, b, x.shape[2]), _bias(xb), U, h0, c0, _mask(rmask, 4, units),
            _steps_mask(smask, t), act, ract, hs, cs, gates, out)
     return hs, cs, gates, (out if sequences else None)
 
@@ -154,7 +154,7 @@ def lstm_backward(dout: np.ndarray | None, dhT: np.ndarray, dcT: np.ndarray, U: 
     dh0 = np.empty((b, units), dtype=np.float32)
     dc0 = np.empty((b, units), dtype=np.float32)
     kernel = K.lstm_backward_parallel if _parallel(dz.shape, units) else K.lstm_backward_serial
-    kernel(dout, dhT, dcT, _f32(U.T), _f32(W.T), _xmask(xmask, dx.transpose(1, 0, 2)),
+    kernel(dout, dhT, dcT, _f32(U.T), _f32(W.T), _xmask(xmask, b, features),
            _mask(rmask, 4, units), _steps_mask(smask, t), act, ract, bool(reverse), hs, cs,
            gates, dz, dx, dh0, dc0)
     return dz, dx, dh0, dc0
