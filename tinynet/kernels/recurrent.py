@@ -1,10 +1,14 @@
 """Recurrent Numba kernels: the per-step loops of SimpleRNN, LSTM and GRU, forward and
 backward through time.
 
-The input side of every gate for the whole sequence is one GEMM done before these
-kernels run (``xp = x @ kernel``, ``[T, B, G]`` with ``G = k * units``, on tinynet's
-fixed-order GEMM; the kernels add the input bias as a step loads its rows); what is left
-is the recurrence. The drivers split the batch
+SimpleRNN's and GRU's input side of every gate for the whole sequence is one GEMM done
+before these kernels run (``xp = x @ kernel``, ``[T, B, G]`` with ``G = k * units``, on
+tinynet's fixed-order GEMM; the kernels add the input bias as a step loads its rows).
+LSTM's kernels take each step's input side themselves, the same chains as that GEMM
+(``x_t @ kernel`` forward, ``dz_t @ kernel.T`` backward): no ``[T, B, G]`` pass through
+memory, and the products share the step loop's threads; they also write the outputs and
+read their gradients batch-major (``[B, T, units]``, the layer's order) and write the
+input gradient so, sparing the layer three transposing passes. The drivers split the batch
 into blocks of whole 4-row tiles (at most 32 rows; the parallel drivers at least 8
 blocks, on Numba's threads with ``prange``) and each block runs every step for its rows.
 Every sequence array is time-major (``[T, B, ...]``): a step reads and writes one
@@ -44,8 +48,8 @@ from numba import prange
 from tinynet.kernels._jit import njit
 from tinynet.kernels.recurrent_activations import (HARD_SIGMOID, LINEAR, RELU, SIGMOID, TANH,
                                                    _act_span, _dact_span)
-from tinynet.kernels.recurrent_products import (_SHARES, _block_rows, _blocks, _product,
-                                                _recur, _recur_back)
+from tinynet.kernels.recurrent_products import (_SHARES, _block_rows, _blocks, _input_grads,
+                                                _inputs, _product, _recur, _recur_back)
 
 __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
            "simple_forward_serial", "simple_forward_parallel",
@@ -199,19 +203,27 @@ def simple_backward_parallel(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
 
 # -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_fwd_block(r0, r1, xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
-    steps = xp.shape[0]
+def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
+                    out):
+    steps = x.shape[0]
     units = U.shape[0]
     width = 4 * units
     nb = r1 - r0
     seq = smask.shape[0] > 0
+    biased = xb.shape[0] > 0
+    outs = out.shape[0] > 0
     z = np.empty((nb, width), dtype=np.float32)
     hop = np.empty((nb, units), dtype=np.float32)
+    xop = np.empty((nb, x.shape[2]), dtype=np.float32)
     tc = np.empty(units, dtype=np.float32)
     _copy_rows(h0, r0, hs[0], r0, nb)
     _copy_rows(c0, r0, cs[0], r0, nb)
     for t in range(steps):
-        _load_input(xp, xb, t, r0, nb, width, z)
+        _inputs(x, t, W, xmask, r0, nb, xop, z)
+        if biased:
+            for i in range(nb):
+                for j in range(width):
+                    z[i, j] = z[i, j] + xb[j]
         _recur(hs, t, U, rmask, r0, nb, 0, 4, units, hop, z, True)
         for i in range(nb):
             b = r0 + i
@@ -220,56 +232,69 @@ def _lstm_fwd_block(r0, r1, xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, 
                 _keep(cs, t, b)
                 for j in range(width + units):
                     gates[t, b, j] = np.float32(0.0)
-                continue
-            zr = z[i]
-            _act_span(ract, zr, 0, 2 * units)
-            _act_span(act, zr, 2 * units, 3 * units)
-            _act_span(ract, zr, 3 * units, width)
-            for j in range(units):
-                c = zr[units + j] * cs[t, b, j] + zr[j] * zr[2 * units + j]
-                cs[t + 1, b, j] = c
-                tc[j] = c
-            _act_span(act, tc, 0, units)
-            for j in range(units):
-                hs[t + 1, b, j] = zr[3 * units + j] * tc[j]
-                gates[t, b, width + j] = tc[j]
-            for j in range(width):
-                gates[t, b, j] = zr[j]
+            else:
+                zr = z[i]
+                _act_span(ract, zr, 0, 2 * units)
+                _act_span(act, zr, 2 * units, 3 * units)
+                _act_span(ract, zr, 3 * units, width)
+                for j in range(units):
+                    c = zr[units + j] * cs[t, b, j] + zr[j] * zr[2 * units + j]
+                    cs[t + 1, b, j] = c
+                    tc[j] = c
+                _act_span(act, tc, 0, units)
+                for j in range(units):
+                    hs[t + 1, b, j] = zr[3 * units + j] * tc[j]
+                    gates[t, b, width + j] = tc[j]
+                for j in range(width):
+                    gates[t, b, j] = zr[j]
+            if outs:
+                for j in range(units):
+                    out[b, t, j] = hs[t + 1, b, j]
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_forward_serial(xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
-    """LSTM forward, one block of rows after another.
+def lstm_forward_serial(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
+                        out):
+    """LSTM forward, one block of rows after another; each step takes its input side
+    ``(x_t * xmask) @ W + xb`` itself (:func:`~tinynet.kernels.recurrent_products._inputs`).
 
     Shape:
-        xp: ``[T, B, 4 * units]``; xb: ``[4 * units]`` or ``[0]``; U: ``[units, 4 *
-        units]``; h0, c0: ``[B, units]``;
+        x: ``[T, B, features]``; W: ``[features, 4 * units]`` (the kernel); xmask: the
+        input dropout masks ``[1 or 4, B, features]`` or ``[0, B, features]`` (none);
+        xb: ``[4 * units]`` or ``[0]``; U: ``[units, 4 * units]``; h0, c0: ``[B, units]``;
         rmask: ``[B, 4, units]`` or empty; smask: ``[B, T]`` or empty; hs, cs (out):
         ``[T + 1, B, units]`` (index 0 the initial state); gates (out):
-        ``[T, B, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``).
+        ``[T, B, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``); out (out):
+        every step's output batch-major, ``[B, T, units]`` (``out[:, t] = hs[t + 1]``),
+        or ``[0, T, units]`` (not wanted).
     """
-    batch = xp.shape[1]
+    batch = x.shape[1]
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_fwd_block(r0, r1, xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
+        _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs,
+                        gates, out)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def lstm_forward_parallel(xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates):
+def lstm_forward_parallel(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
+                          out):
     """:func:`lstm_forward_serial` with the blocks of rows on Numba's threads."""
-    batch = xp.shape[1]
+    batch = x.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
-        _lstm_fwd_block(r0, r1, xp, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates)
+        _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs,
+                        gates, out)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
-                    dc0):
-    steps = dhs.shape[0]
+def _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
+                    gates, dz, dx, dh0, dc0):
+    steps = gates.shape[0]
     units = UT.shape[1]
+    douts = dout.shape[0] > 0
+    zero = np.float32(0.0)
     width = 4 * units
     nb = r1 - r0
     seq = smask.shape[0] > 0
@@ -277,6 +302,7 @@ def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, 
     dc = np.empty((nb, units), dtype=np.float32)
     dzb = np.empty((nb, width), dtype=np.float32)
     tmp = np.empty((nb, units), dtype=np.float32)
+    dxb = np.empty((nb, WT.shape[1]), dtype=np.float32)
     live = np.empty(nb, dtype=np.bool_)
     dg = np.empty(width + units, dtype=np.float32)
     _copy_rows(dhT, r0, dh, 0, nb)
@@ -287,7 +313,7 @@ def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, 
             live[i] = not (seq and not smask[b, t])
             if not live[i]:
                 for j in range(units):
-                    dh[i, j] += dhs[t, b, j]
+                    dh[i, j] += dout[b, t, j] if douts else zero
                 for j in range(width):
                     dz[t, b, j] = np.float32(0.0)
                     dzb[i, j] = np.float32(0.0)
@@ -298,7 +324,7 @@ def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, 
             _dact_span(ract, gr, 3 * units, width, dg)
             _dact_span(act, gr, width, width + units, dg)
             for j in range(units):
-                dhj = dh[i, j] + dhs[t, b, j]
+                dhj = dh[i, j] + (dout[b, t, j] if douts else zero)
                 ig = gr[j]
                 f = gr[units + j]
                 g = gr[2 * units + j]
@@ -313,39 +339,44 @@ def _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, 
             for j in range(width):
                 dz[t, b, j] = dzb[i, j]
         _recur_back(dzb, UT, rmask, r0, nb, 0, 4, units, live, tmp, dh)
+        _input_grads(dzb, WT, xmask, steps - 1 - t if rev else t, r0, nb, dxb, dx)
     _copy_rows(dh, 0, dh0, r0, nb)
     _copy_rows(dc, 0, dc0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_backward_serial(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
-                         dc0):
-    """LSTM backward through time, one block of rows after another.
+def lstm_backward_serial(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
+                         gates, dz, dx, dh0, dc0):
+    """LSTM backward through time, one block of rows after another; each step also takes
+    its input gradient ``dx_t`` (:func:`~tinynet.kernels.recurrent_products._input_grads`).
 
     Shape:
-        dhs: ``[T, B, units]``; dhT, dcT: ``[B, units]`` (dL/d the returned final h and
-        c); UT: ``[4 * units, units]``; hs, cs, gates (``[T, B, 5 * units]``): the
-        forward's; dz (out): ``[T, B, 4 * units]`` (dL/d gate pre-activations); dh0, dc0
-        (out): ``[B, units]``.
+        dout: dL/d every step's output, batch-major ``[B, T, units]``, or ``[0, T, units]``
+        (none); dhT, dcT: ``[B, units]`` (dL/d the returned final h and c); UT: ``[4 *
+        units, units]``; WT: ``[4 * units, features]`` (the kernel's transpose); xmask:
+        the forward's; hs, cs, gates (``[T, B, 5 * units]``): the forward's; dz (out):
+        ``[T, B, 4 * units]`` (dL/d gate pre-activations); dx (out): batch-major ``[B, T,
+        features]``, step ``t`` at ``T - 1 - t`` when ``rev`` (the input was processed
+        in reverse); dh0, dc0 (out): ``[B, units]``.
     """
-    batch = dhs.shape[1]
+    batch = gates.shape[1]
     blocks = _blocks(batch, 1)
     for c in range(blocks):
         r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz,
-                        dh0, dc0)
+        _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs,
+                        cs, gates, dz, dx, dh0, dc0)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def lstm_backward_parallel(dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz, dh0,
-                           dc0):
+def lstm_backward_parallel(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
+                           gates, dz, dx, dh0, dc0):
     """:func:`lstm_backward_serial` with the blocks of rows on Numba's threads."""
-    batch = dhs.shape[1]
+    batch = gates.shape[1]
     blocks = _blocks(batch, _SHARES)
     for c in prange(blocks):
         r0, r1 = _block_rows(batch, blocks, np.int64(c))
-        _lstm_bwd_block(r0, r1, dhs, dhT, dcT, UT, rmask, smask, act, ract, hs, cs, gates, dz,
-                        dh0, dc0)
+        _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs,
+                        cs, gates, dz, dx, dh0, dc0)
 
 
 # -- GRU: gates z, r, h (Keras order) --------------------------------------------------------

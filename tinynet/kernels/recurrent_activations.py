@@ -99,8 +99,8 @@ def _vsigmoid(v):
     zero = vsplat(0.0)
     one = vsplat(1.0)
     e = _vexp_neg(vpick_ge(v, zero, v * vsplat(-1.0), v))
-    d = one + e
-    return vpick_ge(v, zero, vdiv(one, d), vdiv(e, d))
+    # one division: each lane's numerator picked first (1 or e), the scalar's quotient
+    return vdiv(vpick_ge(v, zero, one, e), one + e)
 
 
 @njit(cache=True, error_model="numpy", inline="always")

@@ -189,3 +189,59 @@ def _recur_back(dzb, UT, rmask, r0, nb, g0, g1, units, live, tmp, dh):
                 b = r0 + i
                 for k in range(units):
                     dh[i, k] += tmp[i, k] * rmask[b, g, k]
+
+
+# -- LSTM's input side in the step: x_t @ W forward, dz_t @ W.T backward ----------------------
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _inputs(x, t, W, xmask, r0, nb, xop, z):
+    """``z[:nb] = (x[t, r0:r0 + nb] * xmask[m, r0:r0 + nb]) @ W``, each chain over the
+    features in order from zero (the bits of ``matmul(x * mask, W)``): with no mask
+    (``xmask`` empty) or one mask for all gates, one product; with one mask per gate
+    (``xmask`` ``[gates, B, features]``), a product per gate on its columns."""
+    f = x.shape[2]
+    width = W.shape[1]
+    n = xmask.shape[0]
+    gw = width // n if n > 1 else width
+    for g in range(max(n, 1)):
+        for i in range(nb):
+            b = r0 + i
+            if n > 0:
+                for j in range(f):
+                    xop[i, j] = x[t, b, j] * xmask[g, b, j]
+            else:
+                for j in range(f):
+                    xop[i, j] = x[t, b, j]
+        _product(xop, nb, 0, f, W, g * gw, (g + 1) * gw, z, g * gw, False)
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _input_grads(dzb, WT, xmask, t, r0, nb, dxb, dx):
+    """``dx[r0 + i, t] = dzb[i] @ WT`` (``dx`` batch-major ``[B, T, features]``; ``WT =
+    W.T``, ``[G, features]``), one chain over
+    the gate columns in order from zero, times the one input mask if there is one; with a
+    mask per gate, ``sum_g (dzb[i, gate g] @ WT[gate g]) * xmask[g]`` from zero, the gates
+    in order (the bits of the GEMMs ``dz @ W.T`` the layer took before)."""
+    width = WT.shape[0]
+    f = WT.shape[1]
+    n = xmask.shape[0]
+    if n <= 1:
+        _product(dzb, nb, 0, width, WT, 0, f, dxb, 0, False)
+        for i in range(nb):
+            b = r0 + i
+            if n == 1:
+                for j in range(f):
+                    dx[b, t, j] = dxb[i, j] * xmask[0, b, j]
+            else:
+                for j in range(f):
+                    dx[b, t, j] = dxb[i, j]
+        return
+    gw = width // n
+    for i in range(nb):
+        for j in range(f):
+            dx[r0 + i, t, j] = np.float32(0.0)
+    for g in range(n):
+        _product(dzb, nb, g * gw, (g + 1) * gw, WT, 0, f, dxb, 0, False)
+        for i in range(nb):
+            b = r0 + i
+            for j in range(f):
+                dx[b, t, j] += dxb[i, j] * xmask[g, b, j]

@@ -4,11 +4,13 @@
 A recurrent layer's pass is one operation (:mod:`tinynet.ops.arrays.recurrent_layer`) in
 three steps. The input side of every gate for the whole
 sequence is one GEMM, ``xp = x @ kernel + bias`` (``[T * B, G]``, time-major, ``G =
-gates * units``, tinynet's fixed-order GEMM). The recurrence runs in a Numba kernel, one
+gates * units``, tinynet's fixed-order GEMM; LSTM's step loop takes it step by step,
+the same chains). The recurrence runs in a Numba kernel, one
 batch row after another or the rows on threads (:mod:`tinynet.ops.arrays.recurrent`),
 storing what backward needs. Backward runs back through time in the same kernels' twins,
 which store the gradient of every step's gate pre-activations; the weight gradients are then GEMMs over
-all ``T * B`` rows (``x.T @ dz``, ``h_prev.T @ dz``) and a fixed-order column sum.
+all ``T * B`` rows (``x.T @ dz``, ``h_prev.T @ dz``) and a fixed-order column sum. The
+outputs and the input gradient come back batch-major (LSTM's loops write them so).
 
 Dropout follows Keras 3: masks drawn once per call and kept for every step; ``dropout``
 masks the input, ``recurrent_dropout`` the previous state in the recurrent products
@@ -326,14 +328,14 @@ class BaseRNN(OwnGenerator, Layer):
             smask = None if smask is None else np.ascontiguousarray(smask[:, ::-1])
         xt = np.ascontiguousarray(xt, dtype=np.float32)
         xmask, rmask = self._masks(batch, fan_in, training)
-        hs, finals, saved = rnn_forward(self._cell(), xt, self.kernel.value,
-                                        self.recurrent_kernel.value, self._input_bias(),
-                                        self._recurrent_bias(), xmask, states0, rmask, smask)
+        hs, finals, saved, seq = rnn_forward(
+            self._cell(), xt, self.kernel.value, self.recurrent_kernel.value,
+            self._input_bias(), self._recurrent_bias(), xmask, states0, rmask, smask,
+            sequences=self.return_sequences)
         keep = self._output_mask(smask)
         self._cache = (xt, xmask, rmask, hs, saved, initial_state is not None, smask, keep)
         if self.return_sequences:
-            seq = hs[1:].transpose(1, 0, 2)
-            out = np.ascontiguousarray(seq * keep[:, :, None] if keep is not None else seq)
+            out = seq * keep[:, :, None] if keep is not None else seq
         else:
             out = hs[-1] * keep[:, -1:] if keep is not None else hs[-1].copy()
         if not self.return_state:
@@ -356,28 +358,25 @@ class BaseRNN(OwnGenerator, Layer):
         g_out = self._check_grad(grads[0], shape)
         if keep is not None:  # outputs zeroed at masked steps: no gradient there
             g_out = g_out * (keep[:, :, None] if self.return_sequences else keep[:, -1:])
-        dhs = (np.ascontiguousarray(g_out.transpose(1, 0, 2), dtype=np.float32)
-               if self.return_sequences else np.zeros((t, b, u), dtype=np.float32))
+        dout = np.ascontiguousarray(g_out, dtype=np.float32) if self.return_sequences else None
         finals = [np.zeros((b, u), dtype=np.float32) for _ in range(self._STATES)]
         if not self.return_sequences:
             finals[0] += g_out
         for i, g in enumerate(grads[1:]):
             finals[i] += self._check_grad(g, (b, u))
         want_bias = self.use_bias and self.bias.trainable
-        dxt, dkernel, drecurrent, dbias, d0 = rnn_backward(
+        dx, dkernel, drecurrent, dbias, d0 = rnn_backward(
             self._cell(), xt, self.kernel.value, self.recurrent_kernel.value, xmask, rmask, hs,
-            saved, smask, dhs, finals, want_kernel=self.kernel.trainable,
-            want_recurrent=self.recurrent_kernel.trainable, want_bias=want_bias)
+            saved, smask, dout, finals, reverse=self.go_backwards,
+            want_kernel=self.kernel.trainable, want_recurrent=self.recurrent_kernel.trainable,
+            want_bias=want_bias)
         self.kernel.grad = dkernel
         self.recurrent_kernel.grad = drecurrent
         if self.use_bias:
             self.bias.grad = dbias
-        if self.go_backwards:
-            dxt = dxt[::-1]
-        dx = Tensor(np.ascontiguousarray(dxt.transpose(1, 0, 2)))
         if with_state:
-            return [dx] + [Tensor(d) for d in d0]
-        return dx
+            return [Tensor(dx)] + [Tensor(d) for d in d0]
+        return Tensor(dx)
 
     # -- config -----------------------------------------------------------------------------
     def get_config(self) -> dict:

@@ -13,7 +13,8 @@ with the recurrent multiply-adds of the whole sequence (``B * T * units * G``). 
 kernels compute each batch row the same way, so the choice, and the thread count, never
 show in a result. The input projection (``x @ kernel``) and the weight gradients are GEMMs
 (:func:`tinynet.ops.arrays.matmul.matmul`) that :mod:`tinynet.ops.arrays.recurrent_layer`
-takes around these loops, one operation a layer pass.
+takes around these loops, one operation a layer pass; LSTM's loops take their input
+side (``x_t @ kernel``, and backward ``dz_t @ kernel.T``) in the step themselves.
 """
 
 from __future__ import annotations
@@ -95,41 +96,68 @@ def simple_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.n
     return dz, dh0
 
 
-def lstm_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, c0: np.ndarray,
-                 rmask: np.ndarray | None, act: int, ract: int,
-                 smask: np.ndarray | None = None,
-                 xb: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """LSTM's steps (gates i, f, c, o) on ``xp + xb`` (``xb`` the input bias ``[4 * units]``
-    or ``None``): ``(hs, cs, gates)``, hs and cs ``[T + 1, B, units]``
+def _xmask(xmask: np.ndarray | None, batch: int, features: int) -> np.ndarray:
+    """The input dropout masks ``[n, B, features]``, or the empty "no mask"."""
+    if xmask is None:
+        return np.empty((0, batch, features), dtype=np.float32)
+    return _f32(xmask)
+
+
+def lstm_forward(x: np.ndarray, W: np.ndarray, xmask: np.ndarray | None, U: np.ndarray,
+                 h0: np.ndarray, c0: np.ndarray, rmask: np.ndarray | None, act: int, ract: int,
+                 smask: np.ndarray | None = None, xb: np.ndarray | None = None,
+                 sequences: bool = False) -> tuple[np.ndarray, ...]:
+    """LSTM's steps (gates i, f, c, o), each on ``(x_t * xmask) @ W + xb`` (``xmask`` the
+    input dropout masks ``[1 or 4, B, features]`` or ``None``, ``xb`` the input bias
+    ``[4 * units]`` or ``None``; the products the same chains as
+    ``matmul(x * mask, W)``): ``(hs, cs, gates, out)``, hs and cs ``[T + 1, B, units]``
     (index 0 the initial state), gates the activated gates and ``activation(c)``
-    ``[T, B, 5 * units]``."""
-    xp, U, h0, c0 = _f32(xp), _f32(U), _f32(h0), _f32(c0)
-    t, b, g = xp.shape
-    units = g // 4
+    ``[T, B, 5 * units]``, out every step's output batch-major ``[B, T, units]`` with
+    ``sequences`` (written by the steps, no transposing pass), else ``None``.
+
+    Shape:
+        x: ``[T, B, features]``; W: ``[features, 4 * units]``; U: ``[units, 4 * units]``;
+        h0, c0: ``[B, units]``; rmask: ``[B, 4, units]`` or ``None``.
+    """
+    x, W, U, h0, c0 = _f32(x), _f32(W), _f32(U), _f32(h0), _f32(c0)
+    t, b, _ = x.shape
+    units = U.shape[0]
     hs = np.empty((t + 1, b, units), dtype=np.float32)
     cs = np.empty((t + 1, b, units), dtype=np.float32)
-    gates = np.empty((t, b, g + units), dtype=np.float32)
-    kernel = K.lstm_forward_parallel if _parallel(xp.shape, units) else K.lstm_forward_serial
-    kernel(xp, _bias(xb), U, h0, c0, _mask(rmask, 4, units), _steps_mask(smask, t), act, ract, hs, cs,
-           gates)
-    return hs, cs, gates
+    gates = np.empty((t, b, 5 * units), dtype=np.float32)
+    out = np.empty((b if sequences else 0, t, units), dtype=np.float32)
+    parallel = _parallel((t, b, 4 * units), units)
+    kernel = K.lstm_forward_parallel if parallel else K.lstm_forward_serial
+    kernel(x, W, _xmask(xmask, b, x.shape[2]), _bias(xb), U, h0, c0, _mask(rmask, 4, units),
+           _steps_mask(smask, t), act, ract, hs, cs, gates, out)
+    return hs, cs, gates, (out if sequences else None)
 
 
-def lstm_backward(dhs: np.ndarray, dhT: np.ndarray, dcT: np.ndarray, U: np.ndarray,
-                  rmask: np.ndarray | None, act: int, ract: int, hs: np.ndarray,
-                  cs: np.ndarray, gates: np.ndarray,
-                  smask: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-    """Backward of :func:`lstm_forward`: ``(dz, dh0, dc0)``, dz the gradient of the gate
-    pre-activations ``[T, B, 4 * units]``."""
-    dhs, dhT, dcT = _f32(dhs), _f32(dhT), _f32(dcT)
-    t, b, units = dhs.shape
+def lstm_backward(dout: np.ndarray | None, dhT: np.ndarray, dcT: np.ndarray, U: np.ndarray,
+                  W: np.ndarray, xmask: np.ndarray | None, rmask: np.ndarray | None, act: int,
+                  ract: int, hs: np.ndarray, cs: np.ndarray, gates: np.ndarray,
+                  smask: np.ndarray | None = None,
+                  reverse: bool = False) -> tuple[np.ndarray, ...]:
+    """Backward of :func:`lstm_forward` from ``dout``, dL/d every step's output batch-major
+    ``[B, T, units]`` (or ``None``: none), and dL/d the final states ``dhT``, ``dcT``:
+    ``(dz, dx, dh0, dc0)``, dz the gradient of the gate pre-activations ``[T, B, 4 *
+    units]``, dx the input's, batch-major ``[B, T, features]`` (the chains of
+    ``matmul(dz, W, trans_b=True)``, times the input masks), its steps in reverse order
+    with ``reverse`` (the input was processed back to front)."""
+    dhT, dcT = _f32(dhT), _f32(dcT)
+    t, b, width = gates.shape
+    units = width // 5
+    features = W.shape[0]
+    dout = np.empty((0, t, units), dtype=np.float32) if dout is None else _f32(dout)
     dz = np.empty((t, b, 4 * units), dtype=np.float32)
+    dx = np.empty((b, t, features), dtype=np.float32)
     dh0 = np.empty((b, units), dtype=np.float32)
     dc0 = np.empty((b, units), dtype=np.float32)
     kernel = K.lstm_backward_parallel if _parallel(dz.shape, units) else K.lstm_backward_serial
-    kernel(dhs, dhT, dcT, _f32(U.T), _mask(rmask, 4, units), _steps_mask(smask, t), act, ract,
-           hs, cs, gates, dz, dh0, dc0)
-    return dz, dh0, dc0
+    kernel(dout, dhT, dcT, _f32(U.T), _f32(W.T), _xmask(xmask, b, features),
+           _mask(rmask, 4, units), _steps_mask(smask, t), act, ract, bool(reverse), hs, cs,
+           gates, dz, dx, dh0, dc0)
+    return dz, dx, dh0, dc0
 
 
 def gru_forward(xp: np.ndarray, U: np.ndarray, rbias: np.ndarray, h0: np.ndarray,

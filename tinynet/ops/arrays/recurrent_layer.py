@@ -1,8 +1,10 @@
 """The passes of SimpleRNN, LSTM and GRU, one operation each: the forward projects the
-input (``(x * dropout mask) @ kernel``, one GEMM over all ``T * B`` rows) and runs the
-cell's step loop (:mod:`tinynet.ops.arrays.recurrent`); the backward runs the loop back
-through time, then the weight gradients as GEMMs over all rows in the GEMM's fixed order,
-the input gradient and the bias gradient, each only when asked for.
+input (``(x * dropout mask) @ kernel``, one GEMM over all ``T * B`` rows; LSTM's step
+loop takes it step by step, the same chains) and runs the cell's step loop
+(:mod:`tinynet.ops.arrays.recurrent`); the backward runs the loop back through time
+(LSTM's taking the input gradient too), then the weight gradients as GEMMs over all rows
+in the GEMM's fixed order, the input gradient and the bias gradient, each only when
+asked for.
 
 Sequences are time-major (``[T, B, ...]``). A :class:`Cell` names what differs between the
 three layers.
@@ -55,8 +57,8 @@ def _project(x: np.ndarray, w: np.ndarray, xmask: np.ndarray | None, cell: Cell)
 def rnn_forward(cell: Cell, xt: np.ndarray, kernel: np.ndarray, recurrent_kernel: np.ndarray,
                 input_bias: np.ndarray | None, recurrent_bias: np.ndarray | None,
                 xmask: np.ndarray | None, states0: list[np.ndarray],
-                rmask: np.ndarray | None, smask: np.ndarray | None
-                ) -> tuple[np.ndarray, list[np.ndarray], Any]:
+                rmask: np.ndarray | None, smask: np.ndarray | None, *, sequences: bool = False
+                ) -> tuple[np.ndarray, list[np.ndarray], Any, np.ndarray | None]:
     """The layer's forward on time-major float32 ``xt`` ``[T, B, features]``.
 
     Args:
@@ -68,41 +70,53 @@ def rnn_forward(cell: Cell, xt: np.ndarray, kernel: np.ndarray, recurrent_kernel
         states0: The initial states, ``[B, units]`` each.
         rmask: Recurrent dropout masks ``[B, gates, units]`` or ``None``.
         smask: The sequence mask ``[B, T]`` or ``None``.
+        sequences: Also return every step's output, batch-major.
 
     Returns:
-        ``(hs, finals, saved)``: the states ``[T + 1, B, units]``, the final states and
-        what :func:`rnn_backward` reads.
+        ``(hs, finals, saved, out)``: the states ``[T + 1, B, units]``, the final states,
+        what :func:`rnn_backward` reads, and with ``sequences`` the outputs ``[B, T,
+        units]`` (``hs[1:]`` batch-major; LSTM's steps write them), else ``None``.
     """
-    xp = _project(xt, kernel, xmask, cell)
     u = recurrent_kernel
     if cell.kind == "lstm":
-        hs, cs, gates = R.lstm_forward(xp, u, states0[0], states0[1], rmask, cell.act,
-                                       cell.ract, smask, input_bias)
-        return hs, [hs[-1], cs[-1]], (cs, gates)
+        hs, cs, gates, out = R.lstm_forward(xt, kernel, xmask, u, states0[0], states0[1],
+                                            rmask, cell.act, cell.ract, smask, input_bias,
+                                            sequences)
+        return hs, [hs[-1], cs[-1]], (cs, gates), out
+    xp = _project(xt, kernel, xmask, cell)
     if cell.kind == "gru":
         hs, gates, extra = R.gru_forward(xp, u, recurrent_bias, states0[0], rmask, cell.act,
                                          cell.ract, cell.reset_after, smask, input_bias)
-        return hs, [hs[-1]], (gates, extra)
-    hs = R.simple_forward(xp, u, states0[0], rmask, cell.act, smask, input_bias)
-    return hs, [hs[-1]], None
+        saved = (gates, extra)
+    else:
+        hs = R.simple_forward(xp, u, states0[0], rmask, cell.act, smask, input_bias)
+        saved = None
+    out = np.ascontiguousarray(hs[1:].transpose(1, 0, 2)) if sequences else None
+    return hs, [hs[-1]], saved, out
 
 
-def _back(cell: Cell, recurrent_kernel: np.ndarray, dhs: np.ndarray, finals: list,
-          rmask: Any, hs: np.ndarray, saved: Any, smask: Any) -> tuple:
-    """The step loop back through time: ``(dzx, dzr, d_initial_states)``."""
+def _back(cell: Cell, kernel: np.ndarray, recurrent_kernel: np.ndarray, xmask: Any,
+          dout: np.ndarray | None, finals: list, rmask: Any, hs: np.ndarray, saved: Any,
+          smask: Any, reverse: bool) -> tuple:
+    """The step loop back through time: ``(dzx, dzr, d_initial_states, dx)``, ``dx``
+    (batch-major, in the input's order) ``None`` unless the loop took it (LSTM)."""
     u = recurrent_kernel
     if cell.kind == "lstm":
         cs, gates = saved
-        dz, dh0, dc0 = R.lstm_backward(dhs, finals[0], finals[1], u, rmask, cell.act,
-                                       cell.ract, hs, cs, gates, smask)
-        return dz, dz, [dh0, dc0]
+        dz, dx, dh0, dc0 = R.lstm_backward(dout, finals[0], finals[1], u, kernel, xmask,
+                                           rmask, cell.act, cell.ract, hs, cs, gates, smask,
+                                           reverse)
+        return dz, dz, [dh0, dc0], dx
+    t, b, units = hs.shape[0] - 1, hs.shape[1], hs.shape[2]
+    dhs = (np.zeros((t, b, units), dtype=np.float32) if dout is None
+           else np.ascontiguousarray(dout.transpose(1, 0, 2), dtype=np.float32))
     if cell.kind == "gru":
         gates, extra = saved
         dzx, dzr, dh0 = R.gru_backward(dhs, finals[0], u, rmask, cell.act, cell.ract,
                                        cell.reset_after, hs, gates, extra, smask)
-        return dzx, dzr, [dh0]
+        return dzx, dzr, [dh0], None
     dz, dh0 = R.simple_backward(dhs, finals[0], u, rmask, cell.act, hs, smask)
-    return dz, dz, [dh0]
+    return dz, dz, [dh0], None
 
 
 def _recurrent_operands(cell: Cell, hprev: np.ndarray, rmask: np.ndarray | None,
@@ -124,21 +138,28 @@ def _recurrent_operands(cell: Cell, hprev: np.ndarray, rmask: np.ndarray | None,
 def rnn_backward(cell: Cell, xt: np.ndarray, kernel: np.ndarray,
                  recurrent_kernel: np.ndarray, xmask: np.ndarray | None,
                  rmask: np.ndarray | None, hs: np.ndarray, saved: Any,
-                 smask: np.ndarray | None, dhs: np.ndarray, finals: list[np.ndarray], *,
-                 want_kernel: bool, want_recurrent: bool, want_bias: bool
+                 smask: np.ndarray | None, dout: np.ndarray | None,
+                 finals: list[np.ndarray], *, reverse: bool, want_kernel: bool,
+                 want_recurrent: bool, want_bias: bool
                  ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None,
                             np.ndarray | None, list[np.ndarray]]:
-    """The gradients of :func:`rnn_forward` from the states' gradients: ``dhs`` ``[T, B,
-    units]`` (of every step's output) and ``finals`` (of the final states).
+    """The gradients of :func:`rnn_forward` from the outputs' gradients: ``dout``
+    batch-major ``[B, T, units]`` (of every step's output, in processing order) or
+    ``None``, and ``finals`` (of the final states).
 
     Returns:
-        ``(dxt [T, B, features], dkernel, drecurrent_kernel, dbias, d_initial_states)``,
-        the parameter gradients ``None`` unless asked for (GRU with ``reset_after``: the
-        bias gradient ``[2, G]``, input and recurrent).
+        ``(dx [B, T, features], dkernel, drecurrent_kernel, dbias, d_initial_states)``,
+        ``dx`` in the input's order (its steps reversed back with ``reverse``, the input
+        having been processed back to front), the parameter gradients ``None`` unless
+        asked for (GRU with ``reset_after``: the bias gradient ``[2, G]``, input and
+        recurrent).
     """
     t, b, f = xt.shape
     u = cell.units
-    dzx, dzr, d0 = _back(cell, recurrent_kernel, dhs, finals, rmask, hs, saved, smask)
+    dzx, dzr, d0, dx = _back(cell, kernel, recurrent_kernel, xmask, dout, finals, rmask, hs,
+                             saved, smask, reverse)
+    taken = dx is not None  # LSTM's loop took the input gradient
+    dxt = None
     width = cell.gates * u
     dzx2 = dzx.reshape(t * b, width)
     dzr2 = dzr.reshape(t * b, width)
@@ -148,18 +169,22 @@ def rnn_backward(cell: Cell, xt: np.ndarray, kernel: np.ndarray,
         xm = xt if xmask is None else xt * xmask[0]
         if want_kernel:
             dkernel = matmul(xm.reshape(t * b, f), dzx2, trans_a=True)
-        dxt = matmul(dzx2, w, trans_b=True).reshape(t, b, f)
-        if xmask is not None:
-            dxt *= xmask[0]
+        if not taken:
+            dxt = matmul(dzx2, w, trans_b=True).reshape(t, b, f)
+            if xmask is not None:
+                dxt *= xmask[0]
     else:
         kgrad = np.empty_like(w)
-        dxt = np.zeros((t, b, f), dtype=np.float32)
+        if not taken:
+            dxt = np.zeros((t, b, f), dtype=np.float32)
         for g in range(cell.gates):
             cols = slice(g * u, (g + 1) * u)
             dzg = np.ascontiguousarray(dzx2[:, cols])
-            xg = (xt * xmask[g]).reshape(t * b, f)
-            kgrad[:, cols] = matmul(xg, dzg, trans_a=True)
-            dxt += matmul(dzg, w[:, cols], trans_b=True).reshape(t, b, f) * xmask[g]
+            if want_kernel:
+                xg = (xt * xmask[g]).reshape(t * b, f)
+                kgrad[:, cols] = matmul(xg, dzg, trans_a=True)
+            if not taken:
+                dxt += matmul(dzg, w[:, cols], trans_b=True).reshape(t, b, f) * xmask[g]
         if want_kernel:
             dkernel = kgrad
     drecurrent = None
@@ -176,4 +201,7 @@ def rnn_backward(cell: Cell, xt: np.ndarray, kernel: np.ndarray,
             dbias = np.stack([bias_grad(dzx2), bias_grad(dzr2)])
         else:
             dbias = bias_grad(dzx2)
-    return dxt, dkernel, drecurrent, dbias, d0
+    if not taken:
+        dxt = dxt[::-1] if reverse else dxt
+        dx = np.ascontiguousarray(dxt.transpose(1, 0, 2))
+    return dx, dkernel, drecurrent, dbias, d0

@@ -1,0 +1,94 @@
+"""LSTM's step loops take the input side themselves (``x_t @ kernel`` forward,
+``dz_t @ kernel.T`` backward): each product has the bits of the GEMM over all rows
+(:func:`tinynet.ops.arrays.matmul.matmul`), with no input mask, one mask for all gates and
+one mask per gate, serial and parallel; the steps write the outputs and the input
+gradient batch-major (the latter reversed for a sequence processed back to front)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tinynet import tuning
+from tinynet.ops.arrays import recurrent as R
+from tinynet.ops.arrays.matmul import matmul
+
+T, B, F, U = 5, 11, 7, 9  # odd sizes: partial 4-row tiles and 64-column tiles
+LINEAR = R.ACTIVATIONS["linear"]
+
+
+def _data(masks: int):
+    rng = np.random.default_rng(masks)
+    x = rng.standard_normal((T, B, F)).astype(np.float32)
+    w = rng.standard_normal((F, 4 * U)).astype(np.float32)
+    xb = rng.standard_normal(4 * U).astype(np.float32)
+    xmask = None
+    if masks:
+        xmask = ((rng.random((masks, B, F)) >= 0.3) / 0.7).astype(np.float32)
+    return x, w, xb, xmask
+
+
+def _inputs_by_gemm(x, w, xb, xmask):
+    """``(x * mask) @ kernel + bias`` as the GEMM over all rows (per gate with a mask each)."""
+    rows = x.reshape(T * B, F)
+    if xmask is None or xmask.shape[0] == 1:
+        xm = rows if xmask is None else (x * xmask[0]).reshape(T * B, F)
+        z = matmul(xm, w)
+    else:
+        z = np.empty((T * B, 4 * U), dtype=np.float32)
+        for g in range(4):
+            cols = slice(g * U, (g + 1) * U)
+            z[:, cols] = matmul((x * xmask[g]).reshape(T * B, F), w[:, cols])
+    return (z + xb).reshape(T, B, 4 * U)
+
+
+def _input_grads_by_gemm(dz, w, xmask):
+    rows = dz.reshape(T * B, 4 * U)
+    if xmask is None or xmask.shape[0] == 1:
+        dx = matmul(rows, w, trans_b=True).reshape(T, B, F)
+        return dx if xmask is None else dx * xmask[0]
+    dx = np.zeros((T, B, F), dtype=np.float32)
+    for g in range(4):
+        cols = slice(g * U, (g + 1) * U)
+        dzg = np.ascontiguousarray(rows[:, cols])
+        dx += matmul(dzg, w[:, cols], trans_b=True).reshape(T, B, F) * xmask[g]
+    return dx
+
+
+@pytest.mark.parametrize("gate", [2**62, 0], ids=["serial", "parallel"])
+@pytest.mark.parametrize("masks", [0, 1, 4], ids=["no-mask", "one-mask", "mask-per-gate"])
+def test_lstm_input_products_have_the_gemm_bits(masks, gate):
+    x, w, xb, xmask = _data(masks)
+    zeros = np.zeros((B, U), dtype=np.float32)
+    u = np.zeros((U, 4 * U), dtype=np.float32)  # no recurrent term: the gates are z itself
+    with tuning.override(**{R.GATE: gate}):
+        hs, cs, gates, out = R.lstm_forward(x, w, xmask, u, zeros, zeros, None, LINEAR, LINEAR,
+                                            None, xb, True)
+        want = _inputs_by_gemm(x, w, xb, xmask)
+        assert np.array_equal(gates[:, :, :4 * U].view(np.uint32), want.view(np.uint32))
+        assert np.array_equal(out, hs[1:].transpose(1, 0, 2))
+        dout = np.random.default_rng(9).standard_normal((B, T, U)).astype(np.float32)
+        dz, dx, dh0, dc0 = R.lstm_backward(dout, zeros, zeros, u, w, xmask, None, LINEAR,
+                                           LINEAR, hs, cs, gates)
+        _, dx_rev, _, _ = R.lstm_backward(dout, zeros, zeros, u, w, xmask, None, LINEAR,
+                                          LINEAR, hs, cs, gates, None, True)
+    assert dx.shape == (B, T, F) and dz.shape == (T, B, 4 * U)
+    want = _input_grads_by_gemm(dz, w, xmask).transpose(1, 0, 2)
+    assert np.array_equal(dx.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(dx_rev, dx[:, ::-1])
+
+
+def test_lstm_input_gradient_matches_a_float64_reference():
+    """``dx = sum_g (dz_g @ W_g.T) * mask_g`` in float64, to float32 accuracy."""
+    x, w, xb, xmask = _data(4)
+    zeros = np.zeros((B, U), dtype=np.float32)
+    u = np.zeros((U, 4 * U), dtype=np.float32)
+    hs, cs, gates, _ = R.lstm_forward(x, w, xmask, u, zeros, zeros, None, LINEAR, LINEAR, None,
+                                      xb)
+    dout = np.random.default_rng(3).standard_normal((B, T, U)).astype(np.float32)
+    dz, dx, _, _ = R.lstm_backward(dout, zeros, zeros, u, w, xmask, None, LINEAR, LINEAR, hs, cs,
+                                   gates)
+    d64, w64 = dz.astype(np.float64), w.astype(np.float64)
+    want = sum((d64[..., g * U:(g + 1) * U] @ w64[:, g * U:(g + 1) * U].T) * xmask[g]
+               for g in range(4)).transpose(1, 0, 2)
+    np.testing.assert_allclose(dx, want, rtol=1e-5, atol=1e-6 * float(np.max(np.abs(want))))
