@@ -26,9 +26,10 @@ zeros past ``C * M``).
   the bias gradient's partial the row's sum of ``g`` itself. The backward takes the input
   gradient's row and the output gradient's row in one sweep, so the rows both read stay
   in cache; the caller merges partials in task order in float64. For 3-wide kernels with
-  unit column steps, three kernel rows' nine taps and the bias run in one pass over the
-  gradient row (:func:`_dw_rows3`: each gradient vector loaded once for all of them, each
-  input vector once per two output columns); the chains are those of one row at a time.
+  unit column steps and at most one column of padding at each end, three kernel rows'
+  nine taps and the bias run in one pass over the gradient row (:func:`_dw_rows3`: each
+  gradient vector loaded once for all of them, each input vector once per two output
+  columns); the chains are those of one row at a time.
 
 With ``stream`` the forward's output and the input gradient are written with streaming
 stores (:func:`tinynet.kernels.simd.vstream`: no read of the destination lines first; the
@@ -370,27 +371,35 @@ def _dw_rows3(xflat, x0, x1, x2, cols, cp, pl, gflat, grow, ow, pflat, prow, pdb
     adds to ``pflat[prow + (k * 3 + j) * CP + ch]``, and with ``want_db`` the row's bias
     gradient (:func:`_db_row`) goes to ``pflat[pdb + ch]``; the same chains and sums, so
     the same bits. Over the columns all taps reach, each gradient vector is loaded once
-    for the nine taps and the bias, each input vector once per two output columns."""
-    l0, h0 = _span(0, 1, pl, 1, cols, ow)
-    l1, h1 = _span(1, 1, pl, 1, cols, ow)
-    l2, h2 = _span(2, 1, pl, 1, cols, ow)
-    lo = max(l0, l1, l2)
-    hi = max(min(h0, h1, h2), lo)
+    for the nine taps and the bias, each input vector once per two output columns. The
+    caller ensures ``0 <= pl <= 1`` and ``ow <= cols + pl - 1`` (Keras's 'same' and
+    'valid'), so at most one column lies before and one after that block."""
+    # tap column j reaches the output columns [max(pl - j, 0), min(cols + pl - j, ow)); with
+    # pl 0 or 1 and ow <= cols + pl - 1, the block [lo, hi) all three reach leaves at most
+    # column 0 before it (taps 1, 2) and column hi after it (taps 0, 1)
+    lo = min(pl, ow)
+    h0 = min(cols + pl, ow)
+    h1 = min(cols + pl - 1, ow)
+    h2 = min(cols + pl - 2, ow)
+    hi = max(h2, lo)
     zero = vsplat(0.0)
     for c in range(0, cp, 16):
         gc = grow + c
         e0 = x0 - pl * cp + c  # tap column 0 of output column 0, kernel row k at ek
         e1 = x1 - pl * cp + c
         e2 = x2 - pl * cp + c
-        a00, b00 = _chain(xflat, e0, cp, gflat, gc, cp, l0, min(lo, h0), zero, zero)
-        a01, b01 = _chain(xflat, e0 + cp, cp, gflat, gc, cp, l1, min(lo, h1), zero, zero)
-        a02, b02 = _chain(xflat, e0 + 2 * cp, cp, gflat, gc, cp, l2, min(lo, h2), zero, zero)
-        a10, b10 = _chain(xflat, e1, cp, gflat, gc, cp, l0, min(lo, h0), zero, zero)
-        a11, b11 = _chain(xflat, e1 + cp, cp, gflat, gc, cp, l1, min(lo, h1), zero, zero)
-        a12, b12 = _chain(xflat, e1 + 2 * cp, cp, gflat, gc, cp, l2, min(lo, h2), zero, zero)
-        a20, b20 = _chain(xflat, e2, cp, gflat, gc, cp, l0, min(lo, h0), zero, zero)
-        a21, b21 = _chain(xflat, e2 + cp, cp, gflat, gc, cp, l1, min(lo, h1), zero, zero)
-        a22, b22 = _chain(xflat, e2 + 2 * cp, cp, gflat, gc, cp, l2, min(lo, h2), zero, zero)
+        a00, a01, a02, a10, a11, a12 = zero, zero, zero, zero, zero, zero
+        a20, a21, a22, b00, b01, b02 = zero, zero, zero, zero, zero, zero
+        b10, b11, b12, b20, b21, b22 = zero, zero, zero, zero, zero, zero
+        if lo == 1:  # column 0, even, before the block: the taps 1 and 2 reach it
+            ga = vload(gflat, gc)
+            a01 = a01 + vload(xflat, e0 + cp) * ga
+            a11 = a11 + vload(xflat, e1 + cp) * ga
+            a21 = a21 + vload(xflat, e2 + cp) * ga
+            if h2 > 0:
+                a02 = a02 + vload(xflat, e0 + 2 * cp) * ga
+                a12 = a12 + vload(xflat, e1 + 2 * cp) * ga
+                a22 = a22 + vload(xflat, e2 + 2 * cp) * ga
         ad, bd = _gsum(gflat, gc, cp, 0, lo, zero, zero)
         ox = lo
         if ox < hi and ox % 2 == 1:
@@ -457,15 +466,25 @@ def _dw_rows3(xflat, x0, x1, x2, cols, cp, pl, gflat, grow, ow, pflat, prow, pdb
             a21 = a21 + vload(xflat, e2 + q + cp) * ga
             a22 = a22 + vload(xflat, e2 + q + 2 * cp) * ga
             ad = ad + ga
-        a00, b00 = _chain(xflat, e0, cp, gflat, gc, cp, max(hi, l0), h0, a00, b00)
-        a01, b01 = _chain(xflat, e0 + cp, cp, gflat, gc, cp, max(hi, l1), h1, a01, b01)
-        a02, b02 = _chain(xflat, e0 + 2 * cp, cp, gflat, gc, cp, max(hi, l2), h2, a02, b02)
-        a10, b10 = _chain(xflat, e1, cp, gflat, gc, cp, max(hi, l0), h0, a10, b10)
-        a11, b11 = _chain(xflat, e1 + cp, cp, gflat, gc, cp, max(hi, l1), h1, a11, b11)
-        a12, b12 = _chain(xflat, e1 + 2 * cp, cp, gflat, gc, cp, max(hi, l2), h2, a12, b12)
-        a20, b20 = _chain(xflat, e2, cp, gflat, gc, cp, max(hi, l0), h0, a20, b20)
-        a21, b21 = _chain(xflat, e2 + cp, cp, gflat, gc, cp, max(hi, l1), h1, a21, b21)
-        a22, b22 = _chain(xflat, e2 + 2 * cp, cp, gflat, gc, cp, max(hi, l2), h2, a22, b22)
+        if hi < h0:  # column hi after the block: the taps 0 and 1 reach it
+            q = hi * cp
+            gv = vload(gflat, gc + q)
+            if hi % 2 == 0:
+                a00 = a00 + vload(xflat, e0 + q) * gv
+                a10 = a10 + vload(xflat, e1 + q) * gv
+                a20 = a20 + vload(xflat, e2 + q) * gv
+                if hi < h1:
+                    a01 = a01 + vload(xflat, e0 + q + cp) * gv
+                    a11 = a11 + vload(xflat, e1 + q + cp) * gv
+                    a21 = a21 + vload(xflat, e2 + q + cp) * gv
+            else:
+                b00 = b00 + vload(xflat, e0 + q) * gv
+                b10 = b10 + vload(xflat, e1 + q) * gv
+                b20 = b20 + vload(xflat, e2 + q) * gv
+                if hi < h1:
+                    b01 = b01 + vload(xflat, e0 + q + cp) * gv
+                    b11 = b11 + vload(xflat, e1 + q + cp) * gv
+                    b21 = b21 + vload(xflat, e2 + q + cp) * gv
         ad, bd = _gsum(gflat, gc, cp, hi, ow, ad, bd)
         p = prow + c
         vstore(pflat, p, vload(pflat, p) + (a00 + b00))
@@ -499,7 +518,9 @@ def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slo
     prows = (kh * kw + 1) * cp
     nobias = wflat[:cp]  # the gather's bias argument (unused; its size is CP)
     tab = _tap_table(kh, kw)
-    three = kw == 3 and sw == 1 and dw == 1  # three kernel rows at a time (_dw_rows3)
+    # three kernel rows at a time (_dw_rows3): 3-wide kernels, unit column steps, at most
+    # one column of padding at each end
+    three = kw == 3 and sw == 1 and dw == 1 and 0 <= pl <= 1 and ow <= width + pl - 1
     for t in range(s, tasks.shape[0], slots):
         p0 = t * prows if want_dw or want_db else 0
         if want_dw or want_db:
