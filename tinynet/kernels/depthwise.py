@@ -25,7 +25,15 @@ zeros past ``C * M``).
   ``ox`` in two chains from zero, added at the end) of ``x[...] * g[b, oy, ox, k]``, and
   the bias gradient's partial the row's sum of ``g`` itself. The backward takes the input
   gradient's row and the output gradient's row in one sweep, so the rows both read stay
-  in cache; the caller merges partials in task order in float64.
+  in cache; the caller merges partials in task order in float64. For 3-wide kernels with
+  unit column steps and at most one column of padding at each end, three kernel rows'
+  nine taps and the bias run in one pass over the gradient row (:func:`_dw_rows3`: each
+  gradient vector loaded once for all of them, each input vector once per two output
+  columns); the chains are those of one row at a time.
+
+With ``stream`` the forward's output and the input gradient are written with streaming
+stores (:func:`tinynet.kernels.simd.vstream`: no read of the destination lines first; the
+caller passes it only for whole vectors on 64-byte aligned rows); the values are the same.
 
 Every sum runs in a fixed order on separate multiplies and adds (no fused multiply-add
 LLVM could choose per CPU). Work is split into *tasks* of whole samples, fixed by the
@@ -40,7 +48,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.simd import vload, vsplat, vstore
+from tinynet.kernels.simd import sfence, vload, vsplat, vstore, vstream
 
 __all__ = ["forward_serial", "forward_parallel", "backward_serial", "backward_parallel"]
 
@@ -77,9 +85,18 @@ def _widen(a, b, mult, cp, out):
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
+def _put(a, i, v, stream):
+    """Vector ``v`` to ``a[i:i + 16]``: a streaming store when ``stream``, else ordinary."""
+    if stream:
+        vstream(a, i, v)
+    else:
+        vstore(a, i, v)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, kw, wflat,
               bias, use_bias, out, o0, ostep, nrows, count, tab, fold, rowbuf, channels, mult,
-              ps, ones):
+              ps, ones, stream):
     """``nrows`` rows of ``count`` output pixels: pixel ``px`` of row ``q`` is the sum over
     the taps ``(i, j)``, row-major, whose source pixel exists, of that pixel times the
     tap's weights ``wflat[(i * kw + j) * CP + k]`` (each product added to the running sum
@@ -93,9 +110,11 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
     the sum, in order, of the ``mult`` copies ``rowbuf[px * CP + c * mult + m]``; with
     ``ones``, ``out[o0 + q * ostep + px * ps + channels]`` is 1. Pixels whose every tap column
     is inside run four at a time (``dc == 1``), sharing each loaded weight vector; the
-    others one by one."""
+    others one by one. ``stream`` writes ``out`` with streaming stores (ignored with
+    ``fold`` or ``ones``)."""
     cp = bias.shape[0]
     pstep = pc * cp
+    stream = stream and not fold and not ones  # whole rows of whole vectors only
     for q in range(nrows):
         ar = ar0 + q * arstep
         n = 0
@@ -139,10 +158,10 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
                     a2 = a2 + bv
                     a3 = a3 + bv
                 o = d0 + px * dps + c
-                vstore(dst, o, a0)
-                vstore(dst, o + dps, a1)
-                vstore(dst, o + 2 * dps, a2)
-                vstore(dst, o + 3 * dps, a3)
+                _put(dst, o, a0, stream)
+                _put(dst, o + dps, a1, stream)
+                _put(dst, o + 2 * dps, a2, stream)
+                _put(dst, o + 3 * dps, a3, stream)
         for px in range(count):  # the rest one by one, with the taps that exist
             if lo <= px < hi:
                 continue
@@ -160,7 +179,7 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
                     a0 = a0 + vload(sflat, tab[_POFF, t] + c) * vload(wflat, tab[_PWGT, t] + c)
                 if use_bias:
                     a0 = a0 + vload(bias, c)
-                vstore(dst, d0 + px * dps + c, a0)
+                _put(dst, d0 + px * dps + c, a0, stream)
         f0 = o0 + q * ostep
         if fold:
             for px in range(count):
@@ -177,7 +196,7 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _forward_slot(x, wf, bias, use_bias, ones, y, tasks, s, slots, pt, pl, sh, sw, dh, dw, xe,
-                  rowbuf):
+                  rowbuf, stream):
     kh, kw, cp = wf.shape
     height, width = x.shape[1], x.shape[2]
     oh, ow, ps = y.shape[1], y.shape[2], y.shape[3]
@@ -195,30 +214,36 @@ def _forward_slot(x, wf, bias, use_bias, ones, y, tasks, s, slots, pt, pl, sh, s
                 _widen(x, b, mult, cp, xeflat)
             _tap_rows(sflat, b * height * width * cp if direct else 0, height, width, -pt, sh,
                       dh, 1, sw, -pl, dw, 1, kh, kw, wflat, bias, use_bias, yflat,
-                      b * oh * ow * ps, ow * ps, oh, ow, tab, cm != cp, rowbuf, cm, 1, ps, ones)
+                      b * oh * ow * ps, ow * ps, oh, ow, tab, cm != cp, rowbuf, cm, 1, ps, ones,
+                      stream)
+    if stream:
+        sfence()
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def forward_serial(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows):
+def forward_serial(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows,
+                   stream):
     """``y`` = the depthwise convolution of ``x`` ``[B, H, W, C]`` with ``wf``
     ``[KH, KW, CP]`` (the kernel ``[KH, KW, C * M]`` padded with zero channels), plus
     ``bias[CP]`` if ``use_bias``, the tasks in order on one slot. With ``ones``, ``y`` is
     ``[B, OH, OW, C * M + 1]`` and its last channel is 1 (a GEMM's bias input, written in
     the same sweep); else ``[B, OH, OW, C * M]``. ``xes[slot]`` is a
     ``[H, W, CP]`` buffer for the widened sample (unused when ``M == 1`` and ``C == CP``),
-    ``rows[slot]`` one output row of ``CP`` channels."""
+    ``rows[slot]`` one output row of ``CP`` channels. ``stream``: write ``y`` with
+    streaming stores (``C * M == CP``, no ``ones``, ``y`` 64-byte aligned)."""
     for s in range(xes.shape[0]):  # one slot; a loop, so no literal slot numbers
         _forward_slot(x, wf, bias, use_bias, ones, y, tasks, s, xes.shape[0], pt, pl, sh, sw,
-                      dh, dw, xes[s], rows[s])
+                      dh, dw, xes[s], rows[s], stream)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def forward_parallel(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows):
+def forward_parallel(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows,
+                     stream):
     """:func:`forward_serial` with the tasks spread over ``len(xes)`` slots (same bits)."""
     slots = xes.shape[0]
     for s in prange(slots):
         _forward_slot(x, wf, bias, use_bias, ones, y, tasks, np.int64(s), slots, pt, pl, sh,
-                      sw, dh, dw, xes[s], rows[s])
+                      sw, dh, dw, xes[s], rows[s], stream)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
@@ -328,8 +353,156 @@ def _db_row(gflat, grow, ow, cp, pflat, p0):
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
+def _gsum(gflat, gq, cp, lo, hi, a, b):
+    """``(a, b)`` with ``gflat[gq + ox * cp]`` added for ``lo <= ox < hi`` in order, even
+    ``ox`` to ``a``, odd ``ox`` to ``b``."""
+    for ox in range(lo, hi):
+        if ox % 2 == 0:
+            a = a + vload(gflat, gq + ox * cp)
+        else:
+            b = b + vload(gflat, gq + ox * cp)
+    return a, b
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+def _dw_rows3(xflat, x0, x1, x2, cols, cp, pl, gflat, grow, ow, pflat, prow, pdb, want_db):
+    """:func:`_dw_row` for three kernel rows of a 3-wide kernel with unit column steps
+    (``sw == dw == 1``), whose image rows start at ``x0``, ``x1`` and ``x2``: tap ``(k, j)``
+    adds to ``pflat[prow + (k * 3 + j) * CP + ch]``, and with ``want_db`` the row's bias
+    gradient (:func:`_db_row`) goes to ``pflat[pdb + ch]``; the same chains and sums, so
+    the same bits. Over the columns all taps reach, each gradient vector is loaded once
+    for the nine taps and the bias, each input vector once per two output columns. The
+    caller ensures ``0 <= pl <= 1`` and ``ow <= cols + pl - 1`` (Keras's 'same' and
+    'valid'), so at most one column lies before and one after that block."""
+    # tap column j reaches the output columns [max(pl - j, 0), min(cols + pl - j, ow)); with
+    # pl 0 or 1 and ow <= cols + pl - 1, the block [lo, hi) all three reach leaves at most
+    # column 0 before it (taps 1, 2) and column hi after it (taps 0, 1)
+    lo = min(pl, ow)
+    h0 = min(cols + pl, ow)
+    h1 = min(cols + pl - 1, ow)
+    h2 = min(cols + pl - 2, ow)
+    hi = max(h2, lo)
+    zero = vsplat(0.0)
+    for c in range(0, cp, 16):
+        gc = grow + c
+        e0 = x0 - pl * cp + c  # tap column 0 of output column 0, kernel row k at ek
+        e1 = x1 - pl * cp + c
+        e2 = x2 - pl * cp + c
+        a00, a01, a02, a10, a11, a12 = zero, zero, zero, zero, zero, zero
+        a20, a21, a22, b00, b01, b02 = zero, zero, zero, zero, zero, zero
+        b10, b11, b12, b20, b21, b22 = zero, zero, zero, zero, zero, zero
+        if lo == 1:  # column 0, even, before the block: the taps 1 and 2 reach it
+            ga = vload(gflat, gc)
+            a01 = a01 + vload(xflat, e0 + cp) * ga
+            a11 = a11 + vload(xflat, e1 + cp) * ga
+            a21 = a21 + vload(xflat, e2 + cp) * ga
+            if h2 > 0:
+                a02 = a02 + vload(xflat, e0 + 2 * cp) * ga
+                a12 = a12 + vload(xflat, e1 + 2 * cp) * ga
+                a22 = a22 + vload(xflat, e2 + 2 * cp) * ga
+        ad, bd = _gsum(gflat, gc, cp, 0, lo, zero, zero)
+        ox = lo
+        if ox < hi and ox % 2 == 1:
+            gb = vload(gflat, gc + ox * cp)
+            q = ox * cp
+            b00 = b00 + vload(xflat, e0 + q) * gb
+            b01 = b01 + vload(xflat, e0 + q + cp) * gb
+            b02 = b02 + vload(xflat, e0 + q + 2 * cp) * gb
+            b10 = b10 + vload(xflat, e1 + q) * gb
+            b11 = b11 + vload(xflat, e1 + q + cp) * gb
+            b12 = b12 + vload(xflat, e1 + q + 2 * cp) * gb
+            b20 = b20 + vload(xflat, e2 + q) * gb
+            b21 = b21 + vload(xflat, e2 + q + cp) * gb
+            b22 = b22 + vload(xflat, e2 + q + 2 * cp) * gb
+            bd = bd + gb
+            ox += 1
+        while ox + 2 <= hi:  # even ox to the a chains, ox + 1 to the b chains
+            ga = vload(gflat, gc + ox * cp)
+            gb = vload(gflat, gc + (ox + 1) * cp)
+            q = ox * cp
+            v0 = vload(xflat, e0 + q)
+            v1 = vload(xflat, e0 + q + cp)
+            v2 = vload(xflat, e0 + q + 2 * cp)
+            v3 = vload(xflat, e0 + q + 3 * cp)
+            a00 = a00 + v0 * ga
+            a01 = a01 + v1 * ga
+            a02 = a02 + v2 * ga
+            b00 = b00 + v1 * gb
+            b01 = b01 + v2 * gb
+            b02 = b02 + v3 * gb
+            v0 = vload(xflat, e1 + q)
+            v1 = vload(xflat, e1 + q + cp)
+            v2 = vload(xflat, e1 + q + 2 * cp)
+            v3 = vload(xflat, e1 + q + 3 * cp)
+            a10 = a10 + v0 * ga
+            a11 = a11 + v1 * ga
+            a12 = a12 + v2 * ga
+            b10 = b10 + v1 * gb
+            b11 = b11 + v2 * gb
+            b12 = b12 + v3 * gb
+            v0 = vload(xflat, e2 + q)
+            v1 = vload(xflat, e2 + q + cp)
+            v2 = vload(xflat, e2 + q + 2 * cp)
+            v3 = vload(xflat, e2 + q + 3 * cp)
+            a20 = a20 + v0 * ga
+            a21 = a21 + v1 * ga
+            a22 = a22 + v2 * ga
+            b20 = b20 + v1 * gb
+            b21 = b21 + v2 * gb
+            b22 = b22 + v3 * gb
+            ad = ad + ga
+            bd = bd + gb
+            ox += 2
+        if ox < hi:
+            ga = vload(gflat, gc + ox * cp)
+            q = ox * cp
+            a00 = a00 + vload(xflat, e0 + q) * ga
+            a01 = a01 + vload(xflat, e0 + q + cp) * ga
+            a02 = a02 + vload(xflat, e0 + q + 2 * cp) * ga
+            a10 = a10 + vload(xflat, e1 + q) * ga
+            a11 = a11 + vload(xflat, e1 + q + cp) * ga
+            a12 = a12 + vload(xflat, e1 + q + 2 * cp) * ga
+            a20 = a20 + vload(xflat, e2 + q) * ga
+            a21 = a21 + vload(xflat, e2 + q + cp) * ga
+            a22 = a22 + vload(xflat, e2 + q + 2 * cp) * ga
+            ad = ad + ga
+        if hi < h0:  # column hi after the block: the taps 0 and 1 reach it
+            q = hi * cp
+            gv = vload(gflat, gc + q)
+            if hi % 2 == 0:
+                a00 = a00 + vload(xflat, e0 + q) * gv
+                a10 = a10 + vload(xflat, e1 + q) * gv
+                a20 = a20 + vload(xflat, e2 + q) * gv
+                if hi < h1:
+                    a01 = a01 + vload(xflat, e0 + q + cp) * gv
+                    a11 = a11 + vload(xflat, e1 + q + cp) * gv
+                    a21 = a21 + vload(xflat, e2 + q + cp) * gv
+            else:
+                b00 = b00 + vload(xflat, e0 + q) * gv
+                b10 = b10 + vload(xflat, e1 + q) * gv
+                b20 = b20 + vload(xflat, e2 + q) * gv
+                if hi < h1:
+                    b01 = b01 + vload(xflat, e0 + q + cp) * gv
+                    b11 = b11 + vload(xflat, e1 + q + cp) * gv
+                    b21 = b21 + vload(xflat, e2 + q + cp) * gv
+        ad, bd = _gsum(gflat, gc, cp, hi, ow, ad, bd)
+        p = prow + c
+        vstore(pflat, p, vload(pflat, p) + (a00 + b00))
+        vstore(pflat, p + cp, vload(pflat, p + cp) + (a01 + b01))
+        vstore(pflat, p + 2 * cp, vload(pflat, p + 2 * cp) + (a02 + b02))
+        vstore(pflat, p + 3 * cp, vload(pflat, p + 3 * cp) + (a10 + b10))
+        vstore(pflat, p + 4 * cp, vload(pflat, p + 4 * cp) + (a11 + b11))
+        vstore(pflat, p + 5 * cp, vload(pflat, p + 5 * cp) + (a12 + b12))
+        vstore(pflat, p + 6 * cp, vload(pflat, p + 6 * cp) + (a20 + b20))
+        vstore(pflat, p + 7 * cp, vload(pflat, p + 7 * cp) + (a21 + b21))
+        vstore(pflat, p + 8 * cp, vload(pflat, p + 8 * cp) + (a22 + b22))
+        if want_db:
+            vstore(pflat, pdb + c, vload(pflat, pdb + c) + (ad + bd))
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slots, pt, pl,
-                   sh, sw, dh, dw, xe, ge, rowbuf):
+                   sh, sw, dh, dw, xe, ge, rowbuf, stream):
     kh, kw, cp = wf.shape
     oh, ow, cm = g.shape[1], g.shape[2], g.shape[3]
     height, width, channels = x.shape[1], x.shape[2], x.shape[3]
@@ -345,6 +518,9 @@ def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slo
     prows = (kh * kw + 1) * cp
     nobias = wflat[:cp]  # the gather's bias argument (unused; its size is CP)
     tab = _tap_table(kh, kw)
+    # three kernel rows at a time (_dw_rows3): 3-wide kernels, unit column steps, at most
+    # one column of padding at each end
+    three = kw == 3 and sw == 1 and dw == 1 and 0 <= pl <= 1 and ow <= width + pl - 1
     for t in range(s, tasks.shape[0], slots):
         p0 = t * prows if want_dw or want_db else 0
         if want_dw or want_db:
@@ -360,40 +536,54 @@ def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slo
             for r in range(max(oh, height)):  # one sweep: a gradient row, an input row
                 if (want_dw or want_db) and r < oh:
                     grow = goff + r * ow * cp
-                    if want_dw:
-                        for i in range(kh):
-                            xr = r * sh + i * dh - pt
-                            if 0 <= xr < height:
-                                _dw_row(xflat, xoff + xr * width * cp, width, cp, sw, dw, pl,
-                                        kw, gflat, grow, ow, pflat, p0 + i * kw * cp)
-                    if want_db:
+                    db = want_db  # the bias gradient's row still to add
+                    i = 0
+                    while want_dw and i < kh:
+                        xr = r * sh + i * dh - pt
+                        if three and i + 3 <= kh and xr >= 0 and xr + 2 * dh < height:
+                            _dw_rows3(xflat, xoff + xr * width * cp,
+                                      xoff + (xr + dh) * width * cp,
+                                      xoff + (xr + 2 * dh) * width * cp, width, cp, pl, gflat,
+                                      grow, ow, pflat, p0 + i * kw * cp, p0 + kh * kw * cp, db)
+                            db = False
+                            i += 3
+                            continue
+                        if 0 <= xr < height:
+                            _dw_row(xflat, xoff + xr * width * cp, width, cp, sw, dw, pl, kw,
+                                    gflat, grow, ow, pflat, p0 + i * kw * cp)
+                        i += 1
+                    if db:
                         _db_row(gflat, grow, ow, cp, pflat, p0 + kh * kw * cp)
                 if want_dx and r < height:
                     _tap_rows(gflat, goff, oh, ow, r + pt, 0, -dh, sh, 1, pl, -dw, sw, kh, kw,
                               wflat, nobias, False, dxflat, (b * height + r) * width * channels,
                               0, 1, width, tab, not whole, rowbuf, channels, mult, channels,
-                              False)
+                              False, stream)
+    if stream:
+        sfence()
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw, dh,
-                    dw, xes, ges, rows):
+                    dw, xes, ges, rows, stream):
     """The input gradient ``dx`` (if ``want_dx``) and the per-task partials
     ``parts[task, KH * KW + 1, CP]`` of :func:`forward_serial` for the output gradient ``g``
     ``[B, OH, OW, C * M]``: the kernel gradient's in rows ``0 .. KH * KW - 1`` (if
     ``want_dw``), the bias gradient's in the last row (if ``want_db``); the tasks in order
     on one slot. ``xes[slot]`` (``[H, W, CP]``) and ``ges[slot]`` (``[OH, OW, CP]``) hold
-    the widened sample and output gradient where the channels are not whole vectors."""
+    the widened sample and output gradient where the channels are not whole vectors.
+    ``stream``: write ``dx`` with streaming stores (``M == 1``, ``C == CP``, ``dx``
+    64-byte aligned)."""
     for s in range(xes.shape[0]):
         _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, xes.shape[0],
-                       pt, pl, sh, sw, dh, dw, xes[s], ges[s], rows[s])
+                       pt, pl, sh, sw, dh, dw, xes[s], ges[s], rows[s], stream)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def backward_parallel(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw,
-                      dh, dw, xes, ges, rows):
+                      dh, dw, xes, ges, rows, stream):
     """:func:`backward_serial` with the tasks spread over ``len(xes)`` slots (same bits)."""
     slots = xes.shape[0]
     for s in prange(slots):
         _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, np.int64(s),
-                       slots, pt, pl, sh, sw, dh, dw, xes[s], ges[s], rows[s])
+                       slots, pt, pl, sh, sw, dh, dw, xes[s], ges[s], rows[s], stream)

@@ -1,6 +1,8 @@
 """Depthwise kernels at the image borders: taps outside the image are left out of the sums,
 which gives bitwise what an explicitly zero-padded image gives; float64 references on
-border-heavy shapes; serial, parallel and thread counts give the same bits."""
+border-heavy shapes; serial, parallel and thread counts give the same bits; the kernel
+gradient's three-rows-at-a-time pass gives the bits of one row at a time; streamed
+outputs give the bits of ordinary stores."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
+from tinynet.ops.arrays import streaming
 from tinynet.ops.arrays.depthwise import depthwise_backward, depthwise_forward
 
 
@@ -71,6 +74,12 @@ CASES = [
     ((2, 6, 11, 5), 3, (3, 3), (2, 2), (2, 1)),
     ((1, 1, 1, 16), 1, (3, 3), (1, 1), (1, 1)),
     ((2, 5, 7, 20), 2, (1, 4), (1, 2), (1, 2)),
+    # 3-wide kernels with unit column steps: the kernel gradient takes three kernel rows
+    # at a time where all three are inside (odd and even widths, a 5-row kernel whose rows
+    # go as three and two, dilated rows, widened channels)
+    ((2, 6, 7, 16), 1, (3, 3), (1, 1), (1, 1)),
+    ((2, 9, 8, 16), 1, (5, 3), (1, 1), (2, 1)),
+    ((2, 7, 10, 6), 2, (3, 3), (2, 1), (1, 1)),
 ]
 
 
@@ -136,7 +145,7 @@ def _case(seed, shape, mult, kernel, strides, dilation):
     return rng, x, geom, w3
 
 
-@pytest.mark.parametrize("shape, mult, kernel, strides, dilation", CASES[:5])
+@pytest.mark.parametrize("shape, mult, kernel, strides, dilation", CASES[:5] + CASES[7:])
 def test_serial_parallel_and_thread_counts_give_the_same_bits(shape, mult, kernel, strides,
                                                               dilation):
     rng, x, geom, w3 = _case(13, shape, mult, kernel, strides, dilation)
@@ -173,3 +182,56 @@ def test_a_channel_of_ones_leaves_the_other_channels_bits(shape, mult, kernel, s
             assert y.shape == (*plain.shape[:3], plain.shape[3] + 1)
             np.testing.assert_array_equal(y[..., :-1], plain)
             assert np.all(y[..., -1] == 1.0)
+
+
+def _row_at_a_time_kernel_gradient(x, w3, g, geom):
+    """The kernel and bias gradients as sums of one-kernel-row problems: kernel row ``i``
+    alone is a ``1 x KW`` kernel whose image starts ``i * dh`` rows lower (a 1-row kernel
+    never takes the three-rows path)."""
+    kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = geom
+    rows = []
+    for i in range(kh):
+        one = (1, kw, sh, sw, 1, dw, pt - i * dh, pl, oh, ow)
+        _, dwi, _ = depthwise_backward(x, w3[i:i + 1], g, one, want_dx=False)
+        rows.append(dwi[0])
+    _, _, db = depthwise_backward(x, w3[:1], g, (1, kw, sh, sw, 1, dw, pt, pl, oh, ow),
+                                  want_dx=False, want_dw=False, want_db=True)
+    return np.stack(rows), db
+
+
+@pytest.mark.parametrize("shape, mult, kernel, strides, dilation", CASES[7:])
+def test_three_kernel_rows_at_a_time_give_the_bits_of_one_at_a_time(shape, mult, kernel,
+                                                                    strides, dilation):
+    # each tap's chains (even and odd output columns, per output row) are the same in the
+    # three-rows pass, so the bits are those of one kernel row at a time
+    rng, x, geom, w3 = _case(15, shape, mult, kernel, strides, dilation)
+    g = rng.standard_normal((9, geom[8], geom[9], shape[3] * mult)).astype(np.float32)
+    _, dw3, db = depthwise_backward(x, w3, g, geom, want_dx=False, want_db=True)
+    dw_rows, db_rows = _row_at_a_time_kernel_gradient(x, w3, g, geom)
+    np.testing.assert_array_equal(dw3, dw_rows)
+    np.testing.assert_array_equal(db, db_rows)
+
+
+@pytest.mark.parametrize("shape, mult", [((3, 8, 9, 32), 1), ((2, 6, 7, 8), 2)])
+def test_streamed_outputs_give_the_bits_of_ordinary_stores(shape, mult, monkeypatch):
+    rng, x, geom, w3 = _case(16, shape, mult, (3, 3), (1, 1), (1, 1))
+    g = rng.standard_normal((9, geom[8], geom[9], shape[3] * mult)).astype(np.float32)
+
+    def run():
+        y = depthwise_forward(x, w3, geom, w3[0, 0])
+        dx, dw3, db = depthwise_backward(x, w3, g, geom, want_db=True)
+        return y, dx, dw3, db
+
+    plain = run()
+    monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", 0)
+    for gate in (0, 2**62):
+        with tuning.override(conv_parallel_min_elems=gate):
+            streamed = run()
+        for a, b in zip(plain, streamed):
+            np.testing.assert_array_equal(a, b)
+    # whole vectors (C * M a multiple of 16) stream, into 64-byte aligned outputs; dx
+    # only when M == 1
+    y, dx = streamed[:2]
+    assert y.ctypes.data % 64 == 0
+    if mult == 1:
+        assert dx.ctypes.data % 64 == 0

@@ -6,17 +6,24 @@ Keras's order). The work is cut into tasks of whole samples, fixed by the shape 
 ``MIN_TASKS`` of them, so both cores get work); the ``conv_parallel_min_elems`` gate
 (here multiply-adds of the batch, the patch elements of the equivalent convolution)
 decides whether the serial or the parallel driver runs them, never what they compute.
+
+Outputs of whole vectors (``C * M`` a multiple of 16, no channel of ones) that are large
+enough (:func:`tinynet.ops.arrays.streaming.streams`) are written with streaming stores
+into 64-byte aligned buffers: the forward's ``y`` and the input gradient ``dx`` (when
+``M == 1``); the values are the same either way.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import depthwise as dk
 from tinynet.kernels.reduction import merge_cols
+from tinynet.ops.arrays.streaming import empty_aligned, streams
 
 __all__ = ["MIN_TASKS", "depthwise_forward", "depthwise_backward"]
 
@@ -68,6 +75,10 @@ class _Plan:
     def rows(self) -> np.ndarray:
         return np.empty((self.slots, self.row), dtype=np.float32)
 
+    def streams(self, nbytes: int) -> bool:
+        """Whether an output of ``nbytes`` in rows of ``CP`` floats is streamed."""
+        return self.cm == self.cp and streams(nbytes, self.cp)
+
     def args(self) -> tuple:
         return (self.tasks, self.pt, self.pl, self.sh, self.sw, self.dh, self.dw)
 
@@ -100,14 +111,17 @@ def depthwise_forward(x: np.ndarray, w3: np.ndarray, geometry: tuple,
         x: ``[B, H, W, C]``; w3: ``[KH, KW, C*M]``; output: ``[B, OH, OW, C*M (+1)]``.
     """
     plan = _Plan(x.shape, w3.shape, geometry)
-    y = np.empty((*plan.out_shape[:3], plan.cm + 1 if ones else plan.cm), dtype=np.float32)
+    shape = (*plan.out_shape[:3], plan.cm + 1 if ones else plan.cm)
+    stream = not ones and plan.streams(4 * math.prod(shape))
+    y = (empty_aligned if stream else np.empty)(shape, np.float32)
     if y.size == 0:
         return y
     kernel = dk.forward_parallel if plan.parallel else dk.forward_serial
     wf = plan.padded(w3)
     bp = wf[0, 0] if bias is None else plan.padded(
         np.asarray(bias, dtype=np.float32).reshape(1, 1, -1))[0, 0]
-    kernel(x, wf, bp, bias is not None, ones, y, *plan.args(), plan.samples(), plan.rows())
+    kernel(x, wf, bp, bias is not None, ones, y, *plan.args(), plan.samples(), plan.rows(),
+           stream)
     return y
 
 
@@ -129,13 +143,14 @@ def depthwise_backward(x: np.ndarray, w3: np.ndarray, g: np.ndarray, geometry: t
                 np.zeros(w3.shape, dtype=np.float32) if want_dw else None,
                 np.zeros(plan.cm, dtype=np.float32) if want_db else None)
     kh, kw = w3.shape[:2]
-    dx = np.empty(x.shape, dtype=np.float32) if want_dx else None
+    stream = want_dx and plan.whole and plan.streams(4 * math.prod(x.shape))
+    dx = (empty_aligned if stream else np.empty)(x.shape, np.float32) if want_dx else None
     parts = np.empty((len(plan.tasks) if want_dw or want_db else 1, kh * kw + 1, plan.cp),
                      dtype=np.float32)
     kernel = dk.backward_parallel if plan.parallel else dk.backward_serial
     kernel(x, plan.padded(w3), g, dx if want_dx else x, parts, want_dx, want_dw, want_db,
            *plan.args(), plan.samples() if want_dw else plan.small(),
-           plan.grads() if plan.cm != plan.cp else plan.small(), plan.rows())
+           plan.grads() if plan.cm != plan.cp else plan.small(), plan.rows(), stream)
     dw3 = db = None
     if want_dw or want_db:
         merged = merge_cols(parts.reshape(parts.shape[0], -1), 1.0).reshape(parts.shape[1:])
