@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import numba
+import numpy as np
 from numba import types
 from numba.core import config
 from numba.extending import intrinsic
@@ -53,8 +54,9 @@ def call_at(typingctx, addr, args):
 
 
 def _key(value: Any) -> Any:
-    """What decides ``value``'s Numba type among the arguments tinynet's kernels take."""
-    if hasattr(value, "dtype") and hasattr(value, "flags"):
+    """What decides ``value``'s Numba type among the arguments tinynet's kernels take
+    (checked on every parallel call, so kept cheap: one ``flags`` lookup an array)."""
+    if isinstance(value, np.ndarray):
         flags = value.flags
         return (value.dtype.num, value.ndim, flags.c_contiguous, flags.f_contiguous,
                 flags.writeable, flags.aligned)
