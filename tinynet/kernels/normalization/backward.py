@@ -271,8 +271,8 @@ def backward_kernel(layout: int, mode: int, recompute: bool):
     return functools.partial(_run_parallel, serial)
 
 
-def _run_parallel(serial, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts):
-    args = (g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts)
+def _run_parallel(serial, *args):
+    """:func:`group_backward_parallel` on ``args`` with ``serial`` at its address."""
     group_backward_parallel(entry_address(serial, args), *args)
 
 

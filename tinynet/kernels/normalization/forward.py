@@ -271,8 +271,8 @@ def forward_kernel(layout: int, mode: int, want_xn: bool):
     return functools.partial(_run_parallel, serial)
 
 
-def _run_parallel(serial, x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats):
-    args = (x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats)
+def _run_parallel(serial, *args):
+    """:func:`group_forward_parallel` on ``args`` with ``serial`` at its address."""
     group_forward_parallel(entry_address(serial, args), *args)
 
 
