@@ -71,3 +71,22 @@ def test_entry_address_is_per_argument_types():
     readonly = x.copy()
     readonly.flags.writeable = False
     assert address.entry_address(_squares, (readonly, out, np.float32(1), 0, 0)) != first
+
+
+@pytest.mark.parametrize("rows", [1, 2, 37])
+def test_run_parallel_runs_each_task_of_a_range_kernel_with_its_bits(rows):
+    x, out = _operands(rows=rows)
+    want = np.empty_like(x)
+    _scaled_rows(x, want, np.float32(0.5), 0, rows)
+    address.run_parallel(_scaled_rows, rows, x, out, np.float32(0.5))
+    assert out.tobytes() == want.tobytes()
+
+
+def test_one_task_driver_serves_every_range_kernel_of_the_same_argument_types():
+    x, out = _operands()
+    address.run_parallel(_squares, x.shape[0], x, out, np.float32(2))
+    np.testing.assert_array_equal(out, x * x * np.float32(2))
+    compiled = len(address.tasks_parallel.overloads)
+    address.run_parallel(_scaled_rows, x.shape[0], x, out, np.float32(2))
+    np.testing.assert_array_equal(out, x * np.float32(2) + np.arange(37, dtype=np.float32)[:, None])
+    assert len(address.tasks_parallel.overloads) == compiled

@@ -25,11 +25,11 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba import types
+from numba import prange, types
 from numba.core import config
 from numba.extending import intrinsic
 
-__all__ = ["call_at", "entry_address"]
+__all__ = ["call_at", "entry_address", "run_parallel", "tasks_parallel"]
 
 _addresses: dict = {}  # (dispatcher id, argument key) -> address, for this process
 
@@ -76,6 +76,23 @@ def entry_address(dispatcher: Any, args: tuple) -> int:
         addr = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
         _addresses[key] = addr
     return addr
+
+
+@numba.njit(cache=True, parallel=True, error_model="numpy")
+def tasks_parallel(addr, tasks, args):
+    """Runs ``kernel(*args, t, t + 1)`` for every task ``t < tasks`` over Numba's threads,
+    ``kernel`` being the compiled function at ``addr``. One driver, compiled once per the
+    argument types of ``args``, serves every kernel whose last two arguments are a range of
+    independent tasks; the bits are the serial kernel's whatever the threads."""
+    for t in prange(tasks):
+        call_at(addr, args + (t, t + 1))
+
+
+def run_parallel(kernel: Any, tasks: int, *args: Any) -> None:
+    """``kernel(*args, 0, tasks)`` run as ``tasks`` independent tasks over Numba's
+    threads (:func:`tasks_parallel`): the parallel twin of a serial kernel taking a task
+    range ``(t0, t1)`` as its last two arguments, without a compiled copy of its body."""
+    tasks_parallel(entry_address(kernel, args + (0, 0)), tasks, args)
 
 
 if config.DISABLE_JIT:  # plain Python: the kernel itself stands for its address
