@@ -37,17 +37,20 @@ caller passes it only for whole vectors on 64-byte aligned rows); the values are
 
 Every sum runs in a fixed order on separate multiplies and adds (no fused multiply-add
 LLVM could choose per CPU). Work is split into *tasks* of whole samples, fixed by the
-shape; the serial drivers run them in order on one slot, the parallel ones spread them
-over ``slots`` (a task's results never depend on its slot), so the bits are the same for
-any gate and thread count.
+shape, and dealt to *slots* (slot ``s`` of ``S`` runs tasks ``s, s + S, ...``, with its own
+scratch buffers). The serial kernels run a range of slots (all of them, one, in order);
+the parallel variants are the serial kernel called at its address once per slot over
+Numba's threads (:mod:`tinynet.kernels.address`), so no second copy of a body is
+compiled. A task's results never depend on its slot, so the bits are the same for any
+gate and thread count.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import run_parallel
 from tinynet.kernels.simd import sfence, vload, vsplat, vstore, vstream
 
 __all__ = ["forward_serial", "forward_parallel", "backward_serial", "backward_parallel"]
@@ -222,28 +225,29 @@ def _forward_slot(x, wf, bias, use_bias, ones, y, tasks, s, slots, pt, pl, sh, s
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def forward_serial(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows,
-                   stream):
+                   stream, s0, s1):
     """``y`` = the depthwise convolution of ``x`` ``[B, H, W, C]`` with ``wf``
     ``[KH, KW, CP]`` (the kernel ``[KH, KW, C * M]`` padded with zero channels), plus
-    ``bias[CP]`` if ``use_bias``, the tasks in order on one slot. With ``ones``, ``y`` is
-    ``[B, OH, OW, C * M + 1]`` and its last channel is 1 (a GEMM's bias input, written in
-    the same sweep); else ``[B, OH, OW, C * M]``. ``xes[slot]`` is a
-    ``[H, W, CP]`` buffer for the widened sample (unused when ``M == 1`` and ``C == CP``),
-    ``rows[slot]`` one output row of ``CP`` channels. ``stream``: write ``y`` with
-    streaming stores (``C * M == CP``, no ``ones``, ``y`` 64-byte aligned)."""
-    for s in range(xes.shape[0]):  # one slot; a loop, so no literal slot numbers
+    ``bias[CP]`` if ``use_bias``, for the tasks of slots ``s0 .. s1 - 1`` of ``len(xes)``
+    (slot ``s`` runs tasks ``s, s + len(xes), ...`` in order; ``0, len(xes)`` runs them
+    all). With ``ones``, ``y`` is ``[B, OH, OW, C * M + 1]`` and its last channel is 1 (a
+    GEMM's bias input, written in the same sweep); else ``[B, OH, OW, C * M]``.
+    ``xes[slot]`` is a ``[H, W, CP]`` buffer for the widened sample (unused when
+    ``M == 1`` and ``C == CP``), ``rows[slot]`` one output row of ``CP`` channels.
+    ``stream``: write ``y`` with streaming stores (``C * M == CP``, no ``ones``, ``y``
+    64-byte aligned)."""
+    for s in range(s0, s1):
         _forward_slot(x, wf, bias, use_bias, ones, y, tasks, s, xes.shape[0], pt, pl, sh, sw,
                       dh, dw, xes[s], rows[s], stream)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
 def forward_parallel(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows,
                      stream):
-    """:func:`forward_serial` with the tasks spread over ``len(xes)`` slots (same bits)."""
-    slots = xes.shape[0]
-    for s in prange(slots):
-        _forward_slot(x, wf, bias, use_bias, ones, y, tasks, np.int64(s), slots, pt, pl, sh,
-                      sw, dh, dw, xes[s], rows[s], stream)
+    """:func:`forward_serial` for every slot, the slots over Numba's threads: the serial
+    kernel called through its address (:func:`tinynet.kernels.address.run_parallel`), so
+    no parallel copy of its body is compiled; the same bits."""
+    run_parallel(forward_serial, xes.shape[0], x, wf, bias, use_bias, ones, y, tasks, pt, pl,
+                 sh, sw, dh, dw, xes, rows, stream)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
@@ -565,25 +569,23 @@ def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slo
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw, dh,
-                    dw, xes, ges, rows, stream):
+                    dw, xes, ges, rows, stream, s0, s1):
     """The input gradient ``dx`` (if ``want_dx``) and the per-task partials
     ``parts[task, KH * KW + 1, CP]`` of :func:`forward_serial` for the output gradient ``g``
     ``[B, OH, OW, C * M]``: the kernel gradient's in rows ``0 .. KH * KW - 1`` (if
-    ``want_dw``), the bias gradient's in the last row (if ``want_db``); the tasks in order
-    on one slot. ``xes[slot]`` (``[H, W, CP]``) and ``ges[slot]`` (``[OH, OW, CP]``) hold
-    the widened sample and output gradient where the channels are not whole vectors.
-    ``stream``: write ``dx`` with streaming stores (``M == 1``, ``C == CP``, ``dx``
-    64-byte aligned)."""
-    for s in range(xes.shape[0]):
+    ``want_dw``), the bias gradient's in the last row (if ``want_db``); for the tasks of
+    slots ``s0 .. s1 - 1`` of ``len(xes)``, as :func:`forward_serial`. ``xes[slot]``
+    (``[H, W, CP]``) and ``ges[slot]`` (``[OH, OW, CP]``) hold the widened sample and
+    output gradient where the channels are not whole vectors. ``stream``: write ``dx``
+    with streaming stores (``M == 1``, ``C == CP``, ``dx`` 64-byte aligned)."""
+    for s in range(s0, s1):
         _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, xes.shape[0],
                        pt, pl, sh, sw, dh, dw, xes[s], ges[s], rows[s], stream)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
 def backward_parallel(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw,
                       dh, dw, xes, ges, rows, stream):
-    """:func:`backward_serial` with the tasks spread over ``len(xes)`` slots (same bits)."""
-    slots = xes.shape[0]
-    for s in prange(slots):
-        _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, np.int64(s),
-                       slots, pt, pl, sh, sw, dh, dw, xes[s], ges[s], rows[s], stream)
+    """:func:`backward_serial` for every slot, the slots over Numba's threads (through
+    the serial kernel's address, as :func:`forward_parallel`; the same bits)."""
+    run_parallel(backward_serial, xes.shape[0], x, wf, g, dx, parts, want_dx, want_dw,
+                 want_db, tasks, pt, pl, sh, sw, dh, dw, xes, ges, rows, stream)

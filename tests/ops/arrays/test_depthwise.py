@@ -235,3 +235,50 @@ def test_streamed_outputs_give_the_bits_of_ordinary_stores(shape, mult, monkeypa
     assert y.ctypes.data % 64 == 0
     if mult == 1:
         assert dx.ctypes.data % 64 == 0
+
+
+def _slot_operands(batch=5, slots=2):
+    """Operands of :func:`tinynet.kernels.depthwise.forward_serial` for a 3x3 'same'
+    convolution of ``batch`` samples ``[3, 4, 16]``, one task a sample, ``slots`` slots,
+    and ``y`` filled with NaN."""
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((batch, 3, 4, 16)).astype(np.float32)
+    wf = rng.standard_normal((3, 3, 16)).astype(np.float32)
+    tasks = np.array([(b, b + 1) for b in range(batch)], dtype=np.int64)
+    y = np.full((batch, 3, 4, 16), np.nan, dtype=np.float32)
+    return (x, wf, wf[0, 0], True, False, y, tasks, 1, 1, 1, 1, 1, 1,
+            np.empty((slots, 1, 1, 16), dtype=np.float32),
+            np.empty((slots, 4 * 16), dtype=np.float32), False)
+
+
+def test_a_slot_range_runs_the_tasks_of_those_slots_only():
+    # slot s of S runs tasks s, s + S, ...: the parallel variants run one slot a thread
+    from tinynet.kernels import depthwise as dk
+
+    args = _slot_operands()
+    y = args[5]
+    dk.forward_serial(*args, 1, 2)
+    assert np.isnan(y[[0, 2, 4]]).all() and not np.isnan(y[[1, 3]]).any()
+    one = y.copy()
+    dk.forward_serial(*args, 0, 1)
+    assert not np.isnan(y).any()
+    np.testing.assert_array_equal(y[[1, 3]], one[[1, 3]])
+    everything = np.full_like(y, np.nan)
+    dk.forward_serial(*(args[:5] + (everything,) + args[6:]), 0, 2)
+    assert y.tobytes() == everything.tobytes()
+
+
+def test_the_parallel_variants_are_the_serial_kernels_at_their_address():
+    # no second compiled body: the parallel entry points are Python functions handing the
+    # serial kernel's slots to tinynet.kernels.address.run_parallel
+    from numba.core.registry import CPUDispatcher
+
+    from tinynet.kernels import depthwise as dk
+
+    for name in ("forward_parallel", "backward_parallel"):
+        assert not isinstance(getattr(dk, name), CPUDispatcher), name
+    args = _slot_operands(batch=7, slots=3)
+    dk.forward_parallel(*args)
+    serial = np.full_like(args[5], np.nan)
+    dk.forward_serial(*(args[:5] + (serial,) + args[6:]), 0, 3)
+    assert args[5].tobytes() == serial.tobytes()

@@ -116,12 +116,15 @@ def depthwise_forward(x: np.ndarray, w3: np.ndarray, geometry: tuple,
     y = (empty_aligned if stream else np.empty)(shape, np.float32)
     if y.size == 0:
         return y
-    kernel = dk.forward_parallel if plan.parallel else dk.forward_serial
     wf = plan.padded(w3)
     bp = wf[0, 0] if bias is None else plan.padded(
         np.asarray(bias, dtype=np.float32).reshape(1, 1, -1))[0, 0]
-    kernel(x, wf, bp, bias is not None, ones, y, *plan.args(), plan.samples(), plan.rows(),
-           stream)
+    args = (x, wf, bp, bias is not None, ones, y, *plan.args(), plan.samples(), plan.rows(),
+            stream)
+    if plan.parallel:
+        dk.forward_parallel(*args)
+    else:
+        dk.forward_serial(*args, 0, plan.slots)
     return y
 
 
@@ -147,10 +150,13 @@ def depthwise_backward(x: np.ndarray, w3: np.ndarray, g: np.ndarray, geometry: t
     dx = (empty_aligned if stream else np.empty)(x.shape, np.float32) if want_dx else None
     parts = np.empty((len(plan.tasks) if want_dw or want_db else 1, kh * kw + 1, plan.cp),
                      dtype=np.float32)
-    kernel = dk.backward_parallel if plan.parallel else dk.backward_serial
-    kernel(x, plan.padded(w3), g, dx if want_dx else x, parts, want_dx, want_dw, want_db,
-           *plan.args(), plan.samples() if want_dw else plan.small(),
-           plan.grads() if plan.cm != plan.cp else plan.small(), plan.rows(), stream)
+    args = (x, plan.padded(w3), g, dx if want_dx else x, parts, want_dx, want_dw, want_db,
+            *plan.args(), plan.samples() if want_dw else plan.small(),
+            plan.grads() if plan.cm != plan.cp else plan.small(), plan.rows(), stream)
+    if plan.parallel:
+        dk.backward_parallel(*args)
+    else:
+        dk.backward_serial(*args, 0, plan.slots)
     dw3 = db = None
     if want_dw or want_db:
         merged = merge_cols(parts.reshape(parts.shape[0], -1), 1.0).reshape(parts.shape[1:])
