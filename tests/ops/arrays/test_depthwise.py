@@ -282,3 +282,14 @@ def test_the_parallel_variants_are_the_serial_kernels_at_their_address():
     serial = np.full_like(args[5], np.nan)
     dk.forward_serial(*(args[:5] + (serial,) + args[6:]), 0, 3)
     assert args[5].tobytes() == serial.tobytes()
+
+
+@pytest.mark.parametrize("mult, ones", [(1, False), (1, True), (3, False)])
+def test_outputs_start_on_64_byte_lines_whatever_their_size(mult, ones):
+    # y (also with SeparableConv2D's channel of ones) and dx are tinynet's allocations: the
+    # next pass reads them one cache line a vector
+    rng, x, geom, w3 = _case(18, (2, 4, 5, 16), mult, (3, 3), (1, 1), (1, 1))
+    y = depthwise_forward(x, w3, geom, ones=ones)
+    g = rng.standard_normal((9, 4, 5, 16 * mult)).astype(np.float32)
+    dx, _, _ = depthwise_backward(x, w3, g, geom)
+    assert y.ctypes.data % 64 == 0 and dx.ctypes.data % 64 == 0

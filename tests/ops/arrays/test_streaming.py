@@ -333,3 +333,20 @@ def test_private_caches_stop_counting_at_the_cap(tmp_path):
     root = _fake_sysfs(tmp_path, {c: _core(c, str(c)) for c in range(4)})
     assert streaming._private_cache_bytes(root, [0, 1, 2, 3]) == 8 << 20
     assert streaming._private_cache_bytes(root, [0, 1, 2, 3], cap=3 << 20) == 4 << 20
+
+
+def test_pool_from_pools_smaller_buffers_and_the_default_does_not(small_pool):
+    # the fixture's STREAM_MIN_BYTES is 1 KiB; these buffers are 512 bytes
+    def pooled(a):
+        return any(e[1].ctypes.data == a.ctypes.data for e in streaming._POOL.bufs)
+
+    a = streaming.empty_aligned((8, 16))
+    assert not pooled(a)
+    b = streaming.empty_aligned((8, 16), pool_from=512)
+    assert pooled(b) and b.ctypes.data % STREAM_ALIGN == 0
+    address = b.ctypes.data
+    del b
+    c = streaming.empty_aligned((128,), pool_from=512)
+    assert c.ctypes.data == address and c.shape == (128,)
+    d = streaming.empty_aligned((256,), pool_from=1 << 30)  # 1 KiB, left out on request
+    assert not pooled(d) and d.ctypes.data % STREAM_ALIGN == 0

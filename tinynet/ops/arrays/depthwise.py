@@ -7,10 +7,13 @@ Keras's order). The work is cut into tasks of whole samples, fixed by the shape 
 (here multiply-adds of the batch, the patch elements of the equivalent convolution)
 decides whether the serial or the parallel driver runs them, never what they compute.
 
-Outputs of whole vectors (``C * M`` a multiple of 16, no channel of ones) that are large
-enough (:func:`tinynet.ops.arrays.streaming.streams`) are written with streaming stores
-into 64-byte aligned buffers: the forward's ``y`` and the input gradient ``dx`` (when
-``M == 1``); the values are the same either way.
+The outputs (the forward's ``y``, the input gradient ``dx``) start on 64-byte lines
+(:func:`tinynet.ops.arrays.streaming.empty_aligned`), so a layer after this one, or
+SeparableConv2D's pointwise GEMM, reads whole cache lines per 16-lane vector; from
+:data:`POOL_FROM_BYTES` on, into the pool's buffers that no one holds any more. Outputs of
+whole vectors (``C * M`` a multiple of 16, no channel of ones) that are large enough
+(:func:`tinynet.ops.arrays.streaming.streams`) are written with streaming stores: ``y``,
+and ``dx`` when ``M == 1``; the values are the same either way.
 """
 
 from __future__ import annotations
@@ -25,9 +28,14 @@ from tinynet.kernels import depthwise as dk
 from tinynet.kernels.reduction import merge_cols
 from tinynet.ops.arrays.streaming import empty_aligned, streams
 
-__all__ = ["MIN_TASKS", "depthwise_forward", "depthwise_backward"]
+__all__ = ["MIN_TASKS", "POOL_FROM_BYTES", "depthwise_forward", "depthwise_backward"]
 
 MIN_TASKS = 8
+#: ``y`` and ``dx`` of at least this many bytes reuse the aligned pool's free buffers
+#: (:func:`~tinynet.ops.arrays.streaming.empty_aligned`): glibc maps outputs of a few MB
+#: afresh on every call in some processes, about 1,500 page faults a DepthwiseConv2D
+#: 32x28x28x32 step without the pool.
+POOL_FROM_BYTES = 1 << 20
 _LANES = 16  # the kernels' vector width: channels are padded to a multiple of it
 _GATE = "conv_parallel_min_elems"
 
@@ -113,7 +121,7 @@ def depthwise_forward(x: np.ndarray, w3: np.ndarray, geometry: tuple,
     plan = _Plan(x.shape, w3.shape, geometry)
     shape = (*plan.out_shape[:3], plan.cm + 1 if ones else plan.cm)
     stream = not ones and plan.streams(4 * math.prod(shape))
-    y = (empty_aligned if stream else np.empty)(shape, np.float32)
+    y = empty_aligned(shape, np.float32, pool_from=POOL_FROM_BYTES)
     if y.size == 0:
         return y
     wf = plan.padded(w3)
@@ -147,7 +155,7 @@ def depthwise_backward(x: np.ndarray, w3: np.ndarray, g: np.ndarray, geometry: t
                 np.zeros(plan.cm, dtype=np.float32) if want_db else None)
     kh, kw = w3.shape[:2]
     stream = want_dx and plan.whole and plan.streams(4 * math.prod(x.shape))
-    dx = (empty_aligned if stream else np.empty)(x.shape, np.float32) if want_dx else None
+    dx = empty_aligned(x.shape, np.float32, pool_from=POOL_FROM_BYTES) if want_dx else None
     parts = np.empty((len(plan.tasks) if want_dw or want_db else 1, kh * kw + 1, plan.cp),
                      dtype=np.float32)
     args = (x, plan.padded(w3), g, dx if want_dx else x, parts, want_dx, want_dw, want_db,

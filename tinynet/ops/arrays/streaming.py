@@ -194,10 +194,13 @@ _FREE_REFS = _owner_refs(0)     # the pool's entry and aligned view only
 _CLAIMED_REFS = _owner_refs(1)  # ... and the one view being handed out
 
 
-def empty_aligned(shape: tuple, dtype=np.float32) -> np.ndarray:
+def empty_aligned(shape: tuple, dtype=np.float32, *, pool_from: int | None = None
+                  ) -> np.ndarray:
     """An uninitialized C-contiguous array whose data starts on a ``STREAM_ALIGN`` boundary.
 
-    Arrays of at least :data:`STREAM_MIN_BYTES` (the streamed outputs) come from a pool of
+    Arrays of at least ``pool_from`` bytes (default :data:`STREAM_MIN_BYTES`, the streamed
+    outputs; a pass whose ordinary outputs would be mapped afresh each step asks for
+    less) come from a pool of
     up to :data:`POOL_SIZE` such buffers per thread when one of the same size is free:
     nothing references it any more, no array, view or ``Tensor`` of it (every view of a
     NumPy array holds its owner, so CPython's reference count of the owner tells).
@@ -218,7 +221,7 @@ def empty_aligned(shape: tuple, dtype=np.float32) -> np.ndarray:
     """
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < STREAM_MIN_BYTES or not _POOLING:
+    if nbytes < (STREAM_MIN_BYTES if pool_from is None else pool_from) or not _POOLING:
         return _aligned(nbytes)[1].view(dtype).reshape(shape)
     pool = getattr(_POOL, "bufs", None)
     if pool is None:
