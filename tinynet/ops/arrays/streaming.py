@@ -200,10 +200,10 @@ def empty_aligned(shape: tuple, dtype=np.float32, *, pool_from: int | None = Non
 
     Arrays of at least ``pool_from`` bytes (default :data:`STREAM_MIN_BYTES`, the streamed
     outputs; a pass whose ordinary outputs would be mapped afresh each step asks for
-    less) come from a pool of
-    up to :data:`POOL_SIZE` such buffers per thread when one of the same size is free:
-    nothing references it any more, no array, view or ``Tensor`` of it (every view of a
-    NumPy array holds its owner, so CPython's reference count of the owner tells).
+    less) come from a pool of up to :data:`POOL_SIZE` such buffers per thread when one of
+    the same size is free: nothing references it any more, no array, view or ``Tensor``
+    of it (every view of a NumPy array holds its owner, so CPython's reference count of
+    the owner tells).
     Otherwise a fresh buffer is allocated and pooled (in place of a free buffer of another
     size when the pool is full). A training step then writes its large outputs into the
     buffers of the previous step, which have been freed by then: no allocation and no
