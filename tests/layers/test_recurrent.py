@@ -14,6 +14,7 @@ import pytest
 import tinynet as tn
 from tinynet import tuning
 from tinynet.kernels import recurrent as kernels
+from tinynet.kernels.address import run_parallel
 from tinynet.layers import GRU, LSTM, SimpleRNN
 from tinynet.ops.arrays.recurrent import GATE
 from tinynet.testing import check_gradients
@@ -232,25 +233,35 @@ def _assert_bitwise(a, b):
         assert np.array_equal(u.view(np.uint8), v.view(np.uint8))
 
 
-def test_serial_vs_parallel_bitwise():
+def test_serial_vs_parallel_bitwise(monkeypatch):
+    """Parallel gates run every kernel's blocks as tasks on the threads, each a call of the
+    serial kernel through its address (no parallel copy of it): the serial run's bits."""
     if tuning.max_threads() < 2:
         pytest.skip("needs 2 threads")
+    ran = []
+
+    def recording(kernel, tasks, *args):
+        ran.append(kernel)
+        run_parallel(kernel, tasks, *args)
+
+    monkeypatch.setattr(kernels, "run_parallel", recording)
     x = _x((9, 11, 5))
     before = tuning.get_num_threads()
     tuning.set_num_threads(2)
     try:
         for make in BITWISE:
+            before_serial = len(ran)
             with tuning.override(**{GATE: 2**62}):
                 serial = _run(make, x)
+            assert len(ran) == before_serial  # serial gates: no parallel run
             with tuning.override(**{GATE: 0}):
                 parallel = _run(make, x)
             _assert_bitwise(serial, parallel)
     finally:
         tuning.set_num_threads(before)
-    for kernel in (kernels.simple_forward_parallel, kernels.simple_backward_parallel,
-                   kernels.lstm_forward_parallel, kernels.lstm_backward_parallel,
-                   kernels.gru_forward_parallel, kernels.gru_backward_parallel):
-        assert kernel.signatures, f"{kernel.__name__} never ran"
+    assert set(ran) == {kernels.simple_forward_blocks, kernels.simple_backward_blocks,
+                        kernels.lstm_forward_blocks, kernels.lstm_backward_blocks,
+                        kernels.gru_forward_blocks, kernels.gru_backward_blocks}
 
 
 def test_one_vs_two_threads_bitwise():

@@ -1,41 +1,47 @@
 """Attention kernels: batched small products, and the fused per-head attention passes.
 
-:func:`bmm_serial` / :func:`bmm_parallel` compute one fixed-order GEMM per batch item:
-each item is :func:`.sgemm_small.gemm_small`'s product (the chains of :func:`.sgemm.gemm`),
-so an item's bits are those of ``tinynet.ops.arrays.matmul`` on it.
+:func:`bmm_items` computes one fixed-order GEMM per batch item: each item is
+:func:`.sgemm_small.gemm_small`'s product (the chains of :func:`.sgemm.gemm`), so an
+item's bits are those of ``tinynet.ops.arrays.matmul`` on it.
 
-:func:`attend_forward_serial` / :func:`attend_backward_serial` (and their parallel twins)
-run a whole unmasked scaled dot-product attention head in one pass per (batch, head)
-item: the scores, the softmax and the context, or the five products and the softmax's
-derivative of the backward, on per-item scratch that stays in cache. They read the
-heads straight out of the projections' ``[batch * steps, heads * width]`` outputs (a
-head is a column band of them) and write the context and the gradients back in that
-layout, so no head is ever transposed into a copy. Every product is a
-:func:`gemm_small` chain; the softmax works on each row in a fixed order
-(:func:`_softmax_row`); its derivative takes four rows side by side, their lane folds
-interleaved (:func:`_softmax_grad_rows4`, the same bits). The parallel variants hand
-whole items to Numba's threads, each with its own scratch: an item is computed by one
-thread in one order, so both variants give the same bits at any thread count.
+:func:`attend_forward_runs` / :func:`attend_backward_runs` run a whole unmasked scaled
+dot-product attention head in one pass per (batch, head) item: the scores, the softmax
+and the context, or the five products and the softmax's derivative of the backward, on
+per-item scratch that stays in cache. They read the heads straight out of the
+projections' ``[batch * steps, heads * width]`` outputs (a head is a column band of them)
+and write the context and the gradients back in that layout, so no head is ever
+transposed into a copy. Every product is a :func:`gemm_small` chain; the softmax works on
+each row in a fixed order (:func:`_softmax_row`); its derivative takes four rows side by
+side, their lane folds interleaved (:func:`_softmax_grad_rows4`, the same bits).
+
+Each kernel computes a range of items (or of runs of consecutive items, each run on one
+scratch). Run in parallel (:func:`bmm`, :func:`attend_forward`, :func:`attend_backward`),
+every item or run is a task on Numba's threads that calls the same compiled kernel
+through its address (:func:`tinynet.kernels.address.run_parallel`), so there is no
+parallel copy of a kernel to compile. An item is computed by one thread in one order, so
+the bits are the same serial or parallel, at any thread count.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import run_parallel
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
 from tinynet.kernels.simd import LANES, vload, vsplat, vstore
 from tinynet.kernels.simd_math import EXP_LOW, exp_poly, vexp_poly, vpick_gt, vpick_lt
 
-__all__ = ["bmm_serial", "bmm_parallel", "padded_columns", "attend_forward_serial",
-           "attend_forward_parallel", "attend_backward_serial", "attend_backward_parallel",
-           "exp_nonpositive"]
+__all__ = ["bmm", "bmm_items", "padded_columns", "attend_forward", "attend_forward_runs",
+           "attend_backward", "attend_backward_runs", "exp_nonpositive"]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def bmm_serial(a, b, c, trans_a, trans_b, npad):
-    """``c[i] = op(a[i]) @ op(b[i])`` for every item ``i``, in one thread.
+def bmm_items(a, b, c, trans_a, trans_b, npad, i0, i1):
+    """``c[i] = op(a[i]) @ op(b[i])`` for the items ``i0 <= i < i1``, in one thread on one
+    packing scratch (:func:`bmm`: all of them, in one thread or over Numba's threads).
 
     Args:
         a, b: C-contiguous float32 ``[items, ., .]`` arrays; ``op(x)`` transposes an
@@ -43,22 +49,25 @@ def bmm_serial(a, b, c, trans_a, trans_b, npad):
         c: The C-contiguous float32 output ``[items, M, N]``.
         trans_a, trans_b: The flags.
         npad: ``padded_columns(N)`` (the packing scratch's row length).
+        i0, i1: The items to compute.
     """
     k = a.shape[1] if trans_a else a.shape[2]
     bp = np.empty((k, npad), dtype=np.float32)
     row = np.empty(16, dtype=np.float32)
-    for i in range(c.shape[0]):
+    for i in range(i0, i1):
         gemm_small(a[i], b[i], c[i], trans_a, trans_b, bp, row)
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy", boundscheck=False)
-def bmm_parallel(a, b, c, trans_a, trans_b, npad):
-    """:func:`bmm_serial` with the items spread over Numba's threads (the same bits)."""
-    k = a.shape[1] if trans_a else a.shape[2]
-    for i in prange(c.shape[0]):
-        bp = np.empty((k, npad), dtype=np.float32)
-        row = np.empty(16, dtype=np.float32)
-        gemm_small(a[i], b[i], c[i], trans_a, trans_b, bp, row)
+def bmm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool, trans_b: bool,
+        parallel: bool) -> None:
+    """:func:`bmm_items` on every item: in this thread, or (``parallel``) each item a task
+    on Numba's threads calling the same compiled kernel (:func:`.address.run_parallel`),
+    with its bits."""
+    npad = padded_columns(c.shape[2])
+    if parallel:
+        run_parallel(bmm_items, c.shape[0], a, b, c, trans_a, trans_b, npad)
+    else:
+        bmm_items(a, b, c, trans_a, trans_b, npad, 0, c.shape[0])
 
 
 # -- exp in float32 operations (kernels.simd_math's Cephes polynomial, within 2 ulp) ------------
@@ -287,44 +296,37 @@ def _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey
     _put(dkey, b * s, offsets[1] + h * dk, one, grad_k)
 
 
-# -- the drivers -----------------------------------------------------------------------------
+# -- the kernels -----------------------------------------------------------------------------
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def attend_forward_serial(q, k, v, offsets, heads, dk, scale, p, o):
-    """Unmasked scaled dot-product attention of every (batch, head) item, in one thread.
+def attend_forward_runs(q, k, v, offsets, heads, dk, scale, p, o, runs, r0, r1):
+    """Unmasked scaled dot-product attention of the (batch, head) items of runs ``r0 ..
+    r1 - 1`` of ``runs`` runs of consecutive items, in one thread on one scratch (an
+    item's bits do not depend on its run; :func:`attend_forward` runs them all).
 
     Args:
         q: C-contiguous float32 ``[B * T, .]``: head ``h``'s query is the column band
             ``offsets[0] + h * dk`` on, ``dk`` wide.
         k, v: Likewise ``[B * S, .]`` (bands at ``offsets[1]``, ``dk`` wide, and at
             ``offsets[2]``, ``dv`` wide); ``q``, ``k`` and ``v`` may be one array.
-        offsets: The three bands' first columns.
+        offsets: The three bands' first columns (int64 ``[3]``).
         heads, dk: Head count and query/key width.
         scale: float32 factor of the query.
         p: Output ``[B, heads, T, S]``: the attention weights.
         o: Output ``[B * T, heads * dv]``: the context, head ``h`` in column band ``h``.
+        runs, r0, r1: The runs, and which of them to compute.
     """
     nb, _, t, s = p.shape
-    work = _scratch(t, s, dk, o.shape[1] // heads)
-    for item in range(nb * heads):
-        _forward_item(item, q, k, v, offsets, heads, dk, scale, p, o, work)
-
-
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy", boundscheck=False)
-def attend_forward_parallel(q, k, v, offsets, heads, dk, scale, p, o, runs):
-    """:func:`attend_forward_serial` with the items spread over Numba's threads: ``runs``
-    runs of consecutive items, each run on one scratch (an item's bits do not depend on
-    its run)."""
-    nb, _, t, s = p.shape
     items = nb * heads
-    for r in prange(runs):
-        work = _scratch(t, s, dk, o.shape[1] // heads)
+    work = _scratch(t, s, dk, o.shape[1] // heads)
+    for r in range(r0, r1):
         for item in range(r * items // runs, (r + 1) * items // runs):
             _forward_item(item, q, k, v, offsets, heads, dk, scale, p, o, work)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def attend_backward_serial(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval):
-    """The backward of :func:`attend_forward_serial`, in one thread.
+def attend_backward_runs(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval, runs,
+                         r0, r1):
+    """The backward of :func:`attend_forward_runs` on the items of runs ``r0 .. r1 - 1``.
 
     Args:
         q, k, v, offsets, heads, dk, scale, p: As the forward had them (``p`` its weights).
@@ -332,23 +334,35 @@ def attend_backward_serial(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dk
         gp: dL/d(weights) ``[B, heads, T, S]``, or an array with no items (none).
         dq, dkey, dval: Outputs shaped like ``q``, ``k``, ``v`` (possibly one array): the
             gradients land in the same bands as the inputs they belong to.
+        runs, r0, r1: As the forward's.
     """
     nb, _, t, s = p.shape
-    work = _scratch(t, s, dk, do.shape[1] // heads)
-    for item in range(nb * heads):
-        _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval,
-                       work)
-
-
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy", boundscheck=False)
-def attend_backward_parallel(q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval,
-                             runs):
-    """:func:`attend_backward_serial` with the items spread over Numba's threads in
-    ``runs`` runs of consecutive items, as :func:`attend_forward_parallel`."""
-    nb, _, t, s = p.shape
     items = nb * heads
-    for r in prange(runs):
-        work = _scratch(t, s, dk, do.shape[1] // heads)
+    work = _scratch(t, s, dk, do.shape[1] // heads)
+    for r in range(r0, r1):
         for item in range(r * items // runs, (r + 1) * items // runs):
             _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey, dval,
                            work)
+
+
+def _run(kernel: Any, runs: int, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+         offsets: tuple[int, int, int], *rest: Any) -> None:
+    # the offsets go as an array: a parallel run's driver takes no tuple inside its arguments
+    args = (q, k, v, np.array(offsets, dtype=np.int64), *rest)
+    if runs > 1:
+        run_parallel(kernel, runs, *args, runs)
+    else:
+        kernel(*args, 1, 0, 1)
+
+
+def attend_forward(runs: int, *args: Any) -> None:
+    """:func:`attend_forward_runs` on ``args`` (its arguments up to ``o``): one run in this
+    thread when ``runs`` is 1, else ``runs`` runs as tasks on Numba's threads, each calling
+    the same compiled kernel (:func:`.address.run_parallel`)."""
+    _run(attend_forward_runs, runs, *args)
+
+
+def attend_backward(runs: int, *args: Any) -> None:
+    """:func:`attend_backward_runs` on ``args`` (its arguments up to ``dval``), as
+    :func:`attend_forward`."""
+    _run(attend_backward_runs, runs, *args)

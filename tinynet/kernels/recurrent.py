@@ -8,9 +8,12 @@ LSTM's kernels take each step's input side themselves, the same chains as that G
 (``x_t @ kernel`` forward, ``dz_t @ kernel.T`` backward): no ``[T, B, G]`` pass through
 memory, and the products share the step loop's threads; they also write the outputs and
 read their gradients batch-major (``[B, T, units]``, the layer's order) and write the
-input gradient so, sparing the layer three transposing passes. The drivers split the batch
-into blocks of whole 4-row tiles (at most 32 rows; the parallel drivers at least 8
-blocks, on Numba's threads with ``prange``) and each block runs every step for its rows.
+input gradient so, sparing the layer three transposing passes. Each kernel splits the
+batch into blocks of whole 4-row tiles (at most 32 rows) and runs a range of them, each
+block every step for its rows; :func:`run` calls it on all its blocks in one thread, or
+makes at least 8 blocks and runs each as a task on Numba's threads through the kernel's
+address (:func:`tinynet.kernels.address.run_parallel`: no parallel copy of the kernel to
+compile, and the serial kernel's bits).
 Every sequence array is time-major (``[T, B, ...]``): a step reads and writes one
 contiguous run of rows, where batch-major arrays made each step touch a separate page
 per row and array (hundreds of interleaved streams the prefetchers could not follow).
@@ -42,22 +45,33 @@ taken from the activation's output.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import run_parallel
 from tinynet.kernels.recurrent_activations import (HARD_SIGMOID, LINEAR, RELU, SIGMOID, TANH,
                                                    _act_span, _dact_span)
-from tinynet.kernels.recurrent_products import (_SHARES, _block_rows, _blocks, _input_grads,
-                                                _inputs, _product, _recur, _recur_back)
+from tinynet.kernels.recurrent_products import (_SHARES, _block_rows, _input_grads, _inputs,
+                                                _product, _recur, _recur_back, block_count)
 
 __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
-           "simple_forward_serial", "simple_forward_parallel",
-           "simple_backward_serial", "simple_backward_parallel",
-           "lstm_forward_serial", "lstm_forward_parallel",
-           "lstm_backward_serial", "lstm_backward_parallel",
-           "gru_forward_serial", "gru_forward_parallel",
-           "gru_backward_serial", "gru_backward_parallel"]
+           "run", "simple_forward_blocks", "simple_backward_blocks", "lstm_forward_blocks",
+           "lstm_backward_blocks", "gru_forward_blocks", "gru_backward_blocks"]
+
+
+def run(kernel: Any, batch: int, parallel: bool, *args: Any) -> None:
+    """``kernel(*args, blocks, 0, blocks)``: one of this module's ``*_blocks`` kernels on
+    all the blocks of a batch of ``batch`` rows, one after another in this thread, or
+    (``parallel``) at least :data:`~tinynet.kernels.recurrent_products._SHARES` blocks
+    spread over Numba's threads, each a call of the same compiled kernel. A row's bits do
+    not depend on its block, so both give the same bits."""
+    blocks = block_count(batch, _SHARES if parallel else 1)
+    if parallel:
+        run_parallel(kernel, blocks, *args, blocks)
+    else:
+        kernel(*args, blocks, 0, blocks)
 
 
 # -- what the three kernels share: state rows in and out, a masked step, the input rows ----
@@ -97,27 +111,28 @@ def _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs):
     steps = xp.shape[0]
     units = U.shape[0]
     nb = r1 - r0
+    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
     seq = smask.shape[0] > 0
     z = np.empty((nb, units), dtype=np.float32)
     hop = np.empty((nb, units), dtype=np.float32)
     _copy_rows(h0, r0, hs[0], r0, nb)
     for t in range(steps):
         _load_input(xp, xb, t, r0, nb, units, z)
-        _recur(hs, t, U, rmask, r0, nb, 0, 1, units, hop, z, True)
+        _recur(hs, t, U, rmask, r0, nb, izero, np.int64(1), units, hop, z, np.bool_(True))
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
                 _keep(hs, t, b)
                 continue
             zr = z[i]
-            _act_span(act, zr, 0, units)
+            _act_span(act, zr, izero, units)
             for j in range(units):
                 hs[t + 1, b, j] = zr[j]
 
 
 @njit(cache=True, error_model="numpy")
-def simple_forward_serial(xp, xb, U, h0, rmask, smask, act, hs):
-    """SimpleRNN forward, one block of rows after another.
+def simple_forward_blocks(xp, xb, U, h0, rmask, smask, act, hs, blocks, k0, k1):
+    """SimpleRNN forward, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`).
 
     Shape:
         xp: ``[T, B, units]`` (``x @ kernel``); xb: ``[units]`` (the input bias) or
@@ -127,19 +142,8 @@ def simple_forward_serial(xp, xb, U, h0, rmask, smask, act, hs):
         (``hs[:, 0] = h0``, ``hs[:, t + 1]`` the output of step ``t``).
     """
     batch = xp.shape[1]
-    blocks = _blocks(batch, 1)
-    for c in range(blocks):
+    for c in range(k0, k1):
         r0, r1 = _block_rows(batch, blocks, c)
-        _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def simple_forward_parallel(xp, xb, U, h0, rmask, smask, act, hs):
-    """:func:`simple_forward_serial` with the blocks of rows on Numba's threads."""
-    batch = xp.shape[1]
-    blocks = _blocks(batch, _SHARES)
-    for c in prange(blocks):
-        r0, r1 = _block_rows(batch, blocks, np.int64(c))
         _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs)
 
 
@@ -148,13 +152,14 @@ def _simple_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
     steps = dhs.shape[0]
     units = UT.shape[1]
     nb = r1 - r0
+    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
     seq = smask.shape[0] > 0
     dh = np.empty((nb, units), dtype=np.float32)
     dzb = np.empty((nb, units), dtype=np.float32)
     tmp = np.empty((nb, units), dtype=np.float32)
     live = np.empty(nb, dtype=np.bool_)
     dg = np.empty(units, dtype=np.float32)
-    _copy_rows(dhT, r0, dh, 0, nb)
+    _copy_rows(dhT, r0, dh, izero, nb)
     for t in range(steps - 1, -1, -1):
         for i in range(nb):
             b = r0 + i
@@ -165,19 +170,19 @@ def _simple_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
                     dz[t, b, j] = np.float32(0.0)
                     dzb[i, j] = np.float32(0.0)
                 continue
-            _dact_span(act, hs[t + 1, b], 0, units, dg)
+            _dact_span(act, hs[t + 1, b], izero, units, dg)
             for j in range(units):
                 d = (dh[i, j] + dhs[t, b, j]) * dg[j]
                 dz[t, b, j] = d
                 dzb[i, j] = d
                 dh[i, j] = np.float32(0.0)
-        _recur_back(dzb, UT, rmask, r0, nb, 0, 1, units, live, tmp, dh)
-    _copy_rows(dh, 0, dh0, r0, nb)
+        _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(1), units, live, tmp, dh)
+    _copy_rows(dh, izero, dh0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")
-def simple_backward_serial(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
-    """SimpleRNN backward through time, one block of rows after another.
+def simple_backward_blocks(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0, blocks, k0, k1):
+    """SimpleRNN backward through time, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`).
 
     Shape:
         dhs: ``[T, B, units]`` (dL/d output of each step); dhT: ``[B, units]`` (dL/d the
@@ -185,19 +190,8 @@ def simple_backward_serial(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
         dz (out): ``[T, B, units]`` (dL/d pre-activation); dh0 (out): ``[B, units]``.
     """
     batch = dhs.shape[1]
-    blocks = _blocks(batch, 1)
-    for c in range(blocks):
+    for c in range(k0, k1):
         r0, r1 = _block_rows(batch, blocks, c)
-        _simple_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def simple_backward_parallel(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
-    """:func:`simple_backward_serial` with the blocks of rows on Numba's threads."""
-    batch = dhs.shape[1]
-    blocks = _blocks(batch, _SHARES)
-    for c in prange(blocks):
-        r0, r1 = _block_rows(batch, blocks, np.int64(c))
         _simple_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0)
 
 
@@ -209,6 +203,7 @@ def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract,
     units = U.shape[0]
     width = 4 * units
     nb = r1 - r0
+    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
     seq = smask.shape[0] > 0
     biased = xb.shape[0] > 0
     outs = out.shape[0] > 0
@@ -224,7 +219,7 @@ def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract,
             for i in range(nb):
                 for j in range(width):
                     z[i, j] = z[i, j] + xb[j]
-        _recur(hs, t, U, rmask, r0, nb, 0, 4, units, hop, z, True)
+        _recur(hs, t, U, rmask, r0, nb, izero, np.int64(4), units, hop, z, np.bool_(True))
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
@@ -234,14 +229,14 @@ def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract,
                     gates[t, b, j] = np.float32(0.0)
             else:
                 zr = z[i]
-                _act_span(ract, zr, 0, 2 * units)
+                _act_span(ract, zr, izero, 2 * units)
                 _act_span(act, zr, 2 * units, 3 * units)
                 _act_span(ract, zr, 3 * units, width)
                 for j in range(units):
                     c = zr[units + j] * cs[t, b, j] + zr[j] * zr[2 * units + j]
                     cs[t + 1, b, j] = c
                     tc[j] = c
-                _act_span(act, tc, 0, units)
+                _act_span(act, tc, izero, units)
                 for j in range(units):
                     hs[t + 1, b, j] = zr[3 * units + j] * tc[j]
                     gates[t, b, width + j] = tc[j]
@@ -253,10 +248,10 @@ def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract,
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_forward_serial(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
-                        out):
-    """LSTM forward, one block of rows after another; each step takes its input side
-    ``(x_t * xmask) @ W + xb`` itself (:func:`~tinynet.kernels.recurrent_products._inputs`).
+def lstm_forward_blocks(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
+                        out, blocks, k0, k1):
+    """LSTM forward, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`); each step takes
+    its input side ``(x_t * xmask) @ W + xb`` itself (:func:`~tinynet.kernels.recurrent_products._inputs`).
 
     Shape:
         x: ``[T, B, features]``; W: ``[features, 4 * units]`` (the kernel); xmask: the
@@ -269,21 +264,8 @@ def lstm_forward_serial(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs,
         or ``[0, T, units]`` (not wanted).
     """
     batch = x.shape[1]
-    blocks = _blocks(batch, 1)
-    for c in range(blocks):
+    for c in range(k0, k1):
         r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs,
-                        gates, out)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def lstm_forward_parallel(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
-                          out):
-    """:func:`lstm_forward_serial` with the blocks of rows on Numba's threads."""
-    batch = x.shape[1]
-    blocks = _blocks(batch, _SHARES)
-    for c in prange(blocks):
-        r0, r1 = _block_rows(batch, blocks, np.int64(c))
         _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs,
                         gates, out)
 
@@ -297,6 +279,7 @@ def _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ra
     zero = np.float32(0.0)
     width = 4 * units
     nb = r1 - r0
+    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
     seq = smask.shape[0] > 0
     dh = np.empty((nb, units), dtype=np.float32)
     dc = np.empty((nb, units), dtype=np.float32)
@@ -305,8 +288,8 @@ def _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ra
     dxb = np.empty((nb, WT.shape[1]), dtype=np.float32)
     live = np.empty(nb, dtype=np.bool_)
     dg = np.empty(width + units, dtype=np.float32)
-    _copy_rows(dhT, r0, dh, 0, nb)
-    _copy_rows(dcT, r0, dc, 0, nb)
+    _copy_rows(dhT, r0, dh, izero, nb)
+    _copy_rows(dcT, r0, dc, izero, nb)
     for t in range(steps - 1, -1, -1):
         for i in range(nb):
             b = r0 + i
@@ -319,7 +302,7 @@ def _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ra
                     dzb[i, j] = np.float32(0.0)
                 continue
             gr = gates[t, b]
-            _dact_span(ract, gr, 0, 2 * units, dg)
+            _dact_span(ract, gr, izero, 2 * units, dg)
             _dact_span(act, gr, 2 * units, 3 * units, dg)
             _dact_span(ract, gr, 3 * units, width, dg)
             _dact_span(act, gr, width, width + units, dg)
@@ -338,17 +321,17 @@ def _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ra
                 dh[i, j] = np.float32(0.0)
             for j in range(width):
                 dz[t, b, j] = dzb[i, j]
-        _recur_back(dzb, UT, rmask, r0, nb, 0, 4, units, live, tmp, dh)
+        _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(4), units, live, tmp, dh)
         _input_grads(dzb, WT, xmask, steps - 1 - t if rev else t, r0, nb, dxb, dx)
-    _copy_rows(dh, 0, dh0, r0, nb)
-    _copy_rows(dc, 0, dc0, r0, nb)
+    _copy_rows(dh, izero, dh0, r0, nb)
+    _copy_rows(dc, izero, dc0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_backward_serial(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
-                         gates, dz, dx, dh0, dc0):
-    """LSTM backward through time, one block of rows after another; each step also takes
-    its input gradient ``dx_t`` (:func:`~tinynet.kernels.recurrent_products._input_grads`).
+def lstm_backward_blocks(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
+                         gates, dz, dx, dh0, dc0, blocks, k0, k1):
+    """LSTM backward through time, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`); each
+    step also takes its input gradient ``dx_t`` (:func:`~tinynet.kernels.recurrent_products._input_grads`).
 
     Shape:
         dout: dL/d every step's output, batch-major ``[B, T, units]``, or ``[0, T, units]``
@@ -360,21 +343,8 @@ def lstm_backward_serial(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract,
         in reverse); dh0, dc0 (out): ``[B, units]``.
     """
     batch = gates.shape[1]
-    blocks = _blocks(batch, 1)
-    for c in range(blocks):
+    for c in range(k0, k1):
         r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs,
-                        cs, gates, dz, dx, dh0, dc0)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def lstm_backward_parallel(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
-                           gates, dz, dx, dh0, dc0):
-    """:func:`lstm_backward_serial` with the blocks of rows on Numba's threads."""
-    batch = gates.shape[1]
-    blocks = _blocks(batch, _SHARES)
-    for c in prange(blocks):
-        r0, r1 = _block_rows(batch, blocks, np.int64(c))
         _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs,
                         cs, gates, dz, dx, dh0, dc0)
 
@@ -387,6 +357,8 @@ def _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_
     units = U.shape[0]
     width = 3 * units
     nb = r1 - r0
+    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
+    no = np.bool_(False)
     masked = rmask.shape[0] > 0
     seq = smask.shape[0] > 0
     biased = xb.shape[0] > 0
@@ -396,12 +368,12 @@ def _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_
     _copy_rows(h0, r0, hs[0], r0, nb)
     for t in range(steps):
         if reset_after:
-            _recur(hs, t, U, rmask, r0, nb, 0, 3, units, hop, rec, False)
+            _recur(hs, t, U, rmask, r0, nb, izero, np.int64(3), units, hop, rec, no)
             for i in range(nb):
                 for j in range(width):
                     rec[i, j] += rbias[j]
         else:
-            _recur(hs, t, U, rmask, r0, nb, 0, 2, units, hop, rec, False)
+            _recur(hs, t, U, rmask, r0, nb, izero, np.int64(2), units, hop, rec, no)
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
@@ -412,7 +384,7 @@ def _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_
             for j in range(2 * units):
                 xv = xp[t, b, j] + xb[j] if biased else xp[t, b, j]
                 pr[j] = xv + rec[i, j]
-            _act_span(ract, pr, 0, 2 * units)
+            _act_span(ract, pr, izero, 2 * units)
             for j in range(units):
                 if reset_after:
                     extra[t, b, j] = rec[i, 2 * units + j]
@@ -423,7 +395,7 @@ def _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_
                     extra[t, b, j] = rh
         if not reset_after:
             # the candidate's recurrent product, of r * h
-            _product(hop, nb, 0, units, U, 2 * units, width, rec, 2 * units, False)
+            _product(hop, nb, izero, units, U, 2 * units, width, rec, 2 * units, no)
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
@@ -450,9 +422,9 @@ def _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_
 
 
 @njit(cache=True, error_model="numpy")
-def gru_forward_serial(xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
-                       extra):
-    """GRU forward, one block of rows after another.
+def gru_forward_blocks(xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
+                       extra, blocks, k0, k1):
+    """GRU forward, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`).
 
     Shape:
         xp: ``[T, B, 3 * units]``; xb: ``[3 * units]`` (the input bias) or ``[0]``;
@@ -465,21 +437,8 @@ def gru_forward_serial(xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_afte
         ``reset_after``, else ``r * h`` (the recurrent product's operand).
     """
     batch = xp.shape[1]
-    blocks = _blocks(batch, 1)
-    for c in range(blocks):
+    for c in range(k0, k1):
         r0, r1 = _block_rows(batch, blocks, c)
-        _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
-                       gates, extra)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def gru_forward_parallel(xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
-                         extra):
-    """:func:`gru_forward_serial` with the blocks of rows on Numba's threads."""
-    batch = xp.shape[1]
-    blocks = _blocks(batch, _SHARES)
-    for c in prange(blocks):
-        r0, r1 = _block_rows(batch, blocks, np.int64(c))
         _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
                        gates, extra)
 
@@ -491,6 +450,8 @@ def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, h
     units = UT.shape[1]
     width = 3 * units
     nb = r1 - r0
+    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
+    no = np.bool_(False)
     masked = rmask.shape[0] > 0
     seq = smask.shape[0] > 0
     one = np.float32(1.0)
@@ -499,7 +460,7 @@ def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, h
     tmp = np.empty((nb, units), dtype=np.float32)
     live = np.empty(nb, dtype=np.bool_)
     dg = np.empty((nb, width), dtype=np.float32)
-    _copy_rows(dhT, r0, dh, 0, nb)
+    _copy_rows(dhT, r0, dh, izero, nb)
     for t in range(steps - 1, -1, -1):
         for i in range(nb):
             b = r0 + i
@@ -514,7 +475,7 @@ def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, h
                 continue
             gr = gates[t, b]
             dgr = dg[i]
-            _dact_span(ract, gr, 0, 2 * units, dgr)
+            _dact_span(ract, gr, izero, 2 * units, dgr)
             _dact_span(act, gr, 2 * units, width, dgr)
             for j in range(units):
                 dhj = dh[i, j] + dhs[t, b, j]
@@ -535,10 +496,10 @@ def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, h
                     dzb[i, 2 * units + j] = dzh
                 dh[i, j] = dhj * zg
         if reset_after:
-            _recur_back(dzb, UT, rmask, r0, nb, 0, 3, units, live, tmp, dh)
+            _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(3), units, live, tmp, dh)
         else:
             # d(r * h_masked) = dz_h @ U_h.T, then the reset gate's pre-activation
-            _product(dzb, nb, 2 * units, width, UT, 0, units, tmp, 0, False)
+            _product(dzb, nb, 2 * units, width, UT, izero, units, tmp, izero, no)
             for i in range(nb):
                 if not live[i]:
                     continue
@@ -551,18 +512,18 @@ def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, h
                     dzb[i, units + j] = dzrg
                     back = tmp[i, j] * rg
                     dh[i, j] += back * rmask[b, 2, j] if masked else back
-            _recur_back(dzb, UT, rmask, r0, nb, 0, 2, units, live, tmp, dh)
+            _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(2), units, live, tmp, dh)
         for i in range(nb):
             if live[i]:
                 for j in range(width):
                     dzr[t, r0 + i, j] = dzb[i, j]
-    _copy_rows(dh, 0, dh0, r0, nb)
+    _copy_rows(dh, izero, dh0, r0, nb)
 
 
 @njit(cache=True, error_model="numpy")
-def gru_backward_serial(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
-                        dzx, dzr, dh0):
-    """GRU backward through time, one block of rows after another.
+def gru_backward_blocks(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
+                        dzx, dzr, dh0, blocks, k0, k1):
+    """GRU backward through time, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`).
 
     Shape:
         dhs: ``[T, B, units]``; dhT: ``[B, units]``; UT: ``[3 * units, units]``; hs,
@@ -572,20 +533,7 @@ def gru_backward_serial(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, 
         ``reset_after``, or ``(r * h) @ U_h`` without); dh0 (out): ``[B, units]``.
     """
     batch = dhs.shape[1]
-    blocks = _blocks(batch, 1)
-    for c in range(blocks):
+    for c in range(k0, k1):
         r0, r1 = _block_rows(batch, blocks, c)
-        _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates,
-                       extra, dzx, dzr, dh0)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def gru_backward_parallel(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
-                          dzx, dzr, dh0):
-    """:func:`gru_backward_serial` with the blocks of rows on Numba's threads."""
-    batch = dhs.shape[1]
-    blocks = _blocks(batch, _SHARES)
-    for c in prange(blocks):
-        r0, r1 = _block_rows(batch, blocks, np.int64(c))
         _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates,
                        extra, dzx, dzr, dh0)

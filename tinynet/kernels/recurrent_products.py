@@ -122,16 +122,15 @@ def _product(a, nb, k0, k1, p, pc0, pc1, c, cc0, load):
             _tile(a, r, min(4, nb - r), k0, k1, p, j, n, c, cc0 + (j - pc0), load)
 
 
-_BLOCK = 32  # rows a block of the drivers holds at most (its gates stay in cache)
-# Blocks the parallel drivers make at least (while there are 4-row tiles): enough to share
-# evenly among 2, 4 or 8 threads. Not the thread count, which would keep the kernel out of
-# Numba's cache; the blocks never change a bit, only which rows run together.
+_BLOCK = 32  # rows a block of the kernels holds at most (its gates stay in cache)
+# Blocks a parallel run makes at least (while there are 4-row tiles): enough to share
+# evenly among 2, 4 or 8 threads. Not the thread count, so a result never depends on it;
+# the blocks never change a bit, only which rows run together.
 _SHARES = 8
 
 
-@njit(callee=True, cache=True, error_model="numpy")
-def _blocks(batch, shares):
-    """How many blocks of rows a driver runs: at most :data:`_BLOCK` rows each, and at
+def block_count(batch: int, shares: int) -> int:
+    """How many blocks of rows a kernel runs: at most :data:`_BLOCK` rows each, and at
     least ``shares`` while there are 4-row tiles to share."""
     tiles = (batch + 3) // 4
     return max((batch + _BLOCK - 1) // _BLOCK, min(shares, tiles))
@@ -161,13 +160,14 @@ def _operand(hs, t, rmask, g, r0, nb, units, hop):
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
 def _recur(hs, t, U, rmask, r0, nb, g0, g1, units, hop, z, load):
     """``z[:nb, gates g0..g1-1] (+)= (hs[r0:r0 + nb, t] * rmask[., g]) @ U[:, gate g]``."""
+    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
     if rmask.shape[0] == 0:
-        _operand(hs, t, rmask, 0, r0, nb, units, hop)
-        _product(hop, nb, 0, units, U, g0 * units, g1 * units, z, g0 * units, load)
+        _operand(hs, t, rmask, izero, r0, nb, units, hop)
+        _product(hop, nb, izero, units, U, g0 * units, g1 * units, z, g0 * units, load)
         return
     for g in range(g0, g1):
         _operand(hs, t, rmask, g, r0, nb, units, hop)
-        _product(hop, nb, 0, units, U, g * units, (g + 1) * units, z, g * units, load)
+        _product(hop, nb, izero, units, U, g * units, (g + 1) * units, z, g * units, load)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
@@ -175,15 +175,17 @@ def _recur_back(dzb, UT, rmask, r0, nb, g0, g1, units, live, tmp, dh):
     """``dh[i] += sum_g rmask[r0 + i, g] * (dzb[i, gate g] @ UT[gate g])`` for the rows
     with ``live[i]``: without a mask one chain over the gate columns in increasing order,
     with one a chain per gate, the gates added in order."""
+    izero = np.int64(0)  # (see _recur)
+    no = np.bool_(False)
     if rmask.shape[0] == 0:
-        _product(dzb, nb, g0 * units, g1 * units, UT, 0, units, tmp, 0, False)
+        _product(dzb, nb, g0 * units, g1 * units, UT, izero, units, tmp, izero, no)
         for i in range(nb):
             if live[i]:
                 for k in range(units):
                     dh[i, k] += tmp[i, k]
         return
     for g in range(g0, g1):
-        _product(dzb, nb, g * units, (g + 1) * units, UT, 0, units, tmp, 0, False)
+        _product(dzb, nb, g * units, (g + 1) * units, UT, izero, units, tmp, izero, no)
         for i in range(nb):
             if live[i]:
                 b = r0 + i
@@ -198,6 +200,7 @@ def _inputs(x, t, W, xmask, r0, nb, xop, z):
     features in order from zero (the bits of ``matmul(x * mask, W)``): with no mask
     (``xmask`` empty) or one mask for all gates, one product; with one mask per gate
     (``xmask`` ``[gates, B, features]``), a product per gate on its columns."""
+    izero = np.int64(0)  # (see _recur)
     f = x.shape[2]
     width = W.shape[1]
     n = xmask.shape[0]
@@ -211,7 +214,7 @@ def _inputs(x, t, W, xmask, r0, nb, xop, z):
             else:
                 for j in range(f):
                     xop[i, j] = x[t, b, j]
-        _product(xop, nb, 0, f, W, g * gw, (g + 1) * gw, z, g * gw, False)
+        _product(xop, nb, izero, f, W, g * gw, (g + 1) * gw, z, g * gw, np.bool_(False))
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
@@ -221,11 +224,13 @@ def _input_grads(dzb, WT, xmask, t, r0, nb, dxb, dx):
     the gate columns in order from zero, times the one input mask if there is one; with a
     mask per gate, ``sum_g (dzb[i, gate g] @ WT[gate g]) * xmask[g]`` from zero, the gates
     in order (the bits of the GEMMs ``dz @ W.T`` the layer took before)."""
+    izero = np.int64(0)  # (see _recur)
+    no = np.bool_(False)
     width = WT.shape[0]
     f = WT.shape[1]
     n = xmask.shape[0]
     if n <= 1:
-        _product(dzb, nb, 0, width, WT, 0, f, dxb, 0, False)
+        _product(dzb, nb, izero, width, WT, izero, f, dxb, izero, no)
         for i in range(nb):
             b = r0 + i
             if n == 1:
@@ -240,7 +245,7 @@ def _input_grads(dzb, WT, xmask, t, r0, nb, dxb, dx):
         for j in range(f):
             dx[r0 + i, t, j] = np.float32(0.0)
     for g in range(n):
-        _product(dzb, nb, g * gw, (g + 1) * gw, WT, 0, f, dxb, 0, False)
+        _product(dzb, nb, g * gw, (g + 1) * gw, WT, izero, f, dxb, izero, no)
         for i in range(nb):
             b = r0 + i
             for j in range(f):

@@ -11,9 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tinynet import tuning
-from tinynet.kernels.attention import (attend_backward_parallel, attend_backward_serial,
-                                      attend_forward_parallel, attend_forward_serial,
-                                      bmm_parallel, bmm_serial, padded_columns)
+from tinynet.kernels import attention as K
 from tinynet.ops.arrays import reduction
 
 __all__ = ["bmm", "softmax", "softmax_backward", "masked_softmax", "masked_softmax_backward",
@@ -50,10 +48,8 @@ def bmm(a: np.ndarray, b: np.ndarray, trans_a: bool = False,
         out.fill(0.0)
         return out.reshape(*lead, m, n)
     work = a3.shape[0] * m * n * k
-    if a3.shape[0] > 1 and tuning.use_parallel("matmul_parallel_min_flops", work):
-        bmm_parallel(a3, b3, out, trans_a, trans_b, padded_columns(n))
-    else:
-        bmm_serial(a3, b3, out, trans_a, trans_b, padded_columns(n))
+    K.bmm(a3, b3, out, trans_a, trans_b,
+          a3.shape[0] > 1 and tuning.use_parallel("matmul_parallel_min_flops", work))
     return out.reshape(*lead, m, n)
 
 
@@ -94,11 +90,8 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, offsets: tuple[int, int,
     p = np.empty((batch, heads, t, s), dtype=np.float32)
     o = np.empty((batch * t, heads * dv), dtype=np.float32)
     items = batch * heads
-    if _parallel(items, items * t * s * (dk + dv)):
-        attend_forward_parallel(q, k, v, offsets, heads, dk, np.float32(scale), p, o,
-                                _runs(items))
-    else:
-        attend_forward_serial(q, k, v, offsets, heads, dk, np.float32(scale), p, o)
+    runs = _runs(items) if _parallel(items, items * t * s * (dk + dv)) else 1
+    K.attend_forward(runs, q, k, v, offsets, heads, dk, np.float32(scale), p, o)
     return p, o
 
 
@@ -119,12 +112,9 @@ def attend_backward(q: np.ndarray, k: np.ndarray, v: np.ndarray, offsets: tuple[
     gp = _NO_GRAD if gp is None else np.ascontiguousarray(gp, dtype=np.float32)
     dv = do.shape[1] // heads
     items = batch * heads
-    if _parallel(items, 2 * items * t * s * (dk + dv)):
-        attend_backward_parallel(q, k, v, offsets, heads, dk, np.float32(scale), p, do, gp, dq,
-                                 dkey, dval, _runs(items))
-    else:
-        attend_backward_serial(q, k, v, offsets, heads, dk, np.float32(scale), p, do, gp, dq,
-                               dkey, dval)
+    runs = _runs(items) if _parallel(items, 2 * items * t * s * (dk + dv)) else 1
+    K.attend_backward(runs, q, k, v, offsets, heads, dk, np.float32(scale), p, do, gp, dq,
+                      dkey, dval)
     return dq, dkey, dval
 
 

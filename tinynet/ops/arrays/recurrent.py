@@ -8,10 +8,11 @@ Sequences are time-major: ``xp`` ``[T, B, G]``, states ``[T + 1, B, units]``, gr
 state) or ``None``, in the order the steps are processed.
 
 Each function converts its arrays once (C-contiguous float32), allocates the outputs and
-picks the serial or parallel kernel with the ``rnn_parallel_min_muladds`` gate, compared
-with the recurrent multiply-adds of the whole sequence (``B * T * units * G``). Both
-kernels compute each batch row the same way, so the choice, and the thread count, never
-show in a result. The input projection (``x @ kernel``) and the weight gradients are GEMMs
+runs the kernel in one thread or over Numba's threads
+(:func:`tinynet.kernels.recurrent.run`) as the ``rnn_parallel_min_muladds`` gate says,
+compared with the recurrent multiply-adds of the whole sequence (``B * T * units * G``).
+Both ways compute each batch row alike, so the choice, and the thread count, never show
+in a result. The input projection (``x @ kernel``) and the weight gradients are GEMMs
 (:func:`tinynet.ops.arrays.matmul.matmul`) that :mod:`tinynet.ops.arrays.recurrent_layer`
 takes around these loops, one operation a layer pass; LSTM's loops take their input
 side (``x_t @ kernel``, and backward ``dz_t @ kernel.T``) in the step themselves.
@@ -75,8 +76,8 @@ def simple_forward(xp: np.ndarray, U: np.ndarray, h0: np.ndarray, rmask: np.ndar
     xp, U, h0 = _f32(xp), _f32(U), _f32(h0)
     t, b, units = xp.shape
     hs = np.empty((t + 1, b, units), dtype=np.float32)
-    kernel = K.simple_forward_parallel if _parallel(xp.shape, units) else K.simple_forward_serial
-    kernel(xp, _bias(xb), U, h0, _mask(rmask, 1, units), _steps_mask(smask, t), act, hs)
+    K.run(K.simple_forward_blocks, b, _parallel(xp.shape, units), xp, _bias(xb), U, h0,
+          _mask(rmask, 1, units), _steps_mask(smask, t), act, hs)
     return hs
 
 
@@ -90,9 +91,8 @@ def simple_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.n
     t, b, units = dhs.shape
     dz = np.empty((t, b, units), dtype=np.float32)
     dh0 = np.empty((b, units), dtype=np.float32)
-    kernel = (K.simple_backward_parallel if _parallel(dz.shape, units)
-              else K.simple_backward_serial)
-    kernel(dhs, dhT, _f32(U.T), _mask(rmask, 1, units), _steps_mask(smask, t), act, hs, dz, dh0)
+    K.run(K.simple_backward_blocks, b, _parallel(dz.shape, units), dhs, dhT, _f32(U.T),
+          _mask(rmask, 1, units), _steps_mask(smask, t), act, hs, dz, dh0)
     return dz, dh0
 
 
@@ -126,10 +126,9 @@ def lstm_forward(x: np.ndarray, W: np.ndarray, xmask: np.ndarray | None, U: np.n
     cs = np.empty((t + 1, b, units), dtype=np.float32)
     gates = np.empty((t, b, 5 * units), dtype=np.float32)
     out = np.empty((b if sequences else 0, t, units), dtype=np.float32)
-    parallel = _parallel((t, b, 4 * units), units)
-    kernel = K.lstm_forward_parallel if parallel else K.lstm_forward_serial
-    kernel(x, W, _xmask(xmask, b, x.shape[2]), _bias(xb), U, h0, c0, _mask(rmask, 4, units),
-           _steps_mask(smask, t), act, ract, hs, cs, gates, out)
+    K.run(K.lstm_forward_blocks, b, _parallel((t, b, 4 * units), units), x, W,
+          _xmask(xmask, b, x.shape[2]), _bias(xb), U, h0, c0, _mask(rmask, 4, units),
+          _steps_mask(smask, t), act, ract, hs, cs, gates, out)
     return hs, cs, gates, (out if sequences else None)
 
 
@@ -153,10 +152,9 @@ def lstm_backward(dout: np.ndarray | None, dhT: np.ndarray, dcT: np.ndarray, U: 
     dx = np.empty((b, t, features), dtype=np.float32)
     dh0 = np.empty((b, units), dtype=np.float32)
     dc0 = np.empty((b, units), dtype=np.float32)
-    kernel = K.lstm_backward_parallel if _parallel(dz.shape, units) else K.lstm_backward_serial
-    kernel(dout, dhT, dcT, _f32(U.T), _f32(W.T), _xmask(xmask, b, features),
-           _mask(rmask, 4, units), _steps_mask(smask, t), act, ract, bool(reverse), hs, cs,
-           gates, dz, dx, dh0, dc0)
+    K.run(K.lstm_backward_blocks, b, _parallel(dz.shape, units), dout, dhT, dcT, _f32(U.T),
+          _f32(W.T), _xmask(xmask, b, features), _mask(rmask, 4, units), _steps_mask(smask, t),
+          act, ract, bool(reverse), hs, cs, gates, dz, dx, dh0, dc0)
     return dz, dx, dh0, dc0
 
 
@@ -166,16 +164,16 @@ def gru_forward(xp: np.ndarray, U: np.ndarray, rbias: np.ndarray, h0: np.ndarray
                 xb: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """GRU's steps (gates z, r, h) on ``xp + xb`` (``xb`` the input bias or ``None``):
     ``(hs, gates, extra)`` (see
-    :func:`tinynet.kernels.recurrent.gru_forward_serial`)."""
+    :func:`tinynet.kernels.recurrent.gru_forward_blocks`)."""
     xp, U, rbias, h0 = _f32(xp), _f32(U), _f32(rbias), _f32(h0)
     t, b, g = xp.shape
     units = g // 3
     hs = np.empty((t + 1, b, units), dtype=np.float32)
     gates = np.empty((t, b, g), dtype=np.float32)
     extra = np.empty((t, b, units), dtype=np.float32)
-    kernel = K.gru_forward_parallel if _parallel(xp.shape, units) else K.gru_forward_serial
-    kernel(xp, _bias(xb), U, rbias, h0, _mask(rmask, 3, units), _steps_mask(smask, t), act, ract,
-           bool(reset_after), hs, gates, extra)
+    K.run(K.gru_forward_blocks, b, _parallel(xp.shape, units), xp, _bias(xb), U, rbias, h0,
+          _mask(rmask, 3, units), _steps_mask(smask, t), act, ract, bool(reset_after), hs,
+          gates, extra)
     return hs, gates, extra
 
 
@@ -190,7 +188,7 @@ def gru_backward(dhs: np.ndarray, dhT: np.ndarray, U: np.ndarray, rmask: np.ndar
     dzx = np.empty((t, b, 3 * units), dtype=np.float32)
     dzr = np.empty((t, b, 3 * units), dtype=np.float32)
     dh0 = np.empty((b, units), dtype=np.float32)
-    kernel = K.gru_backward_parallel if _parallel(dzx.shape, units) else K.gru_backward_serial
-    kernel(dhs, dhT, _f32(U.T), _mask(rmask, 3, units), _steps_mask(smask, t), act, ract,
-           bool(reset_after), hs, gates, extra, dzx, dzr, dh0)
+    K.run(K.gru_backward_blocks, b, _parallel(dzx.shape, units), dhs, dhT, _f32(U.T),
+          _mask(rmask, 3, units), _steps_mask(smask, t), act, ract, bool(reset_after), hs,
+          gates, extra, dzx, dzr, dh0)
     return dzx, dzr, dh0
