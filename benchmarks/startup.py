@@ -12,7 +12,10 @@ On a fresh, empty ``NUMBA_CACHE_DIR`` it times, each as a whole process:
 
 The cold runs' compile-ahead helpers go on after the example to complete the cache (every
 serial and parallel variant of its kernels, tinynet.tools.compile_ahead): the benchmark
-waits for them before the next run and reports when they ended. Beside wall seconds it
+waits for them before the next run and reports when they ended. (A cold run's
+``import tinynet`` also forks an early helper that compiles a small training step's
+kernels before the fit, tinynet.tools.compile_early; the fit's window counts its
+compiles among the helpers', those before the example's first compile apart.) Beside wall seconds it
 reports CPU seconds (user + sys) of each run with every process it started, those helpers
 included (the benchmark adopts them as a child subreaper on Linux), the figure to compare
 on a machine that other work keeps busy.

@@ -11,21 +11,22 @@ bias gradient's column fold and merge) on batches of 32. The fit and its helper 
 those from the cache (or wait for the one the early helper is compiling; the compile locks
 of :mod:`tinynet.kernels._jit`).
 
-The early helper ends when its list is done, when the process that started it ends, or,
-after the kernel it is compiling, when that process's first fit starts the fit's own
-helper (which knows the model; :func:`tinynet.tools.primed.stop`). It computes nothing the program reads.
+The early helper ends when its list is done, or after the kernel it is compiling when
+the process that started it has ended, or when that process's first fit starts the fit's
+own helper, which knows the model (:func:`tinynet.tools.primed.stop`). It computes
+nothing the program reads.
 
 A warm cache starts nothing. Deciding costs one ``stat`` and no Numba import: once the
 early helper has finished its list, or a fit's helper has completed the cache, or the
 warmup has run, a marker file sits in the cache's ``locks`` folder
-(:func:`tinynet.tools.primed.marker_path`), and no early helper starts while a fit's helper is still
-completing the cache. The cache folder is found without Numba, as Numba finds it for
-tinynet's kernels: under ``NUMBA_CACHE_DIR`` when set, else the kernels' ``__pycache__``
-(where that is not writable, nothing starts early). The helper is a fork, so it starts
-only on Linux, with two usable cores or more, before Numba's thread pool runs, with no
-library of :data:`tinynet.tools.compile_ahead.FORK_UNSAFE_MODULES` loaded, no other
-Python thread running (a notebook's kernel has some) and not in a ``multiprocessing``
-child; ``TINYNET_COMPILE_AHEAD=0`` turns it off (and the fits'
+(:func:`tinynet.tools.primed.marker_path`), and no early helper starts while a fit's
+helper is still completing the cache. The cache folder is found without Numba, as Numba
+finds it for tinynet's kernels: under ``NUMBA_CACHE_DIR`` when set, else the kernels'
+``__pycache__`` (where that is not writable, nothing starts early). The helper is a
+fork, so it starts only on Linux, with two usable cores or more, before Numba's thread
+pool runs, with no library of :data:`tinynet.tools.compile_ahead.FORK_UNSAFE_MODULES`
+loaded, no other Python thread running (a notebook's kernel has some) and not in a
+``multiprocessing`` child; ``TINYNET_COMPILE_AHEAD=0`` turns it off (and the fits'
 helpers with it), as the test suite does.
 """
 
