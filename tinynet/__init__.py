@@ -1,7 +1,8 @@
 """tinynet: a small, fast, deterministic deep-learning framework on NumPy and Numba.
 
 Submodules load lazily (``tn.optimizers.Adam`` imports the optimizers on first use), so
-``import tinynet`` stays fast and compiles nothing.
+``import tinynet`` stays fast and compiles nothing in this process (on a cold kernel cache
+it forks a helper that does: :mod:`tinynet.tools.compile_early`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from tinynet.tuning import SPIN_COUNT
 from tinynet.random import set_seed
 from tinynet.tensor import Tensor
 from tinynet import ops  # light (NumPy only); Tensor's operators are its ops
+from tinynet.tools import compile_early as _compile_early
 
 __version__ = "0.1.0"
 
@@ -43,3 +45,8 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+# On a cold kernel cache only (one stat to tell): a helper process starts compiling the
+# kernels every small training step runs while the program imports and loads its data.
+_compile_early.start()

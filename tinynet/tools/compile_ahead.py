@@ -51,26 +51,31 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from tinynet.tools import usable_cores
+from tinynet import tuning
+from tinynet.tools import primed, usable_cores
 
 __all__ = ["set_enabled", "is_enabled", "ahead_of_fit", "run", "main"]
 
-_enabled = True
+_enabled = (tuning.env("TINYNET_COMPILE_AHEAD") or "1").strip() != "0"
 _pending: dict | None = None  # the running fit's spec, until its helper starts
 _helper: subprocess.Popen | int | None = None  # a new interpreter, or a fork's pid
 _started = False  # one helper per process: the first fit that compiles gets it
 
 
 def set_enabled(enabled: bool) -> None:
-    """Whether a fit on an empty cache starts a compile-ahead helper (default: yes)."""
+    """Whether a fit on an empty cache starts a compile-ahead helper (default: yes, unless
+    ``TINYNET_COMPILE_AHEAD=0``); off also stops the early helper ``import tinynet``
+    may have started (:mod:`tinynet.tools.compile_early`) after its current kernel."""
     global _enabled
     if not isinstance(enabled, (bool, np.bool_)):
         raise TypeError(f"compile_ahead.set_enabled: enabled must be a bool, got {enabled!r}")
     _enabled = bool(enabled)
+    if not _enabled:
+        primed.stop()
 
 
 def is_enabled() -> bool:
@@ -97,7 +102,6 @@ def ahead_of_fit(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int,
     if not _enabled or _started or _pending is not None or usable_cores() < 2:
         yield
         return
-    from tinynet import tuning
     from tinynet.kernels import _jit
 
     _pending = {"model": model, "x": (x.shape[1:], x.dtype.str), "y": (y.shape[1:], y.dtype.str),
@@ -120,6 +124,7 @@ def _start(dispatcher: Any) -> None:
     if spec is None:
         return
     _started = True
+    primed.stop()  # this helper knows the model: the early one yields to it
     from tinynet.kernels import completion
 
     completion.OWN_COMPLETER = True  # this process never waits for its own helper
@@ -188,6 +193,7 @@ def _spawn(spec: dict) -> subprocess.Popen | None:
     root = os.path.dirname(os.path.dirname(os.path.abspath(tinynet.__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    env["TINYNET_COMPILE_AHEAD"] = "0"  # its import of tinynet starts no early helper
     return subprocess.Popen([sys.executable, "-m", "tinynet.tools.compile_ahead", path],
                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -202,6 +208,7 @@ def _detach() -> None:
     if helper is not None:
         _running.append(helper)
     _reap()
+    primed.reap()
 
 
 _running: list = []  # helpers that outlived their fit: pids of forks, or Popen objects
@@ -283,7 +290,6 @@ def run(spec: dict) -> None:
     compile already under way is waited for:
     :data:`tinynet.kernels._jit.WAIT_FOR_BUSY_KERNELS`); a task that fails again with no
     kernel busy is dropped."""
-    from tinynet import tuning
     from tinynet.kernels import _jit, completion
 
     _jit.silence_compile_notice()
@@ -303,6 +309,41 @@ def run(spec: dict) -> None:
     for gate in _FORCED:
         with tuning.override(**{name: gate for name in tuning.defaults()}):
             _drain(_tasks(spec))
+    primed.mark_primed()  # a later import of tinynet starts no early helper
+
+
+def _head_spec() -> dict:
+    """The spec of a small classifier's head (128 features, a 64-unit ReLU ``Dense``, a
+    10-unit ``Dense``; Adam; the sparse crossentropy of logits; batches of 32): the
+    kernels a training step runs whatever the layers before it are."""
+    import types
+
+    from tinynet.layers import Dense
+    from tinynet.losses import SparseCategoricalCrossentropy
+    from tinynet.optimizers import Adam
+
+    layers, shape = [Dense(64, activation="relu"), Dense(10)], (None, 128)
+    for lay in layers:
+        lay.build(shape)
+        shape = tuple(lay.compute_output_shape(shape))
+    params = [p for lay in layers for p in lay.parameters() if p.trainable]
+    model = types.SimpleNamespace(layers=layers, optimizer=Adam(), metrics=[],
+                                  loss=SparseCategoricalCrossentropy(from_logits=True),
+                                  trainable_parameters=lambda: params)
+    return {"model": model, "x": ((128,), "<f4"), "y": ((), "<i8"), "train": [32], "test": []}
+
+
+def run_head(stop: Callable[[], bool]) -> bool:
+    """The early helper's work (:mod:`tinynet.tools.compile_early`): a training step of
+    :func:`_head_spec`, in the fit's helper's order (the optimizer first), with the
+    default gates; ``stop`` is asked before each task. Returns whether it got to the
+    end."""
+    from tinynet.kernels import _jit, completion
+
+    _jit.silence_compile_notice()
+    _jit.WAIT_FOR_BUSY_KERNELS = False
+    completion.OWN_COMPLETER = True  # it compiles what a completing helper may hold
+    return _drain(_tasks(_head_spec()), stop)
 
 
 #: The niceness the helper adds once the fit's own kernels are compiled (Unix).
@@ -319,14 +360,15 @@ def _lower_priority() -> None:
 _FORCED = (2**62, 0)  # every gate set to this: the serial kernels, then the parallel ones
 
 
-def _drain(tasks: list) -> None:
+def _drain(tasks: list, stop: Callable[[], bool] = lambda: False) -> bool:
     """Runs ``tasks``; one whose kernel another process is compiling goes to the back of
-    the queue instead of waiting."""
+    the queue instead of waiting. ``stop`` is asked before each task; returns whether
+    every task ran (or failed with a real error) before it said yes."""
     from tinynet.kernels import _jit
 
     queue = collections.deque(tasks)
     stalled = 0  # tasks in a row that met a busy kernel
-    while queue:
+    while queue and not stop():
         task = queue.popleft()
         try:
             task()
@@ -339,6 +381,7 @@ def _drain(tasks: list) -> None:
             if stalled >= len(queue):  # every task left waits on the fit: let it finish one
                 time.sleep(0.1)
                 stalled = 0
+    return not queue
 
 
 def main(argv: list[str] | None = None) -> int:

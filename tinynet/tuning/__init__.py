@@ -152,6 +152,11 @@ ENVIRONMENT: dict[str, str] = {
     "GOMP_SPINCOUNT": "set: tinynet keeps it (else it sets 10,000 before Numba starts "
                       "its OpenMP pool)",
     "COLUMNS": "the width of model summaries, as Keras reads it",
+    "TINYNET_COMPILE_AHEAD": "0: no compile-ahead helper processes on a cold kernel "
+                             "cache (default 1)",
+    "NUMBA_CACHE_DIR": "read beside Numba to find the kernel cache before Numba loads "
+                       "(tinynet.tools.compile_early)",
+    "NUMBA_DISABLE_JIT": "read beside Numba: set, no early compile helper starts",
 }
 
 
