@@ -96,3 +96,22 @@ def test_step_state_hands_out_a_new_list_each_call():
     params, _ = model._step_state()
     params.clear()
     assert len(model._step_state()[0]) == 4
+
+
+def test_a_copied_model_runs_its_own_plan():
+    import copy
+    import pickle
+
+    i = Input((3,))
+    shared = Dense(3, activation="tanh", name="shared")
+    model = tn.Model(i, Dense(2, name="head")(Add()([shared(i), shared(shared(i))])))
+    x = RNG.standard_normal((4, 3)).astype(np.float32)
+    g = RNG.standard_normal((4, 2)).astype(np.float32)
+    model.forward(x)
+    model.backward(g)  # the plan of this model's objects is built
+    expected = [p.grad.copy() for p in model.parameters()]
+    for clone in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        clone.forward(x)
+        clone.backward(g)
+        for want, p in zip(expected, clone.parameters()):
+            np.testing.assert_array_equal(p.grad, want)

@@ -110,11 +110,6 @@ class Model(BaseModel):
         graph = map_graph(self.inputs, self.outputs, owner)
         self._graph = graph
         self._layers: list[Layer] = graph.layers
-        counts: dict[int, int] = {}
-        for node in graph.nodes:
-            counts[id(node.layer)] = counts.get(id(node.layer), 0) + 1
-        self._shared = {key for key, count in counts.items() if count > 1}
-        self._input_ids = {id(t) for t in self.inputs}
         self._states: dict[int, Any] = {}
         self._shapes: dict[int, tuple] = {}
         self.built = True
@@ -257,12 +252,17 @@ class Model(BaseModel):
         layer, input ids, output ids, listed, first_count, call template, shared, fed only
         by model inputs)`` (the graph is fixed at construction, so this is built once)."""
         steps = self.__dict__.get("_step_plan")
-        if steps is None:
+        if steps is None:  # ids of this process's objects (a copied model makes its own)
+            nodes = self._graph.nodes
+            counts: dict[int, int] = {}
+            for node in nodes:
+                counts[id(node.layer)] = counts.get(id(node.layer), 0) + 1
+            inputs = {id(t) for t in self.inputs}
             steps = [(node, node.layer, tuple(id(t) for t in node.inputs),
                       tuple(id(t) for t in node.outputs), node.listed, node.first_count,
-                      node.call, id(node.layer) in self._shared,
-                      all(id(t) in self._input_ids for t in node.inputs))
-                     for node in self._graph.nodes]
+                      node.call, counts[id(node.layer)] > 1,
+                      all(id(t) in inputs for t in node.inputs))
+                     for node in nodes]
             self.__dict__["_step_plan"] = steps
         return steps
 
