@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 __all__ = ["allocation_check", "AllocationRefused", "check_allocation", "structure_changed",
-           "structure_epoch"]
+           "structure_epoch", "weights_changed", "weights_epoch"]
 
 #: ``allocation_check.check(layer, what, shape, transient)`` runs before a layer allocates
 #: an array at build (a weight, fixed statistics, a trial batch), in the loading thread
@@ -45,3 +45,19 @@ def structure_changed() -> None:
 
 def structure_epoch() -> int:
     return _STRUCTURE[0]
+
+
+# The models' cached lists of trainable parameters (``Trainer._step_state``) hold while this
+# count and ``_STRUCTURE`` stay: it grows whenever a layer gains a weight, a weight's or a
+# layer's ``trainable`` flag is set, a layer is renamed or a layer starts tracking
+# sub-layers.
+_WEIGHTS = [0]
+
+
+def weights_changed() -> None:
+    """Invalidates every model's cached parameter lists (see ``_WEIGHTS``)."""
+    _WEIGHTS[0] += 1
+
+
+def weights_epoch() -> int:
+    return _WEIGHTS[0]

@@ -16,7 +16,7 @@ import numpy as np
 
 from tinynet.keywords import KeywordChecked
 from tinynet.layers.call_args import first_argument
-from tinynet.layers.hooks import check_allocation, structure_changed
+from tinynet.layers.hooks import check_allocation, structure_changed, weights_changed
 from tinynet.layers.node import Node, is_symbolic
 from tinynet.layers.symbolic import SymbolicCalls
 from tinynet.layers.parameter import Parameter, initializer_fn, regularizer_of, weight_shape
@@ -170,6 +170,7 @@ class Layer(SymbolicCalls, KeywordChecked):
                                              and all(isinstance(v, Layer) for v in value))):
             tracked = self.__dict__.setdefault("_sublayers", {})
             tracked[name] = list(value) if isinstance(value, (list, tuple)) else [value]
+            weights_changed()
         object.__setattr__(self, name, value)
 
     def sublayers(self) -> list["Layer"]:
@@ -203,6 +204,7 @@ class Layer(SymbolicCalls, KeywordChecked):
         self._name = value
         if self.__dict__.get("_in_model"):  # a model's cached names change
             structure_changed()
+        weights_changed()  # the parameters' paths change
         for p in self._params:
             p.path = f"{value}/{p.name}"
 
@@ -267,6 +269,7 @@ class Layer(SymbolicCalls, KeywordChecked):
         # building again replaces a weight rather than adding a second one
         self._params = [p for p in self._params if p.name != name]
         self._params.append(param)
+        weights_changed()
         return param
 
     def parameters(self) -> list[Parameter]:

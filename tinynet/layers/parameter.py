@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tinynet.layers.hooks import weights_changed
 from tinynet.random import check_shape
 from tinynet.scalars import float_array
 from tinynet.tensor import Operators, Tensor
@@ -44,6 +45,7 @@ class Parameter(Operators):
     @trainable.setter
     def trainable(self, value: bool) -> None:
         self._trainable = bool(value) and not self._always_frozen
+        weights_changed()  # models' cached lists of trainable parameters
 
     @property
     def shape(self) -> tuple[int, ...]:

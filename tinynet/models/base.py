@@ -324,8 +324,8 @@ class BaseModel(Trainer, Layer):
         export_model(self, path, format=format, opset=opset)
 
     def __getstate__(self) -> dict:  # the lock cannot be pickled or deep-copied
-        return {k: v for k, v in self.__dict__.items()
-                if k not in ("_lock", "_layer_index")}  # the index is keyed by id()
+        return {k: v for k, v in self.__dict__.items()  # the index and plan are keyed by id()
+                if k not in ("_lock", "_layer_index", "_step_plan")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)

@@ -110,11 +110,6 @@ class Model(BaseModel):
         graph = map_graph(self.inputs, self.outputs, owner)
         self._graph = graph
         self._layers: list[Layer] = graph.layers
-        counts: dict[int, int] = {}
-        for node in graph.nodes:
-            counts[id(node.layer)] = counts.get(id(node.layer), 0) + 1
-        self._shared = {key for key, count in counts.items() if count > 1}
-        self._input_ids = {id(t) for t in self.inputs}
         self._states: dict[int, Any] = {}
         self._shapes: dict[int, tuple] = {}
         self.built = True
@@ -252,60 +247,94 @@ class Model(BaseModel):
         return outputs if len(outputs) > 1 else outputs[0]
 
     # -- running the graph ------------------------------------------------------------------
+    def _steps(self) -> list[tuple]:
+        """The graph's nodes in execution order, each as the tuple the passes read: ``(node,
+        layer, input ids, output ids, listed, first_count, call template, shared, fed only
+        by model inputs)`` (the graph is fixed at construction, so this is built once)."""
+        steps = self.__dict__.get("_step_plan")
+        if steps is None:  # ids of this process's objects (a copied model makes its own)
+            nodes = self._graph.nodes
+            counts: dict[int, int] = {}
+            for node in nodes:
+                counts[id(node.layer)] = counts.get(id(node.layer), 0) + 1
+            inputs = {id(t) for t in self.inputs}
+            steps = [(node, node.layer, tuple(id(t) for t in node.inputs),
+                      tuple(id(t) for t in node.outputs), node.listed, node.first_count,
+                      node.call, counts[id(node.layer)] > 1,
+                      all(id(t) in inputs for t in node.inputs))
+                     for node in nodes]
+            self.__dict__["_step_plan"] = steps
+        return steps
+
     def _run_forward(self, xs: list[np.ndarray], training: bool) -> list[np.ndarray]:
         values = {id(t): x for t, x in zip(self.inputs, xs)}
         masks = {id(t): m for t, m in zip(self.inputs, self._take_input_masks(len(xs)))
                  if m is not None}
         states, shapes = {}, {}
-        for node in self._graph.nodes:
-            args = [values[id(t)] for t in node.inputs]
-            mask = [masks.get(id(t)) for t in node.inputs]
-            n = node.first_count
-            call = None if node.call is None else (node.call, args[n:])
-            out, out_mask = mask_flow.run(node.layer, args[:n] if node.listed else args[0],
-                                          mask[:n] if node.listed else mask[0], training,
-                                          call)
-            outs = out if isinstance(out, list) else [out]
-            out_masks = out_mask if isinstance(out_mask, list) else [out_mask] * len(outs)
-            for t, o, m in zip(node.outputs, outs, out_masks):
-                values[id(t)] = as_array(o)
-                shapes[id(t)] = values[id(t)].shape
-                if m is not None:
-                    masks[id(t)] = m
-            if id(node.layer) in self._shared:
-                states[id(node)] = node.layer.forward_state()
+        for node, layer, ins, outs, listed, n, call_node, shared, _ in self._steps():
+            args = [values[i] for i in ins]
+            mask = [masks.get(i) for i in ins] if masks else [None] * len(ins)
+            call = None if call_node is None else (call_node, args[n:])
+            out, out_mask = mask_flow.run(layer, args[:n] if listed else args[0],
+                                          mask[:n] if listed else mask[0], training, call)
+            if len(outs) == 1 and not isinstance(out, list):
+                o = values[outs[0]] = as_array(out)
+                shapes[outs[0]] = o.shape
+                if out_mask is not None:
+                    masks[outs[0]] = out_mask
+            else:
+                outl = out if isinstance(out, list) else [out]
+                out_masks = (out_mask if isinstance(out_mask, list)
+                             else [out_mask] * len(outl))
+                for i, o, m in zip(outs, outl, out_masks):
+                    o = values[i] = as_array(o)
+                    shapes[i] = o.shape
+                    if m is not None:
+                        masks[i] = m
+            if shared:
+                states[id(node)] = layer.forward_state()
         self._states, self._shapes = states, shapes
         self._output_masks = [masks.get(id(t)) for t in self.outputs]
         return [values[id(t)] for t in self.outputs]
 
     def _run_backward(self, grads: list, input_grads: bool) -> list[np.ndarray] | None:
         acc: dict[int, np.ndarray] = {}
+        owned: set[int] = set()  # sums this pass allocated: later terms go in in place
 
-        def add(t: SymbolicTensor, g: np.ndarray) -> None:
-            acc[id(t)] = g if id(t) not in acc else acc[id(t)] + g
+        def add(key: int, g: np.ndarray) -> None:
+            prev = acc.get(key)
+            if prev is None:
+                acc[key] = g  # the first term as it is (it may be another's array)
+            elif key in owned and prev.shape == g.shape:
+                np.add(prev, g, out=prev)  # the same rounding as prev + g
+            else:
+                acc[key] = prev + g
+                owned.add(key)
 
         for t, g in zip(self.outputs, grads):
             if g is not None:
-                add(t, as_array(g))
+                add(id(t), as_array(g))
         shared_grads: dict[int, tuple] = {}
-        for node in reversed(self._graph.nodes):
-            layer = node.layer
-            gs = []
-            for t in node.outputs:  # an output no loss reaches passes zeros back
-                g = acc.pop(id(t), None)
-                gs.append(np.zeros(self._shapes[id(t)], dtype=np.float32) if g is None else g)
-            g = gs if len(gs) > 1 else gs[0]
-            if id(layer) in self._shared:
+        for node, layer, ins, outs, listed, _, call_node, shared, from_inputs in reversed(
+                self._steps()):
+            if len(outs) == 1:  # an output no loss reaches passes zeros back
+                g = acc.pop(outs[0], None)
+                if g is None:
+                    g = np.zeros(self._shapes[outs[0]], dtype=np.float32)
+            else:
+                gs = [acc.pop(i, None) for i in outs]
+                g = [np.zeros(self._shapes[i], dtype=np.float32) if d is None else d
+                     for i, d in zip(outs, gs)]
+            if shared:
                 layer.restore_forward_state(self._states[id(node)])
-            if (not input_grads and not node.listed
-                    and all(id(t) in self._input_ids for t in node.inputs)):
+            if not input_grads and not listed and from_inputs:
                 layer.backward_params(g)  # nothing consumes dL/dx of a model input
             else:
                 dx = layer.backward(g)
-                dxs = dx if node.listed or node.call is not None else [dx]
-                for t, d in zip(node.inputs, dxs):
-                    add(t, as_array(d))
-            if id(layer) in self._shared:
+                dxs = dx if listed or call_node is not None else [dx]
+                for i, d in zip(ins, dxs):
+                    add(i, as_array(d))
+            if shared:
                 for p in layer.parameters():
                     if p.grad is None:
                         continue

@@ -36,6 +36,7 @@ from tinynet.models import loops
 from tinynet.models.checks import check_targets, check_validation_freq
 from tinynet.models.data_adapter import (ArrayAdapter, check_steps, is_dataset, make_adapter,
                                          split_validation)
+from tinynet.models.step_state import step_state
 from tinynet.models.weighting import masked_weights, sample_weights
 from tinynet.optimizers.step_undo import is_finite
 from tinynet.random import make_rng
@@ -267,10 +268,8 @@ class Trainer:
     # -- the steps -------------------------------------------------------------------------------
     def _step_state(self) -> tuple[list[Parameter], list[tuple[Parameter, np.ndarray]]]:
         """The trainable parameters, and backups for the statistics a training forward
-        pass updates (non-trainable parameters of trainable layers, e.g. BN moving stats)."""
-        guarded = [p for layer in self.layers if layer.trainable
-                   for p in layer.parameters() if not p.trainable]
-        return self.trainable_parameters(), [(p, np.empty_like(p.value)) for p in guarded]
+        pass updates (:func:`tinynet.models.step_state.step_state`)."""
+        return step_state(self)
 
     def _metric_values(self, ys: list[np.ndarray], preds: list[np.ndarray],
                        sw: np.ndarray | None = None) -> list:

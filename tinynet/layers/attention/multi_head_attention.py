@@ -16,6 +16,7 @@ import numpy as np
 
 from tinynet import regularizers
 from tinynet.layers.attention import calls
+from tinynet.layers.hooks import weights_changed
 from tinynet.layers.layer import Layer, check_bool, check_positive_int
 from tinynet.layers.recurrent.base_rnn import check_rate
 from tinynet.layers.seeded import OwnGenerator
@@ -196,6 +197,7 @@ class MultiHeadAttention(OwnGenerator, Layer):
             layer.trainable = self.trainable
             layer.built = True
         self.__dict__["_sublayers"] = {k: [v] for k, v in subs.items()}
+        weights_changed()
         super().build([query, value] if len(input_shape) == 2 else [query, value, key])
 
     def _weights_of(self, sub: str) -> tuple[Any, Any]:

@@ -84,6 +84,11 @@ class Merge(Layer):
         if not isinstance(inputs, (list, tuple)):
             raise ValueError(f"{owner}: expects a list of inputs, got {type(inputs).__name__}")
         arrays = [as_array(x, f"{owner}: input {i}") for i, x in enumerate(inputs)]
+        first = arrays[0].shape
+        if (len(arrays) >= self.min_inputs and len(first) > 0
+                and (self.max_inputs is None or len(arrays) <= self.max_inputs)
+                and all(a.shape == first for a in arrays)):
+            return arrays  # one shape: nothing broadcasts, nothing to check
         shapes = [(None, *a.shape[1:]) for a in arrays]
         self.output_shape(shapes)
         if len({a.shape[0] for a in arrays}) > 1:
@@ -101,7 +106,8 @@ class Merge(Layer):
         arrays, state = self._require_cache()
         g = as_array(grad_output, f"{self._owner()}: grad_output")
         grads = self._input_grads(g, arrays, state)
-        return [Tensor(np.ascontiguousarray(_unbroadcast(dx, a.shape), dtype=np.float32))
+        return [Tensor(np.ascontiguousarray(dx if dx.shape == a.shape
+                                            else _unbroadcast(dx, a.shape), dtype=np.float32))
                 for dx, a in zip(grads, arrays)]
 
     _op: Any = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tinynet.layers import registry
+from tinynet.layers.hooks import weights_changed
 from tinynet.layers.layer import Layer
 
 __all__ = ["check_layer", "layer_entry", "layer_from_entry", "hold"]
@@ -44,3 +45,4 @@ def hold(wrapper: Layer, **layers: Layer) -> None:
     """Makes ``layers`` the wrapper's sub-layers: their weights are the wrapper's (named
     ``<sub-layer>/<weight>``), and freezing the wrapper freezes them."""
     wrapper.__dict__["_sublayers"] = {key: [layer] for key, layer in layers.items()}
+    weights_changed()
