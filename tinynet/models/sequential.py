@@ -44,7 +44,7 @@ class Sequential(BaseModel):
     """
 
     takes_custom_objects = True  # from_config passes them on to nested models
-    _compiles_ahead = True
+    _ahead_by_layer = True
 
     def __init__(self, layers: list | None = None, *, name: str = "sequential") -> None:
         # the default name is an automatic one: unique within a model it is nested in

@@ -132,8 +132,11 @@ class Trainer:
     model's graph (see the module docstring)."""
 
     #: Whether a cold ``fit`` may start the compile-ahead helper (one input, one output,
-    #: rebuilt in the helper from the model's pickle).
-    _compiles_ahead = False
+    #: rebuilt in the helper from the model's pickle where it cannot be forked).
+    _compiles_ahead = True
+    #: Whether the helper may run the model layer by layer (a chain of layers, each fed
+    #: the previous one's output); else it runs whole training and test steps.
+    _ahead_by_layer = False
     #: ``(output index, WeightedMetric)`` of ``compile(weighted_metrics=...)``.
     _weighted_slots: list = []
 

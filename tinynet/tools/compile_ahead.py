@@ -31,6 +31,10 @@ runs it holds a lock file in the cache (:mod:`tinynet.kernels.completion`);
 another process about to compile a kernel that is not in the cache yet waits for it
 instead, and then loads the kernel.
 
+A model that is not a chain of layers (a functional graph, a subclassed model) cannot be
+pushed through layer by layer: its helper skips the work ahead of the fit and completes
+the cache with whole training and test steps of the fit's batch sizes.
+
 The helper only fills the cache: it computes nothing the fit reads, so no result changes.
 A process starts one helper at most (for the first fit that compiles); a warm cache never
 starts it. :func:`set_enabled` turns it off (the test suite does, to keep to its two
@@ -107,7 +111,8 @@ def ahead_of_fit(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int,
     _pending = {"model": model, "x": (x.shape[1:], x.dtype.str), "y": (y.shape[1:], y.dtype.str),
                 "train": _batch_sizes(x.shape[0], batch_size),
                 "test": _batch_sizes(val[0].shape[0], batch_size) if val is not None else [],
-                "gates": tuning.gates(), "threads": tuning.get_num_threads()}
+                "gates": tuning.gates(), "threads": tuning.get_num_threads(),
+                "by_layer": bool(getattr(model, "_ahead_by_layer", False))}
     _jit.COMPILE_HOOKS.append(_start)
     try:
         yield
@@ -243,6 +248,8 @@ def _tasks(spec: dict) -> list:
     from tinynet.kernels._jit import shapes_only
 
     model, rng = spec["model"], np.random.default_rng(0)
+    if not spec.get("by_layer", True):
+        return _step_tasks(spec, rng)
     layers = model.layers
 
     def optimizer() -> None:
@@ -282,6 +289,26 @@ def _tasks(spec: dict) -> list:
     return tasks
 
 
+def _step_tasks(spec: dict, rng: np.random.Generator) -> list:
+    """The work for a model that is not a chain of layers (a functional graph, a
+    subclassed model): its whole training step on each batch size of the fit (the
+    optimizer updating the helper's copy of the weights), then its test step on each
+    validation size."""
+    model = spec["model"]
+
+    def step(size: int, training: bool) -> None:
+        xs = [_random((size, *spec["x"][0]), spec["x"][1], rng)]
+        ys = [_random((size, *spec["y"][0]), spec["y"][1], rng)]
+        if training:
+            params, guard = model._step_state()
+            model._train_step(xs, ys, params, guard, lambda: "compile-ahead helper")
+        else:
+            model._test_step(xs, ys)
+
+    return ([functools.partial(step, size, True) for size in spec["train"]]
+            + [functools.partial(step, size, False) for size in spec["test"]])
+
+
 def run(spec: dict) -> None:
     """The helper's work (:func:`_tasks`): ahead of the fit with the fit's gates, then
     every gate forcing serial, then parallel kernels, holding the completion lock. A task
@@ -298,7 +325,8 @@ def run(spec: dict) -> None:
     completion.hold_completion_lock()  # (a fork holds it already)
     tuning.set(**spec["gates"])
     tuning.set_num_threads(spec["threads"])
-    _drain(_tasks(spec))  # ahead of the fit, with its gates
+    if spec.get("by_layer", True):  # a whole step would only follow the fit's own order
+        _drain(_tasks(spec))  # ahead of the fit, with its gates
     # The fit's kernels are all in the cache now: what follows is for later runs, so it
     # yields the processor to the fit (and to anything else) wherever cores are short.
     _lower_priority()
