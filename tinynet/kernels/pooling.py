@@ -23,6 +23,7 @@ gate value and thread count.
 from __future__ import annotations
 
 import numpy as np
+
 from tinynet.kernels._jit import inlined, njit
 from tinynet.kernels.address import run_parallel
 from tinynet.kernels.reduction import merge_block_rows

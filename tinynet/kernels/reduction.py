@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from tinynet.kernels._jit import inlined, njit
 from tinynet.kernels.address import run_parallel
 
