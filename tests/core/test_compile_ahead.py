@@ -97,7 +97,7 @@ x = np.zeros((1, 2, 2, 1), np.float32)
 out = np.zeros((1, 1, 1, 1), np.float32)
 arg = np.zeros((1, 1, 1, 1), np.int32)
 b = np.zeros(1, np.int64)
-args = (x, out, arg, b, b + 2, b, b + 2)
+args = (x, out, arg, b, b + 2, b, b + 2, 0, 1)
 if sys.argv[1] == "busy":  # another process holds the kernel's lock
     sig = tuple(kernel.typeof_pyval(a) for a in args)
     path = _jit.lock_path(kernel, sig)
@@ -158,7 +158,7 @@ arg = np.zeros((1, 1, 1, 1), np.int32)
 b = np.zeros(1, np.int64)
 if sys.argv[1] == "frozen":
     gc.freeze()
-kernel(x, out, arg, b, b + 2, b, b + 2)
+kernel(x, out, arg, b, b + 2, b, b + 2, 0, 1)
 cres = next(iter(kernel.overloads.values()))
 print(gc.isenabled(), gc.get_freeze_count() > 0, cres.type_annotation, cres.metadata)
 """

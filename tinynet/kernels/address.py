@@ -29,6 +29,8 @@ from numba import prange, types
 from numba.core import config
 from numba.extending import intrinsic
 
+from tinynet.kernels._jit import njit
+
 __all__ = ["call_at", "entry_address", "run_parallel", "tasks_parallel"]
 
 _addresses: dict = {}  # (dispatcher id, argument key) -> address, for this process
@@ -78,7 +80,9 @@ def entry_address(dispatcher: Any, args: tuple) -> int:
     return addr
 
 
-@numba.njit(cache=True, parallel=True, error_model="numpy")
+# tinynet's njit: its cache, its compile locks, and a wait for another run's helper
+# completing the cache (a plain numba.njit would compile beside them)
+@njit(cache=True, parallel=True, error_model="numpy")
 def tasks_parallel(addr, tasks, args):
     """Runs ``kernel(*args, t, t + 1)`` for every task ``t < tasks`` over Numba's threads,
     ``kernel`` being the compiled function at ``addr``. One driver, compiled once per the

@@ -11,8 +11,11 @@ A patch row of output pixel ``q = oy * OW + ox`` holds the receptive field in
 ``[KH * KW * C, F]``. :func:`col2im_tile` adds patch gradients back into a padded
 gradient buffer row by row in order, taps in ``(i, j, c)`` order, and copies its
 interior out when the sample is complete; so every input gradient is summed in a
-fixed order. The whole passes (:func:`conv_forward_parallel` and friends) run the tiles
-inside one Numba region; the tile kernels also release the GIL (``nogil``).
+fixed order. The whole passes run the tasks of a range of slots (each slot its own padded
+buffer and patch matrix); the parallel ones (:func:`conv_forward_parallel`,
+:func:`conv_backward_parallel`) run the serial pass one slot a task over Numba's threads
+through its address (:func:`tinynet.kernels.address.run_parallel`), so no parallel copy
+of a pass is compiled. The kernels also release the GIL (``nogil``).
 
 Copies index views from 0 (``d = dst[o:o + n]; d[t] = s[t]``): a computed flat index
 (``dst[o + t]``) carries Numba's negative-index wraparound and does not vectorize.
@@ -21,9 +24,9 @@ Copies index views from 0 (``d = dst[o:o + n]; d[t] = s[t]``): a computed flat i
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import run_parallel
 from tinynet.kernels.sgemm import gemm
 
 __all__ = ["pad_sample", "im2col_tile", "col2im_tile", "conv_forward_serial",
@@ -176,21 +179,19 @@ def _forward_slot(x, w2, bias, add_bias, z, tasks, s, slots, per, step, pt, pl, 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def conv_forward_serial(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh, kw, sh, sw, dh,
-                        dw, oh, ow, xps, colss):
-    """``z = im2col(x) @ w2 (+ bias)``, tile by tile (see :mod:`tinynet.ops.arrays.conv2d`)."""
-    for s in range(xps.shape[0]):  # one slot; a loop, so no literal slot numbers
+                        dw, oh, ow, xps, colss, s0, s1):
+    """``z = im2col(x) @ w2 (+ bias)``, tile by tile (see :mod:`tinynet.ops.arrays.conv2d`),
+    for the tasks of slots ``s0..s1`` (of ``len(xps)``)."""
+    for s in range(s0, s1):
         _forward_slot(x, w2, bias, add_bias, z, tasks, s, xps.shape[0], per, step, pt, pl, kh,
                       kw, sh, sw, dh, dw, oh, ow, xps[s], colss[s])
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
 def conv_forward_parallel(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh, kw, sh, sw,
-                          dh, dw, oh, ow, xps, colss):
-    """:func:`conv_forward_serial` with the tasks spread over ``len(xps)`` slots (same bits)."""
-    slots = xps.shape[0]
-    for s in prange(slots):
-        _forward_slot(x, w2, bias, add_bias, z, tasks, np.int64(s), slots, per, step, pt, pl,
-                      kh, kw, sh, sw, dh, dw, oh, ow, xps[s], colss[s])
+                          dh, dw, oh, ow, xps, colss) -> None:
+    """:func:`conv_forward_serial` with one slot a task over threads (same bits)."""
+    run_parallel(conv_forward_serial, xps.shape[0], x, w2, bias, add_bias, z, tasks, per, step,
+                 pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, colss)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
@@ -227,21 +228,19 @@ def _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, task
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def conv_backward_serial(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, per,
-                         step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss):
+                         step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss, s0, s1):
     """``dx = col2im(dz @ w2^T)`` and per-task kernel and bias gradients ``parts[t]``,
-    ``bparts[t]``, tile by tile."""
-    for s in range(xps.shape[0]):  # one slot; a loop, so no literal slot numbers
+    ``bparts[t]``, tile by tile, for the tasks of slots ``s0..s1`` (of ``len(xps)``)."""
+    for s in range(s0, s1):
         _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, s,
                        xps.shape[0], per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps[s],
                        dxps[s], colss[s])
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
 def conv_backward_parallel(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, per,
-                           step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss):
-    """:func:`conv_backward_serial` with the tasks spread over ``len(xps)`` slots (same bits)."""
-    slots = xps.shape[0]
-    for s in prange(slots):
-        _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks,
-                       np.int64(s), slots, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
-                       xps[s], dxps[s], colss[s])
+                           step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps,
+                           colss) -> None:
+    """:func:`conv_backward_serial` with one slot a task over threads (same bits)."""
+    run_parallel(conv_backward_serial, xps.shape[0], x, w2, dz, dx, parts, bparts, want_dx,
+                 want_dw, want_db, tasks, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
+                 xps, dxps, colss)

@@ -39,9 +39,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import run_parallel
 from tinynet.kernels.conv import pad_sample
 from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vload, vsplat, vstore
 
@@ -385,33 +385,37 @@ def _grad_sample_narrow(xp, gf, roff, row0, oh, ow, sh, sw, part):
 # ------------------------------------------------------------- whole passes
 # Forward: sample b runs on slot b % slots. Backward: ``tasks[t] = (b0, b1)``, a group of
 # whole samples with its own kernel-gradient partial ``parts[t]`` and bias partial
-# ``bparts[t]``, runs on slot t % slots. Each slot has its own padded buffers. A slot's
-# work is one compiled function per ``narrow`` (a constant there, so it compiles only its
-# own blocks), called by both the serial and the parallel driver: the body compiles once,
-# and each driver is a loop over slots (a parallel one with a large inlined body costs
-# Numba's parfor passes seconds to compile). The serial driver is that loop in Python
-# (one slot, one call): compiled, it would only re-optimize the slot's code it links in.
-# Slot numbers are int64 values from either driver: a literal or a prange index (uint64)
-# would compile another specialization.
+# ``bparts[t]``, runs on slot t % slots. Each slot has its own padded buffers. The work of
+# a range of slots ``s0..s1`` is one compiled function per ``narrow`` (a constant there, so
+# it compiles only its own blocks): the serial driver calls it from Python on every slot,
+# the parallel one runs it one slot a task over threads through its address
+# (:func:`tinynet.kernels.address.run_parallel`), so the body compiles once and no parfor
+# pass ever sees it.
 def _slot_fns(narrow: bool):
-    """``(forward_slot, backward_slot)`` for the blocks ``narrow`` chooses."""
+    """``(forward_slots, backward_slots)`` for the blocks ``narrow`` chooses."""
 
     @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
-    def forward_slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xp,
-                     offs):
+    def forward_slots(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps, offss,
+                      s0, s1):
         zf = z.reshape(-1)
-        for b in range(s, x.shape[0], slots):
-            pad_sample(x, b, pt, pl, xp)
-            if narrow:
-                _out_sample_narrow(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh,
-                                   sw, offs)
-            else:
-                _out_sample_wide(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow, sh,
-                                 sw, offs)
+        slots = xps.shape[0]
+        for s in range(s0, s1):
+            xp = xps[s]
+            offs = offss[s]
+            for b in range(s, x.shape[0], slots):
+                pad_sample(x, b, pt, pl, xp)
+                if narrow:
+                    _out_sample_narrow(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow,
+                                       sh, sw, offs)
+                else:
+                    _out_sample_wide(xp, wf, roff, bias, add_bias, zf, b * oh * ow, oh, ow,
+                                     sh, sw, offs)
 
     @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
-    def backward_slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
-                      tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs):
+    def backward_slots(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
+                       want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offss, s0,
+                       s1):
+        slots = xps.shape[0]
         nf = dz4.shape[3]
         per = oh * ow
         gf = dz4.reshape(-1)
@@ -420,67 +424,49 @@ def _slot_fns(narrow: bool):
         no_bias = np.zeros(dx.shape[3], dtype=np.float32)
         add_none = want_dx and not want_dx  # False, but no literal: the forward's compile
         one = slots // slots  # 1, likewise
-        for t in range(s, tasks.shape[0], slots):
-            part = parts[t if want_dw else 0].reshape(-1)  # one dummy partial without dw
-            db = bparts[t]
-            if want_dw:
-                for i in range(part.size):
-                    part[i] = np.float32(0.0)
-            if want_db:
-                for f in range(nf):
-                    db[f] = np.float32(0.0)
-            for b in range(tasks[t, 0], tasks[t, 1]):
+        for s in range(s0, s1):
+            xp = xps[s]
+            dzp = dzps[s]
+            offs = offss[s]
+            for t in range(s, tasks.shape[0], slots):
+                part = parts[t if want_dw else 0].reshape(-1)  # one dummy partial w/o dw
+                db = bparts[t]
                 if want_dw:
-                    pad_sample(x, b, pt, pl, xp)
-                    if narrow:
-                        _grad_sample_narrow(xp, gf, roff, b * per, oh, ow, sh, sw, part)
-                    else:
-                        _grad_sample_wide(xp, gf, roff, b * per, oh, ow, sh, sw, part)
-                if want_db:  # the sample's dz rows added in order
-                    for q in range(b * per, (b + 1) * per):
-                        g = gf[q * nf:(q + 1) * nf]
-                        for f in range(nf):
-                            db[f] += g[f]
-                if want_dx:  # stride 1: the padded dz correlated with the flipped kernel
-                    pad_sample(dz4, b, ptd, pld, dzp)
-                    if narrow:
-                        _out_sample_narrow(dzp, wt, roff_t, no_bias, add_none, dxf,
-                                           b * height * width, height, width, one, one, offs)
-                    else:
-                        _out_sample_wide(dzp, wt, roff_t, no_bias, add_none, dxf,
-                                         b * height * width, height, width, one, one, offs)
+                    for i in range(part.size):
+                        part[i] = np.float32(0.0)
+                if want_db:
+                    for f in range(nf):
+                        db[f] = np.float32(0.0)
+                for b in range(tasks[t, 0], tasks[t, 1]):
+                    if want_dw:
+                        pad_sample(x, b, pt, pl, xp)
+                        if narrow:
+                            _grad_sample_narrow(xp, gf, roff, b * per, oh, ow, sh, sw, part)
+                        else:
+                            _grad_sample_wide(xp, gf, roff, b * per, oh, ow, sh, sw, part)
+                    if want_db:  # the sample's dz rows added in order
+                        for q in range(b * per, (b + 1) * per):
+                            g = gf[q * nf:(q + 1) * nf]
+                            for f in range(nf):
+                                db[f] += g[f]
+                    if want_dx:  # stride 1: the padded dz correlated with the flipped one
+                        pad_sample(dz4, b, ptd, pld, dzp)
+                        if narrow:
+                            _out_sample_narrow(dzp, wt, roff_t, no_bias, add_none, dxf,
+                                               b * height * width, height, width, one, one,
+                                               offs)
+                        else:
+                            _out_sample_wide(dzp, wt, roff_t, no_bias, add_none, dxf,
+                                             b * height * width, height, width, one, one,
+                                             offs)
 
-    return forward_slot, backward_slot
+    return forward_slots, backward_slots
 
 
 # Module globals (a closure must not capture a dispatcher: Numba's cache keys a kernel by
 # its closure's contents); each driver names its own, ``narrow`` being its constant.
-_forward_slot_wide, _backward_slot_wide = _slot_fns(False)
-_forward_slot_narrow, _backward_slot_narrow = _slot_fns(True)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _forward_slot(narrow, x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw,
-                  xp, offs):
-    if narrow:
-        _forward_slot_narrow(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw,
-                             xp, offs)
-    else:
-        _forward_slot_wide(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw,
-                           xp, offs)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _backward_slot(narrow, x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
-                   want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp, dzp, offs):
-    if narrow:
-        _backward_slot_narrow(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
-                              want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp,
-                              dzp, offs)
-    else:
-        _backward_slot_wide(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
-                            want_db, tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xp,
-                            dzp, offs)
+_forward_slots_wide, _backward_slots_wide = _slot_fns(False)
+_forward_slots_narrow, _backward_slots_narrow = _slot_fns(True)
 
 
 @functools.cache
@@ -489,29 +475,19 @@ def forward_kernel(narrow: bool, parallel: bool):
     ``z = conv(x, w) (+ bias)`` (see the module docstring); ``z`` is ``[B * OH * OW, F]``,
     ``wf`` the kernel ``[K * F]`` flat, ``roff`` its row offsets; samples spread over
     ``len(xps)`` slots (threads when ``parallel``); ``narrow``: the narrow blocks
-    (:data:`NARROW`). One driver per (narrow, parallel), compiled on first use (the serial
-    one calls the compiled slot from Python)."""
-    if not parallel:
-        slot = _forward_slot_narrow if narrow else _forward_slot_wide
+    (:data:`NARROW`). One compiled kernel per ``narrow`` serves both drivers."""
+    slots = _forward_slots_narrow if narrow else _forward_slots_wide
+    return functools.partial(_run_slots, slots, parallel)
 
-        def direct_forward_serial(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps,
-                                  offs):
-            slots = xps.shape[0]
-            for s in range(slots):
-                slot(x, wf, roff, bias, add_bias, z, s, slots, pt, pl, oh, ow, sh, sw, xps[s],
-                     offs[s])
 
-        return direct_forward_serial
-
-    @njit(cache=True, variant=narrow, parallel=True, error_model="numpy")
-    def direct_forward_parallel(x, wf, roff, bias, add_bias, z, pt, pl, oh, ow, sh, sw, xps,
-                                offs):
-        slots = xps.shape[0]
-        for s in prange(slots):
-            _forward_slot(narrow, x, wf, roff, bias, add_bias, z, np.int64(s), slots, pt, pl,
-                          oh, ow, sh, sw, xps[s], offs[s])
-
-    return direct_forward_parallel
+def _run_slots(kernel, parallel, *args):
+    """``kernel(*args, 0, slots)`` on the calling thread, or one slot a task over threads
+    through its address (``args[-1]``: the per-slot offsets, one row a slot)."""
+    slots = args[-1].shape[0]
+    if parallel:
+        run_parallel(kernel, slots, *args)
+    else:
+        kernel(*args, 0, slots)
 
 
 @functools.cache
@@ -520,28 +496,5 @@ def backward_kernel(narrow: bool, parallel: bool):
     tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs)``: kernel-gradient partials
     ``parts[t]`` (``[Kpad, F]``), bias partials ``bparts[t]`` and (stride 1) ``dx``, the
     tasks spread over ``len(xps)`` slots (see the module docstring)."""
-    if not parallel:
-        slot = _backward_slot_narrow if narrow else _backward_slot_wide
-
-        def direct_backward_serial(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx,
-                                   want_dw, want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld,
-                                   xps, dzps, offs):
-            slots = xps.shape[0]
-            for s in range(slots):
-                slot(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
-                     tasks, s, slots, pt, pl, oh, ow, sh, sw, ptd, pld, xps[s], dzps[s],
-                     offs[s])
-
-        return direct_backward_serial
-
-    @njit(cache=True, variant=narrow, parallel=True, error_model="numpy")
-    def direct_backward_parallel(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx,
-                                 want_dw, want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps,
-                                 dzps, offs):
-        slots = xps.shape[0]
-        for s in prange(slots):
-            _backward_slot(narrow, x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx,
-                           want_dw, want_db, tasks, np.int64(s), slots, pt, pl, oh, ow, sh, sw,
-                           ptd, pld, xps[s], dzps[s], offs[s])
-
-    return direct_backward_parallel
+    slots = _backward_slots_narrow if narrow else _backward_slots_wide
+    return functools.partial(_run_slots, slots, parallel)

@@ -1,18 +1,17 @@
 """Fused optimizer update kernels (Keras 3 update rules, float32).
 
 Each kernel family (SGD; the first-moment optimizers Adam, AdamW, Nadam, Adamax and Lion,
-one ``rule`` argument apart; RMSprop; Adagrad) has one block helper that updates
-``[start, stop)`` of a flat parameter in a single pass: gradient scaling/clipping,
-decoupled weight decay, the slot updates and the parameter update. The serial variant
-runs the helper over the whole range; the parallel variant runs it over fixed blocks of
-``UPDATE_BLOCK`` elements under ``prange``. Every element is computed by the same float32
-expression in both, so the results are bitwise identical for any gate value and thread
-count. The serial variant is the block helper called from Python on the whole range (a
-compiled wrapper would only re-optimize the code it links in); the Python ints it passes
-are the run-time int64 starts the parallel variant passes, so the helper compiles once
-for both. ``adam_check_*`` compute Adam's new weights (the same element helpers) without
-writing anything and find the first non-finite one, so a training step can be tested
-before it is taken. The operations that pick a variant are in :mod:`tinynet.ops.arrays.optimizers`.
+one ``rule`` argument apart; RMSprop; Adagrad) has one compiled kernel, ``*_blocks``, that
+updates blocks ``b0..b1`` of ``UPDATE_BLOCK`` elements of a flat parameter in a single
+pass: gradient scaling/clipping, decoupled weight decay, the slot updates and the
+parameter update. The serial variant calls it from Python on every block (one loop over
+all elements); the parallel variant runs it one block a task over Numba's threads through
+its address (:func:`tinynet.kernels.address.run_parallel`), so no parallel copy of the
+body is compiled. Every element is computed by the same float32 expression in both, so the
+results are bitwise identical for any gate value and thread count. ``adam_check_*``
+compute Adam's new weights (the same element expressions) without writing anything and
+find the first non-finite one, so a training step can be tested before it is taken. The
+operations that pick a variant are in :mod:`tinynet.ops.arrays.optimizers`.
 
 Common arguments (all float32 scalars unless noted):
     gscale: gradient scale from clipnorm/global_clipnorm (exactly 1 when not clipping).
@@ -23,16 +22,29 @@ Common arguments (all float32 scalars unless noted):
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import run_parallel
 
-__all__ = ["UPDATE_BLOCK", "ADAM", "NADAM", "ADAMAX", "LION", "sgd_serial", "sgd_parallel",
+__all__ = ["UPDATE_BLOCK", "nblocks", "sgd_blocks", "moments_blocks", "adam_check_blocks",
+           "rmsprop_blocks", "adagrad_blocks", "ADAM", "NADAM", "ADAMAX", "LION", "sgd_serial",
+           "sgd_parallel",
            "moments_serial", "moments_parallel", "adam_check_serial", "adam_check_parallel",
            "rmsprop_serial", "rmsprop_parallel",
            "adagrad_serial", "adagrad_parallel"]
 
 UPDATE_BLOCK = 16384
+
+
+def nblocks(size: int) -> int:
+    """How many blocks of :data:`UPDATE_BLOCK` elements cover ``size`` elements."""
+    return (size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _span(size, b0, b1):
+    """The elements ``[start, stop)`` of blocks ``b0..b1`` of a ``size``-element array."""
+    return b0 * UPDATE_BLOCK, min(b1 * UPDATE_BLOCK, size)
 
 
 # -- shared element helpers ------------------------------------------------------------
@@ -57,8 +69,10 @@ def _decayed(w, i, do_decay, wd, lr):
 
 # -- SGD ---------------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
-def _sgd_block(w, g, m, start, stop, lr, momentum, use_momentum, nesterov,
-               gscale, do_clip, clipvalue, do_decay, wd):
+def sgd_blocks(w, g, m, lr, momentum, use_momentum, nesterov,
+               gscale, do_clip, clipvalue, do_decay, wd, b0, b1):
+    """The SGD update of blocks ``b0..b1`` of ``w`` (one loop over their elements)."""
+    start, stop = _span(w.size, b0, b1)
     # views indexed from 0: a computed flat index would block vectorization
     w_ = w[start:stop]
     g_ = g[start:stop]
@@ -81,17 +95,15 @@ def _sgd_block(w, g, m, start, stop, lr, momentum, use_momentum, nesterov,
 def sgd_serial(w, g, m, lr, momentum, use_momentum, nesterov,
                 gscale, do_clip, clipvalue, do_decay, wd):
     """The SGD update of all of ``w`` on the calling thread."""
-    _sgd_block(w, g, m, 0, w.size, lr, momentum, use_momentum, nesterov,
-               gscale, do_clip, clipvalue, do_decay, wd)
+    sgd_blocks(w, g, m, lr, momentum, use_momentum, nesterov,
+               gscale, do_clip, clipvalue, do_decay, wd, 0, nblocks(w.size))
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
 def sgd_parallel(w, g, m, lr, momentum, use_momentum, nesterov,
                   gscale, do_clip, clipvalue, do_decay, wd):
-    nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
-    for b in prange(nblocks):
-        _sgd_block(w, g, m, b * UPDATE_BLOCK, min((b + 1) * UPDATE_BLOCK, w.size), lr,
-                   momentum, use_momentum, nesterov, gscale, do_clip, clipvalue, do_decay, wd)
+    """:func:`sgd_serial` with the blocks spread over threads (the same bits)."""
+    run_parallel(sgd_blocks, nblocks(w.size), w, g, m, lr, momentum, use_momentum, nesterov,
+                 gscale, do_clip, clipvalue, do_decay, wd)
 
 
 # -- Adam / AdamW / Nadam / Adamax / Lion: the first-moment optimizers --------------------------
@@ -140,11 +152,12 @@ def _adam_moments(m, v, i, gi, one_minus_b1, one_minus_b2):
 
 
 @njit(cache=True, error_model="numpy")
-def _moments_block(w, g, m, v, vhat, start, stop, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
-                   gscale, do_clip, clipvalue, do_decay, wd):
-    """One step of Adam (AMSGrad too), Nadam, Adamax or Lion (``rule``) on ``[start,
-    stop)``: Keras 3's elementwise operations in Keras's order, the per-step scalars
-    ``k = (k0, k1, k2, k3, k4)`` computed by the optimizer::
+def moments_blocks(w, g, m, v, vhat, rule, one_minus_b1, b2, k0, k1, k2, k3, k4, eps, amsgrad,
+                   lr, gscale, do_clip, clipvalue, do_decay, wd, b0, b1):
+    """One step of Adam (AMSGrad too), Nadam, Adamax or Lion (``rule``) on blocks ``b0..b1``
+    of ``w`` (one loop over their elements): Keras 3's elementwise operations in Keras's
+    order, the per-step scalars ``k0 .. k4`` computed by the optimizer (as scalars: a tuple
+    in a tuple cannot reach the parallel driver's threads)::
 
         Adam     m = m + (g - m) * one_minus_b1
                  v = v + (g*g - v) * b2                     b2 = 1 - beta_2
@@ -160,13 +173,13 @@ def _moments_block(w, g, m, v, vhat, start, stop, rule, one_minus_b1, b2, k, eps
         Lion     w = w - lr * sign(m * k0 + g * one_minus_b1)   k0 = beta_1
                  m = m * b2 + g * k1                        b2 = beta_2, k1 = 1 - beta_2
     """
+    start, stop = _span(w.size, b0, b1)
     # views indexed from 0: a computed flat index would block vectorization
     w_ = w[start:stop]
     g_ = g[start:stop]
     m_ = m[start:stop]
     v_ = v[start:stop]
     vhat_ = vhat[start:stop]
-    k0, k1, k2, k3, k4 = k
     # one loop per rule (and Adam's common case branch-free): each vectorizes on its own
     n = stop - start
     if rule == LION:
@@ -217,18 +230,15 @@ def _moments_block(w, g, m, v, vhat, start, stop, rule, one_minus_b1, b2, k, eps
 def moments_serial(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
                    gscale, do_clip, clipvalue, do_decay, wd):
     """The moments update of all of ``w`` on the calling thread."""
-    _moments_block(w, g, m, v, vhat, 0, w.size, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
-                   gscale, do_clip, clipvalue, do_decay, wd)
+    moments_blocks(w, g, m, v, vhat, rule, one_minus_b1, b2, *k, eps, amsgrad, lr,
+                   gscale, do_clip, clipvalue, do_decay, wd, 0, nblocks(w.size))
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
 def moments_parallel(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
                      gscale, do_clip, clipvalue, do_decay, wd):
-    nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
-    for b in prange(nblocks):
-        _moments_block(w, g, m, v, vhat, b * UPDATE_BLOCK, min((b + 1) * UPDATE_BLOCK, w.size),
-                       rule, one_minus_b1, b2, k, eps, amsgrad, lr,
-                       gscale, do_clip, clipvalue, do_decay, wd)
+    """:func:`moments_serial` with the blocks spread over threads (the same bits)."""
+    run_parallel(moments_blocks, nblocks(w.size), w, g, m, v, vhat, rule, one_minus_b1, b2, *k,
+                 eps, amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
 
 
 # -- Adam's step, dry: would it keep every weight finite? ------------------------------
@@ -236,7 +246,7 @@ def moments_parallel(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, 
 def _adam_candidate(w_, g_, m_, v_, vhat_, i, one_minus_b1, b2, k0, eps, amsgrad, lr,
                     gscale, do_clip, clipvalue, do_decay, wd):
     """The weight element ``i`` would get from Adam's step (the expressions of
-    :func:`_moments_block`), computed without storing anything."""
+    :func:`moments_blocks`), computed without storing anything."""
     gi = _grad(g_, i, gscale, do_clip, clipvalue)
     wi = _decayed(w_, i, do_decay, wd, lr)
     mi, vi = _adam_mv(m_[i], v_[i], gi, one_minus_b1, b2)
@@ -246,21 +256,28 @@ def _adam_candidate(w_, g_, m_, v_, vhat_, i, one_minus_b1, b2, k0, eps, amsgrad
 
 
 @njit(cache=True, error_model="numpy")
-def _adam_check_block(w, g, m, v, vhat, start, stop, one_minus_b1, b2, k0, eps, amsgrad, lr,
-                      gscale, do_clip, clipvalue, do_decay, wd):
-    """The index (from ``start``) of the first element of ``[start, stop)`` whose new
-    weight from Adam's step (``rule`` ADAM of :func:`_moments_block`, same arguments, the
-    same bits) would be NaN or infinite, else -1. Nothing is written: it is the test that
-    lets a training step skip the copy an undo would need."""
-    w_ = w[start:stop]
-    g_ = g[start:stop]
-    m_ = m[start:stop]
-    v_ = v[start:stop]
-    vhat_ = vhat[start:stop]
-    n = stop - start
+def adam_check_blocks(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr,
+                      gscale, do_clip, clipvalue, do_decay, wd, first, b0, b1):
+    """``first[b0]``: the index in ``w`` of the first element of blocks ``b0..b1`` whose
+    new weight from Adam's step (``rule`` ADAM of :func:`moments_blocks`, same arguments,
+    the same bits) would be NaN or infinite, else -1. Nothing else is written: it is the
+    test that lets a training step skip the copy an undo would need."""
+    start, stop = _span(w.size, b0, b1)
+    first[b0] = _first_bad(w[start:stop], g[start:stop], m[start:stop], v[start:stop],
+                           vhat[start:stop], one_minus_b1, b2, k0, eps, amsgrad, lr, gscale,
+                           do_clip, clipvalue, do_decay, wd)
+    if first[b0] >= 0:
+        first[b0] += start
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _first_bad(w_, g_, m_, v_, vhat_, one_minus_b1, b2, k0, eps, amsgrad, lr, gscale, do_clip,
+               clipvalue, do_decay, wd):
+    """The first index of the views whose Adam step gives a non-finite weight, else -1."""
+    n = w_.size
     bad = 0  # count of non-finite new weights (x - x is 0 for a finite x, else NaN)
     if not (amsgrad or do_clip or do_decay):
-        for i in range(n):  # the common case's loop of _moments_block, written out alike
+        for i in range(n):  # the common case's loop of moments_blocks, written out alike
             gi = g_[i] * gscale
             mi = m_[i] + (gi - m_[i]) * one_minus_b1
             vi = v_[i] + (gi * gi - v_[i]) * b2
@@ -285,30 +302,30 @@ def adam_check_serial(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr,
                       gscale, do_clip, clipvalue, do_decay, wd):
     """The first index of ``w`` whose Adam step would give a non-finite weight, or -1,
     on the calling thread."""
-    return _adam_check_block(w, g, m, v, vhat, 0, w.size, one_minus_b1, b2, k0, eps,
-                             amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
+    first = np.empty(1, dtype=np.int64)
+    adam_check_blocks(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr, gscale,
+                      do_clip, clipvalue, do_decay, wd, first, 0, nblocks(w.size))
+    return int(first[0])
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
 def adam_check_parallel(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr,
                         gscale, do_clip, clipvalue, do_decay, wd):
-    nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
-    first = np.empty(nblocks, dtype=np.int64)
-    for b in prange(nblocks):
-        first[b] = _adam_check_block(w, g, m, v, vhat, b * UPDATE_BLOCK,
-                                     min((b + 1) * UPDATE_BLOCK, w.size), one_minus_b1, b2,
-                                     k0, eps, amsgrad, lr, gscale, do_clip, clipvalue,
-                                     do_decay, wd)
-    for b in range(nblocks):  # block order: the first one, as the serial scan finds it
-        if first[b] >= 0:
-            return b * UPDATE_BLOCK + first[b]
-    return np.int64(-1)
+    """:func:`adam_check_serial` with the blocks spread over threads: the first hit in
+    block order, the serial scan's."""
+    count = nblocks(w.size)
+    first = np.empty(count, dtype=np.int64)
+    run_parallel(adam_check_blocks, count, w, g, m, v, vhat, one_minus_b1, b2, k0, eps,
+                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd, first)
+    hits = np.flatnonzero(first >= 0)
+    return int(first[hits[0]]) if hits.size else -1
 
 
 # -- RMSprop ---------------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
-def _rmsprop_block(w, g, vel, mom, avg, start, stop, lr, rho, one_minus_rho, momentum,
-                   use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
+def rmsprop_blocks(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum,
+                   use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd, b0, b1):
+    """The RMSprop update of blocks ``b0..b1`` of ``w`` (one loop over their elements)."""
+    start, stop = _span(w.size, b0, b1)
     # views indexed from 0: a computed flat index would block vectorization
     w_ = w[start:stop]
     g_ = g[start:stop]
@@ -339,23 +356,22 @@ def _rmsprop_block(w, g, vel, mom, avg, start, stop, lr, rho, one_minus_rho, mom
 def rmsprop_serial(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
                     centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
     """The RMSprop update of all of ``w`` on the calling thread."""
-    _rmsprop_block(w, g, vel, mom, avg, 0, w.size, lr, rho, one_minus_rho, momentum,
-                   use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd)
+    rmsprop_blocks(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
+                   centered, eps, gscale, do_clip, clipvalue, do_decay, wd, 0, nblocks(w.size))
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
 def rmsprop_parallel(w, g, vel, mom, avg, lr, rho, one_minus_rho, momentum, use_momentum,
                       centered, eps, gscale, do_clip, clipvalue, do_decay, wd):
-    nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
-    for b in prange(nblocks):
-        _rmsprop_block(w, g, vel, mom, avg, b * UPDATE_BLOCK,
-                       min((b + 1) * UPDATE_BLOCK, w.size), lr, rho, one_minus_rho, momentum,
-                       use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd)
+    """:func:`rmsprop_serial` with the blocks spread over threads (the same bits)."""
+    run_parallel(rmsprop_blocks, nblocks(w.size), w, g, vel, mom, avg, lr, rho, one_minus_rho,
+                 momentum, use_momentum, centered, eps, gscale, do_clip, clipvalue, do_decay, wd)
 
 
 # -- Adagrad ---------------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
-def _adagrad_block(w, g, acc, start, stop, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
+def adagrad_blocks(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd, b0, b1):
+    """The Adagrad update of blocks ``b0..b1`` of ``w`` (one loop over their elements)."""
+    start, stop = _span(w.size, b0, b1)
     # views indexed from 0: a computed flat index would block vectorization
     w_ = w[start:stop]
     g_ = g[start:stop]
@@ -370,16 +386,14 @@ def _adagrad_block(w, g, acc, start, stop, lr, eps, gscale, do_clip, clipvalue, 
 
 def adagrad_serial(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
     """The Adagrad update of all of ``w`` on the calling thread."""
-    _adagrad_block(w, g, acc, 0, w.size, lr, eps, gscale, do_clip, clipvalue,
-                   do_decay, wd)
+    adagrad_blocks(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd, 0,
+                   nblocks(w.size))
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
 def adagrad_parallel(w, g, acc, lr, eps, gscale, do_clip, clipvalue, do_decay, wd):
-    nblocks = (w.size + UPDATE_BLOCK - 1) // UPDATE_BLOCK
-    for b in prange(nblocks):
-        _adagrad_block(w, g, acc, b * UPDATE_BLOCK, min((b + 1) * UPDATE_BLOCK, w.size), lr,
-                       eps, gscale, do_clip, clipvalue, do_decay, wd)
+    """:func:`adagrad_serial` with the blocks spread over threads (the same bits)."""
+    run_parallel(adagrad_blocks, nblocks(w.size), w, g, acc, lr, eps, gscale, do_clip,
+                 clipvalue, do_decay, wd)
 
 
 # -- Python wrappers (the only place the gate is read) -------------------------------------

@@ -13,17 +13,19 @@ Work is split into fixed, shape-derived blocks: forward passes one block per
 ``(sample, output row)``, backward passes one block per ``(sample, input row)`` (a
 gather: each input row sums the windows that cover it, in output-row then output-column
 order, so no two blocks write the same element), and global reductions one block per
-``(sample, run of positions)`` with block partials merged in block order. Serial and
-parallel variants run the same blocks with the same helper, so results are bitwise
-identical for any gate value and thread count.
+``(sample, run of positions)`` with block partials merged in block order. The serial
+kernels take their range of rows (``r0, r1``) last; the parallel variants run them one
+row (or block) a task through their address (:func:`tinynet.kernels.address.run_parallel`),
+so no parallel copy of a body is compiled, and the results are bitwise identical for any
+gate value and thread count.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from tinynet.kernels._jit import inlined, njit
+from tinynet.kernels.address import run_parallel
 from tinynet.kernels.reduction import merge_block_rows
 
 __all__ = [
@@ -33,9 +35,11 @@ __all__ = [
     "avg_fwd_serial",
     "broadcast_parallel",
     "broadcast_serial",
+    "gap_blocks",
     "gap_fwd_parallel",
     "gap_fwd_serial",
     "gmp_fwd_parallel",
+    "gmp_blocks",
     "gmp_fwd_serial",
     "max_bwd_parallel",
     "max_bwd_serial",
@@ -85,17 +89,15 @@ _max_fwd_row_inline = inlined(_max_fwd_row)
 
 
 @njit(cache=True, error_model="numpy")
-def max_fwd_serial(x, out, arg, hlo, hhi, wlo, whi):
-    for r in range(out.shape[0] * out.shape[1]):
+def max_fwd_serial(x, out, arg, hlo, hhi, wlo, whi, r0, r1):
+    """Rows ``r0..r1`` (of ``out.shape[0] * out.shape[1]``) on the calling thread."""
+    for r in range(r0, r1):
         _max_fwd_row_inline(x, out, arg, r, hlo, hhi, wlo, whi)
 
 
-# A prange index is typed uint64: the parallel drivers pass it on as int64, so the serial
-# and parallel drivers share one compiled row function instead of one each.
-@njit(cache=True, parallel=True, error_model="numpy")
-def max_fwd_parallel(x, out, arg, hlo, hhi, wlo, whi):
-    for r in prange(out.shape[0] * out.shape[1]):
-        _max_fwd_row(x, out, arg, np.int64(r), hlo, hhi, wlo, whi)
+def max_fwd_parallel(x, out, arg, hlo, hhi, wlo, whi) -> None:
+    """Every row by :func:`max_fwd_serial`, one row a task over Numba's threads."""
+    run_parallel(max_fwd_serial, out.shape[0] * out.shape[1], x, out, arg, hlo, hhi, wlo, whi)
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -119,15 +121,15 @@ _max_bwd_row_inline = inlined(_max_bwd_row)
 
 
 @njit(cache=True, error_model="numpy")
-def max_bwd_serial(g, arg, gx, ofirst, ostop, wlo, whi):
-    for r in range(gx.shape[0] * gx.shape[1]):
+def max_bwd_serial(g, arg, gx, ofirst, ostop, wlo, whi, r0, r1):
+    """Rows ``r0..r1`` (of ``gx.shape[0] * gx.shape[1]``) on the calling thread."""
+    for r in range(r0, r1):
         _max_bwd_row_inline(g, arg, gx, r, ofirst, ostop, wlo, whi)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def max_bwd_parallel(g, arg, gx, ofirst, ostop, wlo, whi):
-    for r in prange(gx.shape[0] * gx.shape[1]):
-        _max_bwd_row(g, arg, gx, np.int64(r), ofirst, ostop, wlo, whi)
+def max_bwd_parallel(g, arg, gx, ofirst, ostop, wlo, whi) -> None:
+    """Every row by :func:`max_bwd_serial`, one row a task over Numba's threads."""
+    run_parallel(max_bwd_serial, gx.shape[0] * gx.shape[1], g, arg, gx, ofirst, ostop, wlo, whi)
 
 
 # ---------------------------------------------------------------------------------------
@@ -156,15 +158,15 @@ _avg_fwd_row_inline = inlined(_avg_fwd_row)
 
 
 @njit(cache=True, error_model="numpy")
-def avg_fwd_serial(x, out, hlo, hhi, wlo, whi):
-    for r in range(out.shape[0] * out.shape[1]):
+def avg_fwd_serial(x, out, hlo, hhi, wlo, whi, r0, r1):
+    """Rows ``r0..r1`` (of ``out.shape[0] * out.shape[1]``) on the calling thread."""
+    for r in range(r0, r1):
         _avg_fwd_row_inline(x, out, r, hlo, hhi, wlo, whi)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def avg_fwd_parallel(x, out, hlo, hhi, wlo, whi):
-    for r in prange(out.shape[0] * out.shape[1]):
-        _avg_fwd_row(x, out, np.int64(r), hlo, hhi, wlo, whi)
+def avg_fwd_parallel(x, out, hlo, hhi, wlo, whi) -> None:
+    """Every row by :func:`avg_fwd_serial`, one row a task over Numba's threads."""
+    run_parallel(avg_fwd_serial, out.shape[0] * out.shape[1], x, out, hlo, hhi, wlo, whi)
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -192,15 +194,16 @@ _avg_bwd_row_inline = inlined(_avg_bwd_row)
 
 
 @njit(cache=True, error_model="numpy")
-def avg_bwd_serial(g, gx, ofirst, ostop, hlo, hhi, wlo, whi):
-    for r in range(gx.shape[0] * gx.shape[1]):
+def avg_bwd_serial(g, gx, ofirst, ostop, hlo, hhi, wlo, whi, r0, r1):
+    """Rows ``r0..r1`` (of ``gx.shape[0] * gx.shape[1]``) on the calling thread."""
+    for r in range(r0, r1):
         _avg_bwd_row_inline(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def avg_bwd_parallel(g, gx, ofirst, ostop, hlo, hhi, wlo, whi):
-    for r in prange(gx.shape[0] * gx.shape[1]):
-        _avg_bwd_row(g, gx, np.int64(r), ofirst, ostop, hlo, hhi, wlo, whi)
+def avg_bwd_parallel(g, gx, ofirst, ostop, hlo, hhi, wlo, whi) -> None:
+    """Every row by :func:`avg_bwd_serial`, one row a task over Numba's threads."""
+    run_parallel(avg_bwd_serial, gx.shape[0] * gx.shape[1], g, gx, ofirst, ostop, hlo, hhi,
+                 wlo, whi)
 
 
 # ---------------------------------------------------------------------------------------
@@ -244,12 +247,19 @@ def gap_fwd_serial(x, out, block):
     _gap_merge_inline(parts, out, P)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def gap_fwd_parallel(x, out, block):
+@njit(cache=True, error_model="numpy")
+def gap_blocks(x, parts, block, k0, k1):
+    """Blocks ``k0..k1`` (sample-major) of :func:`gap_fwd_serial`'s loop into ``parts``."""
+    for k in range(k0, k1):
+        _gap_block_inline(x, parts, k, block)
+
+
+def gap_fwd_parallel(x: np.ndarray, out: np.ndarray, block: int) -> None:
+    """:func:`gap_fwd_serial` with one block a task over Numba's threads, the partials
+    merged in block order on the calling thread (the same bits)."""
     N, P, C = x.shape
     parts = np.empty((N, (P + block - 1) // block, C), dtype=np.float64)
-    for k in prange(N * parts.shape[1]):
-        _gap_block(x, parts, np.int64(k), block)
+    run_parallel(gap_blocks, N * parts.shape[1], x, parts, block)
     _gap_merge(parts, out, P)
 
 
@@ -267,15 +277,15 @@ _broadcast_row_inline = inlined(_broadcast_row)
 
 
 @njit(cache=True, error_model="numpy")
-def broadcast_serial(share, gx):
-    for r in range(gx.shape[0] * gx.shape[1]):
+def broadcast_serial(share, gx, r0, r1):
+    """Rows ``r0..r1`` (of ``gx.shape[0] * gx.shape[1]``) on the calling thread."""
+    for r in range(r0, r1):
         _broadcast_row_inline(share, gx, r)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def broadcast_parallel(share, gx):
-    for r in prange(gx.shape[0] * gx.shape[1]):
-        _broadcast_row(share, gx, np.int64(r))
+def broadcast_parallel(share, gx) -> None:
+    """Every row by :func:`broadcast_serial`, one row a task over Numba's threads."""
+    run_parallel(broadcast_serial, gx.shape[0] * gx.shape[1], share, gx)
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -334,14 +344,22 @@ def gmp_fwd_serial(x, out, arg, block):
     _gmp_merge_inline(vals, args, out, arg)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def gmp_fwd_parallel(x, out, arg, block):
+@njit(cache=True, error_model="numpy")
+def gmp_blocks(x, vals, args, block, k0, k1):
+    """Blocks ``k0..k1`` (sample-major) of :func:`gmp_fwd_serial`'s loop into ``vals``
+    and ``args``."""
+    for k in range(k0, k1):
+        _gmp_block_inline(x, vals, args, k, block)
+
+
+def gmp_fwd_parallel(x: np.ndarray, out: np.ndarray, arg: np.ndarray, block: int) -> None:
+    """:func:`gmp_fwd_serial` with one block a task over Numba's threads, the block maxima
+    merged in block order on the calling thread (the same bits)."""
     N, P, C = x.shape
     nblocks = (P + block - 1) // block
     vals = np.empty((N, nblocks, C), dtype=np.float32)
     args = np.empty((N, nblocks, C), dtype=np.int32)
-    for k in prange(N * nblocks):
-        _gmp_block(x, vals, args, np.int64(k), block)
+    run_parallel(gmp_blocks, N * nblocks, x, vals, args, block)
     _gmp_merge(vals, args, out, arg)
 
 

@@ -5,7 +5,9 @@ loop vectorises without fastmath; :func:`lanes8_fn` makes the one 8-lane fold, h
 float64 lanes, in the normalization's segment folds with float32 ones), the lanes are
 combined in lane order, and the block
 partials are merged in block order (:func:`merge_partials`). The grouping depends only on
-the length, so the serial and parallel variants give the same bits at any thread count.
+the length, so the serial and parallel variants give the same bits at any thread count;
+the parallel ones run a serial block loop (``block_sums``, ``col_blocks``) one block a
+task through its address (:func:`tinynet.kernels.address.run_parallel`).
 :func:`merge_block_rows` is the one ordered float64 merge of block partials the other
 folds use (the column folds here, the global average pooling, the tiled convolution's
 weight gradient, the normalization's parameter gradients).
@@ -18,13 +20,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import prange
 
 from tinynet.kernels._jit import inlined, njit
+from tinynet.kernels.address import run_parallel
 
 __all__ = ["DET_REDUCE_BLOCK", "rows_per_block", "lanes8_fn", "lane_sum", "block_partials_serial",
-           "block_partials_parallel", "merge_partials", "merge_block_rows", "merge_cols",
-           "col_fold_serial", "col_fold_parallel"]
+           "block_partials_parallel", "block_sums", "col_blocks", "merge_partials",
+           "merge_block_rows", "merge_cols", "col_fold_serial", "col_fold_parallel"]
 
 DET_REDUCE_BLOCK = 16384
 _LANES = 8
@@ -145,12 +147,19 @@ def block_partials_serial(x, block, squares):
     return parts
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def block_partials_parallel(x, block, squares):
+@njit(cache=True, error_model="numpy")
+def block_sums(x, block, squares, parts, b0, b1):
+    """``parts[b]``: the lane sum of block ``b`` for blocks ``b0..b1`` (the loop of
+    :func:`block_partials_serial`, a task range of :func:`block_partials_parallel`)."""
+    for b in range(b0, b1):
+        parts[b] = lane_sum_inline(x, b * block, min((b + 1) * block, x.size), squares)
+
+
+def block_partials_parallel(x: np.ndarray, block: int, squares: bool) -> np.ndarray:
+    """:func:`block_partials_serial` with the blocks spread over threads (the same bits)."""
     nblocks = (x.size + block - 1) // block
     parts = np.empty(nblocks, dtype=np.float64)
-    for b in prange(nblocks):
-        parts[b] = lane_sum(x, b * block, min((b + 1) * block, x.size), squares)
+    run_parallel(block_sums, nblocks, x, block, squares, parts)
     return parts
 
 
@@ -217,13 +226,22 @@ def col_fold_serial(x, y, use_y, channels, block, scale):
     return merge_cols(parts, scale)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def col_fold_parallel(x, y, use_y, channels, block, scale):
+@njit(cache=True, error_model="numpy")
+def col_blocks(x, y, use_y, channels, block, parts, b0, b1):
+    """Blocks ``b0..b1`` of :func:`col_fold_serial`'s loop into ``parts`` (a task range of
+    :func:`col_fold_parallel`)."""
+    rows = x.size // channels
+    for b in range(b0, b1):
+        col_block_inline(x, y, use_y, channels, b * block, min((b + 1) * block, rows), parts[b])
+
+
+def col_fold_parallel(x: np.ndarray, y: np.ndarray, use_y: bool, channels: int, block: int,
+                      scale: float) -> np.ndarray:
+    """:func:`col_fold_serial` with the blocks spread over threads (the same bits)."""
     rows = x.size // channels
     nblocks = (rows + block - 1) // block
     parts = np.empty((nblocks, channels), dtype=np.float32)
-    for b in prange(nblocks):
-        col_block(x, y, use_y, channels, b * block, min((b + 1) * block, rows), parts[b])
+    run_parallel(col_blocks, nblocks, x, y, use_y, channels, block, parts)
     return merge_cols(parts, scale)
 
 

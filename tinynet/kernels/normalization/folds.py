@@ -13,16 +13,17 @@ full SIMD width), float64 for the merge of block partials.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import run_parallel
 from tinynet.kernels.simd import vfold8x4, vload8x2, vsplat, vsplat8x2
 from tinynet.kernels.reduction import lanes8_fn, merge_block_rows, rows_per_block
 
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
            "shifted_sums_pair", "segment_dot2_pair",
            "merge_rows_serial", "merge_rows_parallel", "merge_rows_into", "merge_rows_chunks",
-           "merge_rows_to", "merge_rows_to_parallel", "segment_sum_fn", "group_sums",
+           "merge_rows_to", "merge_rows_to_parallel", "merge_rows_range", "segment_sum_fn",
+           "group_sums",
            "LANES"]
 
 LANES = 8
@@ -217,12 +218,20 @@ def merge_rows_to(parts, out0, out1):
         merge_rows_into(parts, acc, out0, out1, j)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def merge_rows_to_parallel(parts, out0, out1):
-    """:func:`merge_rows_to` with the column chunks spread over threads (same bits)."""
-    acc = _zeroed2(parts.shape[2])
-    for j in prange(merge_rows_chunks(parts.shape[2])):
+@njit(cache=True, error_model="numpy")
+def merge_rows_range(parts, acc, out0, out1, j0, j1):
+    """Column chunks ``j0..j1`` of the merge (:func:`merge_rows_into`); ``acc`` zeroed."""
+    for j in range(j0, j1):
         merge_rows_into(parts, acc, out0, out1, j)
+
+
+def merge_rows_to_parallel(parts: np.ndarray, out0: np.ndarray, out1: np.ndarray) -> None:
+    """:func:`merge_rows_to` with the column chunks spread over threads, one chunk a task
+    (:func:`tinynet.kernels.address.run_parallel`; the same bits)."""
+    channels = parts.shape[2]
+    acc = np.zeros((2, channels), dtype=np.float64)
+    run_parallel(merge_rows_range, (channels + _MERGE_COLS - 1) // _MERGE_COLS, parts, acc,
+                 out0, out1)
 
 
 @njit(cache=True, error_model="numpy")
@@ -234,8 +243,7 @@ def merge_rows_serial(parts):
     return out
 
 
-@njit(cache=True, error_model="numpy")
-def merge_rows_parallel(parts):
+def merge_rows_parallel(parts: np.ndarray) -> np.ndarray:
     """:func:`merge_rows_serial` with column chunks spread over threads (same bits)."""
     out = np.empty((2, parts.shape[2]), dtype=np.float32)
     merge_rows_to_parallel(parts, out[0], out[1])

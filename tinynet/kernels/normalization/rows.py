@@ -11,8 +11,9 @@ loops: 64 and 32 features run register kernels (:mod:`.rows_registers`); other
 multiples of 16 take whole ``f32x16`` vectors; multiples of 8 take rows in pairs whose
 two 8-lane folds run as one (:func:`folds.shifted_sums_pair`,
 :func:`folds.segment_dot2_pair`: each row's bits); the rest one row at a time. Each
-kind has its own compiled row loops, and each (kind, serial or parallel) its own driver,
-compiled on first use.
+kind has its own compiled row loops and its own serial driver over a range of chunks,
+compiled on first use; the parallel variant runs that driver one chunk a task through its
+address (:func:`tinynet.kernels.address.run_parallel`), with no compiled copy of its own.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import prange
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import run_parallel
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.simd import sfence, vload, vsplat, vstore
 from tinynet.kernels.normalization.folds import (merge_rows_to,
@@ -111,44 +112,60 @@ _fwd_rows_vectors, _fwd_rows_pairs, _fwd_rows_single = (
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _fwd_chunk(kind, x, out, xn, want_xn, d, j, epsilon, given, stream, gamma, beta, stats):
-    """Chunk ``j`` (``spc`` rows) by the row loop of ``kind`` (a constant of the caller)."""
-    r0 = j * d.spc
-    r1 = min(r0 + d.spc, d.batch)
+def _fwd_chunk(kind, x, out, xn, want_xn, rows, channels, spc, j, epsilon, given, stream, gamma,
+               beta, stats):
+    """Chunk ``j`` (``spc`` of the ``rows`` rows) by the row loop of ``kind`` (a constant of
+    the caller)."""
+    r0 = j * spc
+    r1 = min(r0 + spc, rows)
     if kind <= VECTORS:
-        _fwd_rows_vectors(x, out, xn, want_xn, r0, r1, d.channels, epsilon, given, stream,
+        _fwd_rows_vectors(x, out, xn, want_xn, r0, r1, channels, epsilon, given, stream,
                           gamma, beta, stats)
     elif kind == PAIRS:
-        _fwd_rows_pairs(x, out, xn, want_xn, r0, r1, d.channels, epsilon, given, stream,
+        _fwd_rows_pairs(x, out, xn, want_xn, r0, r1, channels, epsilon, given, stream,
                         gamma, beta, stats)
     else:
-        _fwd_rows_single(x, out, xn, want_xn, r0, r1, d.channels, epsilon, given, stream,
+        _fwd_rows_single(x, out, xn, want_xn, r0, r1, channels, epsilon, given, stream,
                          gamma, beta, stats)
+
+
+def _chunks(d) -> int:
+    """How many chunks of ``spc`` rows cover the batch."""
+    return (d.batch + d.spc - 1) // d.spc
+
+
+@functools.cache
+def _forward_rows_serial(kind: int):
+    """The serial forward of ``kind``'s rows over chunks ``j0..j1``."""
+
+    @njit(cache=True, variant=kind, error_model="numpy")
+    def rows_forward_serial(x, out, xn, rows, channels, spc, epsilon, given, want_xn, stream,
+                            gamma, beta, stats, j0, j1):
+        for j in range(j0, j1):
+            _fwd_chunk(kind, x, out, xn, want_xn, rows, channels, spc, j, epsilon, given,
+                       stream, gamma, beta, stats)
+
+    return rows_forward_serial
+
+
+def _forward_rows(serial, parallel, x, out, xn, d, epsilon, given, want_xn, stream, gamma,
+                  beta, stats):
+    # the dimensions as scalars: a named tuple cannot reach the parallel driver's threads
+    args = (x, out, xn, d.batch, d.channels, d.spc, epsilon, given, want_xn, stream, gamma,
+            beta, stats)
+    if parallel:
+        run_parallel(serial, _chunks(d), *args)
+    else:
+        serial(*args, 0, _chunks(d))
 
 
 @functools.cache
 def forward_rows_kernel(kind: int, parallel: bool):
     """``kernel(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta, stats)`` for
-    rows of one kind: chunks of ``spc`` rows, over threads when ``parallel``."""
+    rows of one kind: chunks of ``spc`` rows by one compiled serial kernel, on the calling
+    thread or one chunk a task over threads (through its address) when ``parallel``."""
     kind = max(kind, VECTORS)  # the forward treats every vector kind alike
-    if not parallel:
-        @njit(cache=True, variant=kind, error_model="numpy")
-        def rows_forward_serial(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta,
-                                stats):
-            for j in range((d.batch + d.spc - 1) // d.spc):
-                _fwd_chunk(kind, x, out, xn, want_xn, d, j, epsilon, given, stream, gamma,
-                           beta, stats)
-
-        return rows_forward_serial
-
-    @njit(cache=True, variant=kind, parallel=True, error_model="numpy")
-    def rows_forward_parallel(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta,
-                              stats):
-        for j in prange((d.batch + d.spc - 1) // d.spc):
-            _fwd_chunk(kind, x, out, xn, want_xn, d, j, epsilon, given, stream, gamma, beta,
-                       stats)
-
-    return rows_forward_parallel
+    return functools.partial(_forward_rows, _forward_rows_serial(kind), parallel)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -280,14 +297,14 @@ _bwd_rows64, _bwd_rows32, _bwd_rows_vectors, _bwd_rows_pairs, _bwd_rows_single =
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, d, j, stats, gamma,
-               parts):
-    """Chunk ``j`` (``spc`` rows) by the row loop of ``kind`` (``kind`` and ``layers``
-    constants of the caller: one call remains)."""
-    r0 = j * d.spc
-    r1 = min(r0 + d.spc, d.batch)
-    args = (g, s, dx, recompute, affine_only, stream, r0, r1, d.channels, d.spc, stats,
-            gamma, parts)
+def _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, rows, channels, spc, j,
+               stats, gamma, parts):
+    """Chunk ``j`` (``spc`` of the ``rows`` rows) by the row loop of ``kind`` (``kind`` and
+    ``layers`` constants of the caller: one call remains)."""
+    r0 = j * spc
+    r1 = min(r0 + spc, rows)
+    args = (g, s, dx, recompute, affine_only, stream, r0, r1, channels, spc, stats, gamma,
+            parts)
     if layers:
         if kind == ROWS64:
             _bwd_rows64(*args)
@@ -312,31 +329,41 @@ def _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, d, j, sta
 
 
 @functools.cache
+def _backward_rows_serial(kind: int, layers: bool):
+    """The serial backward of ``kind``'s rows over chunks ``j0..j1``, then (``merge``)
+    the merge of the chunk partials."""
+
+    @njit(cache=True, variant=f"{kind}_{layers:d}", error_model="numpy")
+    def rows_backward_serial(g, s, dx, rows, channels, spc, recompute, affine_only, stream,
+                             gamma, stats, sums, parts, merge, j0, j1):
+        for j in range(j0, j1):
+            _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, rows, channels,
+                       spc, j, stats, gamma, parts)
+        if merge:
+            merge_rows_to(parts, sums[0], sums[1])
+
+    return rows_backward_serial
+
+
+def _backward_rows(serial, parallel, g, s, dx, d, recompute, affine_only, stream, gamma,
+                   stats, sums, parts):
+    args = (g, s, dx, d.batch, d.channels, d.spc, recompute, affine_only, stream, gamma, stats,
+            sums, parts)
+    if parallel:
+        run_parallel(serial, _chunks(d), *args, False)
+        merge_rows_to_parallel(parts, sums[0], sums[1])
+    else:
+        serial(*args, True, 0, _chunks(d))
+
+
+@functools.cache
 def backward_rows_kernel(kind: int, layers: bool, parallel: bool):
     """``kernel(g, s, dx, d, recompute, affine_only, stream, gamma, stats, sums, parts)``
     for rows of one kind: ``stats[2, rows]`` mean and inv_std, ``parts[2, ntasks, C]``
     float64 chunk partials; the kernel merges them (as :func:`folds.merge_rows_serial`,
     the same bits) into ``sums[2, C]`` = (grad_beta, grad_gamma), saving a second
     dispatch. ``layers``: the call recomputes ``xn`` without ``affine_only`` (as the layers
-    do), the one case whose flags are constants of the loops."""
-    name = f"{kind}_{layers:d}"
-    if not parallel:
-        @njit(cache=True, variant=name, error_model="numpy")
-        def rows_backward_serial(g, s, dx, d, recompute, affine_only, stream, gamma, stats,
-                                 sums, parts):
-            for j in range((d.batch + d.spc - 1) // d.spc):
-                _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, d, j, stats,
-                           gamma, parts)
-            merge_rows_to(parts, sums[0], sums[1])
-
-        return rows_backward_serial
-
-    @njit(cache=True, variant=name, parallel=True, error_model="numpy")
-    def rows_backward_parallel(g, s, dx, d, recompute, affine_only, stream, gamma, stats, sums,
-                               parts):
-        for j in prange((d.batch + d.spc - 1) // d.spc):
-            _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, d, j, stats,
-                       gamma, parts)
-        merge_rows_to_parallel(parts, sums[0], sums[1])
-
-    return rows_backward_parallel
+    do), the one case whose flags are constants of the loops. One compiled serial kernel
+    runs the chunks, on the calling thread or one chunk a task over threads (through its
+    address) when ``parallel``."""
+    return functools.partial(_backward_rows, _backward_rows_serial(kind, layers), parallel)

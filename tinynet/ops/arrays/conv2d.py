@@ -173,8 +173,11 @@ def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
                pl, oh, ow, sh, sw, plan.scratch(slots), plan.offsets(slots))
         return z
     sgemm.ready()  # the tiled kernels' products call the C GEMM
-    kernel = ck.conv_forward_parallel if plan.parallel else ck.conv_forward_serial
-    kernel(x, w2, bias, add_bias, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
+    args = (x, w2, bias, add_bias, z, plan.tasks, *plan.args, plan.scratch(), plan.tiles())
+    if plan.parallel:
+        ck.conv_forward_parallel(*args)
+    else:
+        ck.conv_forward_serial(*args, 0, args[-1].shape[0])
     return z
 
 
@@ -225,10 +228,12 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     if tiled_dx or tiled_dw or want_db:
         parts = np.empty((ntasks if tiled_dw else 1, plan.width, plan.filters), dtype=np.float32)
         sgemm.ready()  # the tiled kernels' products call the C GEMM
-        kernel = ck.conv_backward_parallel if plan.parallel else ck.conv_backward_serial
-        kernel(x, w2, dz, dx if tiled_dx else x, parts, bparts, tiled_dx, tiled_dw,
-               want_db, plan.tasks, *plan.args, plan.scratch(), plan.scratch(),
-               plan.tiles())
+        args = (x, w2, dz, dx if tiled_dx else x, parts, bparts, tiled_dx, tiled_dw, want_db,
+                plan.tasks, *plan.args, plan.scratch(), plan.scratch(), plan.tiles())
+        if plan.parallel:
+            ck.conv_backward_parallel(*args)
+        else:
+            ck.conv_backward_serial(*args, 0, args[-1].shape[0])
         if tiled_dw:
             dw2 = _merge(parts)
         if want_db:

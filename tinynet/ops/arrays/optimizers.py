@@ -40,7 +40,7 @@ def sgd_update(w, g, m, lr, momentum, use_momentum, nesterov, common) -> None:
 def moments_update(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
                    common) -> None:
     """In-place Adam, Nadam, Adamax or Lion step (``rule``: one of :data:`MOMENT_RULES`,
-    see :func:`tinynet.kernels.optimizers._moments_block`); ``v``/``vhat`` may be empty
+    see :func:`tinynet.kernels.optimizers.moments_blocks`); ``v``/``vhat`` may be empty
     where the rule does not read them."""
     kernel = ok.moments_parallel if _parallel(w.size) else ok.moments_serial
     kernel(w, g, m, v, vhat, _RULE_CODES[rule], one_minus_b1, b2, k, eps, amsgrad, lr, *common)

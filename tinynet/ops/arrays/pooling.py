@@ -83,8 +83,10 @@ def max_pool2d_forward(x, pool_size: tuple[int, int], strides: tuple[int, int],
     shape = (x.shape[0], hlo.size, wlo.size, x.shape[3])
     out = np.empty(shape, dtype=np.float32)
     arg = np.empty(shape, dtype=np.int32)
-    kernel = pk.max_fwd_parallel if tuning.use_parallel(GATE, x.size) else pk.max_fwd_serial
-    kernel(x, out, arg, hlo, hhi, wlo, whi)
+    if tuning.use_parallel(GATE, x.size):
+        pk.max_fwd_parallel(x, out, arg, hlo, hhi, wlo, whi)
+    else:
+        pk.max_fwd_serial(x, out, arg, hlo, hhi, wlo, whi, 0, shape[0] * shape[1])
     return out, arg
 
 
@@ -98,8 +100,10 @@ def max_pool2d_backward(grad_output, argmax: np.ndarray, input_shape: tuple,
     ofirst, ostop = _covering_rows(int(input_shape[1]), int(input_shape[2]), *pool_size,
                                    *strides, padding)
     gx = np.empty(tuple(input_shape), dtype=np.float32)
-    kernel = pk.max_bwd_parallel if tuning.use_parallel(GATE, gx.size) else pk.max_bwd_serial
-    kernel(g, arg, gx, ofirst, ostop, wlo, whi)
+    if tuning.use_parallel(GATE, gx.size):
+        pk.max_bwd_parallel(g, arg, gx, ofirst, ostop, wlo, whi)
+    else:
+        pk.max_bwd_serial(g, arg, gx, ofirst, ostop, wlo, whi, 0, gx.shape[0] * gx.shape[1])
     return gx
 
 
@@ -113,8 +117,10 @@ def avg_pool2d_forward(x, pool_size: tuple[int, int], strides: tuple[int, int],
     x = _f32(x)
     hlo, hhi, wlo, whi = _geometry(x.shape, pool_size, strides, padding)
     out = np.empty((x.shape[0], hlo.size, wlo.size, x.shape[3]), dtype=np.float32)
-    kernel = pk.avg_fwd_parallel if tuning.use_parallel(GATE, x.size) else pk.avg_fwd_serial
-    kernel(x, out, hlo, hhi, wlo, whi)
+    if tuning.use_parallel(GATE, x.size):
+        pk.avg_fwd_parallel(x, out, hlo, hhi, wlo, whi)
+    else:
+        pk.avg_fwd_serial(x, out, hlo, hhi, wlo, whi, 0, out.shape[0] * out.shape[1])
     return out
 
 
@@ -126,8 +132,11 @@ def avg_pool2d_backward(grad_output, input_shape: tuple, pool_size: tuple[int, i
     ofirst, ostop = _covering_rows(int(input_shape[1]), int(input_shape[2]), *pool_size,
                                    *strides, padding)
     gx = np.empty(tuple(input_shape), dtype=np.float32)
-    kernel = pk.avg_bwd_parallel if tuning.use_parallel(GATE, gx.size) else pk.avg_bwd_serial
-    kernel(g, gx, ofirst, ostop, hlo, hhi, wlo, whi)
+    if tuning.use_parallel(GATE, gx.size):
+        pk.avg_bwd_parallel(g, gx, ofirst, ostop, hlo, hhi, wlo, whi)
+    else:
+        pk.avg_bwd_serial(g, gx, ofirst, ostop, hlo, hhi, wlo, whi, 0,
+                          gx.shape[0] * gx.shape[1])
     return gx
 
 
@@ -151,8 +160,10 @@ def global_avg_pool2d_backward(grad_output, input_shape: tuple) -> np.ndarray:
     g = np.asarray(grad_output, dtype=np.float32).reshape(N, C)
     share = np.ascontiguousarray((g.astype(np.float64) / (H * W)).astype(np.float32))
     gx = np.empty((N, H, W, C), dtype=np.float32)
-    kernel = pk.broadcast_parallel if tuning.use_parallel(GATE, gx.size) else pk.broadcast_serial
-    kernel(share, gx)
+    if tuning.use_parallel(GATE, gx.size):
+        pk.broadcast_parallel(share, gx)
+    else:
+        pk.broadcast_serial(share, gx, 0, N * H)
     return gx
 
 
