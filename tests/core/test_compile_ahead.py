@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.helpers.kernel_cache import wait_for_helpers
+from tests.helpers.kernel_cache import COUNT_COMPILES, wait_for_helpers
 from tinynet.tools import compile_ahead
 from tinynet.tools.compile_ahead import _batch_sizes
 
@@ -80,19 +80,11 @@ def test_set_enabled_takes_a_bool():
         compile_ahead.set_enabled("yes")
 
 
-LOCKED = """
+LOCKED = COUNT_COMPILES + """
 import fcntl, os, sys
 import numpy as np
-from numba.core import event
 from tinynet.kernels import _jit
 from tinynet.kernels.pooling import max_fwd_serial as kernel
-compiles = []
-class Count(event.Listener):
-    def on_start(self, ev):
-        compiles.append(ev.data["dispatcher"].py_func.__qualname__)
-    def on_end(self, ev):
-        pass
-event.register("numba:compile", Count())
 x = np.zeros((1, 2, 2, 1), np.float32)
 out = np.zeros((1, 1, 1, 1), np.float32)
 arg = np.zeros((1, 1, 1, 1), np.int32)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.helpers.kernel_cache import wait_for_helpers
+from tests.helpers.kernel_cache import COUNT_COMPILES, wait_for_helpers
 from tinynet.tools import compile_ahead, primed
 
 pytestmark = [
@@ -61,16 +61,8 @@ if pid and sys.argv[1] == "wait":
 print(pid or 0, primed.is_primed(), primed.marker_path())
 """
 
-HEAD = """
-from numba.core import event
+HEAD = COUNT_COMPILES + """
 from tinynet.tools import compile_ahead
-compiles = []
-class Count(event.Listener):
-    def on_start(self, ev):
-        compiles.append(ev.data["dispatcher"].py_func.__qualname__)
-    def on_end(self, ev):
-        pass
-event.register("numba:compile", Count())
 compile_ahead._drain(compile_ahead._tasks(compile_ahead._head_spec()))
 print(len(compiles))
 """

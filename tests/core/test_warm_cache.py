@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from tests.helpers.kernel_cache import wait_for_helpers
+from tests.helpers.kernel_cache import COUNT_COMPILES, wait_for_helpers
 from tinynet import tuning
 
 pytestmark = [
@@ -27,25 +27,12 @@ pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="the cache's locks need fcntl"),
 ]
 
-SCRIPT = """
+SCRIPT = COUNT_COMPILES + """
 import numpy as np
-from numba.core import event
 import tinynet as tn
 from tinynet.layers import (BatchNormalization, Conv2D, Dense, Flatten, GroupNormalization,
                             Input, MaxPooling2D)
 
-compiles = []
-
-
-class Count(event.Listener):
-    def on_start(self, ev):
-        compiles.append(ev.data["dispatcher"].py_func.__qualname__)
-
-    def on_end(self, ev):
-        pass
-
-
-event.register("numba:compile", Count())
 tn.set_seed(0)
 rng = np.random.default_rng(0)
 x = rng.standard_normal((80, 8, 8, 1)).astype(np.float32)

@@ -1,7 +1,7 @@
 """The step products of the recurrent kernels (:mod:`tinynet.kernels.recurrent`): a
 register-blocked GEMM on a block of batch rows (``z += h @ U`` forward, ``dh = dz @ U.T``
-backward), one fixed chain of fused multiply-adds per element, and how the drivers split
-the batch into blocks.
+backward), one fixed chain of fused multiply-adds per element, and the batch's split into
+blocks of rows (the range a serial kernel's task runs).
 """
 
 from __future__ import annotations
