@@ -131,11 +131,8 @@ class Trainer:
     """``compile``, ``fit``, ``evaluate``, ``predict`` and ``train_on_batch`` over a
     model's graph (see the module docstring)."""
 
-    #: Whether a cold ``fit`` may start the compile-ahead helper (one input, one output,
-    #: rebuilt in the helper from the model's pickle where it cannot be forked).
-    _compiles_ahead = True
-    #: Whether the helper may run the model layer by layer (a chain of layers, each fed
-    #: the previous one's output); else it runs whole training and test steps.
+    #: Whether a cold fit's compile-ahead helper may run the model layer by layer (a
+    #: chain of layers, each fed the previous one's output); else it runs whole steps.
     _ahead_by_layer = False
     #: ``(output index, WeightedMetric)`` of ``compile(weighted_metrics=...)``.
     _weighted_slots: list = []
@@ -372,8 +369,7 @@ class Trainer:
 
     def _ahead(self, data: Any, val: Any) -> Any:
         """The compile-ahead helper of a cold fit on arrays (one input, one output)."""
-        if (not self._compiles_ahead or not isinstance(data, ArrayAdapter)
-                or len(data.xs) != 1 or len(data.ys) != 1):
+        if not isinstance(data, ArrayAdapter) or len(data.xs) != 1 or len(data.ys) != 1:
             return contextlib.nullcontext()
         arrays = (val.xs[0], val.ys[0]) if isinstance(val, ArrayAdapter) else None
         return compile_ahead.ahead_of_fit(self, data.xs[0], data.ys[0], data.batch_size,
