@@ -31,7 +31,7 @@ from numba.extending import intrinsic
 
 from tinynet.kernels._jit import njit
 
-__all__ = ["call_at", "entry_address", "run_parallel", "tasks_parallel"]
+__all__ = ["call_at", "entry_address", "run_parallel", "run_tasks", "tasks_parallel"]
 
 _addresses: dict = {}  # (dispatcher id, argument key) -> address, for this process
 
@@ -97,6 +97,15 @@ def run_parallel(kernel: Any, tasks: int, *args: Any) -> None:
     threads (:func:`tasks_parallel`): the parallel twin of a serial kernel taking a task
     range ``(t0, t1)`` as its last two arguments, without a compiled copy of its body."""
     tasks_parallel(entry_address(kernel, args + (0, 0)), tasks, args)
+
+
+def run_tasks(kernel: Any, tasks: int, parallel: bool, *args: Any) -> None:
+    """``kernel(*args, 0, tasks)`` on the calling thread, or (``parallel``) its tasks
+    spread over Numba's threads (:func:`run_parallel`): the same bits either way."""
+    if parallel:
+        run_parallel(kernel, tasks, *args)
+    else:
+        kernel(*args, 0, tasks)
 
 
 if config.DISABLE_JIT:  # plain Python: the kernel itself stands for its address

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import run_parallel
+from tinynet.kernels.address import run_tasks
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
 from tinynet.kernels.simd import LANES, vload, vsplat, vstore
 from tinynet.kernels.simd_math import EXP_LOW, exp_poly, vexp_poly, vpick_gt, vpick_lt
@@ -63,11 +63,8 @@ def bmm(a: np.ndarray, b: np.ndarray, c: np.ndarray, trans_a: bool, trans_b: boo
     """:func:`bmm_items` on every item: in this thread, or (``parallel``) each item a task
     on Numba's threads calling the same compiled kernel (:func:`.address.run_parallel`),
     with its bits."""
-    npad = padded_columns(c.shape[2])
-    if parallel:
-        run_parallel(bmm_items, c.shape[0], a, b, c, trans_a, trans_b, npad)
-    else:
-        bmm_items(a, b, c, trans_a, trans_b, npad, 0, c.shape[0])
+    run_tasks(bmm_items, c.shape[0], parallel, a, b, c, trans_a, trans_b,
+              padded_columns(c.shape[2]))
 
 
 # -- exp in float32 operations (kernels.simd_math's Cephes polynomial, within 2 ulp) ------------
@@ -349,10 +346,7 @@ def _run(kernel: Any, runs: int, q: np.ndarray, k: np.ndarray, v: np.ndarray,
          offsets: tuple[int, int, int], *rest: Any) -> None:
     # the offsets go as an array: a parallel run's driver takes no tuple inside its arguments
     args = (q, k, v, np.array(offsets, dtype=np.int64), *rest)
-    if runs > 1:
-        run_parallel(kernel, runs, *args, runs)
-    else:
-        kernel(*args, 1, 0, 1)
+    run_tasks(kernel, runs, runs > 1, *args, runs)
 
 
 def attend_forward(runs: int, *args: Any) -> None:

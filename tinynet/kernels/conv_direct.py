@@ -41,7 +41,7 @@ import functools
 import numpy as np
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import run_parallel
+from tinynet.kernels.address import run_tasks
 from tinynet.kernels.conv import pad_sample
 from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vload, vsplat, vstore
 
@@ -483,11 +483,7 @@ def forward_kernel(narrow: bool, parallel: bool):
 def _run_slots(kernel, parallel, *args):
     """``kernel(*args, 0, slots)`` on the calling thread, or one slot a task over threads
     through its address (``args[-1]``: the per-slot offsets, one row a slot)."""
-    slots = args[-1].shape[0]
-    if parallel:
-        run_parallel(kernel, slots, *args)
-    else:
-        kernel(*args, 0, slots)
+    run_tasks(kernel, args[-1].shape[0], parallel, *args)
 
 
 @functools.cache

@@ -15,7 +15,7 @@ gather: each input row sums the windows that cover it, in output-row then output
 order, so no two blocks write the same element), and global reductions one block per
 ``(sample, run of positions)`` with block partials merged in block order. The serial
 kernels take their range of rows (``r0, r1``) last; the parallel variants run them one
-row (or block) a task through their address (:func:`tinynet.kernels.address.run_parallel`),
+row (or block) a task through their address (:func:`tinynet.kernels.address.run_tasks`),
 so no parallel copy of a body is compiled, and the results are bitwise identical for any
 gate value and thread count.
 """
@@ -29,11 +29,8 @@ from tinynet.kernels.address import run_parallel
 from tinynet.kernels.reduction import merge_block_rows
 
 __all__ = [
-    "avg_bwd_parallel",
     "avg_bwd_serial",
-    "avg_fwd_parallel",
     "avg_fwd_serial",
-    "broadcast_parallel",
     "broadcast_serial",
     "gap_blocks",
     "gap_fwd_parallel",
@@ -41,9 +38,7 @@ __all__ = [
     "gmp_fwd_parallel",
     "gmp_blocks",
     "gmp_fwd_serial",
-    "max_bwd_parallel",
     "max_bwd_serial",
-    "max_fwd_parallel",
     "max_fwd_serial",
 ]
 
@@ -95,10 +90,6 @@ def max_fwd_serial(x, out, arg, hlo, hhi, wlo, whi, r0, r1):
         _max_fwd_row_inline(x, out, arg, r, hlo, hhi, wlo, whi)
 
 
-def max_fwd_parallel(x, out, arg, hlo, hhi, wlo, whi) -> None:
-    """Every row by :func:`max_fwd_serial`, one row a task over Numba's threads."""
-    run_parallel(max_fwd_serial, out.shape[0] * out.shape[1], x, out, arg, hlo, hhi, wlo, whi)
-
 
 @njit(callee=True, cache=True, error_model="numpy")
 def _max_bwd_row(g, arg, gx, r, ofirst, ostop, wlo, whi):
@@ -126,10 +117,6 @@ def max_bwd_serial(g, arg, gx, ofirst, ostop, wlo, whi, r0, r1):
     for r in range(r0, r1):
         _max_bwd_row_inline(g, arg, gx, r, ofirst, ostop, wlo, whi)
 
-
-def max_bwd_parallel(g, arg, gx, ofirst, ostop, wlo, whi) -> None:
-    """Every row by :func:`max_bwd_serial`, one row a task over Numba's threads."""
-    run_parallel(max_bwd_serial, gx.shape[0] * gx.shape[1], g, arg, gx, ofirst, ostop, wlo, whi)
 
 
 # ---------------------------------------------------------------------------------------
@@ -164,10 +151,6 @@ def avg_fwd_serial(x, out, hlo, hhi, wlo, whi, r0, r1):
         _avg_fwd_row_inline(x, out, r, hlo, hhi, wlo, whi)
 
 
-def avg_fwd_parallel(x, out, hlo, hhi, wlo, whi) -> None:
-    """Every row by :func:`avg_fwd_serial`, one row a task over Numba's threads."""
-    run_parallel(avg_fwd_serial, out.shape[0] * out.shape[1], x, out, hlo, hhi, wlo, whi)
-
 
 @njit(callee=True, cache=True, error_model="numpy")
 def _avg_bwd_row(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi):
@@ -199,11 +182,6 @@ def avg_bwd_serial(g, gx, ofirst, ostop, hlo, hhi, wlo, whi, r0, r1):
     for r in range(r0, r1):
         _avg_bwd_row_inline(g, gx, r, ofirst, ostop, hlo, hhi, wlo, whi)
 
-
-def avg_bwd_parallel(g, gx, ofirst, ostop, hlo, hhi, wlo, whi) -> None:
-    """Every row by :func:`avg_bwd_serial`, one row a task over Numba's threads."""
-    run_parallel(avg_bwd_serial, gx.shape[0] * gx.shape[1], g, gx, ofirst, ostop, hlo, hhi,
-                 wlo, whi)
 
 
 # ---------------------------------------------------------------------------------------
@@ -282,10 +260,6 @@ def broadcast_serial(share, gx, r0, r1):
     for r in range(r0, r1):
         _broadcast_row_inline(share, gx, r)
 
-
-def broadcast_parallel(share, gx) -> None:
-    """Every row by :func:`broadcast_serial`, one row a task over Numba's threads."""
-    run_parallel(broadcast_serial, gx.shape[0] * gx.shape[1], share, gx)
 
 
 @njit(callee=True, cache=True, error_model="numpy")

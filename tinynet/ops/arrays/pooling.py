@@ -17,6 +17,7 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import pooling as pk
+from tinynet.kernels.address import run_tasks
 from tinynet.kernels.reduction import rows_per_block
 from tinynet.ops.arrays.windows import window_axis
 
@@ -83,10 +84,8 @@ def max_pool2d_forward(x, pool_size: tuple[int, int], strides: tuple[int, int],
     shape = (x.shape[0], hlo.size, wlo.size, x.shape[3])
     out = np.empty(shape, dtype=np.float32)
     arg = np.empty(shape, dtype=np.int32)
-    if tuning.use_parallel(GATE, x.size):
-        pk.max_fwd_parallel(x, out, arg, hlo, hhi, wlo, whi)
-    else:
-        pk.max_fwd_serial(x, out, arg, hlo, hhi, wlo, whi, 0, shape[0] * shape[1])
+    run_tasks(pk.max_fwd_serial, shape[0] * shape[1], tuning.use_parallel(GATE, x.size),
+              x, out, arg, hlo, hhi, wlo, whi)
     return out, arg
 
 
@@ -100,10 +99,8 @@ def max_pool2d_backward(grad_output, argmax: np.ndarray, input_shape: tuple,
     ofirst, ostop = _covering_rows(int(input_shape[1]), int(input_shape[2]), *pool_size,
                                    *strides, padding)
     gx = np.empty(tuple(input_shape), dtype=np.float32)
-    if tuning.use_parallel(GATE, gx.size):
-        pk.max_bwd_parallel(g, arg, gx, ofirst, ostop, wlo, whi)
-    else:
-        pk.max_bwd_serial(g, arg, gx, ofirst, ostop, wlo, whi, 0, gx.shape[0] * gx.shape[1])
+    run_tasks(pk.max_bwd_serial, gx.shape[0] * gx.shape[1], tuning.use_parallel(GATE, gx.size),
+              g, arg, gx, ofirst, ostop, wlo, whi)
     return gx
 
 
@@ -117,10 +114,8 @@ def avg_pool2d_forward(x, pool_size: tuple[int, int], strides: tuple[int, int],
     x = _f32(x)
     hlo, hhi, wlo, whi = _geometry(x.shape, pool_size, strides, padding)
     out = np.empty((x.shape[0], hlo.size, wlo.size, x.shape[3]), dtype=np.float32)
-    if tuning.use_parallel(GATE, x.size):
-        pk.avg_fwd_parallel(x, out, hlo, hhi, wlo, whi)
-    else:
-        pk.avg_fwd_serial(x, out, hlo, hhi, wlo, whi, 0, out.shape[0] * out.shape[1])
+    run_tasks(pk.avg_fwd_serial, out.shape[0] * out.shape[1], tuning.use_parallel(GATE, x.size),
+              x, out, hlo, hhi, wlo, whi)
     return out
 
 
@@ -132,11 +127,8 @@ def avg_pool2d_backward(grad_output, input_shape: tuple, pool_size: tuple[int, i
     ofirst, ostop = _covering_rows(int(input_shape[1]), int(input_shape[2]), *pool_size,
                                    *strides, padding)
     gx = np.empty(tuple(input_shape), dtype=np.float32)
-    if tuning.use_parallel(GATE, gx.size):
-        pk.avg_bwd_parallel(g, gx, ofirst, ostop, hlo, hhi, wlo, whi)
-    else:
-        pk.avg_bwd_serial(g, gx, ofirst, ostop, hlo, hhi, wlo, whi, 0,
-                          gx.shape[0] * gx.shape[1])
+    run_tasks(pk.avg_bwd_serial, gx.shape[0] * gx.shape[1], tuning.use_parallel(GATE, gx.size),
+              g, gx, ofirst, ostop, hlo, hhi, wlo, whi)
     return gx
 
 
@@ -160,10 +152,7 @@ def global_avg_pool2d_backward(grad_output, input_shape: tuple) -> np.ndarray:
     g = np.asarray(grad_output, dtype=np.float32).reshape(N, C)
     share = np.ascontiguousarray((g.astype(np.float64) / (H * W)).astype(np.float32))
     gx = np.empty((N, H, W, C), dtype=np.float32)
-    if tuning.use_parallel(GATE, gx.size):
-        pk.broadcast_parallel(share, gx)
-    else:
-        pk.broadcast_serial(share, gx, 0, N * H)
+    run_tasks(pk.broadcast_serial, N * H, tuning.use_parallel(GATE, gx.size), share, gx)
     return gx
 
 
