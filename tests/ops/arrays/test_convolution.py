@@ -204,3 +204,26 @@ def test_conv_transpose_bias_has_the_bits_of_a_bias_add_after_the_transposed_con
         np.testing.assert_array_equal(y, expected)
         if fn is GELU:
             np.testing.assert_array_equal(pre, z + b)
+
+
+@pytest.mark.parametrize("k, size, channels, filters", [(2, 4, 4, 5), (2, 7, 16, 32),
+                                                         (3, 5, 3, 2), (2, 40, 8, 64)],
+                         ids=["k2", "k2 wide", "k3 s3", "k2 samples in several tiles"])
+@pytest.mark.parametrize("with_bias", [False, True], ids=["no bias", "bias"])
+def test_conv_transpose_with_stride_equal_to_kernel_gives_each_product_in_its_place(
+        k, size, channels, filters, with_bias):
+    # stride = kernel, no padding: output pixel (k*y + i, k*x + j) is the one product of
+    # input pixel (y, x) with tap (i, j) (the GEMM's chain, bit for bit), plus the bias
+    rng = np.random.default_rng(8)
+    x, w = _rand(rng, 3, size, size, channels), _rand(rng, k * k * filters, channels)
+    b = _rand(rng, filters) if with_bias else None
+    geometry, out_shape = _geometry(k, k, 0, size), (3, k * size, k * size, filters)
+    products = matmul(x.reshape(-1, channels), w, trans_b=True).reshape(
+        3, size, size, k, k, filters)
+    expected = products.transpose(0, 1, 3, 2, 4, 5).reshape(out_shape)
+    if with_bias:
+        expected = expected + b
+    for gate in (0, 2**62):
+        with tuning.override(conv_parallel_min_elems=gate):
+            y, _ = cv.conv_transpose_forward(x, w, b, None, geometry, out_shape)
+        np.testing.assert_array_equal(y.reshape(out_shape), expected)
