@@ -56,6 +56,7 @@ __all__ = ["TILE_ELEMS", "MIN_TASKS", "tile_rows", "conv2d_forward", "conv2d_bac
 TILE_ELEMS = 1 << 17  # patch-matrix elements per tile (512 KB of float32)
 MIN_TASKS = 8         # small samples are grouped, but into at least this many tasks
 _GATE = "conv_parallel_min_elems"
+_NO_BIAS = np.zeros(0, dtype=np.float32)  # the tiled backward's dx_bias when none is added
 
 
 def tile_rows(patch_width: int) -> int:
@@ -266,9 +267,6 @@ def conv2d_input_grad(dz: np.ndarray, w2: np.ndarray, geometry: tuple, x_shape: 
     placeholder = np.empty(x_shape, dtype=np.float32)
     return conv2d_backward(placeholder, w2, dz, geometry, want_dx=True, want_dw=False,
                            dx_bias=bias)[0]
-
-
-_NO_BIAS = np.zeros(0, dtype=np.float32)  # the kernels' bias argument when none is added
 
 
 def _bias_vector(bias: np.ndarray, channels: int) -> np.ndarray:
