@@ -59,16 +59,25 @@ def pad_sample(x, b, pt, pl, xp):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _crop_sample(xp, pt, pl, dx, b):
-    """Copies the ``[H, W, C]`` interior of ``xp`` at ``(pt, pl)`` into ``dx[b]``."""
+def _crop_sample(xp, pt, pl, dx, b, bias, add_bias):
+    """Copies the ``[H, W, C]`` interior of ``xp`` at ``(pt, pl)`` into ``dx[b]``, plus
+    ``bias`` (``[C]``) on every pixel if ``add_bias``: one rounded add to each finished
+    sum, the bits of a separate bias pass."""
     _, height, width, ch = dx.shape
     wp = xp.shape[1]
     flat = xp.reshape(-1)
     for iy in range(height):
         s = flat[((iy + pt) * wp + pl) * ch:((iy + pt) * wp + pl + width) * ch]
         d = dx[b, iy].reshape(-1)
-        for t in range(width * ch):
-            d[t] = s[t]
+        if add_bias:
+            for ix in range(width):
+                sp = s[ix * ch:(ix + 1) * ch]
+                dp = d[ix * ch:(ix + 1) * ch]
+                for c in range(ch):
+                    dp[c] = sp[c] + bias[c]
+        else:
+            for t in range(width * ch):
+                d[t] = s[t]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -123,13 +132,15 @@ def im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, c
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def col2im_tile(dcols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, dxp, dx):
+def col2im_tile(dcols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, dxp, dx,
+                bias, add_bias):
     """Adds the patch gradients of output pixels ``q0..q1`` of samples ``b0..b1`` (laid
     out as :func:`im2col_tile` lays out patches) into the padded gradient ``dxp``, rows
     in order, taps in ``(i, j, c)`` order.
 
     ``dxp`` is zeroed when a sample starts (``q0 == 0``) and its interior is copied to
-    ``dx[b]`` when the sample ends (``q1 == oh * ow``).
+    ``dx[b]`` (plus ``bias`` if ``add_bias``: a transposed convolution's) when the sample
+    ends (``q1 == oh * ow``).
     """
     wp, ch = dxp.shape[1], dxp.shape[2]
     flat = dxp.reshape(-1)
@@ -142,7 +153,7 @@ def col2im_tile(dcols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, d
         _patch_walk(flat, wp, ch, rflat, (b - b0) * n * dcols.shape[1], q0, q1, kh, kw, sh,
                     sw, dh, dw, ow, False)
         if q1 == oh * ow:
-            _crop_sample(dxp, pt, pl, dx, b)
+            _crop_sample(dxp, pt, pl, dx, b, bias, add_bias)
 
 
 # ------------------------------------------------------------- whole convolution passes
@@ -195,8 +206,9 @@ def conv_forward_parallel(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, s, slots,
-                   per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, dxp, cols):
+def _backward_slot(x, w2, dz, dx, dx_bias, add_dx_bias, parts, bparts, want_dx, want_dw,
+                   want_db, tasks, s, slots, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
+                   xp, dxp, cols):
     filters = dz.shape[1]
     for t in range(s, tasks.shape[0], slots):
         b0 = tasks[t, 0]
@@ -223,24 +235,27 @@ def _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, task
             if want_dx:  # dcols = dz @ w2^T, scattered back into the sample
                 gemm(g, w2, cols[:rows], False, True)
                 col2im_tile(cols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, dxp,
-                            dx)
+                            dx, dx_bias, add_dx_bias)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def conv_backward_serial(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, per,
-                         step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps, colss, s0, s1):
-    """``dx = col2im(dz @ w2^T)`` and per-task kernel and bias gradients ``parts[t]``,
-    ``bparts[t]``, tile by tile, for the tasks of slots ``s0..s1`` (of ``len(xps)``)."""
+def conv_backward_serial(x, w2, dz, dx, dx_bias, add_dx_bias, parts, bparts, want_dx, want_dw,
+                         want_db, tasks, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps,
+                         dxps, colss, s0, s1):
+    """``dx = col2im(dz @ w2^T) (+ dx_bias)`` and per-task kernel and bias gradients
+    ``parts[t]``, ``bparts[t]``, tile by tile, for the tasks of slots ``s0..s1`` (of
+    ``len(xps)``). ``dx_bias`` (``[C]``, added to each finished ``dx`` element if
+    ``add_dx_bias``) is a transposed convolution's bias: its forward is this ``dx``."""
     for s in range(s0, s1):
-        _backward_slot(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, s,
-                       xps.shape[0], per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps[s],
-                       dxps[s], colss[s])
+        _backward_slot(x, w2, dz, dx, dx_bias, add_dx_bias, parts, bparts, want_dx, want_dw,
+                       want_db, tasks, s, xps.shape[0], per, step, pt, pl, kh, kw, sh, sw, dh,
+                       dw, oh, ow, xps[s], dxps[s], colss[s])
 
 
-def conv_backward_parallel(x, w2, dz, dx, parts, bparts, want_dx, want_dw, want_db, tasks, per,
-                           step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, dxps,
-                           colss) -> None:
+def conv_backward_parallel(x, w2, dz, dx, dx_bias, add_dx_bias, parts, bparts, want_dx,
+                           want_dw, want_db, tasks, per, step, pt, pl, kh, kw, sh, sw, dh, dw,
+                           oh, ow, xps, dxps, colss) -> None:
     """:func:`conv_backward_serial` with one slot a task over threads (same bits)."""
-    run_parallel(conv_backward_serial, xps.shape[0], x, w2, dz, dx, parts, bparts, want_dx,
-                 want_dw, want_db, tasks, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
-                 xps, dxps, colss)
+    run_parallel(conv_backward_serial, xps.shape[0], x, w2, dz, dx, dx_bias, add_dx_bias, parts,
+                 bparts, want_dx, want_dw, want_db, tasks, per, step, pt, pl, kh, kw, sh, sw, dh,
+                 dw, oh, ow, xps, dxps, colss)

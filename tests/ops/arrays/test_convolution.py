@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from tinynet import tuning
 from tinynet.activations import get
 from tinynet.ops.arrays import convolution as cv
 from tinynet.ops.arrays.matmul import matmul
@@ -180,3 +181,49 @@ def test_conv_transpose_forward_is_the_convolutions_input_gradient():
     m_t = (_im2col64(basis, 3, 2, 1, 4) @ w.astype(np.float64)).reshape(8 * 8 * 5, 4 * 4 * 3)
     expected = x.reshape(2, -1).astype(np.float64) @ m_t.T
     np.testing.assert_allclose(y.reshape(2, -1), expected, rtol=1e-5, atol=1e-5)
+
+
+
+@pytest.mark.parametrize("stride, pad, size, out, filters",
+                         [(2, 1, 4, 8, 5), (2, 0, 4, 9, 16), (1, 1, 6, 6, 16), (1, 1, 6, 6, 5)],
+                         ids=["s2 same", "s2 valid 16", "s1 direct", "s1 tiled"])
+@pytest.mark.parametrize("act", [None, "relu", GELU], ids=["linear", "relu", "gelu"])
+def test_conv_transpose_bias_has_the_bits_of_a_bias_add_after_the_transposed_convolution(
+        stride, pad, size, out, filters, act):
+    # the bias joins each finished output sample (in the col2im crop, or in a pass after
+    # the direct kernel): one rounded float32 add per element, the bits of a bias pass
+    fn = get(act) if isinstance(act, str) else act
+    rng = np.random.default_rng(7)
+    x, w, b = _rand(rng, 3, size, size, 4), _rand(rng, 9 * filters, 4), _rand(rng, filters)
+    geometry, out_shape = _geometry(3, stride, pad, size), (3, out, out, filters)
+    for gate in (0, 2**62):
+        with tuning.override(conv_parallel_min_elems=gate):
+            y, pre = cv.conv_transpose_forward(x, w, b, fn, geometry, out_shape)
+            z, _ = cv.conv_transpose_forward(x, w, None, None, geometry, out_shape)
+        expected = (z + b) if fn is None else fn.forward(z + b)
+        np.testing.assert_array_equal(y, expected)
+        if fn is GELU:
+            np.testing.assert_array_equal(pre, z + b)
+
+
+@pytest.mark.parametrize("k, size, channels, filters", [(2, 4, 4, 5), (2, 7, 16, 32),
+                                                         (3, 5, 3, 2), (2, 40, 8, 64)],
+                         ids=["k2", "k2 wide", "k3 s3", "k2 samples in several tiles"])
+@pytest.mark.parametrize("with_bias", [False, True], ids=["no bias", "bias"])
+def test_conv_transpose_with_stride_equal_to_kernel_gives_each_product_in_its_place(
+        k, size, channels, filters, with_bias):
+    # stride = kernel, no padding: output pixel (k*y + i, k*x + j) is the one product of
+    # input pixel (y, x) with tap (i, j) (the GEMM's chain, bit for bit), plus the bias
+    rng = np.random.default_rng(8)
+    x, w = _rand(rng, 3, size, size, channels), _rand(rng, k * k * filters, channels)
+    b = _rand(rng, filters) if with_bias else None
+    geometry, out_shape = _geometry(k, k, 0, size), (3, k * size, k * size, filters)
+    products = matmul(x.reshape(-1, channels), w, trans_b=True).reshape(
+        3, size, size, k, k, filters)
+    expected = products.transpose(0, 1, 3, 2, 4, 5).reshape(out_shape)
+    if with_bias:
+        expected = expected + b
+    for gate in (0, 2**62):
+        with tuning.override(conv_parallel_min_elems=gate):
+            y, _ = cv.conv_transpose_forward(x, w, b, None, geometry, out_shape)
+        np.testing.assert_array_equal(y.reshape(out_shape), expected)

@@ -56,6 +56,7 @@ __all__ = ["TILE_ELEMS", "MIN_TASKS", "tile_rows", "conv2d_forward", "conv2d_bac
 TILE_ELEMS = 1 << 17  # patch-matrix elements per tile (512 KB of float32)
 MIN_TASKS = 8         # small samples are grouped, but into at least this many tasks
 _GATE = "conv_parallel_min_elems"
+_NO_BIAS = np.zeros(0, dtype=np.float32)  # the tiled backward's dx_bias when none is added
 
 
 def tile_rows(patch_width: int) -> int:
@@ -182,7 +183,8 @@ def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
 
 
 def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tuple, *,
-                    want_dx: bool = True, want_dw: bool = True, want_db: bool = False
+                    want_dx: bool = True, want_dw: bool = True, want_db: bool = False,
+                    dx_bias: np.ndarray | None = None
                     ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """Input and kernel gradients of :func:`conv2d_forward`.
 
@@ -194,6 +196,8 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
         want_dx: Compute ``dx`` (``None`` otherwise).
         want_dw: Compute the kernel gradient (``None`` otherwise).
         want_db: Compute the bias gradient, the column sums of ``dz`` (``None`` otherwise).
+        dx_bias: Optional ``[C]``, added to every finished ``dx`` element (a transposed
+            convolution's bias; on the tiled path while the sample is in cache).
 
     Returns:
         ``(dx [B, H, W, C], dw2 [KH * KW * C, F], db [F])``; each task's partial sums are
@@ -211,6 +215,8 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     dw2 = np.zeros(w2.shape, dtype=np.float32) if want_dw else None
     db = np.zeros(plan.filters, dtype=np.float32) if want_db else None
     if not (want_dx or want_dw or want_db) or dz.size == 0:
+        if want_dx and dx_bias is not None:
+            np.add(dx, _bias_vector(dx_bias, plan.ch), out=dx)
         return dx, dw2, db
     ntasks = len(plan.tasks)
     bparts = np.empty((ntasks, plan.filters), dtype=np.float32)
@@ -223,12 +229,17 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
         if want_db:
             db = _merge(bparts)
         want_db = False
+        if pads is not None and dx_bias is not None:  # a pass of its own here
+            np.add(dx, _bias_vector(dx_bias, plan.ch), out=dx)
     tiled_dx = want_dx and pads is None
     tiled_dw = want_dw and not direct_dw
     if tiled_dx or tiled_dw or want_db:
         parts = np.empty((ntasks if tiled_dw else 1, plan.width, plan.filters), dtype=np.float32)
         sgemm.ready()  # the tiled kernels' products call the C GEMM
-        args = (x, w2, dz, dx if tiled_dx else x, parts, bparts, tiled_dx, tiled_dw, want_db,
+        add_dx_bias = tiled_dx and dx_bias is not None
+        bias = _bias_vector(dx_bias, plan.ch) if add_dx_bias else _NO_BIAS
+        args = (x, w2, dz, dx if tiled_dx else x, bias, add_dx_bias, parts, bparts, tiled_dx,
+                tiled_dw, want_db,
                 plan.tasks, *plan.args, plan.scratch(), plan.scratch(), plan.tiles())
         if plan.parallel:
             ck.conv_backward_parallel(*args)
@@ -241,17 +252,26 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     return dx, dw2, db
 
 
-def conv2d_input_grad(dz: np.ndarray, w2: np.ndarray, geometry: tuple,
-                      x_shape: tuple) -> np.ndarray:
+def conv2d_input_grad(dz: np.ndarray, w2: np.ndarray, geometry: tuple, x_shape: tuple,
+                      bias: np.ndarray | None = None) -> np.ndarray:
     """The input gradient alone of :func:`conv2d_forward` on an input of ``x_shape``: the
-    transposed convolution of ``dz``. (Without the kernel gradient the kernels never read
-    the forward input, so an unfilled array of its shape stands in for it.)
+    transposed convolution of ``dz``, plus ``bias`` (``[C]``) if given, added to each
+    finished sum (the bits of a bias pass after it). (Without the kernel gradient the
+    kernels never read the forward input, so an unfilled array of its shape stands in
+    for it.)
 
     Shape:
-        dz: ``[B*OH*OW, F]``; w2: ``[KH*KW*C, F]``; output: ``x_shape`` = ``[B, H, W, C]``.
+        dz: ``[B*OH*OW, F]``; w2: ``[KH*KW*C, F]``; bias: ``[C]``; output: ``x_shape`` =
+        ``[B, H, W, C]``.
     """
     placeholder = np.empty(x_shape, dtype=np.float32)
-    return conv2d_backward(placeholder, w2, dz, geometry, want_dx=True, want_dw=False)[0]
+    return conv2d_backward(placeholder, w2, dz, geometry, want_dx=True, want_dw=False,
+                           dx_bias=bias)[0]
+
+
+def _bias_vector(bias: np.ndarray, channels: int) -> np.ndarray:
+    """``bias`` as a C-contiguous float32 ``[channels]`` vector."""
+    return np.ascontiguousarray(bias, dtype=np.float32).reshape(channels)
 
 
 def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,

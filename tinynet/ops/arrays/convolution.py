@@ -9,8 +9,9 @@ for.
   summed) tile by tile.
 * ``conv_transpose_*``: Conv2DTranspose, the input gradient of the convolution from its
   output's shape back to its input's (the forward is that convolution's input gradient,
-  the input gradient its forward, the kernel gradient its kernel gradient with the
-  roles of ``x`` and the output gradient swapped).
+  with the bias added to each sample as it is finished; the input gradient its forward,
+  the kernel gradient its kernel gradient with the roles of ``x`` and the output
+  gradient swapped).
 * ``depthwise_conv_*``: DepthwiseConv2D (:mod:`tinynet.ops.arrays.depthwise`, the bias
   added and its gradient summed in the depthwise pass).
 * ``separable_conv_*``: SeparableConv2D, the depthwise convolution without bias (its
@@ -112,8 +113,9 @@ def conv_transpose_forward(x: np.ndarray, kernel: np.ndarray, bias: np.ndarray |
         ``(y, pre)``: the output ``[B * OH * OW, F]`` and the pre-activation when ``fn``'s
         backward reads it (else ``None``).
     """
-    z = conv2d_input_grad(x.reshape(-1, x.shape[-1]), kernel, geometry, out_shape)
-    return bias_act_forward(z.reshape(-1, out_shape[-1]), bias, fn)
+    # the bias joins each output sample as it leaves the col2im buffer, still in cache
+    z = conv2d_input_grad(x.reshape(-1, x.shape[-1]), kernel, geometry, out_shape, bias)
+    return bias_act_forward(z.reshape(-1, out_shape[-1]), None, fn)
 
 
 def conv_transpose_backward(x: np.ndarray, kernel: np.ndarray, pre: np.ndarray | None,
