@@ -314,6 +314,9 @@ def _grad_block6(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
 
 
 # ------------------------------------------------------------------ one sample
+# Inlined into the slot drivers (one call site each): as called functions they linked the
+# blocks and optimized them once more, so each block's code went through LLVM three times
+# (its own module, the sample's, the slot's) instead of two.
 @njit(cache=True, inline="always", error_model="numpy")
 def _pixel_offsets(q0, n, ow, sh, sw, wp, ch, offs):
     """``offs[i]``, ``i < n``: offset in the padded sample of the corner of output pixel
