@@ -314,6 +314,9 @@ def _grad_block6(xf, gf, roff, r0, nf, f0, oh, ow, sh, sw, wp, ch, g0, part):
 
 
 # ------------------------------------------------------------------ one sample
+# Inlined into the slot drivers (one call site each): as called functions they linked the
+# blocks and optimized them once more, so each block's code went through LLVM three times
+# (its own module, the sample's, the slot's) instead of two.
 @njit(cache=True, inline="always", error_model="numpy")
 def _pixel_offsets(q0, n, ow, sh, sw, wp, ch, offs):
     """``offs[i]``, ``i < n``: offset in the padded sample of the corner of output pixel
@@ -324,7 +327,7 @@ def _pixel_offsets(q0, n, ow, sh, sw, wp, ch, offs):
         offs[i] = (oy * sh * wp + ox * sw) * ch
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _out_sample_wide(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs):
     """All outputs of one padded sample ``xp`` (``[Hp, Wp, C]``) into rows
     ``row0..row0 + oh * ow`` of ``zf`` (flat ``[rows * nf]``), in wide blocks."""
@@ -342,7 +345,7 @@ def _out_sample_wide(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, off
             _out_block1(xf, wf, roff, nf, nf - 16, offs, zf, zo, bias, add_bias)
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _out_sample_narrow(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, offs):
     """:func:`_out_sample_wide` in narrow blocks."""
     wp, ch = xp.shape[1], xp.shape[2]
@@ -357,7 +360,7 @@ def _out_sample_narrow(xp, wf, roff, bias, add_bias, zf, row0, oh, ow, sh, sw, o
             _out_block6(xf, wf, roff, nf, f0, offs, zf, zo, bias, add_bias)
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _grad_sample_wide(xp, gf, roff, row0, oh, ow, sh, sw, part):
     """Continues the kernel-gradient chains in ``part`` over one padded sample ``xp`` and
     its output gradient rows ``row0..row0 + oh * ow`` of ``gf``, in wide blocks."""
@@ -371,7 +374,7 @@ def _grad_sample_wide(xp, gf, roff, row0, oh, ow, sh, sw, part):
             _grad_block1(xf, gf, roff, r0, nf, nf - 16, oh, ow, sh, sw, wp, ch, row0, part)
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _grad_sample_narrow(xp, gf, roff, row0, oh, ow, sh, sw, part):
     """:func:`_grad_sample_wide` in narrow blocks."""
     wp, ch = xp.shape[1], xp.shape[2]
@@ -385,7 +388,10 @@ def _grad_sample_narrow(xp, gf, roff, row0, oh, ow, sh, sw, part):
 # ------------------------------------------------------------- whole passes
 # Forward: sample b runs on slot b % slots. Backward: ``tasks[t] = (b0, b1)``, a group of
 # whole samples with its own kernel-gradient partial ``parts[t]`` and bias partial
-# ``bparts[t]``, runs on slot t % slots. Each slot has its own padded buffers. The work of
+# ``bparts[t]``, runs on slot t % slots. Each slot has its own padded buffer. The input
+# gradient is no part of the backward: it is the forward pass run on the output gradient
+# (the caller runs it), so the output blocks compile once, in the forward, and are not
+# linked and optimized a second time inside the backward. The work of
 # a range of slots ``s0..s1`` is one compiled function per ``narrow`` (a constant there, so
 # it compiles only its own blocks): the serial driver calls it from Python on every slot,
 # the parallel one runs it one slot a task over threads through its address
@@ -412,22 +418,14 @@ def _slot_fns(narrow: bool):
                                      sh, sw, offs)
 
     @njit(cache=True, variant=narrow, nogil=True, error_model="numpy")
-    def backward_slots(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw,
-                       want_db, tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offss, s0,
-                       s1):
+    def backward_slots(x, dz4, roff, parts, bparts, want_dw, want_db, tasks, pt, pl, oh, ow,
+                       sh, sw, xps, s0, s1):
         slots = xps.shape[0]
         nf = dz4.shape[3]
         per = oh * ow
         gf = dz4.reshape(-1)
-        dxf = dx.reshape(-1)
-        height, width = dx.shape[1], dx.shape[2]
-        no_bias = np.zeros(dx.shape[3], dtype=np.float32)
-        add_none = want_dx and not want_dx  # False, but no literal: the forward's compile
-        one = slots // slots  # 1, likewise
         for s in range(s0, s1):
             xp = xps[s]
-            dzp = dzps[s]
-            offs = offss[s]
             for t in range(s, tasks.shape[0], slots):
                 part = parts[t if want_dw else 0].reshape(-1)  # one dummy partial w/o dw
                 db = bparts[t]
@@ -449,16 +447,6 @@ def _slot_fns(narrow: bool):
                             g = gf[q * nf:(q + 1) * nf]
                             for f in range(nf):
                                 db[f] += g[f]
-                    if want_dx:  # stride 1: the padded dz correlated with the flipped one
-                        pad_sample(dz4, b, ptd, pld, dzp)
-                        if narrow:
-                            _out_sample_narrow(dzp, wt, roff_t, no_bias, add_none, dxf,
-                                               b * height * width, height, width, one, one,
-                                               offs)
-                        else:
-                            _out_sample_wide(dzp, wt, roff_t, no_bias, add_none, dxf,
-                                             b * height * width, height, width, one, one,
-                                             offs)
 
     return forward_slots, backward_slots
 
@@ -482,15 +470,17 @@ def forward_kernel(narrow: bool, parallel: bool):
 
 def _run_slots(kernel, parallel, *args):
     """``kernel(*args, 0, slots)`` on the calling thread, or one slot a task over threads
-    through its address (``args[-1]``: the per-slot offsets, one row a slot)."""
+    through its address (``args[-1]``: a per-slot array, one row a slot)."""
     run_tasks(kernel, args[-1].shape[0], parallel, *args)
 
 
 @functools.cache
 def backward_kernel(narrow: bool, parallel: bool):
-    """``kernel(x, dz4, roff, wt, roff_t, dx, parts, bparts, want_dx, want_dw, want_db,
-    tasks, pt, pl, oh, ow, sh, sw, ptd, pld, xps, dzps, offs)``: kernel-gradient partials
-    ``parts[t]`` (``[Kpad, F]``), bias partials ``bparts[t]`` and (stride 1) ``dx``, the
-    tasks spread over ``len(xps)`` slots (see the module docstring)."""
+    """``kernel(x, dz4, roff, parts, bparts, want_dw, want_db, tasks, pt, pl, oh, ow, sh, sw,
+    xps)``: kernel-gradient partials ``parts[t]`` (``[Kpad, F]``) and bias partials
+    ``bparts[t]``, the tasks spread over ``len(xps)`` slots (see the module docstring). The
+    input gradient of a stride-1 convolution is
+    :func:`forward_kernel` run on the zero-padded output gradient with the flipped,
+    transposed kernel."""
     slots = _backward_slots_narrow if narrow else _backward_slots_wide
     return functools.partial(_run_slots, slots, parallel)

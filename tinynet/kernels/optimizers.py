@@ -10,8 +10,11 @@ its address (:func:`tinynet.kernels.address.run_parallel`), so no parallel copy 
 body is compiled. Every element is computed by the same float32 expression in both, so the
 results are bitwise identical for any gate value and thread count. ``adam_check_*``
 compute Adam's new weights (the same element expressions) without writing anything and
-find the first non-finite one, so a training step can be tested before it is taken. The
-operations that pick a variant are in :mod:`tinynet.ops.arrays.optimizers`.
+find the first non-finite one, so a training step can be tested before it is taken.
+Adam without AMSGrad, clipping or decay (the common case) has kernels of its own
+(``adam_plain_*``), picked by the serial and parallel wrappers: a model trained with it
+compiles only that loop, not every rule's. The operations that pick a variant are in
+:mod:`tinynet.ops.arrays.optimizers`.
 
 Common arguments (all float32 scalars unless noted):
     gscale: gradient scale from clipnorm/global_clipnorm (exactly 1 when not clipping).
@@ -205,18 +208,7 @@ def moments_blocks(w, g, m, v, vhat, rule, one_minus_b1, b2, k0, k1, k2, k3, k4,
             mi, vi = _adam_moments(m_, v_, i, gi, one_minus_b1, b2)
             m_hat = (k0 * mi) / k1 + (k2 * gi) / k3
             w_[i] = wi - (m_hat * lr) / (np.sqrt(vi / k4) + eps)
-    elif not (amsgrad or do_clip or do_decay):
-        # Adam's common case as a branch-free loop, the expressions of _adam_mv and
-        # _adam_w written out: a helper is compiled on its own, and a call to it in the
-        # loop keeps the loop from vectorizing (one call per element costs ~8x the pass)
-        for i in range(n):
-            gi = g_[i] * gscale
-            mi = m_[i] + (gi - m_[i]) * one_minus_b1
-            vi = v_[i] + (gi * gi - v_[i]) * b2
-            m_[i] = mi
-            v_[i] = vi
-            w_[i] = w_[i] - (mi * k0) / (np.sqrt(vi) + eps)
-    else:
+    else:  # Adam (its common case runs in adam_plain_blocks: the same bits, faster)
         for i in range(n):
             gi = _grad(g_, i, gscale, do_clip, clipvalue)
             wi = _decayed(w_, i, do_decay, wd, lr)
@@ -227,9 +219,47 @@ def moments_blocks(w, g, m, v, vhat, rule, one_minus_b1, b2, k0, k1, k2, k3, k4,
             w_[i] = _adam_w(wi, mi, vi, k0, eps)
 
 
+# -- Adam's common case: no AMSGrad, clipping or decay -------------------------------------
+# A kernel of its own, so a model trained with a plain Adam compiles only this loop (not
+# the other rules' loops and the general one). The expressions of _adam_mv and _adam_w
+# written out: a call to a compiled helper in the loop keeps it from vectorizing (one call
+# per element costs ~8x the pass).
+@njit(cache=True, inline="always", error_model="numpy")
+def _adam_plain_new(w_, g_, m_, v_, i, one_minus_b1, b2, k0, eps, gscale):
+    """Adam's new moments and weight of element ``i`` (nothing stored)."""
+    gi = g_[i] * gscale
+    mi = m_[i] + (gi - m_[i]) * one_minus_b1
+    vi = v_[i] + (gi * gi - v_[i]) * b2
+    return mi, vi, w_[i] - (mi * k0) / (np.sqrt(vi) + eps)
+
+
+@njit(cache=True, error_model="numpy")
+def adam_plain_blocks(w, g, m, v, one_minus_b1, b2, k0, eps, gscale, b0, b1):
+    """:func:`moments_blocks` for rule ADAM without AMSGrad, clipping or decay (the same
+    bits) on blocks ``b0..b1``."""
+    start, stop = _span(w.size, b0, b1)
+    w_ = w[start:stop]
+    g_ = g[start:stop]
+    m_ = m[start:stop]
+    v_ = v[start:stop]
+    for i in range(stop - start):
+        mi, vi, wn = _adam_plain_new(w_, g_, m_, v_, i, one_minus_b1, b2, k0, eps, gscale)
+        m_[i] = mi
+        v_[i] = vi
+        w_[i] = wn
+
+
+def _plain(rule, amsgrad, do_clip, do_decay) -> bool:
+    """Whether a step runs on Adam's common-case kernels."""
+    return rule == ADAM and not (amsgrad or do_clip or do_decay)
+
+
 def moments_serial(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
                    gscale, do_clip, clipvalue, do_decay, wd):
     """The moments update of all of ``w`` on the calling thread."""
+    if _plain(rule, amsgrad, do_clip, do_decay):
+        adam_plain_blocks(w, g, m, v, one_minus_b1, b2, k[0], eps, gscale, 0, nblocks(w.size))
+        return
     moments_blocks(w, g, m, v, vhat, rule, one_minus_b1, b2, *k, eps, amsgrad, lr,
                    gscale, do_clip, clipvalue, do_decay, wd, 0, nblocks(w.size))
 
@@ -237,6 +267,10 @@ def moments_serial(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr
 def moments_parallel(w, g, m, v, vhat, rule, one_minus_b1, b2, k, eps, amsgrad, lr,
                      gscale, do_clip, clipvalue, do_decay, wd):
     """:func:`moments_serial` with the blocks spread over threads (the same bits)."""
+    if _plain(rule, amsgrad, do_clip, do_decay):
+        run_parallel(adam_plain_blocks, nblocks(w.size), w, g, m, v, one_minus_b1, b2, k[0],
+                     eps, gscale)
+        return
     run_parallel(moments_blocks, nblocks(w.size), w, g, m, v, vhat, rule, one_minus_b1, b2, *k,
                  eps, amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
 
@@ -263,39 +297,44 @@ def adam_check_blocks(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr,
     the same bits) would be NaN or infinite, else -1. Nothing else is written: it is the
     test that lets a training step skip the copy an undo would need."""
     start, stop = _span(w.size, b0, b1)
-    first[b0] = _first_bad(w[start:stop], g[start:stop], m[start:stop], v[start:stop],
-                           vhat[start:stop], one_minus_b1, b2, k0, eps, amsgrad, lr, gscale,
-                           do_clip, clipvalue, do_decay, wd)
-    if first[b0] >= 0:
-        first[b0] += start
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _first_bad(w_, g_, m_, v_, vhat_, one_minus_b1, b2, k0, eps, amsgrad, lr, gscale, do_clip,
-               clipvalue, do_decay, wd):
-    """The first index of the views whose Adam step gives a non-finite weight, else -1."""
-    n = w_.size
+    w_, g_, m_, v_, vhat_ = (w[start:stop], g[start:stop], m[start:stop], v[start:stop],
+                             vhat[start:stop])
+    n = stop - start
+    first[b0] = -1
     bad = 0  # count of non-finite new weights (x - x is 0 for a finite x, else NaN)
-    if not (amsgrad or do_clip or do_decay):
-        for i in range(n):  # the common case's loop of moments_blocks, written out alike
-            gi = g_[i] * gscale
-            mi = m_[i] + (gi - m_[i]) * one_minus_b1
-            vi = v_[i] + (gi * gi - v_[i]) * b2
-            wn = w_[i] - (mi * k0) / (np.sqrt(vi) + eps)
-            bad += (wn - wn) != 0
-    else:
-        for i in range(n):
-            wn = _adam_candidate(w_, g_, m_, v_, vhat_, i, one_minus_b1, b2, k0, eps,
-                                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
-            bad += (wn - wn) != 0
+    for i in range(n):
+        wn = _adam_candidate(w_, g_, m_, v_, vhat_, i, one_minus_b1, b2, k0, eps, amsgrad,
+                             lr, gscale, do_clip, clipvalue, do_decay, wd)
+        bad += (wn - wn) != 0
     if bad == 0:
-        return -1
+        return
     for i in range(n):  # rare: find the first one
-        wn = _adam_candidate(w_, g_, m_, v_, vhat_, i, one_minus_b1, b2, k0, eps,
-                             amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd)
+        wn = _adam_candidate(w_, g_, m_, v_, vhat_, i, one_minus_b1, b2, k0, eps, amsgrad,
+                             lr, gscale, do_clip, clipvalue, do_decay, wd)
         if (wn - wn) != 0:
-            return i
-    return -1
+            first[b0] = start + i
+            return
+
+
+@njit(cache=True, error_model="numpy")
+def adam_plain_check_blocks(w, g, m, v, one_minus_b1, b2, k0, eps, gscale, first, b0, b1):
+    """:func:`adam_check_blocks` for Adam's common case (:func:`adam_plain_blocks`'s
+    step, the same bits)."""
+    start, stop = _span(w.size, b0, b1)
+    w_, g_, m_, v_ = w[start:stop], g[start:stop], m[start:stop], v[start:stop]
+    n = stop - start
+    first[b0] = -1
+    bad = 0
+    for i in range(n):
+        wn = _adam_plain_new(w_, g_, m_, v_, i, one_minus_b1, b2, k0, eps, gscale)[2]
+        bad += (wn - wn) != 0
+    if bad == 0:
+        return
+    for i in range(n):  # rare: find the first one
+        wn = _adam_plain_new(w_, g_, m_, v_, i, one_minus_b1, b2, k0, eps, gscale)[2]
+        if (wn - wn) != 0:
+            first[b0] = start + i
+            return
 
 
 def adam_check_serial(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr,
@@ -303,8 +342,12 @@ def adam_check_serial(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr,
     """The first index of ``w`` whose Adam step would give a non-finite weight, or -1,
     on the calling thread."""
     first = np.empty(1, dtype=np.int64)
-    adam_check_blocks(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr, gscale,
-                      do_clip, clipvalue, do_decay, wd, first, 0, nblocks(w.size))
+    if _plain(ADAM, amsgrad, do_clip, do_decay):
+        adam_plain_check_blocks(w, g, m, v, one_minus_b1, b2, k0, eps, gscale, first, 0,
+                                nblocks(w.size))
+    else:
+        adam_check_blocks(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr, gscale,
+                          do_clip, clipvalue, do_decay, wd, first, 0, nblocks(w.size))
     return int(first[0])
 
 
@@ -314,8 +357,12 @@ def adam_check_parallel(w, g, m, v, vhat, one_minus_b1, b2, k0, eps, amsgrad, lr
     block order, the serial scan's."""
     count = nblocks(w.size)
     first = np.empty(count, dtype=np.int64)
-    run_parallel(adam_check_blocks, count, w, g, m, v, vhat, one_minus_b1, b2, k0, eps,
-                 amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd, first)
+    if _plain(ADAM, amsgrad, do_clip, do_decay):
+        run_parallel(adam_plain_check_blocks, count, w, g, m, v, one_minus_b1, b2, k0, eps,
+                     gscale, first)
+    else:
+        run_parallel(adam_check_blocks, count, w, g, m, v, vhat, one_minus_b1, b2, k0, eps,
+                     amsgrad, lr, gscale, do_clip, clipvalue, do_decay, wd, first)
     hits = np.flatnonzero(first >= 0)
     return int(first[hits[0]]) if hits.size else -1
 

@@ -282,22 +282,28 @@ def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
     bias partials ``bparts`` if ``want_db``."""
     kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = plan.geometry
     height, width = plan.in_hw
-    ntasks, slots = len(plan.tasks), plan.slots
-    roff = plan.row_offsets(plan.ch, plan.wp, cd.GRAD_ROWS)
-    parts = np.empty((ntasks if want_dw else 1, roff.size, plan.filters), dtype=np.float32)
-    ptd, pld = pads if pads is not None else (0, 0)
-    hpd, wpd = height + (kh - 1) * dh, width + (kw - 1) * dw
-    # dx = the padded dz correlated with the kernel flipped in space, [KH, KW, F, C]
-    wt = (np.ascontiguousarray(w2.reshape(kh, kw, plan.ch, plan.filters)[::-1, ::-1]
-                               .transpose(0, 1, 3, 2)).reshape(-1) if pads is not None
-          else w2.reshape(-1))
-    dzps = np.empty((slots, *((hpd, wpd) if pads is not None else (1, 1)), plan.filters),
-                    dtype=np.float32)
-    kernel = cd.backward_kernel(cd.NARROW, plan.parallel)
-    kernel(x, dz.reshape(plan.batch, oh, ow, plan.filters), roff, wt,
-           plan.row_offsets(plan.filters, wpd), dx if pads is not None else x, parts, bparts,
-           pads is not None, want_dw, want_db, plan.tasks, pt, pl, oh, ow, sh, sw, ptd, pld,
-           plan.scratch(), dzps, plan.offsets(slots))
+    dz4 = dz.reshape(plan.batch, oh, ow, plan.filters)
+    parts = None
+    if want_dw or want_db:
+        roff = plan.row_offsets(plan.ch, plan.wp, cd.GRAD_ROWS)
+        parts = np.empty((len(plan.tasks) if want_dw else 1, roff.size, plan.filters),
+                         dtype=np.float32)
+        kernel = cd.backward_kernel(cd.NARROW, plan.parallel)
+        kernel(x, dz4, roff, parts, bparts, want_dw, want_db, plan.tasks, pt, pl, oh, ow, sh,
+               sw, plan.scratch())
+    if pads is not None:
+        # dx = the forward pass over dz zero-padded by ``pads``, with the kernel flipped
+        # in space and transposed, [KH, KW, F, C], and no bias
+        ptd, pld = pads
+        hpd, wpd = height + (kh - 1) * dh, width + (kw - 1) * dw
+        wt = np.ascontiguousarray(w2.reshape(kh, kw, plan.ch, plan.filters)[::-1, ::-1]
+                                  .transpose(0, 1, 3, 2)).reshape(-1)
+        slots = max(min(plan.threads, plan.batch), 1)
+        dzps = np.empty((slots, hpd, wpd, plan.filters), dtype=np.float32)
+        kernel = cd.forward_kernel(cd.NARROW, plan.parallel)
+        kernel(dz4, wt, plan.row_offsets(plan.filters, wpd), np.zeros(plan.ch, np.float32),
+               False, dx.reshape(-1, plan.ch), ptd, pld, height, width, 1, 1, dzps,
+               plan.offsets(slots))
     return _merge(parts)[:plan.width] if want_dw else None
 
 
