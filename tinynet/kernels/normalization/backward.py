@@ -199,13 +199,16 @@ def _add_row(parts, t, u, v, channels, first):
         pv[c] = (0.0 if first else pv[c]) + np.float64(v[c])
 
 
+_grad_spans, _grad_half, _grad_quad, _grad_two_quads = (
+    _grad_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
+_dx_spans, _dx_half, _dx_quad, _dx_two_quads = (
+    _dx_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
+
+
 def _serial_fn(layout: int, recompute: bool):
     """The serial driver of ``layout`` and ``recompute``: the one compiled body of the
     backward, which the parallel driver calls for each task's share (see
     :func:`backward_kernel`)."""
-
-    grad_body = _grad_fn(layout)
-    dx_body = _dx_fn(layout)
 
     @njit(cache=True, variant=f"{layout}_{int(recompute)}", error_model="numpy")
     def group_backward_serial(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
@@ -220,17 +223,38 @@ def _serial_fn(layout: int, recompute: bool):
         for b in range(d.lo, d.hi):
             if d.passes & STATS_PASS:
                 for k in range(d.k0, d.k1):
-                    grad_body(recompute, g, s, b, k * d.block,
-                               min((k + 1) * d.block, d.positions), d, stats, gamma, scratch,
-                               u, v, gp, k)
+                    p1 = min((k + 1) * d.block, d.positions)
+                    # one branch is left, as in the forward (globals, not captured)
+                    if layout == SPANS:
+                        _grad_spans(recompute, g, s, b, k * d.block, p1, d, stats, gamma,
+                                    scratch, u, v, gp, k)
+                    elif layout == HALF_ROWS:
+                        _grad_half(recompute, g, s, b, k * d.block, p1, d, stats, gamma,
+                                   scratch, u, v, gp, k)
+                    elif layout == QUAD_ROWS:
+                        _grad_quad(recompute, g, s, b, k * d.block, p1, d, stats, gamma,
+                                   scratch, u, v, gp, k)
+                    else:
+                        _grad_two_quads(recompute, g, s, b, k * d.block, p1, d, stats,
+                                        gamma, scratch, u, v, gp, k)
                     # task rows: the first sample of each chunk of spc starts its rows
                     _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels,
                              b % d.spc == 0)
             if d.passes & FINISH_PASS:
                 _coefficients(b, d, gp, affine_only, coeff)
             if d.passes & APPLY_PASS:
-                dx_body(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
-                        scratch)
+                if layout == SPANS:
+                    _dx_spans(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                              scratch)
+                elif layout == HALF_ROWS:
+                    _dx_half(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                             scratch)
+                elif layout == QUAD_ROWS:
+                    _dx_quad(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                             scratch)
+                else:
+                    _dx_two_quads(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma,
+                                  coeff, scratch)
 
     return group_backward_serial
 

@@ -216,14 +216,17 @@ def _sweep_fn(layout: int):
     return sweep_body
 
 
+_stats_spans, _stats_half, _stats_quad, _stats_two_quads = (
+    _stats_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
+_sweep_spans, _sweep_half, _sweep_quad, _sweep_two_quads = (
+    _sweep_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
+
+
 def _serial_fn(layout: int, want_xn: bool):
     """The serial driver of ``layout`` and ``want_xn``: the one compiled body of the
     forward, which the parallel driver calls for each task's share (see
     :func:`forward_kernel`).
     """
-
-    stats_body = _stats_fn(layout)
-    sweep_body = _sweep_fn(layout)
 
     @njit(cache=True, variant=f"{layout}_{int(want_xn)}", error_model="numpy")
     def group_forward_serial(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats):
@@ -237,12 +240,32 @@ def _serial_fn(layout: int, want_xn: bool):
             if not given and d.passes & STATS_PASS:
                 for k in range(d.k0, d.k1):
                     p0, p1 = k * d.block, min((k + 1) * d.block, d.positions)
-                    stats_body(x, base, p0, p1, d, lanes, part, b, k)
+                    # one branch is left (the layout is a constant), pruned before
+                    # anything is inlined; the blocks are globals, not captured: a
+                    # captured dispatcher would change the cache key in every process
+                    if layout == SPANS:
+                        _stats_spans(x, base, p0, p1, d, lanes, part, b, k)
+                    elif layout == HALF_ROWS:
+                        _stats_half(x, base, p0, p1, d, lanes, part, b, k)
+                    elif layout == QUAD_ROWS:
+                        _stats_quad(x, base, p0, p1, d, lanes, part, b, k)
+                    else:
+                        _stats_two_quads(x, base, p0, p1, d, lanes, part, b, k)
             if not given and d.passes & FINISH_PASS:
                 _finish_stats(x, b, d, epsilon, part, stats)
             if d.passes & APPLY_PASS:
-                sweep_body(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
-                           scratch)
+                if layout == SPANS:
+                    _sweep_spans(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
+                                 beta, scratch)
+                elif layout == HALF_ROWS:
+                    _sweep_half(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
+                                beta, scratch)
+                elif layout == QUAD_ROWS:
+                    _sweep_quad(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
+                                beta, scratch)
+                else:
+                    _sweep_two_quads(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
+                                     beta, scratch)
 
     return group_forward_serial
 
