@@ -10,8 +10,9 @@ forward sweep computed it. When whole samples go to a task both passes of a samp
 back to back while it is still in cache.
 
 :func:`backward_kernel` builds one serial driver per (layout, ``recompute``), as
-:mod:`.forward` does: it holds both passes of its layout inlined (the layers always
-recompute ``xn``, so they compile it without the given-``xn`` branches), and one parallel
+:mod:`.forward` does: it holds both passes of its layout inlined (per-layout block
+functions, picked by the layout before inlining; the layers always recompute ``xn``, so
+they compile it without the given-``xn`` branches), and one parallel
 driver for every layout (``CHUNKS`` and ``BLOCKS``) calls it through its address on each
 task's share.
 """

@@ -17,7 +17,9 @@ or the thread count decides where work runs, never the bits.
 ``want_xn``): the whole forward of its layout, the statistics block and the sweep of that
 layout inlined, the other layouts' code and the unwanted ``xn`` stores pruned before
 typing (the layout and ``want_xn`` are the closure's constants; the layers never want
-``xn``). One parallel driver serves them all and holds no copy of any: each thread calls
+``xn``). The block functions are built per layout (module globals the driver picks by
+its layout before anything is inlined), so Numba copies in the driver's own layout's
+loops only. One parallel driver serves them all and holds no copy of any: each thread calls
 a serial driver through its address (:mod:`tinynet.kernels.address`) on its share of the
 work, named by the ``Dims`` it passes (a run of samples, or one position block and one
 pass), so a layout's forward body is typed and optimized once, in the serial driver, and
