@@ -135,3 +135,49 @@ def test_element_wise_passes_give_the_span_expressions_bits(channels, positions,
         dx = core.gn_backward(g, source, inv, channels, gamma, **kwargs)[0]
         want = (inv * gamma) * g[0] - (inv * sg + inv * sgx * scale * term)
         assert dx.tobytes() == want.tobytes()
+
+
+def _segment_sum(v: np.ndarray) -> np.float32:
+    """The group fold of one segment of channel lanes: in order below 8 channels, else 8
+    lanes (lane ``i`` adds elements ``i, i + 8, ...``) added up in lane order."""
+    if v.size < 8:
+        return _seq_sum(v)
+    lanes = [_seq_sum(v[i::8]) for i in range(8)]
+    return _seq_sum(np.array(lanes, np.float32))
+
+
+# One position per sample ([batch, C] input with several groups): each block is one
+# position, whose lanes are copy 0 alone, on every layout.
+SINGLE = [(8, 4), (16, 8), (16, 2), (48, 3), (64, 4), (128, 8), (128, 2)]
+
+
+@pytest.mark.parametrize("channels,groups", SINGLE)
+def test_single_position_samples_follow_the_group_fold(channels, groups):
+    rng = np.random.default_rng(channels * 100 + groups)
+    x = (rng.standard_normal((5, channels)) * 2 + 5).astype(np.float32)
+    g = rng.standard_normal((5, channels)).astype(np.float32)
+    gamma = rng.standard_normal(channels).astype(np.float32)
+    beta = np.zeros(channels, np.float32)
+    eps = 1e-3
+    _, _, mean, var, inv_std = core.gn_forward(x, groups, gamma, beta, eps, want_xn=False)
+    cpg = channels // groups
+    n = np.float64(cpg)
+    for b in range(5):
+        for k in range(groups):
+            seg = x[b, k * cpg:(k + 1) * cpg]
+            d = seg - seg[0]  # float32, shifted by the group's first element
+            m = np.float64(_segment_sum(d)) / n
+            v = max(np.float64(_segment_sum(d * d)) / n - m * m, 0.0)
+            i = b * groups + k
+            assert mean[i] == np.float32(np.float64(seg[0]) + m)
+            assert var[i] == np.float32(v)
+            assert inv_std[i] == np.float32(1.0 / np.sqrt(v + eps))
+    _, dgamma, dbeta = core.gn_backward(g, x, inv_std, groups, gamma, mean=mean)
+    m_c = np.repeat(mean.reshape(5, groups), cpg, axis=1)
+    k_c = np.repeat(inv_std.reshape(5, groups), cpg, axis=1)
+    xn = (x - m_c) * k_c  # float32, as the kernels recompute it
+    # the samples' lanes are added in sample order in float64, then rounded once
+    assert dbeta.tobytes() == np.cumsum(g.astype(np.float64), axis=0)[-1].astype(
+        np.float32).tobytes()
+    assert dgamma.tobytes() == np.cumsum((g * xn).astype(np.float64), axis=0)[-1].astype(
+        np.float32).tobytes()

@@ -10,8 +10,9 @@ forward sweep computed it. When whole samples go to a task both passes of a samp
 back to back while it is still in cache.
 
 :func:`backward_kernel` builds one serial driver per (layout, ``recompute``), as
-:mod:`.forward` does: it holds both passes of its layout inlined (the layers always
-recompute ``xn``, so they compile it without the given-``xn`` branches), and one parallel
+:mod:`.forward` does: it holds both passes of its layout inlined (per-layout block
+functions, picked by the layout before inlining; the layers always recompute ``xn``, so
+they compile it without the given-``xn`` branches), and one parallel
 driver for every layout (``CHUNKS`` and ``BLOCKS``) calls it through its address on each
 task's share.
 """
@@ -49,78 +50,66 @@ def _grad_lanes(recompute, gs, ss, mean_c, inv_c, u, v, width):
         v[i] += gs[i] * xn
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _block_lanes(layout, recompute, g, s, b, base, p0, p1, d, stats, scratch, u, v):
-    """Per-channel lanes ``u = sum(g)``, ``v = sum(g * xn)`` over positions ``p0..p1``
-    (``u``, ``v`` hold ``reps * C`` floats; the totals end in their first ``C``)."""
-    channels = d.channels
-    reps = span_reps(channels)
-    w = reps * channels
-    mean_c = scratch[:w]
-    inv_c = scratch[w:2 * w]
-    if recompute:
-        copies = copies_needed(layout, channels, reps)
-        expand(stats[0], b, channels, d.cpg, mean_c)
-        expand(stats[1], b, channels, d.cpg, inv_c)
-        repeat(mean_c, channels, copies)
-        repeat(inv_c, channels, copies)
-    lo = p0
-    if layout == SPANS:
-        zero(u, w)
-        zero(v, w)
-    else:
-        per_row, rows = wide_rows(layout, p0, p1, channels)
-        start = base + p0 * channels
-        mode = GRAD_RECOMPUTE if recompute else GRAD_XN
-        if layout == HALF_ROWS:
-            half_sums(mode, g, s, start, rows, mean_c, inv_c, u, v)
-        elif layout == QUAD_ROWS:
-            quad_sums(mode, 1, g, s, start, rows, mean_c, inv_c, u, v)
+def _grad_fn(layout: int):
+    """The gradient-sums block of ``layout``, inlined into its serial driver (see
+    :func:`_serial_fn`)."""
+
+    @njit(cache=True, inline="always", error_model="numpy")
+    def block_lanes(recompute, g, s, b, base, p0, p1, d, stats, scratch, u, v):
+        """Per-channel lanes ``u = sum(g)``, ``v = sum(g * xn)`` over positions ``p0..p1``
+        (``u``, ``v`` hold ``reps * C`` floats; the totals end in their first ``C``). A
+        single-position block keeps lane copy 0 only, as the forward's statistics do."""
+        channels = d.channels
+        reps = span_reps(channels)
+        w = reps * channels
+        mean_c = scratch[:w]
+        inv_c = scratch[w:2 * w]
+        single = p1 - p0 == 1
+        if recompute:
+            copies = 1 if single else copies_needed(layout, channels, reps)
+            expand(stats[0], b, channels, d.cpg, mean_c)
+            expand(stats[1], b, channels, d.cpg, inv_c)
+            repeat(mean_c, channels, copies)
+            repeat(inv_c, channels, copies)
+        lo = p0
+        if layout == SPANS:
+            zero(u, channels if single else w)
+            zero(v, channels if single else w)
         else:
-            quad_sums(mode, 2, g, s, start, rows, mean_c, inv_c, u, v)
-        lo = p0 + rows * per_row  # leftover positions: one-position spans into copy 0
-    for q in range(span_count(lo, p1, reps)):
-        row, width = span(q, base, lo, p1, reps, channels)
-        _grad_lanes(recompute, g[row:row + width], s[row:row + width], mean_c, inv_c, u, v,
-                    width)
-    copies = lane_copies(layout, channels, reps)
-    fold_copies(u, channels, copies)
-    fold_copies(v, channels, copies)
+            per_row, rows = wide_rows(layout, p0, p1, channels)
+            start = base + p0 * channels
+            mode = GRAD_RECOMPUTE if recompute else GRAD_XN
+            if layout == HALF_ROWS:
+                half_sums(mode, g, s, start, rows, mean_c, inv_c, u, v)
+            elif layout == QUAD_ROWS:
+                quad_sums(mode, 1, g, s, start, rows, mean_c, inv_c, u, v)
+            else:
+                quad_sums(mode, 2, g, s, start, rows, mean_c, inv_c, u, v)
+            lo = p0 + rows * per_row  # leftover positions: one-position spans into copy 0
+        for q in range(span_count(lo, p1, reps)):
+            row, width = span(q, base, lo, p1, reps, channels)
+            _grad_lanes(recompute, g[row:row + width], s[row:row + width], mean_c, inv_c, u,
+                        v, width)
+        copies = 1 if single else lane_copies(layout, channels, reps)
+        fold_copies(u, channels, copies)
+        fold_copies(v, channels, copies)
 
+    @njit(cache=True, inline="always", error_model="numpy")
+    def grad_body(recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+        """The lanes of positions ``p0..p1`` of sample ``b`` and the per-group block
+        partials ``gp[:, b, k] = (sum(gamma * u), sum(gamma * v))``."""
+        block_lanes(recompute, g, s, b, b * d.positions * d.channels, p0, p1, d, stats,
+                    scratch, u, v)
+        # each product rounded, then folded (a segment dot's bits), in scratch: u and v go
+        # on to the parameter gradients
+        gu = scratch[:d.channels]
+        gv = scratch[d.channels:2 * d.channels]
+        for c in range(d.channels):
+            gu[c] = gamma[c] * u[c]
+            gv[c] = gamma[c] * v[c]
+        group_sums(gu, gv, d.channels, d.cpg, gp, b, k)
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _one_position(recompute, g, s, b, row, d, stats, scratch, u, v):
-    """A single-position block: ``u = g`` and ``v = g * xn`` (no lanes to zero)."""
-    channels = d.channels
-    gr = g[row:row + channels]
-    sr = s[row:row + channels]
-    mean_c = scratch[:channels]
-    inv_c = scratch[channels:2 * channels]
-    if recompute:
-        expand(stats[0], b, channels, d.cpg, mean_c)
-        expand(stats[1], b, channels, d.cpg, inv_c)
-    for c in range(channels):
-        u[c] = gr[c]
-        v[c] = gr[c] * (normalized(sr[c], mean_c[c], inv_c[c]) if recompute else sr[c])
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _grad_body(layout, recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
-    """The lanes of positions ``p0..p1`` of sample ``b`` and the per-group block partials
-    ``gp[:, b, k] = (sum(gamma * u), sum(gamma * v))``."""
-    base = b * d.positions * d.channels
-    if p1 - p0 == 1:
-        _one_position(recompute, g, s, b, base + p0 * d.channels, d, stats, scratch, u, v)
-    else:
-        _block_lanes(layout, recompute, g, s, b, base, p0, p1, d, stats, scratch, u, v)
-    # each product rounded, then folded (a segment dot's bits), in scratch: u and v go on
-    # to the parameter gradients
-    gu = scratch[:d.channels]
-    gv = scratch[d.channels:2 * d.channels]
-    for c in range(d.channels):
-        gu[c] = gamma[c] * u[c]
-        gv[c] = gamma[c] * v[c]
-    group_sums(gu, gv, d.channels, d.cpg, gp, b, k)
+    return grad_body
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -149,48 +138,54 @@ def _dx_span(recompute, gs, ss, ds, mean_c, ga_c, xa_c, ca_c, width):
         ds[i] = dx_group(gs[i], e, ga_c[i], ca_c[i], xa_c[i])
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
-    """``dx`` on positions ``r0..r1`` of sample ``b`` with ``inv_std`` folded into
-    per-channel coefficients (see :func:`formulas.dx_group`); ``scratch`` holds
-    ``5 * reps * C`` floats."""
-    channels = d.channels
-    base = b * d.positions * channels
-    reps = span_reps(channels)
-    w = reps * channels
-    mean_c = scratch[:w]
-    ga_c = scratch[w:2 * w]
-    xa_c = scratch[2 * w:3 * w]
-    ca_c = scratch[3 * w:4 * w]
-    inv_c = scratch[4 * w:5 * w]
-    expand(stats[0], b, channels, d.cpg, mean_c)
-    expand(stats[1], b, channels, d.cpg, inv_c)
-    expand(coeff[0], b, channels, d.cpg, ca_c)
-    expand(coeff[1], b, channels, d.cpg, xa_c)
-    for c in range(channels):
-        k = inv_c[c]
-        ga_c[c] = k * gamma[c]                        # inv * gamma         (times g)
-        ca_c[c] = k * ca_c[c]                         # inv * sum_g / n
-        xa_c[c] = k * xa_c[c] * (k if recompute else np.float32(1.0))  # times e
-    copies = copies_needed(layout, channels, reps)
-    repeat(mean_c, channels, copies)
-    repeat(ga_c, channels, copies)
-    repeat(xa_c, channels, copies)
-    repeat(ca_c, channels, copies)
-    if layout != SPANS:
-        per_row, rows = wide_rows(layout, r0, r1, channels)
-        start = base + r0 * channels
-        if layout == TWO_QUADS:
-            map_rows(DX, 2, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c, xa_c,
-                     ca_c)
-        else:
-            map_rows(DX, 1, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c, xa_c,
-                     ca_c)
-        r0 += rows * per_row
-    for q in range(span_count(r0, r1, reps)):
-        row, width = span(q, base, r0, r1, reps, channels)
-        _dx_span(recompute, g[row:row + width], s[row:row + width], dx[row:row + width],
-                 mean_c, ga_c, xa_c, ca_c, width)
+def _dx_fn(layout: int):
+    """The ``dx`` pass of ``layout``, inlined into its serial driver (see
+    :func:`_serial_fn`)."""
+
+    @njit(cache=True, inline="always", error_model="numpy")
+    def dx_body(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+        """``dx`` on positions ``r0..r1`` of sample ``b`` with ``inv_std`` folded into
+        per-channel coefficients (see :func:`formulas.dx_group`); ``scratch`` holds
+        ``5 * reps * C`` floats."""
+        channels = d.channels
+        base = b * d.positions * channels
+        reps = span_reps(channels)
+        w = reps * channels
+        mean_c = scratch[:w]
+        ga_c = scratch[w:2 * w]
+        xa_c = scratch[2 * w:3 * w]
+        ca_c = scratch[3 * w:4 * w]
+        inv_c = scratch[4 * w:5 * w]
+        expand(stats[0], b, channels, d.cpg, mean_c)
+        expand(stats[1], b, channels, d.cpg, inv_c)
+        expand(coeff[0], b, channels, d.cpg, ca_c)
+        expand(coeff[1], b, channels, d.cpg, xa_c)
+        for c in range(channels):
+            k = inv_c[c]
+            ga_c[c] = k * gamma[c]                        # inv * gamma         (times g)
+            ca_c[c] = k * ca_c[c]                         # inv * sum_g / n
+            xa_c[c] = k * xa_c[c] * (k if recompute else np.float32(1.0))  # times e
+        copies = copies_needed(layout, channels, reps)
+        repeat(mean_c, channels, copies)
+        repeat(ga_c, channels, copies)
+        repeat(xa_c, channels, copies)
+        repeat(ca_c, channels, copies)
+        if layout != SPANS:
+            per_row, rows = wide_rows(layout, r0, r1, channels)
+            start = base + r0 * channels
+            if layout == TWO_QUADS:
+                map_rows(DX, 2, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c,
+                         xa_c, ca_c)
+            else:
+                map_rows(DX, 1, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c,
+                         xa_c, ca_c)
+            r0 += rows * per_row
+        for q in range(span_count(r0, r1, reps)):
+            row, width = span(q, base, r0, r1, reps, channels)
+            _dx_span(recompute, g[row:row + width], s[row:row + width], dx[row:row + width],
+                     mean_c, ga_c, xa_c, ca_c, width)
+
+    return dx_body
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -203,6 +198,12 @@ def _add_row(parts, t, u, v, channels, first):
     for c in range(channels):
         pu[c] = (0.0 if first else pu[c]) + np.float64(u[c])
         pv[c] = (0.0 if first else pv[c]) + np.float64(v[c])
+
+
+_grad_spans, _grad_half, _grad_quad, _grad_two_quads = (
+    _grad_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
+_dx_spans, _dx_half, _dx_quad, _dx_two_quads = (
+    _dx_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
 
 
 def _serial_fn(layout: int, recompute: bool):
@@ -223,17 +224,38 @@ def _serial_fn(layout: int, recompute: bool):
         for b in range(d.lo, d.hi):
             if d.passes & STATS_PASS:
                 for k in range(d.k0, d.k1):
-                    _grad_body(layout, recompute, g, s, b, k * d.block,
-                               min((k + 1) * d.block, d.positions), d, stats, gamma, scratch,
-                               u, v, gp, k)
+                    p1 = min((k + 1) * d.block, d.positions)
+                    # one branch is left, as in the forward (globals, not captured)
+                    if layout == SPANS:
+                        _grad_spans(recompute, g, s, b, k * d.block, p1, d, stats, gamma,
+                                    scratch, u, v, gp, k)
+                    elif layout == HALF_ROWS:
+                        _grad_half(recompute, g, s, b, k * d.block, p1, d, stats, gamma,
+                                   scratch, u, v, gp, k)
+                    elif layout == QUAD_ROWS:
+                        _grad_quad(recompute, g, s, b, k * d.block, p1, d, stats, gamma,
+                                   scratch, u, v, gp, k)
+                    else:
+                        _grad_two_quads(recompute, g, s, b, k * d.block, p1, d, stats,
+                                        gamma, scratch, u, v, gp, k)
                     # task rows: the first sample of each chunk of spc starts its rows
                     _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels,
                              b % d.spc == 0)
             if d.passes & FINISH_PASS:
                 _coefficients(b, d, gp, affine_only, coeff)
             if d.passes & APPLY_PASS:
-                _dx_body(layout, recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
-                         scratch)
+                if layout == SPANS:
+                    _dx_spans(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                              scratch)
+                elif layout == HALF_ROWS:
+                    _dx_half(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                             scratch)
+                elif layout == QUAD_ROWS:
+                    _dx_quad(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
+                             scratch)
+                else:
+                    _dx_two_quads(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma,
+                                  coeff, scratch)
 
     return group_backward_serial
 

@@ -17,7 +17,9 @@ or the thread count decides where work runs, never the bits.
 ``want_xn``): the whole forward of its layout, the statistics block and the sweep of that
 layout inlined, the other layouts' code and the unwanted ``xn`` stores pruned before
 typing (the layout and ``want_xn`` are the closure's constants; the layers never want
-``xn``). One parallel driver serves them all and holds no copy of any: each thread calls
+``xn``). The block functions are built per layout (module globals the driver picks by
+its layout before anything is inlined), so Numba copies in the driver's own layout's
+loops only. One parallel driver serves them all and holds no copy of any: each thread calls
 a serial driver through its address (:mod:`tinynet.kernels.address`) on its share of the
 work, named by the ``Dims`` it passes (a run of samples, or one position block and one
 pass), so a layout's forward body is typed and optimized once, in the serial driver, and
@@ -63,56 +65,56 @@ def _shifted_lanes(xs, shift, c1, c2, width):
         c2[i] += d * d
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _stats_body(layout, x, base, p0, p1, d, scratch, part, b, k):
-    """Shifted sums of positions ``p0..p1`` of the sample at ``base``, reduced to groups
-    into ``part[:, b, k]``.
+def _stats_fn(layout: int):
+    """The statistics block of ``layout``, inlined into its serial driver (see
+    :func:`_serial_fn`)."""
 
-    ``scratch`` holds ``3 * reps * C`` floats: the two lane vectors and the broadcast
-    shift. A single-position block (a sample of one position) skips the lane copies: its
-    lanes are ``x - K`` and ``(x - K)^2`` of that position themselves.
-    """
-    channels = d.channels
-    cpg = d.cpg
-    reps = span_reps(channels)
-    w = reps * channels
-    c1 = scratch[:w]
-    c2 = scratch[w:2 * w]
-    shift = scratch[2 * w:3 * w]
-    for c0 in range(0, channels, cpg):
-        sk = x[base + c0]
-        for j in range(cpg):
-            shift[c0 + j] = sk
-    if p1 - p0 == 1:
-        row = base + p0 * channels
-        for c in range(channels):
-            t = x[row + c] - shift[c]
-            c1[c] = t
-            c2[c] = t * t
-        group_sums(c1, c2, channels, cpg, part, b, k)
-        return
-    repeat(shift, channels, copies_needed(layout, channels, reps))
-    lo = p0
-    if layout == SPANS:
-        zero(c1, w)
-        zero(c2, w)
-    else:
-        per_row, rows = wide_rows(layout, p0, p1, channels)
-        start = base + p0 * channels
-        if layout == HALF_ROWS:
-            half_sums(STATS, x, x, start, rows, shift, shift, c1, c2)
-        elif layout == QUAD_ROWS:
-            quad_sums(STATS, 1, x, x, start, rows, shift, shift, c1, c2)
+    @njit(cache=True, inline="always", error_model="numpy")
+    def stats_body(x, base, p0, p1, d, scratch, part, b, k):
+        """Shifted sums of positions ``p0..p1`` of the sample at ``base``, reduced to
+        groups into ``part[:, b, k]``.
+
+        ``scratch`` holds ``3 * reps * C`` floats: the two lane vectors and the broadcast
+        shift. A single-position block (a sample of one position) keeps lane copy 0 only:
+        no other copy is filled, repeated or folded (its sums are the same bits: a zero
+        lane adds nothing to a group sum that starts at zero).
+        """
+        channels = d.channels
+        cpg = d.cpg
+        reps = span_reps(channels)
+        w = reps * channels
+        c1 = scratch[:w]
+        c2 = scratch[w:2 * w]
+        shift = scratch[2 * w:3 * w]
+        for c0 in range(0, channels, cpg):
+            sk = x[base + c0]
+            for j in range(cpg):
+                shift[c0 + j] = sk
+        single = p1 - p0 == 1
+        repeat(shift, channels, 1 if single else copies_needed(layout, channels, reps))
+        lo = p0
+        if layout == SPANS:
+            zero(c1, channels if single else w)
+            zero(c2, channels if single else w)
         else:
-            quad_sums(STATS, 2, x, x, start, rows, shift, shift, c1, c2)
-        lo = p0 + rows * per_row  # leftover positions: one-position spans into copy 0
-    for q in range(span_count(lo, p1, reps)):
-        row, width = span(q, base, lo, p1, reps, channels)
-        _shifted_lanes(x[row:row + width], shift, c1, c2, width)
-    copies = lane_copies(layout, channels, reps)
-    fold_copies(c1, channels, copies)
-    fold_copies(c2, channels, copies)
-    group_sums(c1, c2, channels, cpg, part, b, k)
+            per_row, rows = wide_rows(layout, p0, p1, channels)
+            start = base + p0 * channels
+            if layout == HALF_ROWS:
+                half_sums(STATS, x, x, start, rows, shift, shift, c1, c2)
+            elif layout == QUAD_ROWS:
+                quad_sums(STATS, 1, x, x, start, rows, shift, shift, c1, c2)
+            else:
+                quad_sums(STATS, 2, x, x, start, rows, shift, shift, c1, c2)
+            lo = p0 + rows * per_row  # leftover positions: one-position spans into copy 0
+        for q in range(span_count(lo, p1, reps)):
+            row, width = span(q, base, lo, p1, reps, channels)
+            _shifted_lanes(x[row:row + width], shift, c1, c2, width)
+        copies = 1 if single else lane_copies(layout, channels, reps)
+        fold_copies(c1, channels, copies)
+        fold_copies(c2, channels, copies)
+        group_sums(c1, c2, channels, cpg, part, b, k)
+
+    return stats_body
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -172,44 +174,54 @@ def _sweep_span(xs, os, ns, want_xn, mean_c, inv_c, scale_c, bet, width):
             ns[i] = normalized(xs[i], mean_c[i], inv_c[i])
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta,
-                scratch):
-    """``out`` (and ``xn`` when ``want_xn``) on positions ``r0..r1`` of sample ``b``
-    (:func:`formulas.affine_group`); ``scratch`` holds ``4 * reps * C`` floats."""
-    channels = d.channels
-    base = b * d.positions * channels
-    reps = span_reps(channels)
-    w = reps * channels
-    mean_c = scratch[:w]
-    inv_c = scratch[w:2 * w]
-    scale_c = scratch[2 * w:3 * w]
-    bet = scratch[3 * w:4 * w]
-    expand(stats[0], b, channels, d.cpg, mean_c)
-    expand(stats[2], b, channels, d.cpg, inv_c)
-    for c in range(channels):
-        scale_c[c] = inv_c[c] * gamma[c]
-        bet[c] = beta[c]
-    copies = copies_needed(layout, channels, reps)
-    repeat(mean_c, channels, copies)
-    repeat(inv_c, channels, copies)
-    repeat(scale_c, channels, copies)
-    repeat(bet, channels, copies)
-    if layout != SPANS:
-        per_row, rows = wide_rows(layout, r0, r1, channels)
-        start = base + r0 * channels
-        if layout == TWO_QUADS:
-            map_rows(SWEEP, 2, x, x, out, xn, want_xn, stream, start, rows, mean_c, inv_c,
-                     scale_c, bet)
-        else:
-            map_rows(SWEEP, 1, x, x, out, xn, want_xn, stream, start, rows, mean_c, inv_c,
-                     scale_c, bet)
-        r0 += rows * per_row
-    for q in range(span_count(r0, r1, reps)):
-        row, width = span(q, base, r0, r1, reps, channels)
-        _sweep_span(x[row:row + width], out[row:row + width],
-                    xn[row:row + width] if want_xn else xn, want_xn, mean_c, inv_c, scale_c,
-                    bet, width)
+def _sweep_fn(layout: int):
+    """The sweep of ``layout``, inlined into its serial driver (see :func:`_serial_fn`)."""
+
+    @njit(cache=True, inline="always", error_model="numpy")
+    def sweep_body(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
+        """``out`` (and ``xn`` when ``want_xn``) on positions ``r0..r1`` of sample ``b``
+        (:func:`formulas.affine_group`); ``scratch`` holds ``4 * reps * C`` floats."""
+        channels = d.channels
+        base = b * d.positions * channels
+        reps = span_reps(channels)
+        w = reps * channels
+        mean_c = scratch[:w]
+        inv_c = scratch[w:2 * w]
+        scale_c = scratch[2 * w:3 * w]
+        bet = scratch[3 * w:4 * w]
+        expand(stats[0], b, channels, d.cpg, mean_c)
+        expand(stats[2], b, channels, d.cpg, inv_c)
+        for c in range(channels):
+            scale_c[c] = inv_c[c] * gamma[c]
+            bet[c] = beta[c]
+        copies = copies_needed(layout, channels, reps)
+        repeat(mean_c, channels, copies)
+        repeat(inv_c, channels, copies)
+        repeat(scale_c, channels, copies)
+        repeat(bet, channels, copies)
+        if layout != SPANS:
+            per_row, rows = wide_rows(layout, r0, r1, channels)
+            start = base + r0 * channels
+            if layout == TWO_QUADS:
+                map_rows(SWEEP, 2, x, x, out, xn, want_xn, stream, start, rows, mean_c,
+                         inv_c, scale_c, bet)
+            else:
+                map_rows(SWEEP, 1, x, x, out, xn, want_xn, stream, start, rows, mean_c,
+                         inv_c, scale_c, bet)
+            r0 += rows * per_row
+        for q in range(span_count(r0, r1, reps)):
+            row, width = span(q, base, r0, r1, reps, channels)
+            _sweep_span(x[row:row + width], out[row:row + width],
+                        xn[row:row + width] if want_xn else xn, want_xn, mean_c, inv_c,
+                        scale_c, bet, width)
+
+    return sweep_body
+
+
+_stats_spans, _stats_half, _stats_quad, _stats_two_quads = (
+    _stats_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
+_sweep_spans, _sweep_half, _sweep_quad, _sweep_two_quads = (
+    _sweep_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
 
 
 def _serial_fn(layout: int, want_xn: bool):
@@ -230,12 +242,32 @@ def _serial_fn(layout: int, want_xn: bool):
             if not given and d.passes & STATS_PASS:
                 for k in range(d.k0, d.k1):
                     p0, p1 = k * d.block, min((k + 1) * d.block, d.positions)
-                    _stats_body(layout, x, base, p0, p1, d, lanes, part, b, k)
+                    # one branch is left (the layout is a constant), pruned before
+                    # anything is inlined; the blocks are globals, not captured: a
+                    # captured dispatcher would change the cache key in every process
+                    if layout == SPANS:
+                        _stats_spans(x, base, p0, p1, d, lanes, part, b, k)
+                    elif layout == HALF_ROWS:
+                        _stats_half(x, base, p0, p1, d, lanes, part, b, k)
+                    elif layout == QUAD_ROWS:
+                        _stats_quad(x, base, p0, p1, d, lanes, part, b, k)
+                    else:
+                        _stats_two_quads(x, base, p0, p1, d, lanes, part, b, k)
             if not given and d.passes & FINISH_PASS:
                 _finish_stats(x, b, d, epsilon, part, stats)
             if d.passes & APPLY_PASS:
-                _sweep_body(layout, want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
-                            beta, scratch)
+                if layout == SPANS:
+                    _sweep_spans(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
+                                 beta, scratch)
+                elif layout == HALF_ROWS:
+                    _sweep_half(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
+                                beta, scratch)
+                elif layout == QUAD_ROWS:
+                    _sweep_quad(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
+                                beta, scratch)
+                else:
+                    _sweep_two_quads(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
+                                     beta, scratch)
 
     return group_forward_serial
 

@@ -198,12 +198,17 @@ def copies_needed(layout, channels, reps):
 
 @njit(callee=True, cache=True, error_model="numpy")
 def expand(stat, b, channels, cpg, out):
-    """Per-group values of sample ``b`` broadcast to one per channel."""
-    groups = channels // cpg
-    for g in range(groups):
-        s = stat[b * groups + g]
-        for j in range(cpg):
-            out[g * cpg + j] = s
+    """Per-group values of sample ``b`` broadcast to one per channel. One flat loop with
+    a group counter: a few hundred stores per block, for which the vectorized and
+    unrolled nested loop cost some 1000 lines of LLVM IR in every driver that links it."""
+    i = b * (channels // cpg)
+    j = 0
+    for c in range(channels):
+        out[c] = stat[i]
+        j += 1
+        if j == cpg:
+            j = 0
+            i += 1
 
 
 @njit(callee=True, cache=True, error_model="numpy")
