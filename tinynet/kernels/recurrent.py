@@ -26,7 +26,9 @@ four rows). Backward, ``dh_prev = dz @ U.T`` is the same GEMM over ``UT = U.T``
 fixed order (over ``units``, or over the gate columns backward), whatever the tiles,
 blocks, driver or thread count, so all of them give the same bits. The weight gradients
 are not accumulated here: the kernels store every step's gate gradients (``[T, B, G]``)
-and the caller takes ``x.T @ dz`` and ``h_prev.T @ dz`` as GEMMs over all ``T * B`` rows.
+and the caller takes ``x.T @ dz`` and ``h_prev.T @ dz`` as GEMMs over all ``T * B`` rows
+(LSTM's forward writes its states beside the input, ``[x_t | h_t]`` rows, so the two are
+one product over ``[x | h_prev]``: ``dz`` read once).
 
 Recurrent dropout (Keras 3): ``rmask`` is ``[B, k, units]`` (one mask per gate, fixed
 over the steps) or empty (``[0, k, units]``: no mask); a masked gate sees
@@ -85,9 +87,10 @@ def _copy_rows(src, s0, dst, d0, nb):
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _keep(states, t, b):
-    """A masked step keeps row ``b``'s state: ``states[t + 1, b] = states[t, b]``."""
-    for j in range(states.shape[2]):
+def _keep(states, t, b, c0, n):
+    """A masked step keeps row ``b``'s state: ``states[t + 1, b, c0:c0 + n] = states[t, b,
+    c0:c0 + n]``."""
+    for j in range(c0, c0 + n):
         states[t + 1, b, j] = states[t, b, j]
 
 
@@ -118,11 +121,11 @@ def _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs):
     _copy_rows(h0, r0, hs[0], r0, nb)
     for t in range(steps):
         _load_input(xp, xb, t, r0, nb, units, z)
-        _recur(hs, t, U, rmask, r0, nb, izero, np.int64(1), units, hop, z, np.bool_(True))
+        _recur(hs, t, izero, U, rmask, r0, nb, izero, np.int64(1), units, hop, z, np.bool_(True))
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
-                _keep(hs, t, b)
+                _keep(hs, t, b, izero, units)
                 continue
             zr = z[i]
             _act_span(act, zr, izero, units)
@@ -197,10 +200,11 @@ def simple_backward_blocks(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0, blocks,
 
 # -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
+def _lstm_fwd_block(r0, r1, xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs, gates,
                     out):
-    steps = x.shape[0]
+    steps = gates.shape[0]
     units = U.shape[0]
+    hc = W.shape[0]  # the state's first column in xh, after the features
     width = 4 * units
     nb = r1 - r0
     izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
@@ -209,22 +213,24 @@ def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract,
     outs = out.shape[0] > 0
     z = np.empty((nb, width), dtype=np.float32)
     hop = np.empty((nb, units), dtype=np.float32)
-    xop = np.empty((nb, x.shape[2]), dtype=np.float32)
+    xop = np.empty((nb, hc), dtype=np.float32)
     tc = np.empty(units, dtype=np.float32)
-    _copy_rows(h0, r0, hs[0], r0, nb)
+    for i in range(nb):
+        for j in range(units):
+            xh[0, r0 + i, hc + j] = h0[r0 + i, j]
     _copy_rows(c0, r0, cs[0], r0, nb)
     for t in range(steps):
-        _inputs(x, t, W, xmask, r0, nb, xop, z)
+        _inputs(xh, t, W, xmask, r0, nb, xop, z)
         if biased:
             for i in range(nb):
                 for j in range(width):
                     z[i, j] = z[i, j] + xb[j]
-        _recur(hs, t, U, rmask, r0, nb, izero, np.int64(4), units, hop, z, np.bool_(True))
+        _recur(xh, t, hc, U, rmask, r0, nb, izero, np.int64(4), units, hop, z, np.bool_(True))
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
-                _keep(hs, t, b)
-                _keep(cs, t, b)
+                _keep(xh, t, b, hc, units)
+                _keep(cs, t, b, izero, units)
                 for j in range(width + units):
                     gates[t, b, j] = np.float32(0.0)
             else:
@@ -238,40 +244,44 @@ def _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract,
                     tc[j] = c
                 _act_span(act, tc, izero, units)
                 for j in range(units):
-                    hs[t + 1, b, j] = zr[3 * units + j] * tc[j]
+                    xh[t + 1, b, hc + j] = zr[3 * units + j] * tc[j]
                     gates[t, b, width + j] = tc[j]
                 for j in range(width):
                     gates[t, b, j] = zr[j]
             if outs:
                 for j in range(units):
-                    out[b, t, j] = hs[t + 1, b, j]
+                    out[b, t, j] = xh[t + 1, b, hc + j]
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_forward_blocks(x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs, gates,
-                        out, blocks, k0, k1):
+def lstm_forward_blocks(xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs, gates, out,
+                        blocks, k0, k1):
     """LSTM forward, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`); each step takes
     its input side ``(x_t * xmask) @ W + xb`` itself (:func:`~tinynet.kernels.recurrent_products._inputs`).
 
     Shape:
-        x: ``[T, B, features]``; W: ``[features, 4 * units]`` (the kernel); xmask: the
+        xh: ``[T + 1, B, features + units]``, the input and the states side by side:
+        ``xh[t, :, :features]`` holds step ``t``'s input (``t < T``; row ``T``'s are not
+        read) and the kernel writes ``h_t`` to ``xh[t, :, features:]`` (index 0 the
+        initial state), so ``xh[:T]`` is the operand of both weight gradients, one
+        product; W: ``[features, 4 * units]`` (the kernel); xmask: the
         input dropout masks ``[1 or 4, B, features]`` or ``[0, B, features]`` (none);
         xb: ``[4 * units]`` or ``[0]``; U: ``[units, 4 * units]``; h0, c0: ``[B, units]``;
-        rmask: ``[B, 4, units]`` or empty; smask: ``[B, T]`` or empty; hs, cs (out):
+        rmask: ``[B, 4, units]`` or empty; smask: ``[B, T]`` or empty; cs (out):
         ``[T + 1, B, units]`` (index 0 the initial state); gates (out):
         ``[T, B, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``); out (out):
         every step's output batch-major, ``[B, T, units]`` (``out[:, t] = hs[t + 1]``),
         or ``[0, T, units]`` (not wanted).
     """
-    batch = x.shape[1]
+    batch = xh.shape[1]
     for c in range(k0, k1):
         r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_fwd_block(r0, r1, x, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, hs, cs,
-                        gates, out)
+        _lstm_fwd_block(r0, r1, xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs, gates,
+                        out)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
+def _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, cs,
                     gates, dz, dx, dh0, dc0):
     steps = gates.shape[0]
     units = UT.shape[1]
@@ -328,8 +338,8 @@ def _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ra
 
 
 @njit(cache=True, error_model="numpy")
-def lstm_backward_blocks(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs, cs,
-                         gates, dz, dx, dh0, dc0, blocks, k0, k1):
+def lstm_backward_blocks(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, cs, gates,
+                         dz, dx, dh0, dc0, blocks, k0, k1):
     """LSTM backward through time, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`); each
     step also takes its input gradient ``dx_t`` (:func:`~tinynet.kernels.recurrent_products._input_grads`).
 
@@ -337,7 +347,7 @@ def lstm_backward_blocks(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract,
         dout: dL/d every step's output, batch-major ``[B, T, units]``, or ``[0, T, units]``
         (none); dhT, dcT: ``[B, units]`` (dL/d the returned final h and c); UT: ``[4 *
         units, units]``; WT: ``[4 * units, features]`` (the kernel's transpose); xmask:
-        the forward's; hs, cs, gates (``[T, B, 5 * units]``): the forward's; dz (out):
+        the forward's; cs, gates (``[T, B, 5 * units]``): the forward's; dz (out):
         ``[T, B, 4 * units]`` (dL/d gate pre-activations); dx (out): batch-major ``[B, T,
         features]``, step ``t`` at ``T - 1 - t`` when ``rev`` (the input was processed
         in reverse); dh0, dc0 (out): ``[B, units]``.
@@ -345,8 +355,8 @@ def lstm_backward_blocks(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract,
     batch = gates.shape[1]
     for c in range(k0, k1):
         r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, hs,
-                        cs, gates, dz, dx, dh0, dc0)
+        _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, cs,
+                        gates, dz, dx, dh0, dc0)
 
 
 # -- GRU: gates z, r, h (Keras order) --------------------------------------------------------
@@ -368,12 +378,12 @@ def _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_
     _copy_rows(h0, r0, hs[0], r0, nb)
     for t in range(steps):
         if reset_after:
-            _recur(hs, t, U, rmask, r0, nb, izero, np.int64(3), units, hop, rec, no)
+            _recur(hs, t, izero, U, rmask, r0, nb, izero, np.int64(3), units, hop, rec, no)
             for i in range(nb):
                 for j in range(width):
                     rec[i, j] += rbias[j]
         else:
-            _recur(hs, t, U, rmask, r0, nb, izero, np.int64(2), units, hop, rec, no)
+            _recur(hs, t, izero, U, rmask, r0, nb, izero, np.int64(2), units, hop, rec, no)
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
@@ -399,7 +409,7 @@ def _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:
-                _keep(hs, t, b)
+                _keep(hs, t, b, izero, units)
                 for j in range(units):
                     extra[t, b, j] = np.float32(0.0)
                 for j in range(width):

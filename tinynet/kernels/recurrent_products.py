@@ -144,29 +144,31 @@ def _block_rows(batch, blocks, c):
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _operand(hs, t, rmask, g, r0, nb, units, hop):
-    """``hop[i] = hs[t, r0 + i] * rmask[r0 + i, g]`` (no mask when ``rmask`` is empty)."""
+def _operand(hs, t, hc, rmask, g, r0, nb, units, hop):
+    """``hop[i] = hs[t, r0 + i, hc:hc + units] * rmask[r0 + i, g]`` (no mask when ``rmask``
+    is empty); ``hc`` is the state's first column (LSTM keeps the input beside it)."""
     masked = rmask.shape[0] > 0
     for i in range(nb):
         b = r0 + i
         if masked:
             for j in range(units):
-                hop[i, j] = hs[t, b, j] * rmask[b, g, j]
+                hop[i, j] = hs[t, b, hc + j] * rmask[b, g, j]
         else:
             for j in range(units):
-                hop[i, j] = hs[t, b, j]
+                hop[i, j] = hs[t, b, hc + j]
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _recur(hs, t, U, rmask, r0, nb, g0, g1, units, hop, z, load):
-    """``z[:nb, gates g0..g1-1] (+)= (hs[r0:r0 + nb, t] * rmask[., g]) @ U[:, gate g]``."""
+def _recur(hs, t, hc, U, rmask, r0, nb, g0, g1, units, hop, z, load):
+    """``z[:nb, gates g0..g1-1] (+)= (hs[t, r0:r0 + nb, hc:hc + units] * rmask[., g]) @
+    U[:, gate g]``."""
     izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
     if rmask.shape[0] == 0:
-        _operand(hs, t, rmask, izero, r0, nb, units, hop)
+        _operand(hs, t, hc, rmask, izero, r0, nb, units, hop)
         _product(hop, nb, izero, units, U, g0 * units, g1 * units, z, g0 * units, load)
         return
     for g in range(g0, g1):
-        _operand(hs, t, rmask, g, r0, nb, units, hop)
+        _operand(hs, t, hc, rmask, g, r0, nb, units, hop)
         _product(hop, nb, izero, units, U, g * units, (g + 1) * units, z, g * units, load)
 
 
@@ -196,12 +198,13 @@ def _recur_back(dzb, UT, rmask, r0, nb, g0, g1, units, live, tmp, dh):
 # -- LSTM's input side in the step: x_t @ W forward, dz_t @ W.T backward ----------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
 def _inputs(x, t, W, xmask, r0, nb, xop, z):
-    """``z[:nb] = (x[t, r0:r0 + nb] * xmask[m, r0:r0 + nb]) @ W``, each chain over the
+    """``z[:nb] = (x[t, r0:r0 + nb, :F] * xmask[m, r0:r0 + nb]) @ W`` (``F = W.shape[0]``,
+    the features; ``x`` may hold more columns), each chain over the
     features in order from zero (the bits of ``matmul(x * mask, W)``): with no mask
     (``xmask`` empty) or one mask for all gates, one product; with one mask per gate
     (``xmask`` ``[gates, B, features]``), a product per gate on its columns."""
     izero = np.int64(0)  # (see _recur)
-    f = x.shape[2]
+    f = W.shape[0]
     width = W.shape[1]
     n = xmask.shape[0]
     gw = width // n if n > 1 else width

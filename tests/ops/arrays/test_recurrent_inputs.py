@@ -62,16 +62,17 @@ def test_lstm_input_products_have_the_gemm_bits(masks, gate):
     zeros = np.zeros((B, U), dtype=np.float32)
     u = np.zeros((U, 4 * U), dtype=np.float32)  # no recurrent term: the gates are z itself
     with tuning.override(**{R.GATE: gate}):
-        hs, cs, gates, out = R.lstm_forward(x, w, xmask, u, zeros, zeros, None, LINEAR, LINEAR,
+        xh, cs, gates, out = R.lstm_forward(x, w, xmask, u, zeros, zeros, None, LINEAR, LINEAR,
                                             None, xb, True)
         want = _inputs_by_gemm(x, w, xb, xmask)
         assert np.array_equal(gates[:, :, :4 * U].view(np.uint32), want.view(np.uint32))
-        assert np.array_equal(out, hs[1:].transpose(1, 0, 2))
+        assert np.array_equal(xh[:T, :, :F], x)  # the input beside the states
+        assert np.array_equal(out, xh[1:, :, F:].transpose(1, 0, 2))
         dout = np.random.default_rng(9).standard_normal((B, T, U)).astype(np.float32)
         dz, dx, dh0, dc0 = R.lstm_backward(dout, zeros, zeros, u, w, xmask, None, LINEAR,
-                                           LINEAR, hs, cs, gates)
+                                           LINEAR, cs, gates)
         _, dx_rev, _, _ = R.lstm_backward(dout, zeros, zeros, u, w, xmask, None, LINEAR,
-                                          LINEAR, hs, cs, gates, None, True)
+                                          LINEAR, cs, gates, None, True)
     assert dx.shape == (B, T, F) and dz.shape == (T, B, 4 * U)
     want = _input_grads_by_gemm(dz, w, xmask).transpose(1, 0, 2)
     assert np.array_equal(dx.view(np.uint32), want.view(np.uint32))
@@ -83,12 +84,44 @@ def test_lstm_input_gradient_matches_a_float64_reference():
     x, w, xb, xmask = _data(4)
     zeros = np.zeros((B, U), dtype=np.float32)
     u = np.zeros((U, 4 * U), dtype=np.float32)
-    hs, cs, gates, _ = R.lstm_forward(x, w, xmask, u, zeros, zeros, None, LINEAR, LINEAR, None,
-                                      xb)
+    _, cs, gates, _ = R.lstm_forward(x, w, xmask, u, zeros, zeros, None, LINEAR, LINEAR, None,
+                                     xb)
     dout = np.random.default_rng(3).standard_normal((B, T, U)).astype(np.float32)
-    dz, dx, _, _ = R.lstm_backward(dout, zeros, zeros, u, w, xmask, None, LINEAR, LINEAR, hs, cs,
+    dz, dx, _, _ = R.lstm_backward(dout, zeros, zeros, u, w, xmask, None, LINEAR, LINEAR, cs,
                                    gates)
     d64, w64 = dz.astype(np.float64), w.astype(np.float64)
     want = sum((d64[..., g * U:(g + 1) * U] @ w64[:, g * U:(g + 1) * U].T) * xmask[g]
                for g in range(4)).transpose(1, 0, 2)
     np.testing.assert_allclose(dx, want, rtol=1e-5, atol=1e-6 * float(np.max(np.abs(want))))
+
+
+@pytest.mark.parametrize("sizes", [(T, B, F, U), (50, 40, 32, 32)], ids=["small", "blocked"])
+@pytest.mark.parametrize("gate", [2**62, 0], ids=["serial", "parallel"])
+def test_lstm_weight_gradients_in_one_product_have_the_two_products_bits(sizes, gate):
+    """Without dropout, LSTM's backward takes both weight gradients as one product over the
+    ``[x_t | h_{t-1}]`` rows its forward wrote side by side: the bits of ``x.T @ dz`` and
+    ``h_prev.T @ dz`` taken apart (the small product's kernel and the blocked GEMM)."""
+    from tinynet.ops.arrays.recurrent_layer import Cell, rnn_backward, rnn_forward
+
+    t, b, f, u = sizes
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((b, t, f)).astype(np.float32)
+    w = (rng.standard_normal((f, 4 * u)) * 0.3).astype(np.float32)
+    uk = (rng.standard_normal((u, 4 * u)) * 0.3).astype(np.float32)
+    bias = rng.standard_normal(4 * u).astype(np.float32)
+    dout = rng.standard_normal((b, t, u)).astype(np.float32)
+    zeros = np.zeros((b, u), dtype=np.float32)
+    cell = Cell("lstm", 4, u, R.ACTIVATIONS["tanh"], R.ACTIVATIONS["sigmoid"])
+    with tuning.override(**{R.GATE: gate}):
+        xt, hs, finals, saved, _ = rnn_forward(cell, x.transpose(1, 0, 2), w, uk, bias, None,
+                                               None, [zeros, zeros], None, None, sequences=True)
+        _, dkernel, drecurrent, _, _ = rnn_backward(
+            cell, xt, w, uk, None, None, hs, saved, None, dout, [zeros, zeros], reverse=False,
+            want_kernel=True, want_recurrent=True, want_bias=True)
+        dz = R.lstm_backward(dout, zeros, zeros, uk, w, None, None, cell.act, cell.ract,
+                             saved[0], saved[1])[0].reshape(t * b, 4 * u)
+    assert np.array_equal(xt, x.transpose(1, 0, 2))
+    want_k = matmul(np.ascontiguousarray(xt).reshape(t * b, f), dz, trans_a=True)
+    want_r = matmul(np.ascontiguousarray(hs[:-1]).reshape(t * b, u), dz, trans_a=True)
+    assert np.array_equal(dkernel.view(np.uint32), want_k.view(np.uint32))
+    assert np.array_equal(drecurrent.view(np.uint32), want_r.view(np.uint32))

@@ -322,13 +322,13 @@ class BaseRNN(OwnGenerator, Layer):
                 smask = None  # every step valid: the unmasked loop, same bits
         states0 = self._initial(initial_state, batch)
         # the kernels run time-major ([T, B, ...]): each step's rows are one contiguous block
+        # (the operation makes the one time-major copy of this view)
         xt = x.transpose(1, 0, 2)
         if self.go_backwards:
             xt = xt[::-1]
             smask = None if smask is None else np.ascontiguousarray(smask[:, ::-1])
-        xt = np.ascontiguousarray(xt, dtype=np.float32)
         xmask, rmask = self._masks(batch, fan_in, training)
-        hs, finals, saved, seq = rnn_forward(
+        xt, hs, finals, saved, seq = rnn_forward(
             self._cell(), xt, self.kernel.value, self.recurrent_kernel.value,
             self._input_bias(), self._recurrent_bias(), xmask, states0, rmask, smask,
             sequences=self.return_sequences)

@@ -110,31 +110,37 @@ def lstm_forward(x: np.ndarray, W: np.ndarray, xmask: np.ndarray | None, U: np.n
     """LSTM's steps (gates i, f, c, o), each on ``(x_t * xmask) @ W + xb`` (``xmask`` the
     input dropout masks ``[1 or 4, B, features]`` or ``None``, ``xb`` the input bias
     ``[4 * units]`` or ``None``; the products the same chains as
-    ``matmul(x * mask, W)``): ``(hs, cs, gates, out)``, hs and cs ``[T + 1, B, units]``
-    (index 0 the initial state), gates the activated gates and ``activation(c)``
-    ``[T, B, 5 * units]``, out every step's output batch-major ``[B, T, units]`` with
-    ``sequences`` (written by the steps, no transposing pass), else ``None``.
+    ``matmul(x * mask, W)``): ``(xh, cs, gates, out)``. ``xh`` ``[T + 1, B, features +
+    units]`` holds the input and the states side by side: ``xh[:T, :, :features]`` is
+    ``x`` (copied there: ``x`` may be any view, e.g. the layer's transpose),
+    ``xh[:, :, features:]`` the states ``h`` (index 0 the initial state), so ``xh[:T]``
+    is the ``[x_t | h_{t-1}]`` operand of both weight gradients, one product; cs ``[T +
+    1, B, units]`` likewise; gates the activated gates and ``activation(c)`` ``[T, B, 5 *
+    units]``; out every step's output batch-major ``[B, T, units]`` with ``sequences``
+    (written by the steps, no transposing pass), else ``None``.
 
     Shape:
         x: ``[T, B, features]``; W: ``[features, 4 * units]``; U: ``[units, 4 * units]``;
         h0, c0: ``[B, units]``; rmask: ``[B, 4, units]`` or ``None``.
     """
-    x, W, U, h0, c0 = _f32(x), _f32(W), _f32(U), _f32(h0), _f32(c0)
-    t, b, _ = x.shape
+    W, U, h0, c0 = _f32(W), _f32(U), _f32(h0), _f32(c0)
+    t, b, features = x.shape
     units = U.shape[0]
-    hs = np.empty((t + 1, b, units), dtype=np.float32)
+    xh = np.empty((t + 1, b, features + units), dtype=np.float32)
+    np.copyto(xh[:t, :, :features], x, casting="unsafe")
+    xh[t, :, :features] = 0.0  # not read; defined all the same
     cs = np.empty((t + 1, b, units), dtype=np.float32)
     gates = np.empty((t, b, 5 * units), dtype=np.float32)
     out = np.empty((b if sequences else 0, t, units), dtype=np.float32)
-    K.run(K.lstm_forward_blocks, b, _parallel((t, b, 4 * units), units), x, W,
-          _xmask(xmask, b, x.shape[2]), _bias(xb), U, h0, c0, _mask(rmask, 4, units),
-          _steps_mask(smask, t), act, ract, hs, cs, gates, out)
-    return hs, cs, gates, (out if sequences else None)
+    K.run(K.lstm_forward_blocks, b, _parallel((t, b, 4 * units), units), xh, W,
+          _xmask(xmask, b, features), _bias(xb), U, h0, c0, _mask(rmask, 4, units),
+          _steps_mask(smask, t), act, ract, cs, gates, out)
+    return xh, cs, gates, (out if sequences else None)
 
 
 def lstm_backward(dout: np.ndarray | None, dhT: np.ndarray, dcT: np.ndarray, U: np.ndarray,
                   W: np.ndarray, xmask: np.ndarray | None, rmask: np.ndarray | None, act: int,
-                  ract: int, hs: np.ndarray, cs: np.ndarray, gates: np.ndarray,
+                  ract: int, cs: np.ndarray, gates: np.ndarray,
                   smask: np.ndarray | None = None,
                   reverse: bool = False) -> tuple[np.ndarray, ...]:
     """Backward of :func:`lstm_forward` from ``dout``, dL/d every step's output batch-major
@@ -154,7 +160,7 @@ def lstm_backward(dout: np.ndarray | None, dhT: np.ndarray, dcT: np.ndarray, U: 
     dc0 = np.empty((b, units), dtype=np.float32)
     K.run(K.lstm_backward_blocks, b, _parallel(dz.shape, units), dout, dhT, dcT, _f32(U.T),
           _f32(W.T), _xmask(xmask, b, features), _mask(rmask, 4, units), _steps_mask(smask, t),
-          act, ract, bool(reverse), hs, cs, gates, dz, dx, dh0, dc0)
+          act, ract, bool(reverse), cs, gates, dz, dx, dh0, dc0)
     return dz, dx, dh0, dc0
 
 

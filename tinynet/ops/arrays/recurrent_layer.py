@@ -3,8 +3,9 @@ input (``(x * dropout mask) @ kernel``, one GEMM over all ``T * B`` rows; LSTM's
 loop takes it step by step, the same chains) and runs the cell's step loop
 (:mod:`tinynet.ops.arrays.recurrent`); the backward runs the loop back through time
 (LSTM's taking the input gradient too), then the weight gradients as GEMMs over all rows
-in the GEMM's fixed order, the input gradient and the bias gradient, each only when
-asked for.
+in the GEMM's fixed order (LSTM's two as one product over the ``[x | h_prev]`` rows its
+forward wrote side by side, when no dropout mask makes them differ), the input gradient
+and the bias gradient, each only when asked for.
 
 Sequences are time-major (``[T, B, ...]``). A :class:`Cell` names what differs between the
 three layers.
@@ -58,12 +59,14 @@ def rnn_forward(cell: Cell, xt: np.ndarray, kernel: np.ndarray, recurrent_kernel
                 input_bias: np.ndarray | None, recurrent_bias: np.ndarray | None,
                 xmask: np.ndarray | None, states0: list[np.ndarray],
                 rmask: np.ndarray | None, smask: np.ndarray | None, *, sequences: bool = False
-                ) -> tuple[np.ndarray, list[np.ndarray], Any, np.ndarray | None]:
-    """The layer's forward on time-major float32 ``xt`` ``[T, B, features]``.
+                ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], Any, np.ndarray | None]:
+    """The layer's forward on time-major ``xt`` ``[T, B, features]``.
 
     Args:
         cell: The cell.
-        xt: The input, C-contiguous float32 ``[T, B, features]`` (processing order).
+        xt: The input, time-major ``[T, B, features]`` (processing order), any layout
+            (a transposed view of the layer's input): the one copy made of it is the
+            time-major float32 array the steps read.
         kernel: ``[features, G]``; ``recurrent_kernel``: ``[units, G]``.
         input_bias: ``[G]`` or ``None``; ``recurrent_bias``: GRU's ``[G]`` (else ``None``).
         xmask: Input dropout masks ``[n, B, features]`` or ``None``.
@@ -73,16 +76,22 @@ def rnn_forward(cell: Cell, xt: np.ndarray, kernel: np.ndarray, recurrent_kernel
         sequences: Also return every step's output, batch-major.
 
     Returns:
-        ``(hs, finals, saved, out)``: the states ``[T + 1, B, units]``, the final states,
-        what :func:`rnn_backward` reads, and with ``sequences`` the outputs ``[B, T,
-        units]`` (``hs[1:]`` batch-major; LSTM's steps write them), else ``None``.
+        ``(xt, hs, finals, saved, out)``: the time-major float32 input the steps read (for
+        :func:`rnn_backward`), the states ``[T + 1, B, units]``, the final states, what
+        :func:`rnn_backward` reads, and with ``sequences`` the outputs ``[B, T, units]``
+        (``hs[1:]`` batch-major; LSTM's steps write them), else ``None``. LSTM's input
+        and states are views of one ``[T + 1, B, features + units]`` array (see
+        :func:`tinynet.ops.arrays.recurrent.lstm_forward`), kept in ``saved``.
     """
     u = recurrent_kernel
     if cell.kind == "lstm":
-        hs, cs, gates, out = R.lstm_forward(xt, kernel, xmask, u, states0[0], states0[1],
+        xh, cs, gates, out = R.lstm_forward(xt, kernel, xmask, u, states0[0], states0[1],
                                             rmask, cell.act, cell.ract, smask, input_bias,
                                             sequences)
-        return hs, [hs[-1], cs[-1]], (cs, gates), out
+        f = xt.shape[2]
+        hs = xh[:, :, f:]
+        return xh[:-1, :, :f], hs, [hs[-1], cs[-1]], (cs, gates, xh), out
+    xt = np.ascontiguousarray(xt, dtype=np.float32)
     xp = _project(xt, kernel, xmask, cell)
     if cell.kind == "gru":
         hs, gates, extra = R.gru_forward(xp, u, recurrent_bias, states0[0], rmask, cell.act,
@@ -92,7 +101,7 @@ def rnn_forward(cell: Cell, xt: np.ndarray, kernel: np.ndarray, recurrent_kernel
         hs = R.simple_forward(xp, u, states0[0], rmask, cell.act, smask, input_bias)
         saved = None
     out = np.ascontiguousarray(hs[1:].transpose(1, 0, 2)) if sequences else None
-    return hs, [hs[-1]], saved, out
+    return xt, hs, [hs[-1]], saved, out
 
 
 def _back(cell: Cell, kernel: np.ndarray, recurrent_kernel: np.ndarray, xmask: Any,
@@ -102,9 +111,9 @@ def _back(cell: Cell, kernel: np.ndarray, recurrent_kernel: np.ndarray, xmask: A
     (batch-major, in the input's order) ``None`` unless the loop took it (LSTM)."""
     u = recurrent_kernel
     if cell.kind == "lstm":
-        cs, gates = saved
+        cs, gates, _ = saved
         dz, dx, dh0, dc0 = R.lstm_backward(dout, finals[0], finals[1], u, kernel, xmask,
-                                           rmask, cell.act, cell.ract, hs, cs, gates, smask,
+                                           rmask, cell.act, cell.ract, cs, gates, smask,
                                            reverse)
         return dz, dz, [dh0, dc0], dx
     t, b, units = hs.shape[0] - 1, hs.shape[1], hs.shape[2]
@@ -164,7 +173,14 @@ def rnn_backward(cell: Cell, xt: np.ndarray, kernel: np.ndarray,
     dzx2 = dzx.reshape(t * b, width)
     dzr2 = dzr.reshape(t * b, width)
     w = kernel
-    dkernel = None
+    dkernel = drecurrent = None
+    if (cell.kind == "lstm" and xmask is None and rmask is None and want_kernel
+            and want_recurrent):
+        # both weight gradients in one product, [x_t | h_{t-1}].T @ dz over the rows the
+        # forward wrote side by side: dz read once, the same chains as two products
+        both = matmul(saved[2][:-1].reshape(t * b, f + u), dzx2, trans_a=True)
+        dkernel, drecurrent = both[:f], both[f:]
+        want_kernel = want_recurrent = False
     if xmask is None or xmask.shape[0] == 1:
         xm = xt if xmask is None else xt * xmask[0]
         if want_kernel:
@@ -187,7 +203,6 @@ def rnn_backward(cell: Cell, xt: np.ndarray, kernel: np.ndarray,
                 dxt += matmul(dzg, w[:, cols], trans_b=True).reshape(t, b, f) * xmask[g]
         if want_kernel:
             dkernel = kgrad
-    drecurrent = None
     if want_recurrent:
         drecurrent = np.empty_like(recurrent_kernel)
         for g0, g1, operand in _recurrent_operands(cell, hs[:-1], rmask, saved):
