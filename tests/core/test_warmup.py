@@ -59,3 +59,16 @@ def test_warmup_main_refuses_bad_worker_counts(value, capsys):
         module.main(["--workers", value])
     assert info.value.code == 2
     assert f"argument --workers: must be a positive int, got {value!r}" in capsys.readouterr().err
+
+
+def test_warmup_jobs_run_every_task_serial_first_then_parallel():
+    from tinynet.tools.warmup import TASKS, _PARALLEL, _SERIAL, _jobs
+
+    jobs = _jobs()
+    assert sorted(jobs) == sorted((name, gate) for name in TASKS for gate in (_SERIAL, _PARALLEL))
+    gates = [gate for _, gate in jobs]
+    assert gates == sorted(gates, reverse=True)  # every serial task before any parallel one
+    names = [name for name, _ in jobs[:len(TASKS)]]
+    first = names.index("normalization 4 channels")  # the shared group kernels first
+    assert all(names.index(f"normalization {c} channels") > first + 1 for c in (64, 128, 48))
+    assert names[0] == "layer norm"  # the longest first

@@ -90,3 +90,47 @@ def test_one_task_driver_serves_every_range_kernel_of_the_same_argument_types():
     address.run_parallel(_scaled_rows, x.shape[0], x, out, np.float32(2))
     np.testing.assert_array_equal(out, x * np.float32(2) + np.arange(37, dtype=np.float32)[:, None])
     assert len(address.tasks_parallel.overloads) == compiled
+
+
+@njit(cache=True, error_model="numpy")
+def _mixed(x, idx, out, scale, flip, shift, r0, r1):
+    for i in range(r0, r1):
+        for j in range(x.shape[1]):
+            v = x[i, j] * scale + np.float64(idx[i]) + shift
+            out[i, j] = -v if flip else v
+
+
+def test_one_parallel_driver_serves_every_argument_type():
+    # the driver takes integers only: one compile, whatever the kernels' argument types
+    x, out = _operands()
+    address.run_parallel(_scaled_rows, x.shape[0], x, out, np.float32(0.5))
+    wide = x.astype(np.float64)
+    idx = np.arange(x.shape[0], dtype=np.int32)
+    got = np.full_like(wide, np.nan)
+    address.run_parallel(_mixed, x.shape[0], wide, idx, got, 0.25, True, np.int64(3))
+    want = np.empty_like(wide)
+    _mixed(wide, idx, want, 0.25, True, np.int64(3), 0, x.shape[0])
+    assert got.tobytes() == want.tobytes()
+    # hand-derived: row i holds -(x * 0.25 + i + 3)
+    np.testing.assert_array_equal(got, -(wide * 0.25 + idx[:, None] + 3.0))
+    assert len(address.tasks_parallel.overloads) == 1
+
+
+@pytest.mark.parametrize("tasks", [0, np.int64(5), np.int32(37)])
+def test_run_parallel_takes_any_integer_task_count(tasks):
+    x, out = _operands()
+    out[:] = 7.0
+    address.run_parallel(_squares, tasks, x, out, np.float32(1))
+    n = int(tasks)
+    np.testing.assert_array_equal(out[:n], x[:n] * x[:n])
+    assert (out[n:] == 7.0).all()  # tasks past the count do not run
+
+
+def test_run_parallel_leaves_the_arrays_reference_counts_alone():
+    import sys
+
+    x, out = _operands()
+    before = (sys.getrefcount(x), sys.getrefcount(out))
+    for _ in range(3):
+        address.run_parallel(_scaled_rows, x.shape[0], x, out, np.float32(0.5))
+    assert (sys.getrefcount(x), sys.getrefcount(out)) == before

@@ -210,6 +210,12 @@ def _scratch(t, s, dk, dv):
     return e, lanes, bp, ts, qs, buf1, buf2
 
 
+# The products' transpose flags, passed read from this array: a constant ``True`` or
+# ``False`` would be typed as a literal, and each combination of the two would compile a
+# copy of :func:`_product` and of :func:`gemm_small` (and its packing) of its own.
+_FLAGS = np.array([False, True])
+
+
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
 def _product(a, b, c, trans_a, trans_b, bp, row):
     """``c = op(a) @ op(b)`` through :func:`gemm_small` on the flat packing buffer."""
@@ -245,13 +251,13 @@ def _forward_item(item, q, k, v, offsets, heads, dk, scale, p, o, work):
     kh = k[b * s:(b + 1) * s, offsets[1] + h * dk:offsets[1] + (h + 1) * dk]
     vh = v[b * s:(b + 1) * s, offsets[2] + h * dv:offsets[2] + (h + 1) * dv]
     _take(q, b * t, offsets[0] + h * dk, scale, qs)
-    _product(qs, kh, ts, False, True, bp, lanes)
+    _product(qs, kh, ts, _FLAGS[0], _FLAGS[1], bp, lanes)
     ph = p[b, h]
     e0 = e[0]
     for i in range(t):
         _softmax_row(ts[i], ph[i], e0, lanes)
     ctx = buf1[:t * dv].reshape(t, dv)
-    _product(ph, vh, ctx, False, False, bp, lanes)
+    _product(ph, vh, ctx, _FLAGS[0], _FLAGS[0], bp, lanes)
     _put(o, b * t, h * dv, np.float32(1.0), ctx)
 
 
@@ -272,9 +278,9 @@ def _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey
     g = buf1[:t * dv].reshape(t, dv)
     _take(do, b * t, h * dv, one, g)
     ph = p[b, h]
-    _product(g, vh, ts, False, True, bp, lanes)                  # dL/dp
+    _product(g, vh, ts, _FLAGS[0], _FLAGS[1], bp, lanes)         # dL/dp
     grad_v = buf2[:s * dv].reshape(s, dv)
-    _product(ph, g, grad_v, True, False, bp, lanes)
+    _product(ph, g, grad_v, _FLAGS[1], _FLAGS[0], bp, lanes)
     _put(dval, b * s, offsets[2] + h * dv, one, grad_v)
     if gp.shape[0] > 0:
         for i in range(t):
@@ -286,10 +292,10 @@ def _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey
     for i in range(quads, t):
         _softmax_grad_row(ts[i], ph[i], e[0], lanes)
     grad_q = buf1[:t * dk].reshape(t, dk)
-    _product(ts, kh, grad_q, False, False, bp, lanes)
+    _product(ts, kh, grad_q, _FLAGS[0], _FLAGS[0], bp, lanes)
     _put(dq, b * t, offsets[0] + h * dk, scale, grad_q)
     grad_k = buf2[:s * dk].reshape(s, dk)
-    _product(ts, qs, grad_k, True, False, bp, lanes)
+    _product(ts, qs, grad_k, _FLAGS[1], _FLAGS[0], bp, lanes)
     _put(dkey, b * s, offsets[1] + h * dk, one, grad_k)
 
 

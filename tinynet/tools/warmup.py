@@ -165,14 +165,35 @@ def _losses_and_optimizers() -> None:
 
 
 #: The kernel families (the normalization one per layout), each run once with serial and
-#: once with parallel gates; the largest first, so the workers finish together.
+#: once with parallel gates. Serial tasks go first, in this order: the longest first, so
+#: the workers finish together (by compile CPU: layer norm, recurrent and conv, then
+#: depthwise and attention, docs/performance.md); the first normalization task compiles
+#: the group kernels the other three share, so it runs well before them (no waiting on
+#: its locks).
 TASKS: dict[str, Callable[[], None]] = {
+    "layer norm": _layer_norm, "recurrent": _recurrent, "conv": _conv,
+    "depthwise conv": _depthwise,
     **{f"normalization {c} channels": functools.partial(_normalization, c)
-       for c in _NORM_CHANNELS},
-    "layer norm": _layer_norm, "conv": _conv, "depthwise conv": _depthwise,
-    "pooling": _pooling, "recurrent": _recurrent, "attention": _attention,
-    "elementwise": _elementwise, "dense": _dense, "losses, optimizers": _losses_and_optimizers,
+       for c in _NORM_CHANNELS[:1]},
+    "attention": _attention, "elementwise": _elementwise,
+    **{f"normalization {c} channels": functools.partial(_normalization, c)
+       for c in _NORM_CHANNELS[1:]},
+    "pooling": _pooling, "losses, optimizers": _losses_and_optimizers, "dense": _dense,
 }
+
+#: The parallel tasks after all serial ones (each reuses its family's serial kernels),
+#: the longest first: most compile a few small launchers only (:mod:`.kernels.address`);
+#: group norm, conv and pooling have parallel kernels of their own.
+_PARALLEL_ORDER: tuple[str, ...] = (
+    "normalization 4 channels", "conv", "pooling", "recurrent", "dense",
+    "losses, optimizers", "layer norm", "depthwise conv", "attention", "elementwise",
+    *(f"normalization {c} channels" for c in _NORM_CHANNELS[1:]))
+
+
+def _jobs() -> list[tuple[str, int]]:
+    """The warmup's ``(task, gate)`` pairs in the order the workers take them."""
+    return ([(name, _SERIAL) for name in TASKS]
+            + [(name, _PARALLEL) for name in _PARALLEL_ORDER])
 
 
 def run_task(name: str, gate: int) -> float:
@@ -215,18 +236,18 @@ def warmup(verbose: bool = True, workers: int | None = None) -> float:
 
     primed.stop()  # the warmup compiles every kernel: no early helper beside it
     start = time.perf_counter()
-    jobs = [(name, gate) for gate in (_SERIAL, _PARALLEL) for name in TASKS]
-    workers = min(workers or usable_cores(), len(jobs))
-    bar = tqdm(total=len(jobs), desc="tinynet: compiling kernels", unit="task",
+    todo = _jobs()
+    workers = min(workers or usable_cores(), len(todo))
+    bar = tqdm(total=len(todo), desc="tinynet: compiling kernels", unit="task",
                disable=not verbose, file=sys.stderr)
     with bar:
         if workers == 1:
-            for job in jobs:
+            for job in todo:
                 run_task(*job)
                 bar.update()
         else:
             with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-                for done in as_completed([pool.submit(run_task, *job) for job in jobs]):
+                for done in as_completed([pool.submit(run_task, *job) for job in todo]):
                     done.result()
                     bar.update()
     seconds = time.perf_counter() - start

@@ -11,8 +11,8 @@ loops: 64 and 32 features run register kernels (:mod:`.rows_registers`); other
 multiples of 16 take whole ``f32x16`` vectors; multiples of 8 take rows in pairs whose
 two 8-lane folds run as one (:func:`folds.shifted_sums_pair`,
 :func:`folds.segment_dot2_pair`: each row's bits); the rest one row at a time. Each
-kind has its own compiled row loops and its own serial driver over a range of chunks,
-compiled on first use; the parallel variant runs that driver one chunk a task through its
+kind has its own serial kernel over a range of chunks (its row loop on their rows),
+compiled on first use; the parallel variant runs that kernel one chunk a task through its
 address (:func:`tinynet.kernels.address.run_parallel`), with no compiled copy of its own.
 """
 
@@ -34,8 +34,7 @@ from tinynet.kernels.normalization.folds import (merge_rows_to,
 from tinynet.kernels.normalization.formulas import affine_row, dx_row, normalized
 from tinynet.kernels.normalization.forward import set_stats
 from tinynet.kernels.normalization.lanes import put
-from tinynet.kernels.normalization.layout import (PAIRS, ROWS32, ROWS64, SINGLE,
-                                                                VECTORS)
+from tinynet.kernels.normalization.layout import ROWS32, ROWS64, SINGLE, VECTORS
 from tinynet.kernels.normalization.rows_registers import (coefficients, flush,
                                                                         one_row, rows32, rows64)
 
@@ -94,41 +93,6 @@ def _fwd_rows(kind, want_xn, x, out, xn, r0, r1, channels, epsilon, given, strea
         sfence()
 
 
-def _fwd_rows_fn(kind: int):
-    """The compiled forward row loop of ``kind`` (64, 32 and other multiples of 16 share
-    the vector one)."""
-
-    @njit(callee=True, cache=True, variant=kind, error_model="numpy")
-    def fwd_rows(x, out, xn, want_xn, r0, r1, channels, epsilon, given, stream, gamma, beta,
-                 stats):
-        _fwd_rows(kind, want_xn, x, out, xn, r0, r1, channels, epsilon, given, stream, gamma,
-                  beta, stats)
-
-    return fwd_rows
-
-
-_fwd_rows_vectors, _fwd_rows_pairs, _fwd_rows_single = (
-    _fwd_rows_fn(kind) for kind in (VECTORS, PAIRS, SINGLE))
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _fwd_chunk(kind, x, out, xn, want_xn, rows, channels, spc, j, epsilon, given, stream, gamma,
-               beta, stats):
-    """Chunk ``j`` (``spc`` of the ``rows`` rows) by the row loop of ``kind`` (a constant of
-    the caller)."""
-    r0 = j * spc
-    r1 = min(r0 + spc, rows)
-    if kind <= VECTORS:
-        _fwd_rows_vectors(x, out, xn, want_xn, r0, r1, channels, epsilon, given, stream,
-                          gamma, beta, stats)
-    elif kind == PAIRS:
-        _fwd_rows_pairs(x, out, xn, want_xn, r0, r1, channels, epsilon, given, stream,
-                        gamma, beta, stats)
-    else:
-        _fwd_rows_single(x, out, xn, want_xn, r0, r1, channels, epsilon, given, stream,
-                         gamma, beta, stats)
-
-
 def _chunks(d) -> int:
     """How many chunks of ``spc`` rows cover the batch."""
     return (d.batch + d.spc - 1) // d.spc
@@ -136,14 +100,14 @@ def _chunks(d) -> int:
 
 @functools.cache
 def _forward_rows_serial(kind: int):
-    """The serial forward of ``kind``'s rows over chunks ``j0..j1``."""
+    """The serial forward of ``kind``'s rows over chunks ``j0..j1``: its row loop on their
+    rows (a row's bits do not depend on the rows beside it)."""
 
     @njit(cache=True, variant=kind, error_model="numpy")
     def rows_forward_serial(x, out, xn, rows, channels, spc, epsilon, given, want_xn, stream,
                             gamma, beta, stats, j0, j1):
-        for j in range(j0, j1):
-            _fwd_chunk(kind, x, out, xn, want_xn, rows, channels, spc, j, epsilon, given,
-                       stream, gamma, beta, stats)
+        _fwd_rows(kind, want_xn, x, out, xn, j0 * spc, min(j1 * spc, rows), channels, epsilon,
+                  given, stream, gamma, beta, stats)
 
     return rows_forward_serial
 
@@ -270,75 +234,25 @@ def _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, 
         sfence()
 
 
-def _bwd_rows_fn(kind: int, layers: bool):
-    """The compiled backward row loop of ``kind``: with ``layers``, for the calls the
-    layers make (``xn`` recomputed, no ``affine_only``: constants of the loop); else with
-    both flags tested at run time, for the other calls of the core, compiled only when
-    one comes."""
+@functools.cache
+def _backward_rows_serial(kind: int, layers: bool):
+    """The serial backward of ``kind``'s rows over chunks ``j0..j1`` (its row loop on their
+    rows, a partial per chunk), then (``merge``) the merge of the chunk partials. With
+    ``layers``, for the calls the layers make (``xn`` recomputed, no ``affine_only``:
+    constants of the row loop); else with both flags tested at run time, for the other
+    calls of the core, compiled only when one comes."""
 
-    @njit(callee=True, cache=True, variant=f"{kind}_{layers:d}", error_model="numpy")
-    def bwd_rows(g, s, dx, recompute, affine_only, stream, r0, r1, channels, spc, stats,
-                 gamma, parts):
+    @njit(cache=True, variant=f"{kind}_{layers:d}", error_model="numpy")
+    def rows_backward_serial(g, s, dx, rows, channels, spc, recompute, affine_only, stream,
+                             gamma, stats, sums, parts, merge, j0, j1):
+        r0 = j0 * spc
+        r1 = min(j1 * spc, rows)
         if layers:
             _bwd_rows(kind, True, False, g, s, dx, stream, r0, r1, channels, spc, stats,
                       gamma, parts)
         else:
             _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, spc,
                       stats, gamma, parts)
-
-    return bwd_rows
-
-
-_KINDS = (ROWS64, ROWS32, VECTORS, PAIRS, SINGLE)
-_bwd_rows64, _bwd_rows32, _bwd_rows_vectors, _bwd_rows_pairs, _bwd_rows_single = (
-    _bwd_rows_fn(kind, True) for kind in _KINDS)
-(_bwd_rows64_any, _bwd_rows32_any, _bwd_rows_vectors_any, _bwd_rows_pairs_any,
- _bwd_rows_single_any) = (_bwd_rows_fn(kind, False) for kind in _KINDS)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, rows, channels, spc, j,
-               stats, gamma, parts):
-    """Chunk ``j`` (``spc`` of the ``rows`` rows) by the row loop of ``kind`` (``kind`` and
-    ``layers`` constants of the caller: one call remains)."""
-    r0 = j * spc
-    r1 = min(r0 + spc, rows)
-    args = (g, s, dx, recompute, affine_only, stream, r0, r1, channels, spc, stats, gamma,
-            parts)
-    if layers:
-        if kind == ROWS64:
-            _bwd_rows64(*args)
-        elif kind == ROWS32:
-            _bwd_rows32(*args)
-        elif kind == VECTORS:
-            _bwd_rows_vectors(*args)
-        elif kind == PAIRS:
-            _bwd_rows_pairs(*args)
-        else:
-            _bwd_rows_single(*args)
-    elif kind == ROWS64:
-        _bwd_rows64_any(*args)
-    elif kind == ROWS32:
-        _bwd_rows32_any(*args)
-    elif kind == VECTORS:
-        _bwd_rows_vectors_any(*args)
-    elif kind == PAIRS:
-        _bwd_rows_pairs_any(*args)
-    else:
-        _bwd_rows_single_any(*args)
-
-
-@functools.cache
-def _backward_rows_serial(kind: int, layers: bool):
-    """The serial backward of ``kind``'s rows over chunks ``j0..j1``, then (``merge``)
-    the merge of the chunk partials."""
-
-    @njit(cache=True, variant=f"{kind}_{layers:d}", error_model="numpy")
-    def rows_backward_serial(g, s, dx, rows, channels, spc, recompute, affine_only, stream,
-                             gamma, stats, sums, parts, merge, j0, j1):
-        for j in range(j0, j1):
-            _bwd_chunk(kind, layers, g, s, dx, recompute, affine_only, stream, rows, channels,
-                       spc, j, stats, gamma, parts)
         if merge:
             merge_rows_to(parts, sums[0], sums[1])
 
