@@ -190,8 +190,8 @@ def test_conv_transpose_forward_is_the_convolutions_input_gradient():
 @pytest.mark.parametrize("act", [None, "relu", GELU], ids=["linear", "relu", "gelu"])
 def test_conv_transpose_bias_has_the_bits_of_a_bias_add_after_the_transposed_convolution(
         stride, pad, size, out, filters, act):
-    # the bias joins each finished output sample (in the col2im crop, or in a pass after
-    # the direct kernel): one rounded float32 add per element, the bits of a bias pass
+    # the bias joins each finished output sample (in the col2im crop, or at the direct
+    # kernel's store): one rounded float32 add per element, the bits of a bias pass
     fn = get(act) if isinstance(act, str) else act
     rng = np.random.default_rng(7)
     x, w, b = _rand(rng, 3, size, size, 4), _rand(rng, 9 * filters, 4), _rand(rng, filters)

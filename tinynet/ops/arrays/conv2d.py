@@ -223,14 +223,13 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     direct_dw = want_dw and plan.direct_forward()
     pads = plan.direct_input_grad() if want_dx else None
     if direct_dw or pads is not None:  # the bias gradient comes with the direct pass
-        dw_direct = _direct_backward(plan, x, w2, dz, dx, bparts, pads, direct_dw, want_db)
+        dw_direct = _direct_backward(plan, x, w2, dz, dx, bparts, pads, direct_dw, want_db,
+                                     dx_bias)
         if direct_dw:
             dw2 = dw_direct
         if want_db:
             db = _merge(bparts)
         want_db = False
-        if pads is not None and dx_bias is not None:  # a pass of its own here
-            np.add(dx, _bias_vector(dx_bias, plan.ch), out=dx)
     tiled_dx = want_dx and pads is None
     tiled_dw = want_dw and not direct_dw
     if tiled_dx or tiled_dw or want_db:
@@ -276,10 +275,12 @@ def _bias_vector(bias: np.ndarray, channels: int) -> np.ndarray:
 
 def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
                      dx: np.ndarray | None, bparts: np.ndarray, pads: tuple[int, int] | None,
-                     want_dw: bool, want_db: bool) -> np.ndarray | None:
+                     want_dw: bool, want_db: bool,
+                     dx_bias: np.ndarray | None = None) -> np.ndarray | None:
     """The direct kernels' share of the backward: the kernel gradient (returned) if
-    ``want_dw``, ``dx`` if ``pads`` (the output gradient's top/left padding) is given, the
-    bias partials ``bparts`` if ``want_db``."""
+    ``want_dw``, ``dx`` if ``pads`` (the output gradient's top/left padding) is given,
+    plus ``dx_bias`` if given (the forward pass's bias add), the bias partials ``bparts``
+    if ``want_db``."""
     kh, kw, sh, sw, dh, dw, pt, pl, oh, ow = plan.geometry
     height, width = plan.in_hw
     dz4 = dz.reshape(plan.batch, oh, ow, plan.filters)
@@ -293,7 +294,8 @@ def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
                sw, plan.scratch())
     if pads is not None:
         # dx = the forward pass over dz zero-padded by ``pads``, with the kernel flipped
-        # in space and transposed, [KH, KW, F, C], and no bias
+        # in space and transposed, [KH, KW, F, C]; dx_bias as its bias (added to each
+        # finished sum, the bits of a bias pass after it)
         ptd, pld = pads
         hpd, wpd = height + (kh - 1) * dh, width + (kw - 1) * dw
         wt = np.ascontiguousarray(w2.reshape(kh, kw, plan.ch, plan.filters)[::-1, ::-1]
@@ -301,8 +303,10 @@ def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
         slots = max(min(plan.threads, plan.batch), 1)
         dzps = np.empty((slots, hpd, wpd, plan.filters), dtype=np.float32)
         kernel = cd.forward_kernel(cd.NARROW, plan.parallel)
-        kernel(dz4, wt, plan.row_offsets(plan.filters, wpd), np.zeros(plan.ch, np.float32),
-               False, dx.reshape(-1, plan.ch), ptd, pld, height, width, 1, 1, dzps,
+        add_bias = dx_bias is not None
+        bias = _bias_vector(dx_bias, plan.ch) if add_bias else np.zeros(plan.ch, np.float32)
+        kernel(dz4, wt, plan.row_offsets(plan.filters, wpd), bias,
+               add_bias, dx.reshape(-1, plan.ch), ptd, pld, height, width, 1, 1, dzps,
                plan.offsets(slots))
     return _merge(parts)[:plan.width] if want_dw else None
 
