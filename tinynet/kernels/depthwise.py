@@ -387,6 +387,7 @@ def _dw_rows3(xflat, x0, x1, x2, cols, cp, pl, gflat, grow, ow, pflat, prow, pdb
     h2 = min(cols + pl - 2, ow)
     hi = max(h2, lo)
     zero = vsplat(0.0)
+    izero = np.int64(0)  # not a literal: _gsum compiles once, for this call and the last
     for c in range(0, cp, 16):
         gc = grow + c
         e0 = x0 - pl * cp + c  # tap column 0 of output column 0, kernel row k at ek
@@ -404,7 +405,7 @@ def _dw_rows3(xflat, x0, x1, x2, cols, cp, pl, gflat, grow, ow, pflat, prow, pdb
                 a02 = a02 + vload(xflat, e0 + 2 * cp) * ga
                 a12 = a12 + vload(xflat, e1 + 2 * cp) * ga
                 a22 = a22 + vload(xflat, e2 + 2 * cp) * ga
-        ad, bd = _gsum(gflat, gc, cp, 0, lo, zero, zero)
+        ad, bd = _gsum(gflat, gc, cp, izero, lo, zero, zero)
         ox = lo
         if ox < hi and ox % 2 == 1:
             gb = vload(gflat, gc + ox * cp)
@@ -522,6 +523,7 @@ def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slo
     prows = (kh * kw + 1) * cp
     nobias = wflat[:cp]  # the gather's bias argument (unused; its size is CP)
     tab = _tap_table(kh, kw)
+    one = np.int64(1)  # not a literal: _widen compiles once, for this call and the other
     # three kernel rows at a time (_dw_rows3): 3-wide kernels, unit column steps, at most
     # one column of padding at each end
     three = kw == 3 and sw == 1 and dw == 1 and 0 <= pl <= 1 and ow <= width + pl - 1
@@ -533,7 +535,7 @@ def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slo
         for b in range(tasks[t, 0], tasks[t, 1]):
             goff = b * oh * ow * cp if cm == cp else 0
             if cm != cp:
-                _widen(g, b, 1, cp, geflat)
+                _widen(g, b, one, cp, geflat)
             xoff = b * height * width * cp if whole else 0
             if want_dw and not whole:
                 _widen(x, b, mult, cp, xeflat)
