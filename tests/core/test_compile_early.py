@@ -125,6 +125,34 @@ def test_only_a_cold_cache_with_no_completion_under_way_starts_a_helper(tmp_path
         "True", "False", "True", "False", "False", "False", "False", "True"]
 
 
+SPAWNED = """
+import multiprocessing
+import tinynet  # the main module imports tinynet: a spawned worker does while it starts
+from tinynet.tools import primed
+
+def helper(_):
+    return primed.helper_pid() or 0
+
+if __name__ == "__main__":
+    pid = primed.helper_pid()
+    primed.stop()
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        print(*pool.map(helper, range(2)))
+    if pid:
+        os.waitpid(pid, 0)
+"""
+
+
+def test_a_spawned_pool_worker_starts_no_helper(tmp_path):
+    # as the warmup's workers: tinynet is imported before parent_process() is set
+    script = tmp_path / "spawned.py"
+    script.write_text("import os" + SPAWNED)
+    out = subprocess.run([sys.executable, str(script)], env=_env(tmp_path / "cache"),
+                         capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "0"]
+
+
 def test_the_switch_and_a_fit_stop_the_early_helper(monkeypatch):
     stopped = []
     monkeypatch.setattr(primed, "stop", lambda: stopped.append(True))

@@ -214,6 +214,9 @@ def _scratch(t, s, dk, dv):
 # ``False`` would be typed as a literal, and each combination of the two would compile a
 # copy of :func:`_product` and of :func:`gemm_small` (and its packing) of its own.
 _FLAGS = np.array([False, True])
+# Likewise the layout of ``b``: the heads' bands of ``k`` and ``v`` are strided views
+# (layout 'A'), so a C-contiguous ``b`` is passed as ``b[:, :]`` (typed 'A' too): one
+# compiled :func:`_product` for every call instead of one per layout.
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -280,7 +283,7 @@ def _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey
     ph = p[b, h]
     _product(g, vh, ts, _FLAGS[0], _FLAGS[1], bp, lanes)         # dL/dp
     grad_v = buf2[:s * dv].reshape(s, dv)
-    _product(ph, g, grad_v, _FLAGS[1], _FLAGS[0], bp, lanes)
+    _product(ph, g[:, :], grad_v, _FLAGS[1], _FLAGS[0], bp, lanes)  # b typed 'A', as kh, vh
     _put(dval, b * s, offsets[2] + h * dv, one, grad_v)
     if gp.shape[0] > 0:
         for i in range(t):
@@ -295,7 +298,7 @@ def _backward_item(item, q, k, v, offsets, heads, dk, scale, p, do, gp, dq, dkey
     _product(ts, kh, grad_q, _FLAGS[0], _FLAGS[0], bp, lanes)
     _put(dq, b * t, offsets[0] + h * dk, scale, grad_q)
     grad_k = buf2[:s * dk].reshape(s, dk)
-    _product(ts, qs, grad_k, _FLAGS[1], _FLAGS[0], bp, lanes)
+    _product(ts, qs[:, :], grad_k, _FLAGS[1], _FLAGS[0], bp, lanes)
     _put(dkey, b * s, offsets[1] + h * dk, one, grad_k)
 
 

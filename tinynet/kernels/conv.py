@@ -180,7 +180,8 @@ def _forward_slot(x, w2, bias, add_bias, z, tasks, s, slots, per, step, pt, pl, 
             rows = (b1 - b0) * (q1 - q0)
             r0 = b0 * per + q0
             im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, cols)
-            gemm(cols[:rows], w2, z[r0:r0 + rows])
+            # every flag spelled out: the three calls compile one gemm between them
+            gemm(cols[:rows], w2, z[r0:r0 + rows], False, False, 0.0)
             if add_bias:  # while the tile's outputs are in cache
                 for r in range(r0, r0 + rows):
                     zr = z[r]
@@ -233,7 +234,7 @@ def _backward_slot(x, w2, dz, dx, dx_bias, add_dx_bias, parts, bparts, want_dx, 
                             cols)
                 gemm(cols[:rows], g, parts[t], True, False, 0.0 if q0 == 0 else 1.0)
             if want_dx:  # dcols = dz @ w2^T, scattered back into the sample
-                gemm(g, w2, cols[:rows], False, True)
+                gemm(g, w2, cols[:rows], False, True, 0.0)
                 col2im_tile(cols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, dxp,
                             dx, dx_bias, add_dx_bias)
 

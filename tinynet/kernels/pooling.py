@@ -207,7 +207,7 @@ def _gap_merge(parts, out, P):
     acc = np.empty(C, dtype=np.float64)
     for n in range(N):
         acc[:] = 0.0
-        merge_block_rows(parts[n], acc, 0, C)
+        merge_block_rows(parts[n], acc, np.int64(0), C)  # not a literal: one compile
         for c in range(C):
             out[n, c] = np.float32(acc[c] / P)
 

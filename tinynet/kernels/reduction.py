@@ -206,7 +206,7 @@ def merge_cols(parts, scale):
     (:func:`merge_block_rows`), times ``scale``, rounded once."""
     channels = parts.shape[1]
     acc = np.zeros(channels, dtype=np.float64)
-    merge_block_rows(parts, acc, 0, channels)
+    merge_block_rows(parts, acc, np.int64(0), channels)  # not a literal: one compile
     out = np.empty(channels, dtype=np.float32)
     for c in range(channels):
         out[c] = np.float32(acc[c] * scale)

@@ -394,6 +394,8 @@ def _sgemm(a, b, c, trans_a, trans_b, beta):
 
 @overload(gemm, jit_options={"nogil": True})
 def _gemm_jit(a, b, c, trans_a=False, trans_b=False, beta=0.0):
+    # An omitted flag reaches the body as a literal: ``bool``/``float`` make every call
+    # compile the one runtime-flag :func:`_sgemm`, whichever flags a call site spells out.
     def impl(a, b, c, trans_a=False, trans_b=False, beta=0.0):  # pragma: no cover
-        _sgemm(a, b, c, trans_a, trans_b, beta)
+        _sgemm(a, b, c, bool(trans_a), bool(trans_b), float(beta))
     return impl

@@ -63,8 +63,11 @@ def _wanted() -> bool:
     if threading is not None and threading.active_count() > 1:
         return False  # a fork keeps the locks the other threads hold (a notebook's)
     mp = sys.modules.get("multiprocessing")
-    if mp is not None and mp.parent_process() is not None:
-        return False  # a worker of a process pool (the warmup's): its parent decides
+    if mp is not None and (mp.parent_process() is not None
+                           or getattr(mp.current_process(), "_inheriting", False)):
+        # a worker of a process pool (the warmup's): its parent decides. A spawned worker
+        # imports tinynet while it unpickles its task, before parent_process() is set
+        return False
     parallel = sys.modules.get("numba.np.ufunc.parallel")
     if parallel is not None and parallel._is_initialized:
         return False

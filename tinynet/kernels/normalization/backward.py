@@ -309,6 +309,6 @@ def group_backward_parallel(addr, g, s, dx, d, affine_only, stream, gamma, stats
             for b in range(d.batch):
                 _coefficients(b, d, gp, affine_only, coeff)
         else:
-            for t in prange(task_count(d, phase)):
-                call_at(addr, (g, s, dx, task_share(d, phase, t), affine_only, stream, gamma,
-                               stats, gp, coeff, parts))
+            for t in prange(task_count(d, phase)):  # int64 t: one task_share compile
+                call_at(addr, (g, s, dx, task_share(d, phase, np.int64(t)), affine_only,
+                               stream, gamma, stats, gp, coeff, parts))

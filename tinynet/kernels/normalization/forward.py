@@ -141,7 +141,10 @@ def set_stats(x, base, positions, channels, c0, cpg, s1, s2, epsilon, i, stats):
     positions from ``base``, in float64. Sums that are not finite (float32 squares
     overflowed) are taken again in float64."""
     if not (np.isfinite(s1) and np.isfinite(s2)):
-        s1, s2 = _group_moments_f64(x, base, positions, channels, c0, cpg)
+        # int64 throughout: a literal position count or channel (the layer-norm rows)
+        # would compile this fallback once more
+        s1, s2 = _group_moments_f64(x, base, np.int64(positions), channels, np.int64(c0),
+                                    cpg)
     n = np.float64(positions * cpg)
     m = np.float64(s1) / n
     v = max(np.float64(s2) / n - m * m, 0.0)
@@ -322,9 +325,9 @@ def group_forward_parallel(addr, x, out, xn, d, epsilon, given, stream, gamma, b
             for b in range(d.batch):
                 _finish_stats(x, b, d, epsilon, part, stats)
         else:
-            for t in prange(task_count(d, phase)):
-                call_at(addr, (x, out, xn, task_share(d, phase, t), epsilon, given, stream,
-                               gamma, beta, part, stats))
+            for t in prange(task_count(d, phase)):  # int64 t: one task_share compile
+                call_at(addr, (x, out, xn, task_share(d, phase, np.int64(t)), epsilon, given,
+                               stream, gamma, beta, part, stats))
 
 
 _SERIAL_DRIVERS = {
