@@ -20,10 +20,11 @@ the kernel's own and called where kernels share it. The forward is one kernel fo
 kind (the kind found from ``C`` at run time): it takes a block of rows' statistics, then
 sweeps the block (:func:`_block_stats`, :func:`_sweep_vectors`, :func:`_sweep_floats`,
 called once a block, not once a row). The backward has a kernel for 64 features, one for
-32, one for the other multiples of 16, and one for the pair and single kinds (the kind
-tested at run time; a run-time kind slowed the vector loop); rows taken one at a time go
-through one called loop (:func:`rows_registers.single_rows`), and the merge of the chunk
-partials is the merge kernel, called (:func:`folds.merge_rows_range`).
+32, one for the other multiples of 16, and one for the pair and single kinds (whether
+rows pair tested at run time; the vector loop's choice is a constant, as a run-time test
+it slowed that loop); rows taken one at a time go through one called loop
+(:func:`rows_registers.single_rows`), and the merge of the chunk partials is the merge
+kernel, called (:func:`folds.merge_rows_range`).
 """
 
 from __future__ import annotations
@@ -218,12 +219,12 @@ def _row_dx(recompute, affine_only, gr, sr, dr, m, k, sa, sb, gamma, n):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, spc, stats,
-              gamma, parts, vbuf, acc):
-    """Rows ``r0..r1`` of the ``VECTORS``, ``PAIRS`` or ``SINGLE`` kind (tested at run
-    time, so one compiled loop serves the three kinds); the parameter partial
-    of each chunk of ``spc`` rows is folded in float32 lanes over its rows in order (as a
-    position block), then stored as a row."""
+def _bwd_rows(vectors, pairs, recompute, affine_only, g, s, dx, stream, r0, r1, channels, spc,
+              stats, gamma, parts, vbuf, acc):
+    """Rows ``r0..r1`` in pairs (``pairs``: ``C`` a multiple of 8), in whole ``f32x16``
+    vectors (``vectors``, a constant: ``C`` a multiple of 16), else one at a time; the
+    parameter partial of each chunk of ``spc`` rows is folded in float32 lanes over its
+    rows in order (as a position block), then stored as a row."""
     n = np.float64(channels)
     au = acc[0]
     av = acc[1]
@@ -232,21 +233,21 @@ def _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, 
     for c0 in range(r0 - r0 % spc, r1, spc):  # the parameter-partial chunks touched
         hi = min(c0 + spc, r1)
         r = max(c0, r0)
-        if kind != SINGLE:
+        if pairs:
             while r + 1 < hi:
                 row = r * channels
                 nxt = row + channels
                 m0, k0, m1, k1 = stats[0, r], stats[1, r], stats[0, r + 1], stats[1, r + 1]
-                if kind == VECTORS:  # whole f32x16 vectors per row, no row slices
+                if vectors:  # whole f32x16 vectors per row, no row slices
                     _terms_vec(recompute, g, s, row, m0, k0, vbuf, 0, au, av)
                     _terms_vec(recompute, g, s, nxt, m1, k1, vbuf, channels, au, av)
                 else:
                     _row_terms(recompute, g[row:nxt], s[row:nxt], m0, k0, va, au, av)
                     _row_terms(recompute, g[nxt:nxt + channels], s[nxt:nxt + channels], m1,
                                k1, vb, au, av)
-                sa, sb, ta, tb = segment_dot2_pair(gamma, g, row, nxt, vbuf, 0, channels,
-                                                   channels)
-                if kind == VECTORS:
+                sa, sb, ta, tb = segment_dot2_pair(gamma, g, row, nxt, vbuf, np.int64(0),
+                                                   channels, channels)
+                if vectors:
                     _dx_vec(recompute, affine_only, g, s, dx, row, stream, m0, k0, sa, sb,
                             gamma, n)
                     _dx_vec(recompute, affine_only, g, s, dx, nxt, stream, m1, k1, ta, tb,
@@ -291,10 +292,10 @@ def _backward_rows_serial(kind: int, layers: bool):
                 rows32(True, False, g, s, dx, stream, r0, r1, spc, stats, gamma, parts, vbuf,
                        acc)
             elif kind == VECTORS:
-                _bwd_rows(VECTORS, True, False, g, s, dx, stream, r0, r1, channels, spc,
+                _bwd_rows(True, True, True, False, g, s, dx, stream, r0, r1, channels, spc,
                           stats, gamma, parts, vbuf, acc)
             else:
-                _bwd_rows(_kind_of(channels), True, False, g, s, dx, stream, r0, r1,
+                _bwd_rows(False, channels % LANES == 0, True, False, g, s, dx, stream, r0, r1,
                           channels, spc, stats, gamma, parts, vbuf, acc)
         elif kind == ROWS64:
             rows64(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, parts,
@@ -303,11 +304,11 @@ def _backward_rows_serial(kind: int, layers: bool):
             rows32(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, parts,
                    vbuf, acc)
         elif kind == VECTORS:
-            _bwd_rows(VECTORS, recompute, affine_only, g, s, dx, stream, r0, r1, channels, spc,
-                      stats, gamma, parts, vbuf, acc)
+            _bwd_rows(True, True, recompute, affine_only, g, s, dx, stream, r0, r1, channels,
+                      spc, stats, gamma, parts, vbuf, acc)
         else:
-            _bwd_rows(_kind_of(channels), recompute, affine_only, g, s, dx, stream, r0, r1,
-                      channels, spc, stats, gamma, parts, vbuf, acc)
+            _bwd_rows(False, channels % LANES == 0, recompute, affine_only, g, s, dx, stream,
+                      r0, r1, channels, spc, stats, gamma, parts, vbuf, acc)
         if stream:
             sfence()
         if merge:  # the merge kernel, called: compiled once for every kind (an int64 0,

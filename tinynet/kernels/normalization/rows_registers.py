@@ -16,7 +16,7 @@ import numpy as np
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import (load4, splat4, store4, vfold8x4, vhighs, vload, vload8x2,
                                   vlows, vsplat, vstore)
-from tinynet.kernels.normalization.folds import segment_dot2
+from tinynet.kernels.normalization.folds import segment_dot2, segment_dot2_pair
 from tinynet.kernels.normalization.formulas import dx_row, normalized
 from tinynet.kernels.normalization.lanes import put
 
@@ -107,7 +107,10 @@ def rows64(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, 
             au = (au[0] + gq[0], au[1] + gq[1], au[2] + gq[2], au[3] + gq[3])
             av = (av[0] + tq[0], av[1] + tq[1], av[2] + tq[2], av[3] + tq[3])
             store4(vbuf, 0, tq)
-            sa, sb = segment_dot2(gamma, g[i:i + 64], vbuf, 0, 64)
+            # the pair fold on the row twice: segment_dot2's bits, and the callee the
+            # vector kinds compile anyway (int64 arguments, no literals: one signature)
+            sa, sb, _, _ = segment_dot2_pair(gamma, g, i, i, vbuf, np.int64(0), np.int64(0),
+                                             gamma.size)
             a, b = coefficients(sa, sb, n, affine_only)
             _dx_quad(dx, i, stream, k, gq, xq, gam, a, b)
         store4(acc[0], 0, au)
