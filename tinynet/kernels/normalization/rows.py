@@ -6,14 +6,25 @@ parameter partials fold each chunk of ``spc`` rows in float32 lanes, in row orde
 position block), instead of one float64 row per sample. The path is chosen by shape
 alone, so gates and threads never change bits.
 
-The row *kind*, fixed by ``C`` and chosen in Python (:func:`layout.row_kind`), decides the
-loops: 64 and 32 features run register kernels (:mod:`.rows_registers`); other
-multiples of 16 take whole ``f32x16`` vectors; multiples of 8 take rows in pairs whose
-two 8-lane folds run as one (:func:`folds.shifted_sums_pair`,
-:func:`folds.segment_dot2_pair`: each row's bits); the rest one row at a time. Each
-kind has its own serial kernel over a range of chunks (its row loop on their rows),
-compiled on first use; the parallel variant runs that kernel one chunk a task through its
-address (:func:`tinynet.kernels.address.run_parallel`), with no compiled copy of its own.
+The row *kind*, fixed by ``C`` (:func:`layout.row_kind`), decides the loops: 64 and 32
+features run register kernels (:mod:`.rows_registers`); other multiples of 16 take whole
+``f32x16`` vectors; multiples of 8 take rows in pairs whose two 8-lane folds run as one
+(:func:`folds.shifted_sums_pair`, :func:`folds.segment_dot2_pair`: each row's bits); the
+rest one row at a time. A serial kernel runs a range of chunks (the kind's row loop on
+their rows), compiled on first use; the parallel variant runs it one chunk a task through
+its address (:func:`tinynet.kernels.address.run_parallel`), with no compiled copy of its
+own.
+
+What costs compile time is the code Numba inlines, so each loop is inlined where it is
+the kernel's own and called where kernels share it. The forward is one kernel for every
+kind (the kind found from ``C`` at run time): it takes a block of rows' statistics, then
+sweeps the block (:func:`_block_stats`, :func:`_sweep_vectors`, :func:`_sweep_floats`,
+called once a block, not once a row). The backward has a kernel for 64 features, one for
+32, one for the other multiples of 16, and one for the pair and single kinds (whether
+rows pair tested at run time; the vector loop's choice is a constant, as a run-time test
+it slowed that loop); rows taken one at a time go through one called loop
+(:func:`rows_registers.single_rows`), and the merge of the chunk partials is the merge
+kernel, called (:func:`folds.merge_rows_range`).
 """
 
 from __future__ import annotations
@@ -26,7 +37,8 @@ from tinynet.kernels._jit import njit
 from tinynet.kernels.address import run_parallel
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.simd import sfence, vload, vsplat, vstore
-from tinynet.kernels.normalization.folds import (merge_rows_to,
+from tinynet.kernels.normalization.folds import (LANES, merge_rows_chunks,
+                                                               merge_rows_range,
                                                                merge_rows_to_parallel,
                                                                segment_dot2_pair,
                                                                shifted_segment_sums,
@@ -34,61 +46,84 @@ from tinynet.kernels.normalization.folds import (merge_rows_to,
 from tinynet.kernels.normalization.formulas import affine_row, dx_row, normalized
 from tinynet.kernels.normalization.forward import set_stats
 from tinynet.kernels.normalization.lanes import put
-from tinynet.kernels.normalization.layout import ROWS32, ROWS64, SINGLE, VECTORS
-from tinynet.kernels.normalization.rows_registers import (coefficients, flush,
-                                                                        one_row, rows32, rows64)
+from tinynet.kernels.normalization.layout import PAIRS, ROWS32, ROWS64, SINGLE, VECTORS
+from tinynet.kernels.normalization.rows_registers import (coefficients, flush, rows32,
+                                                                        rows64, single_rows)
 
 __all__ = ["forward_rows_kernel", "backward_rows_kernel"]
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _sweep_row(kind, want_xn, x, out, xn, stream, r, channels, gamma, beta, stats):
-    """Row ``r``'s ``out`` (and ``xn``): whole ``f32x16`` vectors when ``C`` is a multiple
-    of 16 (streamed when asked), else one float at a time; the same operations."""
-    row = r * channels
-    mu = stats[0, r]
-    sc = stats[2, r]
-    if kind <= VECTORS:
-        vm = vsplat(mu)
-        vs = vsplat(sc)
+@njit(callee=True, cache=True, error_model="numpy")
+def _sweep_vectors(want_xn, x, out, xn, stream, r0, r1, channels, gamma, beta, stats):
+    """Rows ``r0..r1``'s ``out`` (and ``xn``) in whole ``f32x16`` vectors (``C`` a
+    multiple of 16), streamed when asked."""
+    for r in range(r0, r1):
+        row = r * channels
+        vm = vsplat(stats[0, r])
+        vs = vsplat(stats[2, r])
         for c in range(0, channels, SIMD_LANES):
             t = normalized(vload(x, row + c), vm, vs)
             if want_xn:
                 put(xn, row + c, t, stream)
             put(out, row + c, affine_row(t, vload(gamma, c), vload(beta, c)), stream)
-        return
-    xr = x[row:row + channels]
-    orow = out[row:row + channels]
-    nrow = xn[row:row + channels] if want_xn else xn
-    for c in range(channels):
-        t = normalized(xr[c], mu, sc)
-        if want_xn:
-            nrow[c] = t
-        orow[c] = affine_row(t, gamma[c], beta[c])
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _fwd_rows(kind, want_xn, x, out, xn, r0, r1, channels, epsilon, given, stream, gamma,
-              beta, stats):
-    """Rows ``r0..r1``, each row's statistics then its sweep while the row is in L1; rows
-    of a multiple of 8 features go in pairs (one chain of additions serves both rows'
-    8-lane folds)."""
+@njit(callee=True, cache=True, error_model="numpy")
+def _sweep_floats(want_xn, x, out, xn, r0, r1, channels, gamma, beta, stats):
+    """Rows ``r0..r1``'s ``out`` (and ``xn``) one float at a time: the operations of
+    :func:`_sweep_vectors`."""
+    for r in range(r0, r1):
+        row = r * channels
+        mu = stats[0, r]
+        sc = stats[2, r]
+        xr = x[row:row + channels]
+        orow = out[row:row + channels]
+        nrow = xn[row:row + channels] if want_xn else xn
+        for c in range(channels):
+            t = normalized(xr[c], mu, sc)
+            if want_xn:
+                nrow[c] = t
+            orow[c] = affine_row(t, gamma[c], beta[c])
+
+
+@njit(callee=True, cache=True, error_model="numpy")
+def _block_stats(x, r0, r1, channels, epsilon, stats, pairs):
+    """The statistics of rows ``r0..r1``; with ``pairs`` (``C`` a multiple of 8) two rows
+    at a time, one chain of additions serving both rows' 8-lane folds (each row's bits),
+    then an odd last row alone."""
     r = r0
-    if kind != SINGLE and not given:
+    if pairs:
         while r + 1 < r1:
             row = r * channels
             a1, a2, b1, b2 = shifted_sums_pair(x, row, row + channels, channels)
             set_stats(x, row, 1, channels, 0, channels, a1, a2, epsilon, r, stats)
             set_stats(x, row + channels, 1, channels, 0, channels, b1, b2, epsilon, r + 1,
                       stats)
-            _sweep_row(kind, want_xn, x, out, xn, stream, r, channels, gamma, beta, stats)
-            _sweep_row(kind, want_xn, x, out, xn, stream, r + 1, channels, gamma, beta, stats)
             r += 2
     for q in range(r, r1):
+        row = q * channels
+        s1, s2 = shifted_segment_sums(x, row, row + channels, x[row])
+        set_stats(x, row, 1, channels, 0, channels, s1, s2, epsilon, q, stats)
+
+
+# Floats of a block of rows whose statistics are taken before its sweep: the block is
+# still in L1 when the sweep reads it, and each called loop runs over many rows.
+_BLOCK_FLOATS = 2048
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _fwd_rows(kind, want_xn, x, out, xn, r0, r1, channels, epsilon, given, stream, gamma,
+              beta, stats):
+    """Rows ``r0..r1`` in blocks of an even number of rows: the block's statistics, then
+    its sweep."""
+    step = 2 * max(_BLOCK_FLOATS // (2 * channels), 1)
+    for b0 in range(r0, r1, step):
+        b1 = min(b0 + step, r1)
         if not given:
-            row = q * channels
-            s1, s2 = shifted_segment_sums(x, row, row + channels, x[row])
-            set_stats(x, row, 1, channels, 0, channels, s1, s2, epsilon, q, stats)
-        _sweep_row(kind, want_xn, x, out, xn, stream, q, channels, gamma, beta, stats)
+            _block_stats(x, b0, b1, channels, epsilon, stats, kind != SINGLE)
+        if kind == VECTORS:
+            _sweep_vectors(want_xn, x, out, xn, stream, b0, b1, channels, gamma, beta, stats)
+        else:
+            _sweep_floats(want_xn, x, out, xn, b0, b1, channels, gamma, beta, stats)
     if stream:
         sfence()
 
@@ -98,18 +133,25 @@ def _chunks(d) -> int:
     return (d.batch + d.spc - 1) // d.spc
 
 
-@functools.cache
-def _forward_rows_serial(kind: int):
-    """The serial forward of ``kind``'s rows over chunks ``j0..j1``: its row loop on their
-    rows (a row's bits do not depend on the rows beside it)."""
+@njit(cache=True, inline="always", error_model="numpy")
+def _kind_of(channels):
+    """:func:`layout.row_kind` of ``C`` for the vector, pair and single kinds (``C`` of 64
+    or 32 counts as vectors here)."""
+    if channels % SIMD_LANES == 0:
+        return VECTORS
+    if channels % LANES == 0:
+        return PAIRS
+    return SINGLE
 
-    @njit(cache=True, variant=kind, error_model="numpy")
-    def rows_forward_serial(x, out, xn, rows, channels, spc, epsilon, given, want_xn, stream,
-                            gamma, beta, stats, j0, j1):
-        _fwd_rows(kind, want_xn, x, out, xn, j0 * spc, min(j1 * spc, rows), channels, epsilon,
-                  given, stream, gamma, beta, stats)
 
-    return rows_forward_serial
+@njit(cache=True, error_model="numpy")
+def rows_forward_serial(x, out, xn, rows, channels, spc, epsilon, given, want_xn, stream, gamma,
+                        beta, stats, j0, j1):
+    """The serial forward of rows over chunks ``j0..j1``: the row loop of ``C``'s kind
+    (found at run time: one compiled kernel for every kind) on their rows (a row's bits
+    do not depend on the rows beside it)."""
+    _fwd_rows(_kind_of(channels), want_xn, x, out, xn, j0 * spc, min(j1 * spc, rows),
+              channels, epsilon, given, stream, gamma, beta, stats)
 
 
 def _forward_rows(serial, parallel, x, out, xn, d, epsilon, given, want_xn, stream, gamma,
@@ -128,8 +170,8 @@ def forward_rows_kernel(kind: int, parallel: bool):
     """``kernel(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta, stats)`` for
     rows of one kind: chunks of ``spc`` rows by one compiled serial kernel, on the calling
     thread or one chunk a task over threads (through its address) when ``parallel``."""
-    kind = max(kind, VECTORS)  # the forward treats every vector kind alike
-    return functools.partial(_forward_rows, _forward_rows_serial(kind), parallel)
+    del kind  # one kernel serves every kind
+    return functools.partial(_forward_rows, rows_forward_serial, parallel)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -177,41 +219,35 @@ def _row_dx(recompute, affine_only, gr, sr, dr, m, k, sa, sb, gamma, n):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, spc, stats,
-              gamma, parts):
-    """Rows ``r0..r1``; the parameter partial of each chunk of ``spc`` rows is folded in
-    float32 lanes over its rows in order (as a position block), then stored as a row."""
+def _bwd_rows(vectors, pairs, recompute, affine_only, g, s, dx, stream, r0, r1, channels, spc,
+              stats, gamma, parts, vbuf, acc):
+    """Rows ``r0..r1`` in pairs (``pairs``: ``C`` a multiple of 8), in whole ``f32x16``
+    vectors (``vectors``, a constant: ``C`` a multiple of 16), else one at a time; the
+    parameter partial of each chunk of ``spc`` rows is folded in float32 lanes over its
+    rows in order (as a position block), then stored as a row."""
     n = np.float64(channels)
-    vbuf = np.empty(2 * channels, dtype=np.float32)
-    acc = np.zeros((2, channels), dtype=np.float32)
-    if kind == ROWS64:
-        rows64(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, parts,
-               vbuf, acc)
-    elif kind == ROWS32:
-        rows32(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, parts,
-               vbuf, acc)
-    else:
-        au = acc[0]
-        av = acc[1]
-        va = vbuf[:channels]
-        vb = vbuf[channels:]
-        for c0 in range(r0 - r0 % spc, r1, spc):  # the parameter-partial chunks touched
-            hi = min(c0 + spc, r1)
-            r = max(c0, r0)
-            while r + 1 < hi and kind != SINGLE:
+    au = acc[0]
+    av = acc[1]
+    va = vbuf[:channels]
+    vb = vbuf[channels:]
+    for c0 in range(r0 - r0 % spc, r1, spc):  # the parameter-partial chunks touched
+        hi = min(c0 + spc, r1)
+        r = max(c0, r0)
+        if pairs:
+            while r + 1 < hi:
                 row = r * channels
                 nxt = row + channels
                 m0, k0, m1, k1 = stats[0, r], stats[1, r], stats[0, r + 1], stats[1, r + 1]
-                if kind == VECTORS:  # whole f32x16 vectors per row, no row slices
+                if vectors:  # whole f32x16 vectors per row, no row slices
                     _terms_vec(recompute, g, s, row, m0, k0, vbuf, 0, au, av)
                     _terms_vec(recompute, g, s, nxt, m1, k1, vbuf, channels, au, av)
                 else:
                     _row_terms(recompute, g[row:nxt], s[row:nxt], m0, k0, va, au, av)
                     _row_terms(recompute, g[nxt:nxt + channels], s[nxt:nxt + channels], m1,
                                k1, vb, au, av)
-                sa, sb, ta, tb = segment_dot2_pair(gamma, g, row, nxt, vbuf, 0, channels,
-                                                   channels)
-                if kind == VECTORS:
+                sa, sb, ta, tb = segment_dot2_pair(gamma, g, row, nxt, vbuf, np.int64(0),
+                                                   channels, channels)
+                if vectors:
                     _dx_vec(recompute, affine_only, g, s, dx, row, stream, m0, k0, sa, sb,
                             gamma, n)
                     _dx_vec(recompute, affine_only, g, s, dx, nxt, stream, m1, k1, ta, tb,
@@ -223,15 +259,10 @@ def _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, 
                             s[nxt:nxt + channels], dx[nxt:nxt + channels], m1, k1, ta, tb,
                             gamma, n)
                 r += 2
-            if r < hi:  # a chunk's odd last row, or every row of the SINGLE kind
-                for q in range(r, hi):
-                    row = q * channels
-                    one_row(recompute, affine_only, g[row:row + channels],
-                            s[row:row + channels], dx[row:row + channels], stats[0, q],
-                            stats[1, q], gamma, acc, va, n)
-            flush(parts, c0 // spc, acc, channels)
-    if stream:
-        sfence()
+        if r < hi:  # a chunk's odd last row, or every row of the SINGLE kind
+            single_rows(recompute, affine_only, g, s, dx, r, hi, channels, stats, gamma, acc,
+                        va)
+        flush(parts, c0 // spc, acc, channels)
 
 
 @functools.cache
@@ -240,21 +271,51 @@ def _backward_rows_serial(kind: int, layers: bool):
     rows, a partial per chunk), then (``merge``) the merge of the chunk partials. With
     ``layers``, for the calls the layers make (``xn`` recomputed, no ``affine_only``:
     constants of the row loop); else with both flags tested at run time, for the other
-    calls of the core, compiled only when one comes."""
+    calls of the core, compiled only when one comes. The ``VECTORS``, ``PAIRS`` and
+    ``SINGLE`` kinds share one kernel (:func:`_bwd_rows`)."""
+    kind = min(kind, PAIRS)
 
     @njit(cache=True, variant=f"{kind}_{layers:d}", error_model="numpy")
     def rows_backward_serial(g, s, dx, rows, channels, spc, recompute, affine_only, stream,
                              gamma, stats, sums, parts, merge, j0, j1):
         r0 = j0 * spc
         r1 = min(j1 * spc, rows)
+        vbuf = np.empty(2 * channels, dtype=np.float32)
+        acc = np.zeros((2, channels), dtype=np.float32)
+        # one branch is left (``kind`` and ``layers`` are constants), pruned before
+        # anything is inlined
         if layers:
-            _bwd_rows(kind, True, False, g, s, dx, stream, r0, r1, channels, spc, stats,
-                      gamma, parts)
+            if kind == ROWS64:
+                rows64(True, False, g, s, dx, stream, r0, r1, spc, stats, gamma, parts, vbuf,
+                       acc)
+            elif kind == ROWS32:
+                rows32(True, False, g, s, dx, stream, r0, r1, spc, stats, gamma, parts, vbuf,
+                       acc)
+            elif kind == VECTORS:
+                _bwd_rows(True, True, True, False, g, s, dx, stream, r0, r1, channels, spc,
+                          stats, gamma, parts, vbuf, acc)
+            else:
+                _bwd_rows(False, channels % LANES == 0, True, False, g, s, dx, stream, r0, r1,
+                          channels, spc, stats, gamma, parts, vbuf, acc)
+        elif kind == ROWS64:
+            rows64(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, parts,
+                   vbuf, acc)
+        elif kind == ROWS32:
+            rows32(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, parts,
+                   vbuf, acc)
+        elif kind == VECTORS:
+            _bwd_rows(True, True, recompute, affine_only, g, s, dx, stream, r0, r1, channels,
+                      spc, stats, gamma, parts, vbuf, acc)
         else:
-            _bwd_rows(kind, recompute, affine_only, g, s, dx, stream, r0, r1, channels, spc,
-                      stats, gamma, parts)
-        if merge:
-            merge_rows_to(parts, sums[0], sums[1])
+            _bwd_rows(False, channels % LANES == 0, recompute, affine_only, g, s, dx, stream,
+                      r0, r1, channels, spc, stats, gamma, parts, vbuf, acc)
+        if stream:
+            sfence()
+        if merge:  # the merge kernel, called: compiled once for every kind (an int64 0,
+            # not a literal, so the call matches merge_rows_serial's compiled signature)
+            total = np.zeros((2, channels), dtype=np.float64)
+            merge_rows_range(parts, total, sums[0], sums[1], np.int64(0),
+                             merge_rows_chunks(channels))
 
     return rows_backward_serial
 

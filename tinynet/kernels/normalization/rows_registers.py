@@ -3,9 +3,10 @@
 The chunk's parameter lanes and ``gamma`` stay in ``f32x16`` registers and ``dx`` reuses
 each row's loaded values. Every element and lane sees the operations of the general row
 loop (:mod:`.rows`) in its order, so the bits are the same. ``affine_only`` and
-``recompute`` arrive as constants of the caller's compiled row loop (these functions are
-inlined there): as run-time flags they kept the 64-feature loop from staying in registers
-(docs/normalization.md has the figures).
+``recompute`` arrive as constants of the caller's compiled row loop (``rows64`` and
+``rows32`` are inlined there; :func:`single_rows` is called with them as literal
+arguments, so it compiles once per pair of constants): as run-time flags they kept the
+64-feature loop from staying in registers (docs/normalization.md has the figures).
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import numpy as np
 from tinynet.kernels._jit import njit
 from tinynet.kernels.simd import (load4, splat4, store4, vfold8x4, vhighs, vload, vload8x2,
                                   vlows, vsplat, vstore)
-from tinynet.kernels.normalization.folds import segment_dot2
+from tinynet.kernels.normalization.folds import segment_dot2, segment_dot2_pair
 from tinynet.kernels.normalization.formulas import dx_row, normalized
 from tinynet.kernels.normalization.lanes import put
 
-__all__ = ["rows64", "rows32", "coefficients", "flush", "one_row"]
+__all__ = ["rows64", "rows32", "coefficients", "flush", "one_row", "single_rows"]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -59,6 +60,18 @@ def one_row(recompute, affine_only, gr, sr, dr, m, k, gamma, acc, vb, n):
                        a, b)
 
 
+@njit(callee=True, cache=True, error_model="numpy")
+def single_rows(recompute, affine_only, g, s, dx, r0, r1, channels, stats, gamma, acc, vb):
+    """Rows ``r0..r1`` one at a time by :func:`one_row` (a called function, compiled once
+    per flag constants: the rows of a ``C`` that is not a multiple of 8, and the odd last
+    row of a chunk of the pair and register loops)."""
+    n = np.float64(channels)
+    for q in range(r0, r1):
+        row = q * channels
+        one_row(recompute, affine_only, g[row:row + channels], s[row:row + channels],
+                dx[row:row + channels], stats[0, q], stats[1, q], gamma, acc, vb, n)
+
+
 @njit(cache=True, inline="always", error_model="numpy")
 def _dx_quad(dx, i, stream, k, gq, xq, gam, a, b):
     """:func:`formulas.dx_row` on a quad (four vectors)."""
@@ -94,7 +107,10 @@ def rows64(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, 
             au = (au[0] + gq[0], au[1] + gq[1], au[2] + gq[2], au[3] + gq[3])
             av = (av[0] + tq[0], av[1] + tq[1], av[2] + tq[2], av[3] + tq[3])
             store4(vbuf, 0, tq)
-            sa, sb = segment_dot2(gamma, g[i:i + 64], vbuf, 0, 64)
+            # the pair fold on the row twice: segment_dot2's bits, and the callee the
+            # vector kinds compile anyway (int64 arguments, no literals: one signature)
+            sa, sb, _, _ = segment_dot2_pair(gamma, g, i, i, vbuf, np.int64(0), np.int64(0),
+                                             gamma.size)
             a, b = coefficients(sa, sb, n, affine_only)
             _dx_quad(dx, i, stream, k, gq, xq, gam, a, b)
         store4(acc[0], 0, au)
@@ -170,8 +186,7 @@ def rows32(recompute, affine_only, g, s, dx, stream, r0, r1, spc, stats, gamma, 
         vstore(acc[1], 0, v0)
         vstore(acc[1], 16, v1)
         if (hi - lo) % 2:
-            row = (hi - 1) * 32
-            one_row(recompute, affine_only, g[row:row + 32], s[row:row + 32],
-                    dx[row:row + 32], stats[0, hi - 1], stats[1, hi - 1], gamma, acc, vbuf,
-                    n)
+            # ``gamma.size`` (32), not a literal: the callee compiles once for every caller
+            single_rows(recompute, affine_only, g, s, dx, hi - 1, hi, gamma.size, stats,
+                        gamma, acc, vbuf)
         flush(parts, c0 // spc, acc, 32)
