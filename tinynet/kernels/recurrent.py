@@ -21,7 +21,11 @@ per row and array (hundreds of interleaved streams the prefetchers could not fol
 A step's recurrent product, ``z += h @ U`` (``U`` the ``[units, G]`` recurrent kernel),
 is a small GEMM on the block's rows (:func:`_tile`: 4 rows x 64 columns of ``z`` in
 registers over the whole loop over ``units``, each row slice of ``U`` loaded once for the
-four rows). Backward, ``dh_prev = dz @ U.T`` is the same GEMM over ``UT = U.T``
+four rows; 4 x 16 on cores without AVX-512, whose 16 registers the 4 x 64 block
+overflows). On those cores LSTM's forward without dropout masks takes the step's input
+product, bias and recurrent product in one register pass over ``[x_t | h_{t-1}]``
+(:func:`~tinynet.kernels.recurrent_products._step_products`, the same operations).
+Backward, ``dh_prev = dz @ U.T`` is the same GEMM over ``UT = U.T``
 (``[G, units]``, contiguous). Every element is one chain of fused multiply-adds in a
 fixed order (over ``units``, or over the gate columns backward), whatever the tiles,
 blocks, driver or thread count, so all of them give the same bits. The weight gradients
@@ -55,8 +59,9 @@ from tinynet.kernels._jit import njit
 from tinynet.kernels.address import run_parallel
 from tinynet.kernels.recurrent_activations import (HARD_SIGMOID, LINEAR, RELU, SIGMOID, TANH,
                                                    _act_span, _dact_span)
-from tinynet.kernels.recurrent_products import (_SHARES, _block_rows, _input_grads, _inputs,
-                                                _product, _recur, _recur_back, block_count)
+from tinynet.kernels.recurrent_products import (_NARROW, _SHARES, _block_rows, _input_grads,
+                                                _inputs, _product, _recur, _recur_back,
+                                                _step_products, block_count)
 
 __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
            "run", "simple_forward_blocks", "simple_backward_blocks", "lstm_forward_blocks",
@@ -219,13 +224,20 @@ def _lstm_fwd_block(r0, r1, xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract
         for j in range(units):
             xh[0, r0 + i, hc + j] = h0[r0 + i, j]
     _copy_rows(c0, r0, cs[0], r0, nb)
+    # without dropout masks, on narrow cores, the step's products and bias in one pass
+    fused = _NARROW and xmask.shape[0] == 0 and rmask.shape[0] == 0
+    xb2 = xb.reshape((1, xb.shape[0]))
     for t in range(steps):
-        _inputs(xh, t, W, xmask, r0, nb, xop, z)
-        if biased:
-            for i in range(nb):
-                for j in range(width):
-                    z[i, j] = z[i, j] + xb[j]
-        _recur(xh, t, hc, U, rmask, r0, nb, izero, np.int64(4), units, hop, z, np.bool_(True))
+        if fused:
+            _step_products(xh, t, hc, W, U, xb2, biased, r0, nb, z)
+        else:
+            _inputs(xh, t, W, xmask, r0, nb, xop, z)
+            if biased:
+                for i in range(nb):
+                    for j in range(width):
+                        z[i, j] = z[i, j] + xb[j]
+            _recur(xh, t, hc, U, rmask, r0, nb, izero, np.int64(4), units, hop, z,
+                   np.bool_(True))
         for i in range(nb):
             b = r0 + i
             if seq and not smask[b, t]:

@@ -10,7 +10,7 @@ import numpy as np
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.sgemm_tiles import cload_n, cstore_n
-from tinynet.kernels.simd import vfma, vsplat
+from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vsplat
 
 
 # -- the step products: a register-blocked GEMM on a block of batch rows ----------------------
@@ -112,14 +112,57 @@ def _tile(a, r0, nr, k0, k1, p, pc, n, c, cc, load):
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _tile_narrow(a, r0, nr, k0, k1, p, pc, n, c, cc, load):
+    """:func:`_tile` for ``n <= 16`` columns: 4 x 16 chains in 4 accumulators, for cores
+    with 16 vector registers (:data:`~tinynet.kernels.simd.NARROW_REGISTERS`), where the
+    4 x 64 tile's 16 accumulators take 32 and spill. The same chains, so the same bits."""
+    ra = r0
+    rb = r0 + min(1, nr - 1)
+    rc = r0 + min(2, nr - 1)
+    rd = r0 + min(3, nr - 1)
+    if load:
+        c0 = cload_n(c, ra, cc, n)
+        c1 = cload_n(c, rb, cc, n)
+        c2 = cload_n(c, rc, cc, n)
+        c3 = cload_n(c, rd, cc, n)
+    else:
+        zero = vsplat(np.float32(0.0))
+        c0 = zero
+        c1 = zero
+        c2 = zero
+        c3 = zero
+    for k in range(k0, k1):
+        u = cload_n(p, k, pc, n)
+        c0 = vfma(vsplat(a[ra, k]), u, c0)
+        c1 = vfma(vsplat(a[rb, k]), u, c1)
+        c2 = vfma(vsplat(a[rc, k]), u, c2)
+        c3 = vfma(vsplat(a[rd, k]), u, c3)
+    cstore_n(c, ra, cc, c0, n)
+    if nr > 1:
+        cstore_n(c, rb, cc, c1, n)
+    if nr > 2:
+        cstore_n(c, rc, cc, c2, n)
+    if nr > 3:
+        cstore_n(c, rd, cc, c3, n)
+
+
+#: Columns of a step product's tile: 16 (:func:`_tile_narrow`) on cores with 16 vector
+#: registers, else 64 (:func:`_tile`). A fact of the machine, for speed only: a tile
+#: chooses which chains run together, never a chain's order.
+_NARROW = NARROW_REGISTERS
+_TILE_COLS = 16 if _NARROW else 64
+_TILE = _tile_narrow if _NARROW else _tile
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
 def _product(a, nb, k0, k1, p, pc0, pc1, c, cc0, load):
-    """``c[:nb, cc0:cc0 + pc1 - pc0] (+)= a[:nb, k0:k1] @ p[k0:k1, pc0:pc1]`` in 4 x 64
-    tiles (:func:`_tile`), column blocks outside, so a block of ``p`` stays in cache for
+    """``c[:nb, cc0:cc0 + pc1 - pc0] (+)= a[:nb, k0:k1] @ p[k0:k1, pc0:pc1]`` in 4-row
+    tiles (:data:`_TILE`), column blocks outside, so a block of ``p`` stays in cache for
     all the rows. Every element is one chain over ``k`` in order, whatever ``nb``."""
-    for j in range(pc0, pc1, 64):
-        n = min(64, pc1 - j)
+    for j in range(pc0, pc1, _TILE_COLS):
+        n = min(_TILE_COLS, pc1 - j)
         for r in range(0, nb, 4):
-            _tile(a, r, min(4, nb - r), k0, k1, p, j, n, c, cc0 + (j - pc0), load)
+            _TILE(a, r, min(4, nb - r), k0, k1, p, j, n, c, cc0 + (j - pc0), load)
 
 
 _BLOCK = 32  # rows a block of the kernels holds at most (its gates stay in cache)
@@ -253,3 +296,58 @@ def _input_grads(dzb, WT, xmask, t, r0, nb, dxb, dx):
             b = r0 + i
             for j in range(f):
                 dx[b, t, j] += dxb[i, j] * xmask[g, b, j]
+
+
+# -- LSTM's whole step product on narrow cores: x_t @ W + xb + h @ U in one register pass ----
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _tile_step(xt, r0, nr, hc, W, U, xb2, biased, pc, n, z, i0):
+    """``z[i0 + i, pc:pc + n] = (xt[r0 + i, :F] @ W + xb) + xt[r0 + i, hc:hc + units] @
+    U`` on columns ``pc .. pc + n - 1`` (``n <= 16``) of up to 4 rows (``nr``; the rows
+    past it repeat the last and are not stored): each chain over the features from zero,
+    the bias added, then on over the state, the operations :func:`_inputs`, the bias pass
+    and :func:`_recur` make through ``z``, here in registers (the same bits)."""
+    ra = r0
+    rb = r0 + min(1, nr - 1)
+    rc = r0 + min(2, nr - 1)
+    rd = r0 + min(3, nr - 1)
+    zero = vsplat(np.float32(0.0))
+    c0 = zero
+    c1 = zero
+    c2 = zero
+    c3 = zero
+    for k in range(W.shape[0]):
+        u = cload_n(W, k, pc, n)
+        c0 = vfma(vsplat(xt[ra, k]), u, c0)
+        c1 = vfma(vsplat(xt[rb, k]), u, c1)
+        c2 = vfma(vsplat(xt[rc, k]), u, c2)
+        c3 = vfma(vsplat(xt[rd, k]), u, c3)
+    if biased:
+        bias = cload_n(xb2, 0, pc, n)
+        c0 = c0 + bias
+        c1 = c1 + bias
+        c2 = c2 + bias
+        c3 = c3 + bias
+    for k in range(U.shape[0]):
+        u = cload_n(U, k, pc, n)
+        c0 = vfma(vsplat(xt[ra, hc + k]), u, c0)
+        c1 = vfma(vsplat(xt[rb, hc + k]), u, c1)
+        c2 = vfma(vsplat(xt[rc, hc + k]), u, c2)
+        c3 = vfma(vsplat(xt[rd, hc + k]), u, c3)
+    cstore_n(z, i0, pc, c0, n)
+    if nr > 1:
+        cstore_n(z, i0 + 1, pc, c1, n)
+    if nr > 2:
+        cstore_n(z, i0 + 2, pc, c2, n)
+    if nr > 3:
+        cstore_n(z, i0 + 3, pc, c3, n)
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _step_products(xh, t, hc, W, U, xb2, biased, r0, nb, z):
+    """``z[:nb] = x_t @ W + xb + h_{t-1} @ U`` for rows ``r0 .. r0 + nb - 1`` of ``xh[t]``
+    (``[x_t | h_{t-1}]``), no dropout masks, in 4 x 16 tiles (:func:`_tile_step`)."""
+    xt = xh[t]
+    for j in range(0, W.shape[1], 16):
+        n = min(16, W.shape[1] - j)
+        for r in range(0, nb, 4):
+            _tile_step(xt, r0 + r, min(4, nb - r), hc, W, U, xb2, biased, j, n, z, r)
