@@ -17,7 +17,7 @@ own.
 
 What costs compile time is the code Numba inlines, so each loop is inlined where it is
 the kernel's own and called where kernels share it. The forward is one kernel for every
-kind (the kind found from ``C`` at run time): it takes a block of rows' statistics, then
+kind (the kind a run-time argument): it takes a block of rows' statistics, then
 sweeps the block (:func:`_block_stats`, :func:`_sweep_vectors`, :func:`_sweep_floats`,
 called once a block, not once a row). The backward has a kernel for 64 features, one for
 32, one for the other multiples of 16, and one for the pair and single kinds (whether
@@ -133,32 +133,21 @@ def _chunks(d) -> int:
     return (d.batch + d.spc - 1) // d.spc
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _kind_of(channels):
-    """:func:`layout.row_kind` of ``C`` for the vector, pair and single kinds (``C`` of 64
-    or 32 counts as vectors here)."""
-    if channels % SIMD_LANES == 0:
-        return VECTORS
-    if channels % LANES == 0:
-        return PAIRS
-    return SINGLE
-
-
 @njit(cache=True, error_model="numpy")
-def rows_forward_serial(x, out, xn, rows, channels, spc, epsilon, given, want_xn, stream, gamma,
-                        beta, stats, j0, j1):
-    """The serial forward of rows over chunks ``j0..j1``: the row loop of ``C``'s kind
-    (found at run time: one compiled kernel for every kind) on their rows (a row's bits
-    do not depend on the rows beside it)."""
-    _fwd_rows(_kind_of(channels), want_xn, x, out, xn, j0 * spc, min(j1 * spc, rows),
-              channels, epsilon, given, stream, gamma, beta, stats)
+def rows_forward_serial(kind, x, out, xn, rows, channels, spc, epsilon, given, want_xn, stream,
+                        gamma, beta, stats, j0, j1):
+    """The serial forward of rows over chunks ``j0..j1``: the row loop of ``kind`` (a
+    run-time value: one compiled kernel for every kind) on their rows (a row's bits do
+    not depend on the rows beside it)."""
+    _fwd_rows(kind, want_xn, x, out, xn, j0 * spc, min(j1 * spc, rows), channels, epsilon,
+              given, stream, gamma, beta, stats)
 
 
-def _forward_rows(serial, parallel, x, out, xn, d, epsilon, given, want_xn, stream, gamma,
-                  beta, stats):
+def _forward_rows(serial, kind, parallel, x, out, xn, d, epsilon, given, want_xn, stream,
+                  gamma, beta, stats):
     # the dimensions as scalars: a named tuple cannot reach the parallel driver's threads
-    args = (x, out, xn, d.batch, d.channels, d.spc, epsilon, given, want_xn, stream, gamma,
-            beta, stats)
+    args = (kind, x, out, xn, d.batch, d.channels, d.spc, epsilon, given, want_xn, stream,
+            gamma, beta, stats)
     if parallel:
         run_parallel(serial, _chunks(d), *args)
     else:
@@ -170,8 +159,8 @@ def forward_rows_kernel(kind: int, parallel: bool):
     """``kernel(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta, stats)`` for
     rows of one kind: chunks of ``spc`` rows by one compiled serial kernel, on the calling
     thread or one chunk a task over threads (through its address) when ``parallel``."""
-    del kind  # one kernel serves every kind
-    return functools.partial(_forward_rows, rows_forward_serial, parallel)
+    # one kernel serves every kind; the forward treats every vector kind alike
+    return functools.partial(_forward_rows, rows_forward_serial, max(kind, VECTORS), parallel)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
