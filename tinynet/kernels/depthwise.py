@@ -50,11 +50,11 @@ from __future__ import annotations
 import numpy as np
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import run_parallel
+from tinynet.kernels.address import call_at, entry_address, run_parallel
 from tinynet.kernels.simd import sfence, vload, vsplat, vstore, vstream
 
-__all__ = ["forward_serial", "forward_parallel", "backward_input_serial",
-           "backward_input_parallel", "backward_params_serial", "backward_params_parallel"]
+__all__ = ["forward_serial", "forward_parallel", "backward_serial", "backward_parallel",
+           "input_rows", "addresses"]
 
 # rows of a slot's tap table (``_tap_table``): a row's taps, then one pixel's
 _OFF, _WGT, _COL, _ROW, _POFF, _PWGT = 0, 1, 2, 3, 4, 5
@@ -271,7 +271,7 @@ def _span(j, dw, pl, sw, cols, ow):
     return lo, max(min((cols - 1 + pl - j * dw) // sw + 1, ow), lo)
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _dw_row(xflat, xrow, cols, cp, sw, dw, pl, kw, gflat, grow, ow, pflat, prow):
     """Adds to ``pflat[prow + j * CP + k]``, for each tap column ``j``, the sum over the
     output columns ``ox`` whose tap lies inside the image of ``xflat[xrow + (ox * sw + j *
@@ -369,7 +369,7 @@ def _gsum(gflat, gq, cp, lo, hi, a, b):
     return a, b
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _dw_rows3(xflat, x0, x1, x2, cols, cp, pl, gflat, grow, ow, pflat, prow, pdb, want_db):
     """:func:`_dw_row` for three kernel rows of a 3-wide kernel with unit column steps
     (``sw == dw == 1``), whose image rows start at ``x0``, ``x1`` and ``x2``: tap ``(k, j)``
@@ -506,76 +506,77 @@ def _dw_rows3(xflat, x0, x1, x2, cols, cp, pl, gflat, grow, ow, pflat, prow, pdb
             vstore(pflat, pdb + c, vload(pflat, pdb + c) + (ad + bd))
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _input_slot(wf, g, dx, tasks, s, slots, pt, pl, sh, sw, dh, dw, ge, rowbuf, stream):
+@njit(cache=True, nogil=True, error_model="numpy")
+def input_rows(wf, g, dx, ges, rows, tab, slot, b, r0, r1, pt, pl, sh, sw, dh, dw, stream):
+    """Rows ``r0 .. r1 - 1`` of sample ``b``'s input gradient ``dx`` ``[B, H, W, C]`` of
+    :func:`forward_serial` for the output gradient ``g`` ``[B, OH, OW, C * M]``, read from
+    ``g`` itself or, where ``C * M != CP``, from ``ges[slot]``, where the caller has widened
+    sample ``b``'s gradient to ``[OH, OW, CP]``; ``rows[slot]`` holds one row of ``CP``
+    channels, ``tab`` is :func:`_tap_table`'s scratch. ``stream``: write ``dx`` with
+    streaming stores (``M == 1``, ``C == CP``, ``dx`` 64-byte aligned; the caller fences).
+    Its own compiled kernel, called by :func:`backward_serial` through its address
+    (:func:`tinynet.kernels.address.call_at`): linked into the backward instead, its
+    code would be optimized again there, and the backward would compile in over 10 s."""
     kh, kw, cp = wf.shape
     oh, ow, cm = g.shape[1], g.shape[2], g.shape[3]
     height, width, channels = dx.shape[1], dx.shape[2], dx.shape[3]
     mult = cm // channels
     whole = mult == 1 and cm == cp  # dx's rows are whole vectors already
     wflat = wf.reshape(-1)
-    geflat = ge.reshape(-1)
-    gflat = g.reshape(-1) if cm == cp else geflat
+    gflat = g.reshape(-1) if cm == cp else ges[slot].reshape(-1)
+    goff = b * oh * ow * cp if cm == cp else 0
     dxflat = dx.reshape(-1)
     nobias = wflat[:cp]  # the gather's bias argument (unused; its size is CP)
-    tab = _tap_table(kh, kw)
-    one = np.int64(1)  # not a literal: _widen compiles once, for this call and the others
-    for t in range(s, tasks.shape[0], slots):
-        for b in range(tasks[t, 0], tasks[t, 1]):
-            goff = b * oh * ow * cp if cm == cp else 0
-            if cm != cp:
-                _widen(g, b, one, cp, geflat)
-            for r in range(height):
-                _tap_rows(gflat, goff, oh, ow, r + pt, 0, -dh, sh, 1, pl, -dw, sw, kh, kw,
-                          wflat, nobias, False, dxflat, (b * height + r) * width * channels,
-                          0, 1, width, tab, not whole, rowbuf, channels, mult, channels,
-                          False, stream)
-    if stream:
-        sfence()
+    for r in range(r0, r1):
+        _tap_rows(gflat, goff, oh, ow, r + pt, 0, -dh, sh, 1, pl, -dw, sw, kh, kw, wflat,
+                  nobias, False, dxflat, (b * height + r) * width * channels, 0, 1, width, tab,
+                  not whole, rows[slot], channels, mult, channels, False, stream)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def backward_input_serial(wf, g, dx, tasks, pt, pl, sh, sw, dh, dw, ges, rows, stream, s0, s1):
-    """The input gradient ``dx`` ``[B, H, W, C]`` of :func:`forward_serial` for the output
-    gradient ``g`` ``[B, OH, OW, C * M]``, for the tasks of slots ``s0 .. s1 - 1`` of
-    ``len(ges)``, as :func:`forward_serial`. ``ges[slot]`` (``[OH, OW, CP]``) holds the
-    widened output gradient where ``C * M != CP``, ``rows[slot]`` one row of ``CP``
-    channels. ``stream``: write ``dx`` with streaming stores (``M == 1``, ``C == CP``,
-    ``dx`` 64-byte aligned)."""
-    for s in range(s0, s1):
-        _input_slot(wf, g, dx, tasks, s, ges.shape[0], pt, pl, sh, sw, dh, dw, ges[s], rows[s],
-                    stream)
+_TAB = np.empty((6, 1), dtype=np.int64)  # stand-ins of the types of _tap_table's scratch
+_FLAT = np.empty(1, dtype=np.float32)  # and of a flat float32 array
 
 
-def backward_input_parallel(wf, g, dx, tasks, pt, pl, sh, sw, dh, dw, ges, rows, stream):
-    """:func:`backward_input_serial` for every slot, the slots over Numba's threads (through
-    the serial kernel's address, as :func:`forward_parallel`; the same bits)."""
-    run_parallel(backward_input_serial, ges.shape[0], wf, g, dx, tasks, pt, pl, sh, sw, dh,
-                 dw, ges, rows, stream)
+def addresses(wf, g, dx, ges, rows, stream, want_dx, want_dw):
+    """``(dx_at, rows3_at, row_at)`` for :func:`backward_serial`: the addresses of
+    :func:`input_rows` compiled for these operands' types (if ``want_dx``, else 0), of
+    :func:`_dw_rows3` and of :func:`_dw_row` (if ``want_dw``, else 0); each compiled or
+    loaded from the cache on first use."""
+    dx_at = rows3_at = row_at = 0
+    if want_dx:
+        dx_at = entry_address(input_rows, (wf, g, dx, ges, rows, _TAB, 0, 0, 0, 0, 0, 0, 0,
+                                           0, 0, 0, stream))
+    if want_dw:
+        rows3_at = entry_address(_dw_rows3, (_FLAT, 0, 0, 0, 0, 0, 0, _FLAT, 0, 0, _FLAT, 0,
+                                             0, False))
+        row_at = entry_address(_dw_row, (_FLAT, 0, 0, 0, 0, 0, 0, 0, _FLAT, 0, 0, _FLAT, 0))
+    return dx_at, rows3_at, row_at
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _params_slot(x, wf, g, parts, want_dw, want_db, tasks, s, slots, pt, pl, sh, sw, dh, dw,
-                 xe, ge):
+def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slots, pt, pl,
+                   sh, sw, dh, dw, xes, ges, rows, stream, dx_at, rows3_at, row_at):
     kh, kw, cp = wf.shape
     oh, ow, cm = g.shape[1], g.shape[2], g.shape[3]
     height, width, channels = x.shape[1], x.shape[2], x.shape[3]
     mult = cm // channels
     whole = mult == 1 and cm == cp  # x's rows are whole vectors already
-    xeflat = xe.reshape(-1)
-    geflat = ge.reshape(-1)
+    xeflat = xes[s].reshape(-1)
+    geflat = ges[s].reshape(-1)
     xflat = x.reshape(-1) if whole or not want_dw else xeflat
     gflat = g.reshape(-1) if cm == cp else geflat
     pflat = parts.reshape(-1)
     prows = (kh * kw + 1) * cp
+    tab = _tap_table(kh, kw)
     one = np.int64(1)  # not a literal: _widen compiles once, for this call and the other
     # three kernel rows at a time (_dw_rows3): 3-wide kernels, unit column steps, at most
     # one column of padding at each end
     three = kw == 3 and sw == 1 and dw == 1 and 0 <= pl <= 1 and ow <= width + pl - 1
     for t in range(s, tasks.shape[0], slots):
-        p0 = t * prows
-        for e in range(prows):
-            pflat[p0 + e] = np.float32(0.0)
+        p0 = t * prows if want_dw or want_db else 0
+        if want_dw or want_db:
+            for e in range(prows):
+                pflat[p0 + e] = np.float32(0.0)
         for b in range(tasks[t, 0], tasks[t, 1]):
             goff = b * oh * ow * cp if cm == cp else 0
             if cm != cp:
@@ -583,45 +584,59 @@ def _params_slot(x, wf, g, parts, want_dw, want_db, tasks, s, slots, pt, pl, sh,
             xoff = b * height * width * cp if whole else 0
             if want_dw and not whole:
                 _widen(x, b, mult, cp, xeflat)
-            for r in range(oh):
-                grow = goff + r * ow * cp
-                db = want_db  # the bias gradient's row still to add
-                i = 0
-                while want_dw and i < kh:
-                    xr = r * sh + i * dh - pt
-                    if three and i + 3 <= kh and xr >= 0 and xr + 2 * dh < height:
-                        _dw_rows3(xflat, xoff + xr * width * cp, xoff + (xr + dh) * width * cp,
-                                  xoff + (xr + 2 * dh) * width * cp, width, cp, pl, gflat,
-                                  grow, ow, pflat, p0 + i * kw * cp, p0 + kh * kw * cp, db)
-                        db = False
-                        i += 3
-                        continue
-                    if 0 <= xr < height:
-                        _dw_row(xflat, xoff + xr * width * cp, width, cp, sw, dw, pl, kw,
-                                gflat, grow, ow, pflat, p0 + i * kw * cp)
-                    i += 1
-                if db:
-                    _db_row(gflat, grow, ow, cp, pflat, p0 + kh * kw * cp)
+            for r in range(max(oh, height)):  # one sweep: a gradient row, an input row
+                if (want_dw or want_db) and r < oh:
+                    grow = goff + r * ow * cp
+                    db = want_db  # the bias gradient's row still to add
+                    i = 0
+                    while want_dw and i < kh:
+                        xr = r * sh + i * dh - pt
+                        if three and i + 3 <= kh and xr >= 0 and xr + 2 * dh < height:
+                            call_at(rows3_at, (xflat, xoff + xr * width * cp,
+                                               xoff + (xr + dh) * width * cp,
+                                               xoff + (xr + 2 * dh) * width * cp, width, cp, pl,
+                                               gflat, grow, ow, pflat, p0 + i * kw * cp,
+                                               p0 + kh * kw * cp, db))
+                            db = False
+                            i += 3
+                            continue
+                        if 0 <= xr < height:
+                            call_at(row_at, (xflat, xoff + xr * width * cp, width, cp, sw, dw,
+                                             pl, kw, gflat, grow, ow, pflat, p0 + i * kw * cp))
+                        i += 1
+                    if db:
+                        _db_row(gflat, grow, ow, cp, pflat, p0 + kh * kw * cp)
+                if want_dx and r < height:
+                    call_at(dx_at, (wf, g, dx, ges, rows, tab, s, b, r, r + 1, pt, pl, sh, sw,
+                                    dh, dw, stream))
+    if stream:
+        sfence()
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def backward_params_serial(x, wf, g, parts, want_dw, want_db, tasks, pt, pl, sh, sw, dh, dw,
-                           xes, ges, s0, s1):
-    """The per-task partials ``parts[task, KH * KW + 1, CP]`` of the gradients of
-    :func:`forward_serial` for the output gradient ``g`` ``[B, OH, OW, C * M]``: the
-    kernel gradient's in rows ``0 .. KH * KW - 1`` (if ``want_dw``), the bias gradient's in
-    the last row (if ``want_db``); for the tasks of slots ``s0 .. s1 - 1`` of ``len(xes)``,
-    as :func:`forward_serial`. ``xes[slot]`` (``[H, W, CP]``) and ``ges[slot]``
-    (``[OH, OW, CP]``) hold the widened sample and output gradient where the channels are
-    not whole vectors."""
+def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw, dh,
+                    dw, xes, ges, rows, stream, dx_at, rows3_at, row_at, s0, s1):
+    """The input gradient ``dx`` (if ``want_dx``) and the per-task partials
+    ``parts[task, KH * KW + 1, CP]`` of :func:`forward_serial` for the output gradient ``g``
+    ``[B, OH, OW, C * M]``: the kernel gradient's in rows ``0 .. KH * KW - 1`` (if
+    ``want_dw``), the bias gradient's in the last row (if ``want_db``); for the tasks of
+    slots ``s0 .. s1 - 1`` of ``len(xes)``, as :func:`forward_serial`. ``xes[slot]``
+    (``[H, W, CP]``) and ``ges[slot]`` (``[OH, OW, CP]``) hold the widened sample and
+    output gradient where the channels are not whole vectors. ``stream``: write ``dx``
+    with streaming stores (``M == 1``, ``C == CP``, ``dx`` 64-byte aligned). ``dx``'s rows
+    come from :func:`input_rows` at ``dx_at`` (:func:`input_rows_address` of ``wf, g, dx,
+    ges, rows, stream``; unused without ``want_dx``), one row after each gradient row's
+    share of the partials, so the rows both read stay in cache."""
     for s in range(s0, s1):
-        _params_slot(x, wf, g, parts, want_dw, want_db, tasks, s, xes.shape[0], pt, pl, sh, sw,
-                     dh, dw, xes[s], ges[s])
+        _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, xes.shape[0],
+                       pt, pl, sh, sw, dh, dw, xes, ges, rows, stream, dx_at, rows3_at,
+                       row_at)
 
 
-def backward_params_parallel(x, wf, g, parts, want_dw, want_db, tasks, pt, pl, sh, sw, dh, dw,
-                             xes, ges):
-    """:func:`backward_params_serial` for every slot, the slots over Numba's threads
-    (through the serial kernel's address, as :func:`forward_parallel`; the same bits)."""
-    run_parallel(backward_params_serial, xes.shape[0], x, wf, g, parts, want_dw, want_db,
-                 tasks, pt, pl, sh, sw, dh, dw, xes, ges)
+def backward_parallel(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw,
+                      dh, dw, xes, ges, rows, stream, dx_at, rows3_at, row_at):
+    """:func:`backward_serial` for every slot, the slots over Numba's threads (through
+    the serial kernel's address, as :func:`forward_parallel`; the same bits)."""
+    run_parallel(backward_serial, xes.shape[0], x, wf, g, dx, parts, want_dx, want_dw,
+                 want_db, tasks, pt, pl, sh, sw, dh, dw, xes, ges, rows, stream, dx_at,
+                 rows3_at, row_at)

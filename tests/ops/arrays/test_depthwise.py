@@ -275,7 +275,7 @@ def test_the_parallel_variants_are_the_serial_kernels_at_their_address():
 
     from tinynet.kernels import depthwise as dk
 
-    for name in ("forward_parallel", "backward_input_parallel", "backward_params_parallel"):
+    for name in ("forward_parallel", "backward_parallel"):
         assert not isinstance(getattr(dk, name), CPUDispatcher), name
     args = _slot_operands(batch=7, slots=3)
     dk.forward_parallel(*args)

@@ -156,23 +156,18 @@ def depthwise_backward(x: np.ndarray, w3: np.ndarray, g: np.ndarray, geometry: t
     kh, kw = w3.shape[:2]
     stream = want_dx and plan.whole and plan.streams(4 * math.prod(x.shape))
     dx = empty_aligned(x.shape, np.float32, pool_from=POOL_FROM_BYTES) if want_dx else None
+    parts = np.empty((len(plan.tasks) if want_dw or want_db else 1, kh * kw + 1, plan.cp),
+                     dtype=np.float32)
     wf = plan.padded(w3)
     ges = plan.grads() if plan.cm != plan.cp else plan.small()
-    parts = None
-    if want_dw or want_db:  # the kernel and bias gradients' partials, then dx
-        parts = np.empty((len(plan.tasks), kh * kw + 1, plan.cp), dtype=np.float32)
-        args = (x, wf, g, parts, want_dw, want_db, *plan.args(),
-                plan.samples() if want_dw else plan.small(), ges)
-        if plan.parallel:
-            dk.backward_params_parallel(*args)
-        else:
-            dk.backward_params_serial(*args, 0, plan.slots)
-    if want_dx:
-        args = (wf, g, dx, *plan.args(), ges, plan.rows(), stream)
-        if plan.parallel:
-            dk.backward_input_parallel(*args)
-        else:
-            dk.backward_input_serial(*args, 0, plan.slots)
+    rows = plan.rows()
+    args = (x, wf, g, dx if want_dx else x, parts, want_dx, want_dw, want_db, *plan.args(),
+            plan.samples() if want_dw else plan.small(), ges, rows, stream,
+            *dk.addresses(wf, g, dx, ges, rows, stream, want_dx, want_dw))
+    if plan.parallel:
+        dk.backward_parallel(*args)
+    else:
+        dk.backward_serial(*args, 0, plan.slots)
     dw3 = db = None
     if want_dw or want_db:
         merged = merge_cols(parts.reshape(parts.shape[0], -1), 1.0).reshape(parts.shape[1:])
