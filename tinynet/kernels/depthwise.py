@@ -51,7 +51,7 @@ import numpy as np
 
 from tinynet.kernels import depthwise_grads as dg
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import call_at, entry_address, run_parallel
+from tinynet.kernels.address import _key, call_at, entry_address, run_parallel
 from tinynet.kernels.simd import sfence, vload, vsplat, vstore, vstream
 
 __all__ = ["forward_serial", "forward_parallel", "backward_serial", "backward_parallel",
@@ -283,21 +283,31 @@ _TAB = np.empty((6, 1), dtype=np.int64)  # stand-ins of the types of _tap_table'
 _FLAT = np.empty(1, dtype=np.float32)  # and of a flat float32 array
 
 
+_ROWS_AT: list = []  # the kernel-gradient row kernels' addresses, once known
+_INPUT_AT: dict = {}  # input_rows's address by the types of its arrays
+
+
 def addresses(wf, g, dx, ges, rows, stream, want_dx, want_dw):
     """``(dx_at, rows3_at, row_at)`` for :func:`backward_serial`: the addresses of
     :func:`input_rows` compiled for these operands' types (if ``want_dx``, else 0) and of
     :mod:`~tinynet.kernels.depthwise_grads`' ``kernel_rows3`` and ``kernel_row`` (if
-    ``want_dw``, else 0), each compiled or loaded from the cache on first use."""
-    dx_at = rows3_at = row_at = 0
-    if want_dx:
-        dx_at = entry_address(input_rows, (wf, g, dx, ges, rows, _TAB, 0, 0, 0, 0, 0, 0, 0,
-                                           0, 0, 0, stream))
-    if want_dw:
-        rows3_at = entry_address(dg.kernel_rows3, (_FLAT, 0, 0, 0, 0, 0, 0, _FLAT, 0, 0, _FLAT,
-                                                   0, 0, False))
-        row_at = entry_address(dg.kernel_row, (_FLAT, 0, 0, 0, 0, 0, 0, 0, _FLAT, 0, 0, _FLAT,
-                                               0))
-    return dx_at, rows3_at, row_at
+    ``want_dw``, else 0; their argument types never change), each compiled or loaded from
+    the cache on first use."""
+    dx_at = 0
+    if want_dx:  # keyed by the arrays' types only (the other arguments' never change)
+        key = (_key(wf), _key(g), _key(dx), _key(ges), _key(rows))
+        dx_at = _INPUT_AT.get(key, 0)
+        if not dx_at:
+            dx_at = _INPUT_AT[key] = entry_address(
+                input_rows, (wf, g, dx, ges, rows, _TAB, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, stream))
+    if not want_dw:
+        return dx_at, 0, 0
+    if not _ROWS_AT:
+        _ROWS_AT.extend((
+            entry_address(dg.kernel_rows3, (_FLAT, 0, 0, 0, 0, 0, 0, _FLAT, 0, 0, _FLAT, 0, 0,
+                                            False)),
+            entry_address(dg.kernel_row, (_FLAT, 0, 0, 0, 0, 0, 0, 0, _FLAT, 0, 0, _FLAT, 0))))
+    return dx_at, _ROWS_AT[0], _ROWS_AT[1]
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
