@@ -293,3 +293,24 @@ def test_outputs_start_on_64_byte_lines_whatever_their_size(mult, ones):
     g = rng.standard_normal((9, 4, 5, 16 * mult)).astype(np.float32)
     dx, _, _ = depthwise_backward(x, w3, g, geom)
     assert y.ctypes.data % 64 == 0 and dx.ctypes.data % 64 == 0
+
+
+def test_the_backward_calls_its_row_kernels_through_their_addresses():
+    # the row bodies are kernels of their own (each compiled once, not again inside the
+    # backward, which compiled in over 10 s when it linked them); 0 stands for a part not
+    # wanted
+    from numba import config
+
+    from tinynet.kernels import depthwise as dk
+
+    rng = np.random.default_rng(5)
+    wf = rng.standard_normal((3, 3, 16)).astype(np.float32)
+    g = rng.standard_normal((2, 3, 4, 16)).astype(np.float32)
+    dx = np.empty_like(g)
+    ges = np.empty((1, 1, 1, 16), dtype=np.float32)
+    rows = np.empty((1, 64), dtype=np.float32)
+    every = dk.addresses(wf, g, dx, ges, rows, False, True, True)
+    assert dk.addresses(wf, g, dx, ges, rows, False, False, True)[0] == 0
+    assert dk.addresses(wf, g, dx, ges, rows, False, True, False)[1:] == (0, 0)
+    if not config.DISABLE_JIT:
+        assert all(isinstance(a, int) and a for a in every) and len(set(every)) == 3

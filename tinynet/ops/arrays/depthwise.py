@@ -158,9 +158,12 @@ def depthwise_backward(x: np.ndarray, w3: np.ndarray, g: np.ndarray, geometry: t
     dx = empty_aligned(x.shape, np.float32, pool_from=POOL_FROM_BYTES) if want_dx else None
     parts = np.empty((len(plan.tasks) if want_dw or want_db else 1, kh * kw + 1, plan.cp),
                      dtype=np.float32)
-    args = (x, plan.padded(w3), g, dx if want_dx else x, parts, want_dx, want_dw, want_db,
-            *plan.args(), plan.samples() if want_dw else plan.small(),
-            plan.grads() if plan.cm != plan.cp else plan.small(), plan.rows(), stream)
+    wf = plan.padded(w3)
+    ges = plan.grads() if plan.cm != plan.cp else plan.small()
+    rows = plan.rows()
+    args = (x, wf, g, dx if want_dx else x, parts, want_dx, want_dw, want_db, *plan.args(),
+            plan.samples() if want_dw else plan.small(), ges, rows, stream,
+            *dk.addresses(wf, g, dx, ges, rows, stream, want_dx, want_dw))
     if plan.parallel:
         dk.backward_parallel(*args)
     else:
