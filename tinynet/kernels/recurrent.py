@@ -11,9 +11,9 @@ read their gradients batch-major (``[B, T, units]``, the layer's order) and writ
 input gradient so, sparing the layer three transposing passes. Each kernel splits the
 batch into blocks of whole 4-row tiles (at most 32 rows) and runs a range of them, each
 block every step for its rows; :func:`run` calls it on all its blocks in one thread, or
-makes at least 8 blocks and runs each as a task on Numba's threads through the kernel's
-address (:func:`tinynet.kernels.address.run_parallel`: no parallel copy of the kernel to
-compile, and the serial kernel's bits).
+makes at least a block per thread and runs each as a task on Numba's threads through the
+kernel's address (:func:`tinynet.kernels.address.run_parallel`: no parallel copy of the
+kernel to compile, and the serial kernel's bits).
 Every sequence array is time-major (``[T, B, ...]``): a step reads and writes one
 contiguous run of rows, where batch-major arrays made each step touch a separate page
 per row and array (hundreds of interleaved streams the prefetchers could not follow).
@@ -53,13 +53,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.address import run_parallel
 from tinynet.kernels.recurrent_activations import (HARD_SIGMOID, LINEAR, RELU, SIGMOID, TANH,
                                                    _act_span, _dact_span)
-from tinynet.kernels.recurrent_products import (_NARROW, _SHARES, _block_rows, _input_grads,
+from tinynet.kernels.recurrent_products import (_NARROW, _block_rows, _input_grads,
                                                 _inputs, _product, _recur, _recur_back,
                                                 _step_products, block_count)
 
@@ -71,10 +72,10 @@ __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
 def run(kernel: Any, batch: int, parallel: bool, *args: Any) -> None:
     """``kernel(*args, blocks, 0, blocks)``: one of this module's ``*_blocks`` kernels on
     all the blocks of a batch of ``batch`` rows, one after another in this thread, or
-    (``parallel``) at least :data:`~tinynet.kernels.recurrent_products._SHARES` blocks
-    spread over Numba's threads, each a call of the same compiled kernel. A row's bits do
-    not depend on its block, so both give the same bits."""
-    blocks = block_count(batch, _SHARES if parallel else 1)
+    (``parallel``) at least a block per Numba thread, spread over them, each a call of
+    the same compiled kernel. A row's bits do not depend on its block, so both give the
+    same bits, whatever the thread count."""
+    blocks = block_count(batch, numba.get_num_threads() if parallel else 1)
     if parallel:
         run_parallel(kernel, blocks, *args, blocks)
     else:
