@@ -177,8 +177,8 @@ def lstm_weight_grads(xh: np.ndarray, dz: np.ndarray) -> np.ndarray:
     n = dz.shape[1]
     out = np.empty((m, n), dtype=np.float32)
     parallel = tuning.use_parallel("matmul_parallel_min_flops", rows * m * n)
-    tasks = min((n + 15) // 16, tuning.get_num_threads()) if parallel else 1
-    run_tasks(weight_grads_tasks, tasks, tasks > 1, xh, dz, out, tasks)
+    tasks = max(1, min((n + 15) // 16, tuning.get_num_threads())) if parallel else 1
+    run_tasks(weight_grads_tasks, tasks, parallel, xh, dz, out, tasks)
     return out
 
 
