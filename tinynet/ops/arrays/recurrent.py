@@ -15,7 +15,9 @@ Both ways compute each batch row alike, so the choice, and the thread count, nev
 in a result. The input projection (``x @ kernel``) and the weight gradients are GEMMs
 (:func:`tinynet.ops.arrays.matmul.matmul`) that :mod:`tinynet.ops.arrays.recurrent_layer`
 takes around these loops, one operation a layer pass; LSTM's loops take their input
-side (``x_t @ kernel``, and backward ``dz_t @ kernel.T``) in the step themselves.
+side (``x_t @ kernel``, and backward ``dz_t @ kernel.T``) in the step themselves, and its
+two weight gradients are one product in a kernel of their own (:func:`lstm_weight_grads`,
+the GEMM's bits).
 """
 
 from __future__ import annotations
