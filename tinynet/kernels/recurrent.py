@@ -11,9 +11,12 @@ read their gradients batch-major (``[B, T, units]``, the layer's order) and writ
 input gradient so, sparing the layer three transposing passes. Each kernel splits the
 batch into blocks of whole 4-row tiles (at most 32 rows) and runs a range of them, each
 block every step for its rows; :func:`run` calls it on all its blocks in one thread, or
-makes at least 8 blocks and runs each as a task on Numba's threads through the kernel's
-address (:func:`tinynet.kernels.address.run_parallel`: no parallel copy of the kernel to
-compile, and the serial kernel's bits).
+makes at least a block per thread and runs each as a task on Numba's threads through the
+kernel's address (:func:`tinynet.kernels.address.run_parallel`: no parallel copy of the
+kernel to compile, and the serial kernel's bits). A block's loop over the steps is
+written in the kernel's own loop over its blocks, not in a callee: Numba optimizes a
+callee's code again in every kernel it is linked into, which cost each kernel 1-2 s of
+compile.
 Every sequence array is time-major (``[T, B, ...]``): a step reads and writes one
 contiguous run of rows, where batch-major arrays made each step touch a separate page
 per row and array (hundreds of interleaved streams the prefetchers could not follow).
@@ -53,13 +56,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.address import run_parallel
 from tinynet.kernels.recurrent_activations import (HARD_SIGMOID, LINEAR, RELU, SIGMOID, TANH,
                                                    _act_span, _dact_span)
-from tinynet.kernels.recurrent_products import (_NARROW, _SHARES, _block_rows, _input_grads,
+from tinynet.kernels.recurrent_products import (_NARROW, _block_rows, _input_grads,
                                                 _inputs, _product, _recur, _recur_back,
                                                 _step_products, block_count)
 
@@ -71,10 +75,10 @@ __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
 def run(kernel: Any, batch: int, parallel: bool, *args: Any) -> None:
     """``kernel(*args, blocks, 0, blocks)``: one of this module's ``*_blocks`` kernels on
     all the blocks of a batch of ``batch`` rows, one after another in this thread, or
-    (``parallel``) at least :data:`~tinynet.kernels.recurrent_products._SHARES` blocks
-    spread over Numba's threads, each a call of the same compiled kernel. A row's bits do
-    not depend on its block, so both give the same bits."""
-    blocks = block_count(batch, _SHARES if parallel else 1)
+    (``parallel``) at least a block per Numba thread, spread over them, each a call of
+    the same compiled kernel. A row's bits do not depend on its block, so both give the
+    same bits, whatever the thread count."""
+    blocks = block_count(batch, numba.get_num_threads() if parallel else 1)
     if parallel:
         run_parallel(kernel, blocks, *args, blocks)
     else:
@@ -114,31 +118,7 @@ def _load_input(xp, xb, t, r0, nb, width, z):
 
 
 # -- SimpleRNN: h = act(xp + h_prev @ U) ----------------------------------------------------
-@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs):
-    steps = xp.shape[0]
-    units = U.shape[0]
-    nb = r1 - r0
-    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
-    seq = smask.shape[0] > 0
-    z = np.empty((nb, units), dtype=np.float32)
-    hop = np.empty((nb, units), dtype=np.float32)
-    _copy_rows(h0, r0, hs[0], r0, nb)
-    for t in range(steps):
-        _load_input(xp, xb, t, r0, nb, units, z)
-        _recur(hs, t, izero, U, rmask, r0, nb, izero, np.int64(1), units, hop, z, np.bool_(True))
-        for i in range(nb):
-            b = r0 + i
-            if seq and not smask[b, t]:
-                _keep(hs, t, b, izero, units)
-                continue
-            zr = z[i]
-            _act_span(act, zr, izero, units)
-            for j in range(units):
-                hs[t + 1, b, j] = zr[j]
-
-
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", boundscheck=False)
 def simple_forward_blocks(xp, xb, U, h0, rmask, smask, act, hs, blocks, k0, k1):
     """SimpleRNN forward, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`).
 
@@ -150,45 +130,32 @@ def simple_forward_blocks(xp, xb, U, h0, rmask, smask, act, hs, blocks, k0, k1):
         (``hs[:, 0] = h0``, ``hs[:, t + 1]`` the output of step ``t``).
     """
     batch = xp.shape[1]
-    for c in range(k0, k1):
-        r0, r1 = _block_rows(batch, blocks, c)
-        _simple_fwd_block(r0, r1, xp, xb, U, h0, rmask, smask, act, hs)
-
-
-@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _simple_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0):
-    steps = dhs.shape[0]
-    units = UT.shape[1]
-    nb = r1 - r0
-    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
-    seq = smask.shape[0] > 0
-    dh = np.empty((nb, units), dtype=np.float32)
-    dzb = np.empty((nb, units), dtype=np.float32)
-    tmp = np.empty((nb, units), dtype=np.float32)
-    live = np.empty(nb, dtype=np.bool_)
-    dg = np.empty(units, dtype=np.float32)
-    _copy_rows(dhT, r0, dh, izero, nb)
-    for t in range(steps - 1, -1, -1):
-        for i in range(nb):
-            b = r0 + i
-            live[i] = not (seq and not smask[b, t])
-            if not live[i]:
+    for blk in range(k0, k1):
+        r0, r1 = _block_rows(batch, blocks, blk)
+        steps = xp.shape[0]
+        units = U.shape[0]
+        nb = r1 - r0
+        izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
+        seq = smask.shape[0] > 0
+        z = np.empty((nb, units), dtype=np.float32)
+        hop = np.empty((nb, units), dtype=np.float32)
+        _copy_rows(h0, r0, hs[0], r0, nb)
+        for t in range(steps):
+            _load_input(xp, xb, t, r0, nb, units, z)
+            _recur(hs, t, izero, U, rmask, r0, nb, izero, np.int64(1), units, hop, z,
+                   np.bool_(True))
+            for i in range(nb):
+                b = r0 + i
+                if seq and not smask[b, t]:
+                    _keep(hs, t, b, izero, units)
+                    continue
+                zr = z[i]
+                _act_span(act, zr, izero, units)
                 for j in range(units):
-                    dh[i, j] += dhs[t, b, j]
-                    dz[t, b, j] = np.float32(0.0)
-                    dzb[i, j] = np.float32(0.0)
-                continue
-            _dact_span(act, hs[t + 1, b], izero, units, dg)
-            for j in range(units):
-                d = (dh[i, j] + dhs[t, b, j]) * dg[j]
-                dz[t, b, j] = d
-                dzb[i, j] = d
-                dh[i, j] = np.float32(0.0)
-        _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(1), units, live, tmp, dh)
-    _copy_rows(dh, izero, dh0, r0, nb)
+                    hs[t + 1, b, j] = zr[j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", boundscheck=False)
 def simple_backward_blocks(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0, blocks, k0, k1):
     """SimpleRNN backward through time, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`).
 
@@ -198,74 +165,41 @@ def simple_backward_blocks(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0, blocks,
         dz (out): ``[T, B, units]`` (dL/d pre-activation); dh0 (out): ``[B, units]``.
     """
     batch = dhs.shape[1]
-    for c in range(k0, k1):
-        r0, r1 = _block_rows(batch, blocks, c)
-        _simple_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, hs, dz, dh0)
+    for blk in range(k0, k1):
+        r0, r1 = _block_rows(batch, blocks, blk)
+        steps = dhs.shape[0]
+        units = UT.shape[1]
+        nb = r1 - r0
+        izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
+        seq = smask.shape[0] > 0
+        dh = np.empty((nb, units), dtype=np.float32)
+        dzb = np.empty((nb, units), dtype=np.float32)
+        tmp = np.empty((nb, units), dtype=np.float32)
+        live = np.empty(nb, dtype=np.bool_)
+        dg = np.empty(units, dtype=np.float32)
+        _copy_rows(dhT, r0, dh, izero, nb)
+        for t in range(steps - 1, -1, -1):
+            for i in range(nb):
+                b = r0 + i
+                live[i] = not (seq and not smask[b, t])
+                if not live[i]:
+                    for j in range(units):
+                        dh[i, j] += dhs[t, b, j]
+                        dz[t, b, j] = np.float32(0.0)
+                        dzb[i, j] = np.float32(0.0)
+                    continue
+                _dact_span(act, hs[t + 1, b], izero, units, dg)
+                for j in range(units):
+                    d = (dh[i, j] + dhs[t, b, j]) * dg[j]
+                    dz[t, b, j] = d
+                    dzb[i, j] = d
+                    dh[i, j] = np.float32(0.0)
+            _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(1), units, live, tmp, dh)
+        _copy_rows(dh, izero, dh0, r0, nb)
 
 
 # -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
-@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_fwd_block(r0, r1, xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs, gates,
-                    out):
-    steps = gates.shape[0]
-    units = U.shape[0]
-    hc = W.shape[0]  # the state's first column in xh, after the features
-    width = 4 * units
-    nb = r1 - r0
-    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
-    seq = smask.shape[0] > 0
-    biased = xb.shape[0] > 0
-    outs = out.shape[0] > 0
-    z = np.empty((nb, width), dtype=np.float32)
-    hop = np.empty((nb, units), dtype=np.float32)
-    xop = np.empty((nb, hc), dtype=np.float32)
-    tc = np.empty(units, dtype=np.float32)
-    for i in range(nb):
-        for j in range(units):
-            xh[0, r0 + i, hc + j] = h0[r0 + i, j]
-    _copy_rows(c0, r0, cs[0], r0, nb)
-    # without dropout masks, on narrow cores, the step's products and bias in one pass
-    fused = _NARROW and xmask.shape[0] == 0 and rmask.shape[0] == 0
-    xb2 = xb.reshape((1, xb.shape[0]))
-    for t in range(steps):
-        if fused:
-            _step_products(xh, t, hc, W, U, xb2, biased, r0, nb, z)
-        else:
-            _inputs(xh, t, W, xmask, r0, nb, xop, z)
-            if biased:
-                for i in range(nb):
-                    for j in range(width):
-                        z[i, j] = z[i, j] + xb[j]
-            _recur(xh, t, hc, U, rmask, r0, nb, izero, np.int64(4), units, hop, z,
-                   np.bool_(True))
-        for i in range(nb):
-            b = r0 + i
-            if seq and not smask[b, t]:
-                _keep(xh, t, b, hc, units)
-                _keep(cs, t, b, izero, units)
-                for j in range(width + units):
-                    gates[t, b, j] = np.float32(0.0)
-            else:
-                zr = z[i]
-                _act_span(ract, zr, izero, 2 * units)
-                _act_span(act, zr, 2 * units, 3 * units)
-                _act_span(ract, zr, 3 * units, width)
-                for j in range(units):
-                    c = zr[units + j] * cs[t, b, j] + zr[j] * zr[2 * units + j]
-                    cs[t + 1, b, j] = c
-                    tc[j] = c
-                _act_span(act, tc, izero, units)
-                for j in range(units):
-                    xh[t + 1, b, hc + j] = zr[3 * units + j] * tc[j]
-                    gates[t, b, width + j] = tc[j]
-                for j in range(width):
-                    gates[t, b, j] = zr[j]
-            if outs:
-                for j in range(units):
-                    out[b, t, j] = xh[t + 1, b, hc + j]
-
-
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", boundscheck=False)
 def lstm_forward_blocks(xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs, gates, out,
                         blocks, k0, k1):
     """LSTM forward, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`); each step takes
@@ -286,70 +220,67 @@ def lstm_forward_blocks(xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs
         or ``[0, T, units]`` (not wanted).
     """
     batch = xh.shape[1]
-    for c in range(k0, k1):
-        r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_fwd_block(r0, r1, xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs, gates,
-                        out)
-
-
-@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, cs,
-                    gates, dz, dx, dh0, dc0):
-    steps = gates.shape[0]
-    units = UT.shape[1]
-    douts = dout.shape[0] > 0
-    zero = np.float32(0.0)
-    width = 4 * units
-    nb = r1 - r0
-    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
-    seq = smask.shape[0] > 0
-    dh = np.empty((nb, units), dtype=np.float32)
-    dc = np.empty((nb, units), dtype=np.float32)
-    dzb = np.empty((nb, width), dtype=np.float32)
-    tmp = np.empty((nb, units), dtype=np.float32)
-    dxb = np.empty((nb, WT.shape[1]), dtype=np.float32)
-    live = np.empty(nb, dtype=np.bool_)
-    dg = np.empty(width + units, dtype=np.float32)
-    _copy_rows(dhT, r0, dh, izero, nb)
-    _copy_rows(dcT, r0, dc, izero, nb)
-    for t in range(steps - 1, -1, -1):
+    for blk in range(k0, k1):
+        r0, r1 = _block_rows(batch, blocks, blk)
+        steps = gates.shape[0]
+        units = U.shape[0]
+        hc = W.shape[0]  # the state's first column in xh, after the features
+        width = 4 * units
+        nb = r1 - r0
+        izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
+        seq = smask.shape[0] > 0
+        biased = xb.shape[0] > 0
+        outs = out.shape[0] > 0
+        z = np.empty((nb, width), dtype=np.float32)
+        hop = np.empty((nb, units), dtype=np.float32)
+        xop = np.empty((nb, hc), dtype=np.float32)
+        tc = np.empty(units, dtype=np.float32)
         for i in range(nb):
-            b = r0 + i
-            live[i] = not (seq and not smask[b, t])
-            if not live[i]:
-                for j in range(units):
-                    dh[i, j] += dout[b, t, j] if douts else zero
-                for j in range(width):
-                    dz[t, b, j] = np.float32(0.0)
-                    dzb[i, j] = np.float32(0.0)
-                continue
-            gr = gates[t, b]
-            _dact_span(ract, gr, izero, 2 * units, dg)
-            _dact_span(act, gr, 2 * units, 3 * units, dg)
-            _dact_span(ract, gr, 3 * units, width, dg)
-            _dact_span(act, gr, width, width + units, dg)
             for j in range(units):
-                dhj = dh[i, j] + (dout[b, t, j] if douts else zero)
-                ig = gr[j]
-                f = gr[units + j]
-                g = gr[2 * units + j]
-                tc = gr[4 * units + j]
-                dcj = dc[i, j] + dhj * gr[3 * units + j] * dg[4 * units + j]
-                dzb[i, j] = dcj * g * dg[j]
-                dzb[i, units + j] = dcj * cs[t, b, j] * dg[units + j]
-                dzb[i, 2 * units + j] = dcj * ig * dg[2 * units + j]
-                dzb[i, 3 * units + j] = dhj * tc * dg[3 * units + j]
-                dc[i, j] = dcj * f
-                dh[i, j] = np.float32(0.0)
-            for j in range(width):
-                dz[t, b, j] = dzb[i, j]
-        _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(4), units, live, tmp, dh)
-        _input_grads(dzb, WT, xmask, steps - 1 - t if rev else t, r0, nb, dxb, dx)
-    _copy_rows(dh, izero, dh0, r0, nb)
-    _copy_rows(dc, izero, dc0, r0, nb)
+                xh[0, r0 + i, hc + j] = h0[r0 + i, j]
+        _copy_rows(c0, r0, cs[0], r0, nb)
+        # without dropout masks, on narrow cores, the step's products and bias in one pass
+        fused = _NARROW and xmask.shape[0] == 0 and rmask.shape[0] == 0
+        xb2 = xb.reshape((1, xb.shape[0]))
+        for t in range(steps):
+            if fused:
+                _step_products(xh, t, hc, W, U, xb2, biased, r0, nb, z)
+            else:
+                _inputs(xh, t, W, xmask, r0, nb, xop, z)
+                if biased:
+                    for i in range(nb):
+                        for j in range(width):
+                            z[i, j] = z[i, j] + xb[j]
+                _recur(xh, t, hc, U, rmask, r0, nb, izero, np.int64(4), units, hop, z,
+                       np.bool_(True))
+            for i in range(nb):
+                b = r0 + i
+                if seq and not smask[b, t]:
+                    _keep(xh, t, b, hc, units)
+                    _keep(cs, t, b, izero, units)
+                    for j in range(width + units):
+                        gates[t, b, j] = np.float32(0.0)
+                else:
+                    zr = z[i]
+                    _act_span(ract, zr, izero, 2 * units)
+                    _act_span(act, zr, 2 * units, 3 * units)
+                    _act_span(ract, zr, 3 * units, width)
+                    for j in range(units):
+                        c = zr[units + j] * cs[t, b, j] + zr[j] * zr[2 * units + j]
+                        cs[t + 1, b, j] = c
+                        tc[j] = c
+                    _act_span(act, tc, izero, units)
+                    for j in range(units):
+                        xh[t + 1, b, hc + j] = zr[3 * units + j] * tc[j]
+                        gates[t, b, width + j] = tc[j]
+                    for j in range(width):
+                        gates[t, b, j] = zr[j]
+                if outs:
+                    for j in range(units):
+                        out[b, t, j] = xh[t + 1, b, hc + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", boundscheck=False)
 def lstm_backward_blocks(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, cs, gates,
                          dz, dx, dh0, dc0, blocks, k0, k1):
     """LSTM backward through time, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`); each
@@ -365,85 +296,64 @@ def lstm_backward_blocks(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract,
         in reverse); dh0, dc0 (out): ``[B, units]``.
     """
     batch = gates.shape[1]
-    for c in range(k0, k1):
-        r0, r1 = _block_rows(batch, blocks, c)
-        _lstm_bwd_block(r0, r1, dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, cs,
-                        gates, dz, dx, dh0, dc0)
+    for blk in range(k0, k1):
+        r0, r1 = _block_rows(batch, blocks, blk)
+        steps = gates.shape[0]
+        units = UT.shape[1]
+        douts = dout.shape[0] > 0
+        zero = np.float32(0.0)
+        width = 4 * units
+        nb = r1 - r0
+        izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
+        seq = smask.shape[0] > 0
+        dh = np.empty((nb, units), dtype=np.float32)
+        dc = np.empty((nb, units), dtype=np.float32)
+        dzb = np.empty((nb, width), dtype=np.float32)
+        tmp = np.empty((nb, units), dtype=np.float32)
+        dxb = np.empty((nb, WT.shape[1]), dtype=np.float32)
+        live = np.empty(nb, dtype=np.bool_)
+        dg = np.empty(width + units, dtype=np.float32)
+        _copy_rows(dhT, r0, dh, izero, nb)
+        _copy_rows(dcT, r0, dc, izero, nb)
+        for t in range(steps - 1, -1, -1):
+            for i in range(nb):
+                b = r0 + i
+                live[i] = not (seq and not smask[b, t])
+                if not live[i]:
+                    for j in range(units):
+                        dh[i, j] += dout[b, t, j] if douts else zero
+                    for j in range(width):
+                        dz[t, b, j] = np.float32(0.0)
+                        dzb[i, j] = np.float32(0.0)
+                    continue
+                gr = gates[t, b]
+                _dact_span(ract, gr, izero, 2 * units, dg)
+                _dact_span(act, gr, 2 * units, 3 * units, dg)
+                _dact_span(ract, gr, 3 * units, width, dg)
+                _dact_span(act, gr, width, width + units, dg)
+                for j in range(units):
+                    dhj = dh[i, j] + (dout[b, t, j] if douts else zero)
+                    ig = gr[j]
+                    f = gr[units + j]
+                    g = gr[2 * units + j]
+                    tc = gr[4 * units + j]
+                    dcj = dc[i, j] + dhj * gr[3 * units + j] * dg[4 * units + j]
+                    dzb[i, j] = dcj * g * dg[j]
+                    dzb[i, units + j] = dcj * cs[t, b, j] * dg[units + j]
+                    dzb[i, 2 * units + j] = dcj * ig * dg[2 * units + j]
+                    dzb[i, 3 * units + j] = dhj * tc * dg[3 * units + j]
+                    dc[i, j] = dcj * f
+                    dh[i, j] = np.float32(0.0)
+                for j in range(width):
+                    dz[t, b, j] = dzb[i, j]
+            _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(4), units, live, tmp, dh)
+            _input_grads(dzb, WT, xmask, steps - 1 - t if rev else t, r0, nb, dxb, dx)
+        _copy_rows(dh, izero, dh0, r0, nb)
+        _copy_rows(dc, izero, dc0, r0, nb)
 
 
 # -- GRU: gates z, r, h (Keras order) --------------------------------------------------------
-@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
-                   gates, extra):
-    steps = xp.shape[0]
-    units = U.shape[0]
-    width = 3 * units
-    nb = r1 - r0
-    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
-    no = np.bool_(False)
-    masked = rmask.shape[0] > 0
-    seq = smask.shape[0] > 0
-    biased = xb.shape[0] > 0
-    rec = np.empty((nb, width), dtype=np.float32)
-    pre = np.empty((nb, width), dtype=np.float32)
-    hop = np.empty((nb, units), dtype=np.float32)
-    _copy_rows(h0, r0, hs[0], r0, nb)
-    for t in range(steps):
-        if reset_after:
-            _recur(hs, t, izero, U, rmask, r0, nb, izero, np.int64(3), units, hop, rec, no)
-            for i in range(nb):
-                for j in range(width):
-                    rec[i, j] += rbias[j]
-        else:
-            _recur(hs, t, izero, U, rmask, r0, nb, izero, np.int64(2), units, hop, rec, no)
-        for i in range(nb):
-            b = r0 + i
-            if seq and not smask[b, t]:
-                for j in range(units):
-                    hop[i, j] = np.float32(0.0)
-                continue
-            pr = pre[i]
-            for j in range(2 * units):
-                xv = xp[t, b, j] + xb[j] if biased else xp[t, b, j]
-                pr[j] = xv + rec[i, j]
-            _act_span(ract, pr, izero, 2 * units)
-            for j in range(units):
-                if reset_after:
-                    extra[t, b, j] = rec[i, 2 * units + j]
-                else:
-                    hm = hs[t, b, j] * rmask[b, 2, j] if masked else hs[t, b, j]
-                    rh = pr[units + j] * hm
-                    hop[i, j] = rh
-                    extra[t, b, j] = rh
-        if not reset_after:
-            # the candidate's recurrent product, of r * h
-            _product(hop, nb, izero, units, U, 2 * units, width, rec, 2 * units, no)
-        for i in range(nb):
-            b = r0 + i
-            if seq and not smask[b, t]:
-                _keep(hs, t, b, izero, units)
-                for j in range(units):
-                    extra[t, b, j] = np.float32(0.0)
-                for j in range(width):
-                    gates[t, b, j] = np.float32(0.0)
-                continue
-            pr = pre[i]
-            for j in range(units):
-                k = 2 * units + j
-                xv = xp[t, b, k] + xb[k] if biased else xp[t, b, k]
-                if reset_after:
-                    pr[k] = xv + pr[units + j] * rec[i, k]
-                else:
-                    pr[k] = xv + rec[i, k]
-            _act_span(act, pr, 2 * units, width)
-            for j in range(width):
-                gates[t, b, j] = pr[j]
-            for j in range(units):
-                zg = pr[j]
-                hs[t + 1, b, j] = zg * hs[t, b, j] + (np.float32(1.0) - zg) * pr[2 * units + j]
-
-
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", boundscheck=False)
 def gru_forward_blocks(xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs, gates,
                        extra, blocks, k0, k1):
     """GRU forward, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`).
@@ -459,90 +369,77 @@ def gru_forward_blocks(xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_afte
         ``reset_after``, else ``r * h`` (the recurrent product's operand).
     """
     batch = xp.shape[1]
-    for c in range(k0, k1):
-        r0, r1 = _block_rows(batch, blocks, c)
-        _gru_fwd_block(r0, r1, xp, xb, U, rbias, h0, rmask, smask, act, ract, reset_after, hs,
-                       gates, extra)
-
-
-@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
-                   dzx, dzr, dh0):
-    steps = dhs.shape[0]
-    units = UT.shape[1]
-    width = 3 * units
-    nb = r1 - r0
-    izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
-    no = np.bool_(False)
-    masked = rmask.shape[0] > 0
-    seq = smask.shape[0] > 0
-    one = np.float32(1.0)
-    dh = np.empty((nb, units), dtype=np.float32)
-    dzb = np.empty((nb, width), dtype=np.float32)
-    tmp = np.empty((nb, units), dtype=np.float32)
-    live = np.empty(nb, dtype=np.bool_)
-    dg = np.empty((nb, width), dtype=np.float32)
-    _copy_rows(dhT, r0, dh, izero, nb)
-    for t in range(steps - 1, -1, -1):
-        for i in range(nb):
-            b = r0 + i
-            live[i] = not (seq and not smask[b, t])
-            if not live[i]:
-                for j in range(units):
-                    dh[i, j] += dhs[t, b, j]
-                for j in range(width):
-                    dzx[t, b, j] = np.float32(0.0)
-                    dzr[t, b, j] = np.float32(0.0)
-                    dzb[i, j] = np.float32(0.0)
-                continue
-            gr = gates[t, b]
-            dgr = dg[i]
-            _dact_span(ract, gr, izero, 2 * units, dgr)
-            _dact_span(act, gr, 2 * units, width, dgr)
-            for j in range(units):
-                dhj = dh[i, j] + dhs[t, b, j]
-                zg = gr[j]
-                hh = gr[2 * units + j]
-                dzh = dhj * (one - zg) * dgr[2 * units + j]
-                dzz = dhj * (hs[t, b, j] - hh) * dgr[j]
-                dzx[t, b, j] = dzz
-                dzx[t, b, 2 * units + j] = dzh
-                dzb[i, j] = dzz
-                rg = gr[units + j]
-                if reset_after:
-                    dzrg = dzh * extra[t, b, j] * dgr[units + j]
-                    dzx[t, b, units + j] = dzrg
-                    dzb[i, units + j] = dzrg
-                    dzb[i, 2 * units + j] = dzh * rg
-                else:
-                    dzb[i, 2 * units + j] = dzh
-                dh[i, j] = dhj * zg
-        if reset_after:
-            _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(3), units, live, tmp, dh)
-        else:
-            # d(r * h_masked) = dz_h @ U_h.T, then the reset gate's pre-activation
-            _product(dzb, nb, 2 * units, width, UT, izero, units, tmp, izero, no)
+    for blk in range(k0, k1):
+        r0, r1 = _block_rows(batch, blocks, blk)
+        steps = xp.shape[0]
+        units = U.shape[0]
+        width = 3 * units
+        nb = r1 - r0
+        izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
+        no = np.bool_(False)
+        masked = rmask.shape[0] > 0
+        seq = smask.shape[0] > 0
+        biased = xb.shape[0] > 0
+        rec = np.empty((nb, width), dtype=np.float32)
+        pre = np.empty((nb, width), dtype=np.float32)
+        hop = np.empty((nb, units), dtype=np.float32)
+        _copy_rows(h0, r0, hs[0], r0, nb)
+        for t in range(steps):
+            if reset_after:
+                _recur(hs, t, izero, U, rmask, r0, nb, izero, np.int64(3), units, hop, rec, no)
+                for i in range(nb):
+                    for j in range(width):
+                        rec[i, j] += rbias[j]
+            else:
+                _recur(hs, t, izero, U, rmask, r0, nb, izero, np.int64(2), units, hop, rec, no)
             for i in range(nb):
-                if not live[i]:
-                    continue
                 b = r0 + i
+                if seq and not smask[b, t]:
+                    for j in range(units):
+                        hop[i, j] = np.float32(0.0)
+                    continue
+                pr = pre[i]
+                for j in range(2 * units):
+                    xv = xp[t, b, j] + xb[j] if biased else xp[t, b, j]
+                    pr[j] = xv + rec[i, j]
+                _act_span(ract, pr, izero, 2 * units)
                 for j in range(units):
-                    rg = gates[t, b, units + j]
-                    hm = hs[t, b, j] * rmask[b, 2, j] if masked else hs[t, b, j]
-                    dzrg = tmp[i, j] * hm * dg[i, units + j]
-                    dzx[t, b, units + j] = dzrg
-                    dzb[i, units + j] = dzrg
-                    back = tmp[i, j] * rg
-                    dh[i, j] += back * rmask[b, 2, j] if masked else back
-            _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(2), units, live, tmp, dh)
-        for i in range(nb):
-            if live[i]:
+                    if reset_after:
+                        extra[t, b, j] = rec[i, 2 * units + j]
+                    else:
+                        hm = hs[t, b, j] * rmask[b, 2, j] if masked else hs[t, b, j]
+                        rh = pr[units + j] * hm
+                        hop[i, j] = rh
+                        extra[t, b, j] = rh
+            if not reset_after:
+                # the candidate's recurrent product, of r * h
+                _product(hop, nb, izero, units, U, 2 * units, width, rec, 2 * units, no)
+            for i in range(nb):
+                b = r0 + i
+                if seq and not smask[b, t]:
+                    _keep(hs, t, b, izero, units)
+                    for j in range(units):
+                        extra[t, b, j] = np.float32(0.0)
+                    for j in range(width):
+                        gates[t, b, j] = np.float32(0.0)
+                    continue
+                pr = pre[i]
+                for j in range(units):
+                    k = 2 * units + j
+                    xv = xp[t, b, k] + xb[k] if biased else xp[t, b, k]
+                    if reset_after:
+                        pr[k] = xv + pr[units + j] * rec[i, k]
+                    else:
+                        pr[k] = xv + rec[i, k]
+                _act_span(act, pr, 2 * units, width)
                 for j in range(width):
-                    dzr[t, r0 + i, j] = dzb[i, j]
-    _copy_rows(dh, izero, dh0, r0, nb)
+                    gates[t, b, j] = pr[j]
+                for j in range(units):
+                    zg = pr[j]
+                    hs[t + 1, b, j] = zg * hs[t, b, j] + (np.float32(1.0) - zg) * pr[2 * units + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", boundscheck=False)
 def gru_backward_blocks(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates, extra,
                         dzx, dzr, dh0, blocks, k0, k1):
     """GRU backward through time, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`).
@@ -555,7 +452,77 @@ def gru_backward_blocks(dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, 
         ``reset_after``, or ``(r * h) @ U_h`` without); dh0 (out): ``[B, units]``.
     """
     batch = dhs.shape[1]
-    for c in range(k0, k1):
-        r0, r1 = _block_rows(batch, blocks, c)
-        _gru_bwd_block(r0, r1, dhs, dhT, UT, rmask, smask, act, ract, reset_after, hs, gates,
-                       extra, dzx, dzr, dh0)
+    for blk in range(k0, k1):
+        r0, r1 = _block_rows(batch, blocks, blk)
+        steps = dhs.shape[0]
+        units = UT.shape[1]
+        width = 3 * units
+        nb = r1 - r0
+        izero = np.int64(0)  # not a literal: a literal argument compiles a callee per value
+        no = np.bool_(False)
+        masked = rmask.shape[0] > 0
+        seq = smask.shape[0] > 0
+        one = np.float32(1.0)
+        dh = np.empty((nb, units), dtype=np.float32)
+        dzb = np.empty((nb, width), dtype=np.float32)
+        tmp = np.empty((nb, units), dtype=np.float32)
+        live = np.empty(nb, dtype=np.bool_)
+        dg = np.empty((nb, width), dtype=np.float32)
+        _copy_rows(dhT, r0, dh, izero, nb)
+        for t in range(steps - 1, -1, -1):
+            for i in range(nb):
+                b = r0 + i
+                live[i] = not (seq and not smask[b, t])
+                if not live[i]:
+                    for j in range(units):
+                        dh[i, j] += dhs[t, b, j]
+                    for j in range(width):
+                        dzx[t, b, j] = np.float32(0.0)
+                        dzr[t, b, j] = np.float32(0.0)
+                        dzb[i, j] = np.float32(0.0)
+                    continue
+                gr = gates[t, b]
+                dgr = dg[i]
+                _dact_span(ract, gr, izero, 2 * units, dgr)
+                _dact_span(act, gr, 2 * units, width, dgr)
+                for j in range(units):
+                    dhj = dh[i, j] + dhs[t, b, j]
+                    zg = gr[j]
+                    hh = gr[2 * units + j]
+                    dzh = dhj * (one - zg) * dgr[2 * units + j]
+                    dzz = dhj * (hs[t, b, j] - hh) * dgr[j]
+                    dzx[t, b, j] = dzz
+                    dzx[t, b, 2 * units + j] = dzh
+                    dzb[i, j] = dzz
+                    rg = gr[units + j]
+                    if reset_after:
+                        dzrg = dzh * extra[t, b, j] * dgr[units + j]
+                        dzx[t, b, units + j] = dzrg
+                        dzb[i, units + j] = dzrg
+                        dzb[i, 2 * units + j] = dzh * rg
+                    else:
+                        dzb[i, 2 * units + j] = dzh
+                    dh[i, j] = dhj * zg
+            if reset_after:
+                _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(3), units, live, tmp, dh)
+            else:
+                # d(r * h_masked) = dz_h @ U_h.T, then the reset gate's pre-activation
+                _product(dzb, nb, 2 * units, width, UT, izero, units, tmp, izero, no)
+                for i in range(nb):
+                    if not live[i]:
+                        continue
+                    b = r0 + i
+                    for j in range(units):
+                        rg = gates[t, b, units + j]
+                        hm = hs[t, b, j] * rmask[b, 2, j] if masked else hs[t, b, j]
+                        dzrg = tmp[i, j] * hm * dg[i, units + j]
+                        dzx[t, b, units + j] = dzrg
+                        dzb[i, units + j] = dzrg
+                        back = tmp[i, j] * rg
+                        dh[i, j] += back * rmask[b, 2, j] if masked else back
+                _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(2), units, live, tmp, dh)
+            for i in range(nb):
+                if live[i]:
+                    for j in range(width):
+                        dzr[t, r0 + i, j] = dzb[i, j]
+        _copy_rows(dh, izero, dh0, r0, nb)

@@ -1,7 +1,8 @@
 """The step products of the recurrent kernels (:mod:`tinynet.kernels.recurrent`): a
 register-blocked GEMM on a block of batch rows (``z += h @ U`` forward, ``dh = dz @ U.T``
 backward), one fixed chain of fused multiply-adds per element, and the batch's split into
-blocks of rows (the range a serial kernel's task runs).
+blocks of rows (the range a serial kernel's task runs); and LSTM's weight gradient over
+the whole sequence (:func:`weight_grads_tasks`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import numpy as np
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.sgemm_tiles import cload_n, cstore_n
-from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vsplat
+from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vload, vsplat, vstore
 
 
 # -- the step products: a register-blocked GEMM on a block of batch rows ----------------------
@@ -166,15 +167,13 @@ def _product(a, nb, k0, k1, p, pc0, pc1, c, cc0, load):
 
 
 _BLOCK = 32  # rows a block of the kernels holds at most (its gates stay in cache)
-# Blocks a parallel run makes at least (while there are 4-row tiles): enough to share
-# evenly among 2, 4 or 8 threads. Not the thread count, so a result never depends on it;
-# the blocks never change a bit, only which rows run together.
-_SHARES = 8
 
 
 def block_count(batch: int, shares: int) -> int:
     """How many blocks of rows a kernel runs: at most :data:`_BLOCK` rows each, and at
-    least ``shares`` while there are 4-row tiles to share."""
+    least ``shares`` (a parallel run's thread count) while there are 4-row tiles to
+    share. The blocks never change a bit, only which rows run together; fewer, larger
+    blocks read each step's weights fewer times."""
     tiles = (batch + 3) // 4
     return max((batch + _BLOCK - 1) // _BLOCK, min(shares, tiles))
 
@@ -351,3 +350,98 @@ def _step_products(xh, t, hc, W, U, xb2, biased, r0, nb, z):
         n = min(16, W.shape[1] - j)
         for r in range(0, nb, 4):
             _tile_step(xt, r0 + r, min(4, nb - r), hc, W, U, xb2, biased, j, n, z, r)
+
+
+# -- the weight gradient over every step: a.T @ b for a long inner index ----------------------
+_WG_ROWS = 256  # inner steps (rows of a and b) packed at a time; for speed only
+_WG_STRIP = 6  # columns of a per tile, broadcast (6 x 16: 12 accumulators, 2 loads a step)
+
+
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _wg_tile(ap, s, bp, p, rn, ni, n, c, i0, j0, load):
+    """``c[i0 + q, j0:j0 + n] (+)= sum over r < rn of ap[s, r, q] * bp[p, 16 r:16 r + n]``
+    for ``q < ni <= 6``: six chains of 16 lanes over the packed rows in order, started from
+    ``c`` when ``load``, else from zero (the padded lanes and rows are zeros and are not
+    stored)."""
+    if load:
+        c0 = cload_n(c, i0, j0, n)
+        c1 = cload_n(c, i0 + min(1, ni - 1), j0, n)
+        c2 = cload_n(c, i0 + min(2, ni - 1), j0, n)
+        c3 = cload_n(c, i0 + min(3, ni - 1), j0, n)
+        c4 = cload_n(c, i0 + min(4, ni - 1), j0, n)
+        c5 = cload_n(c, i0 + min(5, ni - 1), j0, n)
+    else:
+        zero = vsplat(np.float32(0.0))
+        c0 = zero
+        c1 = zero
+        c2 = zero
+        c3 = zero
+        c4 = zero
+        c5 = zero
+    bpp = bp[p]
+    for r in range(rn):
+        u = vload(bpp, 16 * r)
+        c0 = vfma(vsplat(ap[s, r, 0]), u, c0)
+        c1 = vfma(vsplat(ap[s, r, 1]), u, c1)
+        c2 = vfma(vsplat(ap[s, r, 2]), u, c2)
+        c3 = vfma(vsplat(ap[s, r, 3]), u, c3)
+        c4 = vfma(vsplat(ap[s, r, 4]), u, c4)
+        c5 = vfma(vsplat(ap[s, r, 5]), u, c5)
+    cstore_n(c, i0, j0, c0, n)
+    if ni > 1:
+        cstore_n(c, i0 + 1, j0, c1, n)
+    if ni > 2:
+        cstore_n(c, i0 + 2, j0, c2, n)
+    if ni > 3:
+        cstore_n(c, i0 + 3, j0, c3, n)
+    if ni > 4:
+        cstore_n(c, i0 + 4, j0, c4, n)
+    if ni > 5:
+        cstore_n(c, i0 + 5, j0, c5, n)
+
+
+@njit(cache=True, error_model="numpy", boundscheck=False)
+def weight_grads_tasks(a, b, c, tasks, k0, k1):
+    """``c = a.T @ b`` (``a`` ``[R, M]``, ``b`` ``[R, N]``, ``c`` ``[M, N]``, C-contiguous
+    float32), tasks ``k0 .. k1 - 1`` of ``tasks``, each a band of ``c``'s 16-column panels:
+    LSTM's weight gradients, ``[x_t | h_{t-1}].T @ dz`` over all ``T * B`` rows. Every
+    element is one chain of fused multiply-adds over the rows in increasing order from
+    zero, as :func:`tinynet.ops.arrays.matmul.matmul`'s, so the same bits. Per block of
+    :data:`_WG_ROWS` rows a task packs ``a`` into strips of 6 columns and its band of ``b``
+    into panels of 16 (each a contiguous stream for the tile), then runs a 6 x 16 tile
+    (:func:`_wg_tile`) over each strip and panel, the chains waiting in ``c`` between
+    blocks (a float32 round trip: the same chain). The tasks' panels do not overlap, so
+    their number never shows in a result; each packs all of ``a``."""
+    rows = a.shape[0]
+    m = a.shape[1]
+    n = b.shape[1]
+    strips = (m + _WG_STRIP - 1) // _WG_STRIP
+    panels = (n + 15) // 16
+    rb = min(_WG_ROWS, rows)
+    for task in range(k0, k1):
+        p0 = panels * task // tasks
+        p1 = panels * (task + 1) // tasks
+        if p1 <= p0:
+            continue
+        ap = np.zeros((strips, rb, _WG_STRIP), dtype=np.float32)
+        bp = np.zeros((p1 - p0, 16 * rb), dtype=np.float32)
+        for r0 in range(0, rows, rb):
+            rn = min(rb, rows - r0)
+            for s in range(strips):
+                w = min(_WG_STRIP, m - _WG_STRIP * s)
+                for r in range(rn):
+                    for q in range(w):
+                        ap[s, r, q] = a[r0 + r, _WG_STRIP * s + q]
+            for r in range(rn):
+                for p in range(p0, p1):
+                    w = min(16, n - 16 * p)
+                    if w == 16:
+                        vstore(bp[p - p0], 16 * r, vload(b[r0 + r], 16 * p))
+                    else:
+                        for q in range(w):
+                            bp[p - p0, 16 * r + q] = b[r0 + r, 16 * p + q]
+            for p in range(p0, p1):
+                w = min(16, n - 16 * p)
+                for s in range(strips):
+                    _wg_tile(ap, s, bp, p - p0, rn, min(_WG_STRIP, m - _WG_STRIP * s), w, c,
+                             _WG_STRIP * s, 16 * p, r0 > 0)

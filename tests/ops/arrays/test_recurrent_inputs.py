@@ -112,7 +112,7 @@ def test_lstm_weight_gradients_in_one_product_have_the_two_products_bits(sizes, 
     dout = rng.standard_normal((b, t, u)).astype(np.float32)
     zeros = np.zeros((b, u), dtype=np.float32)
     cell = Cell("lstm", 4, u, R.ACTIVATIONS["tanh"], R.ACTIVATIONS["sigmoid"])
-    with tuning.override(**{R.GATE: gate}):
+    with tuning.override(**{R.GATE: gate, "matmul_parallel_min_flops": gate}):
         xt, hs, finals, saved, _ = rnn_forward(cell, x.transpose(1, 0, 2), w, uk, bias, None,
                                                None, [zeros, zeros], None, None, sequences=True)
         _, dkernel, drecurrent, _, _ = rnn_backward(
@@ -125,3 +125,25 @@ def test_lstm_weight_gradients_in_one_product_have_the_two_products_bits(sizes, 
     want_r = matmul(np.ascontiguousarray(hs[:-1]).reshape(t * b, u), dz, trans_a=True)
     assert np.array_equal(dkernel.view(np.uint32), want_k.view(np.uint32))
     assert np.array_equal(drecurrent.view(np.uint32), want_r.view(np.uint32))
+
+
+@pytest.mark.parametrize("rows,m,n", [(1, 1, 1), (7, 5, 13), (300, 70, 280), (513, 33, 17),
+                                      (6400, 128, 256)])
+@pytest.mark.parametrize("gate", [2**62, 0], ids=["serial", "parallel"])
+def test_lstm_weight_grads_have_the_gemm_bits(rows, m, n, gate):
+    """LSTM's weight-gradient kernel (packed 6 x 16 tiles, blocks of rows, bands of
+    columns per task) has ``matmul(xh, dz, trans_a=True)``'s bits: partial strips and
+    panels, one and several blocks of rows, serial and parallel."""
+    from tinynet.kernels.recurrent_products import weight_grads_tasks
+
+    rng = np.random.default_rng(rows + m + n)
+    xh = rng.standard_normal((rows, m)).astype(np.float32)
+    dz = rng.standard_normal((rows, n)).astype(np.float32)
+    want = matmul(xh, dz, trans_a=True).view(np.uint32)
+    with tuning.override(matmul_parallel_min_flops=gate):
+        got = R.lstm_weight_grads(xh, dz)
+    assert np.array_equal(got.view(np.uint32), want)
+    for tasks in (3, (n + 15) // 16 + 2):  # more tasks than panels: some have none
+        out = np.full((m, n), np.nan, dtype=np.float32)
+        weight_grads_tasks(xh, dz, out, tasks, 0, tasks)
+        assert np.array_equal(out.view(np.uint32), want)

@@ -15,7 +15,9 @@ Both ways compute each batch row alike, so the choice, and the thread count, nev
 in a result. The input projection (``x @ kernel``) and the weight gradients are GEMMs
 (:func:`tinynet.ops.arrays.matmul.matmul`) that :mod:`tinynet.ops.arrays.recurrent_layer`
 takes around these loops, one operation a layer pass; LSTM's loops take their input
-side (``x_t @ kernel``, and backward ``dz_t @ kernel.T``) in the step themselves.
+side (``x_t @ kernel``, and backward ``dz_t @ kernel.T``) in the step themselves, and its
+two weight gradients are one product in a kernel of their own (:func:`lstm_weight_grads`,
+the GEMM's bits).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ import numpy as np
 
 from tinynet import tuning
 from tinynet.kernels import recurrent as K
+from tinynet.kernels.address import run_tasks
+from tinynet.kernels.recurrent_products import weight_grads_tasks
 
 __all__ = ["GATE", "ACTIVATIONS", "simple_forward", "simple_backward", "lstm_forward",
-           "lstm_backward", "gru_forward", "gru_backward"]
+           "lstm_backward", "lstm_weight_grads", "gru_forward", "gru_backward"]
 
 GATE = "rnn_parallel_min_muladds"
 
@@ -162,6 +166,22 @@ def lstm_backward(dout: np.ndarray | None, dhT: np.ndarray, dcT: np.ndarray, U: 
           _f32(W.T), _xmask(xmask, b, features), _mask(rmask, 4, units), _steps_mask(smask, t),
           act, ract, bool(reverse), cs, gates, dz, dx, dh0, dc0)
     return dz, dx, dh0, dc0
+
+
+def lstm_weight_grads(xh: np.ndarray, dz: np.ndarray) -> np.ndarray:
+    """Both LSTM weight gradients, ``xh.T @ dz`` over all ``T * B`` rows (``xh`` the
+    ``[x_t | h_{t-1}]`` rows ``[T * B, features + units]``, ``dz`` ``[T * B, 4 * units]``):
+    the chains of ``matmul(xh, dz, trans_a=True)``, so its bits
+    (:func:`tinynet.kernels.recurrent_products.weight_grads_tasks`), on Numba's threads as
+    the ``matmul_parallel_min_flops`` gate says, a band of columns per thread."""
+    xh, dz = _f32(xh), _f32(dz)
+    rows, m = xh.shape
+    n = dz.shape[1]
+    out = np.empty((m, n), dtype=np.float32)
+    parallel = tuning.use_parallel("matmul_parallel_min_flops", rows * m * n)
+    tasks = max(1, min((n + 15) // 16, tuning.get_num_threads())) if parallel else 1
+    run_tasks(weight_grads_tasks, tasks, parallel, xh, dz, out, tasks)
+    return out
 
 
 def gru_forward(xp: np.ndarray, U: np.ndarray, rbias: np.ndarray, h0: np.ndarray,

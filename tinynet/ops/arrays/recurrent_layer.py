@@ -178,7 +178,7 @@ def rnn_backward(cell: Cell, xt: np.ndarray, kernel: np.ndarray,
             and want_recurrent):
         # both weight gradients in one product, [x_t | h_{t-1}].T @ dz over the rows the
         # forward wrote side by side: dz read once, the same chains as two products
-        both = matmul(saved[2][:-1].reshape(t * b, f + u), dzx2, trans_a=True)
+        both = R.lstm_weight_grads(saved[2][:-1].reshape(t * b, f + u), dzx2)
         dkernel, drecurrent = both[:f], both[f:]
         want_kernel = want_recurrent = False
     if xmask is None or xmask.shape[0] == 1:
