@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from numba import prange
@@ -134,3 +135,53 @@ def test_run_parallel_leaves_the_arrays_reference_counts_alone():
     for _ in range(3):
         address.run_parallel(_scaled_rows, x.shape[0], x, out, np.float32(0.5))
     assert (sys.getrefcount(x), sys.getrefcount(out)) == before
+
+
+@njit(cache=True, error_model="numpy")
+def _offset_rows(x, out, shift, r0, r1):
+    for i in range(r0, r1):
+        for j in range(x.shape[1]):
+            out[i, j] = x[i, j] + shift[0] * shift[1]
+
+
+def test_numpy_arrays_have_the_fields_the_slot_invoker_reads():
+    assert address._fields_ok()
+
+
+def test_argument_types_without_a_slot_go_through_the_launcher():
+    x, out = _operands()
+    address.run_parallel(_offset_rows, x.shape[0], x, out, (np.float32(2), np.float32(3)))
+    want = np.empty_like(x)
+    _offset_rows(x, want, (np.float32(2), np.float32(3)), 0, x.shape[0])
+    assert out.tobytes() == want.tobytes()
+    assert address._plans[tuple(address._key(a) for a in (x, out, (1, 2)))] is None
+
+
+def test_a_slot_invoker_is_read_back_from_the_cache(monkeypatch):
+    # another process finds the invoker in the kernel cache: no LLVM built for it
+    x, out = _operands()
+    args = (x[:, ::2], out[:, :10], np.uint8(3), np.int16(-2), False)
+    argtys = tuple(numba.typeof(a) for a in args)
+    name, _ = address._invoker_library(argtys)
+    if getattr(address.tasks_parallel._cache, "_cache_path", None) is None:
+        pytest.skip("no cache folder")
+
+    def refuse(*_):
+        raise AssertionError("built again")
+
+    monkeypatch.setattr(address, "_slot_invoker", refuse)
+    monkeypatch.setattr(address, "_plans", {})
+    again, library = address._invoker_library(argtys)
+    assert again == name and library.get_pointer_to_function(name)
+    address.run_parallel(_mixed_small, x.shape[0], *args)
+    want = np.full((37, 10), np.nan, dtype=np.float32)
+    _mixed_small(x[:, ::2], want, np.uint8(3), np.int16(-2), False, 0, 37)
+    assert out[:, :10].tobytes() == want.tobytes()
+
+
+@njit(cache=True, error_model="numpy")
+def _mixed_small(x, out, a, b, flip, r0, r1):
+    for i in range(r0, r1):
+        for j in range(x.shape[1]):
+            v = x[i, j] * np.float32(a) + np.float32(b)
+            out[i, j] = -v if flip else v

@@ -12,7 +12,11 @@ not be cached, and would compile once per function passed).
 
 :func:`run_parallel` goes one step further for kernels over a range of independent tasks:
 one parallel driver with integer arguments only (:func:`tasks_parallel`, compiled once
-for all kernels) and, per argument types, a small serial launcher (:func:`_launcher`).
+for all kernels) and, per argument types, a small invoker that reads the arguments from
+eight-byte slots and calls the kernel for one task (:func:`_slot_invoker`): built with
+LLVM directly, not compiled by Numba, and kept in the kernel cache as object code. Only
+argument types without a slot (tuples, say) take a small Numba-compiled serial launcher
+(:func:`_launcher`).
 
 The serial kernel runs exactly as when called from Python, so the bits are its own.
 :func:`entry_address` gives the address (compiling or loading the kernel first); it
@@ -25,6 +29,10 @@ drivers run as Python the same way.
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
+import os
+import struct
 from typing import Any
 
 import numba
@@ -74,7 +82,12 @@ def entry_address(dispatcher: Any, args: tuple) -> int:
     """The address of ``dispatcher``'s compiled code for the types of ``args`` (compiled,
     or loaded from the cache, on first use), for :func:`call_at`. The kernel must return
     nothing."""
-    key = (id(dispatcher), tuple(_key(a) for a in args))
+    return _address(dispatcher, tuple(_key(a) for a in args), args)
+
+
+def _address(dispatcher: Any, arg_key: tuple, args: tuple) -> int:
+    """:func:`entry_address` with the arguments' :func:`_key` already known."""
+    key = (id(dispatcher), arg_key)
     addr = _addresses.get(key)
     if addr is None:
         sig = tuple(numba.typeof(a) for a in args)
@@ -178,17 +191,193 @@ def _launcher(driver, kernel, tasks, args):
     _launch_at(driver, kernel, tasks, args)
 
 
+# :func:`run_parallel` passes a kernel's arguments in eight-byte slots: an array as the
+# address of its NumPy object, whose data, shape and strides the invoker reads from the
+# object's C struct (NumPy's ``PyArrayObject_fields``: ``data``, ``nd``, ``dimensions``,
+# ``strides`` after the object header; checked once per process, :func:`_fields_ok`), a
+# number as itself. Any other argument type goes through :func:`_launcher`.
+_DATA, _DIMS, _STRIDES = 16, 32, 40  # byte offsets in PyArrayObject_fields (64-bit)
+
+
+def _slot_code(ty: Any) -> str | None:
+    """The ``struct`` format of a value of Numba type ``ty`` in a slot, or None."""
+    if isinstance(ty, types.Array):
+        return "Q" if ty.ndim > 0 else None
+    if isinstance(ty, types.Boolean):
+        return "?7x"
+    if isinstance(ty, types.Integer):
+        return "q" if ty.signed else "Q"
+    if ty == types.float32:
+        return "f4x"
+    if ty == types.float64:
+        return "d"
+    return None
+
+
+def _fields_ok() -> bool:
+    """Whether NumPy arrays have the C layout :func:`_slot_invoker` reads (64-bit
+    pointers, the fields at :data:`_DATA`, :data:`_DIMS`, :data:`_STRIDES`)."""
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        return False
+    x = np.zeros((3, 5), dtype=np.float32)[:, ::2]
+    at = id(x)
+
+    def word(address: int) -> int:
+        return ctypes.c_int64.from_address(address).value
+
+    return (ctypes.c_void_p.from_address(at + _DATA).value == x.ctypes.data
+            and [word(word(at + _DIMS) + 8 * i) for i in range(2)] == list(x.shape)
+            and [word(word(at + _STRIDES) + 8 * i) for i in range(2)] == list(x.strides))
+
+
+def _slot_invoker(context: Any, module: Any, argtys: tuple, name: str) -> None:
+    """Defines ``name(kernel, slots_ptr, t)`` in ``module``: ``kernel(*args, t, t + 1)``
+    with ``args`` read from the slots at ``slots_ptr`` (arrays borrowed: a null meminfo,
+    as :func:`_borrowed`), with Numba's calling convention, so :func:`call_at` can call it."""
+    cc = context.call_conv
+    fn = cgutils.get_or_insert_function(
+        module, cc.get_function_type(types.none, (_I64, _I64, _I64)), name)
+    builder = llvm_ir.IRBuilder(fn.append_basic_block("entry"))
+    kernel, slots_at, t = cc.decode_arguments(builder, (_I64, _I64, _I64), fn)
+    i64 = llvm_ir.IntType(64)
+    slots = builder.inttoptr(slots_at, i64.as_pointer())
+
+    def load(base: Any, index: int, ty: Any = i64) -> Any:
+        ptr = builder.gep(base, [llvm_ir.Constant(i64, index)])
+        return builder.load(builder.bitcast(ptr, ty.as_pointer()))
+
+    values = []
+    for at, ty in enumerate(argtys):
+        if isinstance(ty, types.Array):
+            obj = builder.inttoptr(load(slots, at), i64.as_pointer())
+            dims = builder.inttoptr(load(obj, _DIMS // 8), i64.as_pointer())
+            steps = builder.inttoptr(load(obj, _STRIDES // 8), i64.as_pointer())
+            shape = [load(dims, i) for i in range(ty.ndim)]
+            nitems = llvm_ir.Constant(i64, 1)
+            for n in shape:
+                nitems = builder.mul(nitems, n)
+            ary = context.make_array(ty)(context, builder)
+            ary.meminfo = cgutils.get_null_value(ary.meminfo.type)
+            ary.parent = builder.bitcast(obj, ary.parent.type)
+            ary.nitems = nitems
+            ary.itemsize = context.get_constant(types.intp,
+                                                context.get_abi_sizeof(
+                                                    context.get_data_type(ty.dtype)))
+            ary.data = builder.inttoptr(load(obj, _DATA // 8), ary.data.type)
+            ary.shape = cgutils.pack_array(builder, shape)
+            ary.strides = cgutils.pack_array(builder, [load(steps, i) for i in range(ty.ndim)])
+            values.append(ary._getvalue())
+        elif isinstance(ty, types.Boolean):
+            byte = load(slots, at, llvm_ir.IntType(8))
+            values.append(builder.icmp_unsigned("!=", byte, llvm_ir.Constant(byte.type, 0)))
+        elif isinstance(ty, types.Integer):
+            word = load(slots, at)
+            values.append(builder.trunc(word, context.get_value_type(ty))
+                          if ty.bitwidth < 64 else word)
+        else:  # float32 or float64
+            values.append(load(slots, at, context.get_value_type(ty)))
+    kargtys = tuple(argtys) + (_I64, _I64)
+    values += [t, builder.add(t, llvm_ir.Constant(t.type, 1))]
+    kfnty = cc.get_function_type(types.none, kargtys)
+    cc.call_function(builder, builder.inttoptr(kernel, kfnty.as_pointer()), types.none,
+                     kargtys, values)
+    cc.return_native_none(builder)
+
+
+_plans: dict = {}  # argument key -> (invoker address, slot format, which are arrays) or None
+_libraries: list = []  # the invokers' code, kept as long as the process lives
+_fields: list = []  # _fields_ok(), once known
+
+
+def _plan(key: tuple, args: tuple) -> Any:
+    """The slot invoker for arguments of ``key`` (once per process: loaded from the
+    kernel cache, or built in a few milliseconds of LLVM, no Numba compile), or None where
+    a type has no slot."""
+    if key in _plans:
+        return _plans[key]
+    if not _fields:
+        _fields.append(_fields_ok())
+    argtys = tuple(numba.typeof(a) for a in args)
+    codes = [_slot_code(ty) for ty in argtys]
+    plan = None
+    if _fields[0] and None not in codes:
+        name, library = _invoker_library(argtys)
+        plan = (library.get_pointer_to_function(name), "<" + "".join(codes),
+                tuple(isinstance(ty, types.Array) for ty in argtys))
+    _plans[key] = plan
+    return plan
+
+
+def _invoker_library(argtys: tuple) -> tuple[str, Any]:
+    """The code library holding the slot invoker for ``argtys`` and its name: read from
+    the kernel cache folder (object code, as Numba caches kernels) or built and saved
+    there."""
+    import pickle
+
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+
+    with global_compiler_lock:
+        context = cpu_target.target_context
+        codegen = context.codegen()
+        stamp = repr((argtys, numba.__version__, codegen._get_host_cpu_name(),
+                      codegen._get_host_cpu_features(), _DATA, _DIMS, _STRIDES))
+        digest = hashlib.sha256(stamp.encode()).hexdigest()[:32]
+        name = f"tinynet_slot_invoke_{digest}"
+        folder = getattr(getattr(tasks_parallel, "_cache", None), "_cache_path", None)
+        path = os.path.join(folder, "slot_invokers", name) if folder else None
+        library = None
+        if path and os.path.exists(path):
+            try:
+                with open(path, "rb") as fh:
+                    saved_stamp, state = pickle.load(fh)
+                if saved_stamp == stamp:
+                    library = codegen.unserialize_library(state)
+            except Exception:  # unreadable or foreign: built again below
+                library = None
+        if library is None:
+            library = codegen.create_library(name)
+            library.enable_object_caching()
+            module = library.create_ir_module(name)
+            _slot_invoker(context, module, argtys, name)
+            library.add_ir_module(module)
+            library.finalize()
+            if path:
+                try:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    part = f"{path}.{os.getpid()}.part"
+                    with open(part, "wb") as fh:
+                        pickle.dump((stamp, library.serialize_using_object_code()), fh)
+                    os.replace(part, path)  # whole or not at all, whoever writes last
+                except OSError:  # a read-only cache: built again next time
+                    pass
+        _libraries.append(library)
+    return name, library
+
+
 _driver: list = []  # tasks_parallel's address, once known
+_RANGE_KEY = (int, int)  # the task range's _key
 
 
 def run_parallel(kernel: Any, tasks: int, *args: Any) -> None:
     """``kernel(*args, 0, tasks)`` run as ``tasks`` independent tasks over Numba's
-    threads (:func:`tasks_parallel`, through :func:`_launcher`): the parallel twin of a serial
-    kernel taking a task range ``(t0, t1)`` as its last two arguments, without a compiled
-    copy of its body."""
-    if not _driver:
-        _driver.append(entry_address(tasks_parallel, (0, 0, 0, 0)))
-    _launcher(_driver[0], entry_address(kernel, args + (0, 0)), tasks, args)
+    threads (:func:`tasks_parallel`): the parallel twin of a serial kernel taking a task
+    range ``(t0, t1)`` as its last two arguments, without a compiled copy of its body.
+    Arrays and numbers go in slots read by an invoker built per argument types (no Numba
+    compile); other argument types through :func:`_launcher`."""
+    key = tuple(_key(a) for a in args)
+    kernel_at = _address(kernel, key + _RANGE_KEY, args + (0, 0))
+    plan = _plan(key, args)
+    if plan is None:
+        if not _driver:
+            _driver.append(entry_address(tasks_parallel, (0, 0, 0, 0)))
+        _launcher(_driver[0], kernel_at, tasks, args)
+        return
+    invoke, fmt, arrays = plan
+    slots = ctypes.create_string_buffer(8 * len(args))
+    struct.pack_into(fmt, slots, 0, *[id(a) if is_array else a
+                                      for is_array, a in zip(arrays, args)])
+    tasks_parallel(invoke, kernel_at, ctypes.addressof(slots), int(tasks))
 
 
 def run_tasks(kernel: Any, tasks: int, parallel: bool, *args: Any) -> None:
@@ -213,3 +402,9 @@ if config.DISABLE_JIT:  # plain Python: the kernel itself stands for its address
 
     def entry_address(dispatcher, args):  # noqa: F811
         return dispatcher
+
+    def _address(dispatcher, arg_key, args):  # noqa: F811
+        return dispatcher
+
+    def _plan(key, args):  # noqa: F811
+        return None  # every call through the launcher, in Python
