@@ -301,9 +301,12 @@ def _plan(key: tuple, args: tuple) -> Any:
     codes = [_slot_code(ty) for ty in argtys]
     plan = None
     if _fields[0] and None not in codes:
-        name, library = _invoker_library(argtys)
-        plan = (library.get_pointer_to_function(name), "<" + "".join(codes),
-                tuple(isinstance(ty, types.Array) for ty in argtys))
+        try:
+            name, library = _invoker_library(argtys)
+            plan = (library.get_pointer_to_function(name), "<" + "".join(codes),
+                    tuple(isinstance(ty, types.Array) for ty in argtys))
+        except Exception:  # a Numba whose code-generation internals differ: the launcher
+            plan = None
     _plans[key] = plan
     return plan
 
