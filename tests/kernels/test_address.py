@@ -185,3 +185,18 @@ def _mixed_small(x, out, a, b, flip, r0, r1):
         for j in range(x.shape[1]):
             v = x[i, j] * np.float32(a) + np.float32(b)
             out[i, j] = -v if flip else v
+
+
+def test_an_invoker_that_cannot_be_built_falls_back_to_the_launcher(monkeypatch):
+    # another Numba's code-generation internals: run_parallel still runs, with its bits
+    def broken(*_):
+        raise AttributeError("no such internal")
+
+    monkeypatch.setattr(address, "_invoker_library", broken)
+    monkeypatch.setattr(address, "_plans", {})
+    x, out = _operands()
+    address.run_parallel(_scaled_rows, x.shape[0], x, out, np.float32(3))
+    want = np.empty_like(x)
+    _scaled_rows(x, want, np.float32(3), 0, x.shape[0])
+    assert out.tobytes() == want.tobytes()
+    assert address._plans[tuple(address._key(a) for a in (x, out, np.float32(3)))] is None
