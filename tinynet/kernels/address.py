@@ -284,7 +284,7 @@ def _slot_invoker(context: Any, module: Any, argtys: tuple, name: str) -> None:
     cc.return_native_none(builder)
 
 
-_plans: dict = {}  # argument key -> (invoker address, slot format, which are arrays) or None
+_plans: dict = {}  # argument key -> (invoker address, slot packer, which are arrays) or None
 _libraries: list = []  # the invokers' code, kept as long as the process lives
 _fields: list = []  # _fields_ok(), once known
 
@@ -303,7 +303,7 @@ def _plan(key: tuple, args: tuple) -> Any:
     if _fields[0] and None not in codes:
         try:
             name, library = _invoker_library(argtys)
-            plan = (library.get_pointer_to_function(name), "<" + "".join(codes),
+            plan = (library.get_pointer_to_function(name), struct.Struct("<" + "".join(codes)),
                     tuple(isinstance(ty, types.Array) for ty in argtys))
         except Exception:  # a Numba whose code-generation internals differ: the launcher
             plan = None
@@ -376,10 +376,9 @@ def run_parallel(kernel: Any, tasks: int, *args: Any) -> None:
             _driver.append(entry_address(tasks_parallel, (0, 0, 0, 0)))
         _launcher(_driver[0], kernel_at, tasks, args)
         return
-    invoke, fmt, arrays = plan
-    slots = ctypes.create_string_buffer(8 * len(args))
-    struct.pack_into(fmt, slots, 0, *[id(a) if is_array else a
-                                      for is_array, a in zip(arrays, args)])
+    invoke, packer, arrays = plan
+    slots = ctypes.create_string_buffer(packer.size)
+    packer.pack_into(slots, 0, *[id(a) if is_array else a for is_array, a in zip(arrays, args)])
     tasks_parallel(invoke, kernel_at, ctypes.addressof(slots), int(tasks))
 
 
