@@ -51,7 +51,7 @@ import numpy as np
 
 from tinynet.kernels import depthwise_grads as dg
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import _key, call_at, entry_address, run_parallel
+from tinynet.kernels.address import _address, _key, call_at, run_parallel
 from tinynet.kernels.simd import sfence, vload, vsplat, vstore, vstream
 
 __all__ = ["forward_serial", "forward_parallel", "backward_serial", "backward_parallel",
@@ -281,33 +281,26 @@ def input_rows(wf, g, dx, ges, rows, tab, slot, b, r0, r1, pt, pl, sh, sw, dh, d
 
 _TAB = np.empty((6, 1), dtype=np.int64)  # stand-ins of the types of _tap_table's scratch
 _FLAT = np.empty(1, dtype=np.float32)  # and of a flat float32 array
-
-
-_ROWS_AT: list = []  # the kernel-gradient row kernels' addresses, once known
-_INPUT_AT: dict = {}  # input_rows's address by the types of its arrays
+# stand-ins of the kernel-gradient row kernels' arguments (their types never change)
+_ROWS3_ARGS = (_FLAT, 0, 0, 0, 0, 0, 0, _FLAT, 0, 0, _FLAT, 0, 0, False)
+_ROW_ARGS = (_FLAT, 0, 0, 0, 0, 0, 0, 0, _FLAT, 0, 0, _FLAT, 0)
 
 
 def addresses(wf, g, dx, ges, rows, stream, want_dx, want_dw):
     """``(dx_at, rows3_at, row_at)`` for :func:`backward_serial`: the addresses of
     :func:`input_rows` compiled for these operands' types (if ``want_dx``, else 0) and of
     :mod:`~tinynet.kernels.depthwise_grads`' ``kernel_rows3`` and ``kernel_row`` (if
-    ``want_dw``, else 0; their argument types never change), each compiled or loaded from
-    the cache on first use."""
+    ``want_dw``, else 0), each compiled or loaded from the cache on first use. Looked up
+    in :mod:`~tinynet.kernels.address`'s table by the arrays' types only: the other
+    arguments' types never change."""
     dx_at = 0
-    if want_dx:  # keyed by the arrays' types only (the other arguments' never change)
-        key = (_key(wf), _key(g), _key(dx), _key(ges), _key(rows))
-        dx_at = _INPUT_AT.get(key, 0)
-        if not dx_at:
-            dx_at = _INPUT_AT[key] = entry_address(
-                input_rows, (wf, g, dx, ges, rows, _TAB, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, stream))
+    if want_dx:
+        dx_at = _address(input_rows, (_key(wf), _key(g), _key(dx), _key(ges), _key(rows)),
+                         (wf, g, dx, ges, rows, _TAB, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, stream))
     if not want_dw:
         return dx_at, 0, 0
-    if not _ROWS_AT:
-        _ROWS_AT.extend((
-            entry_address(dg.kernel_rows3, (_FLAT, 0, 0, 0, 0, 0, 0, _FLAT, 0, 0, _FLAT, 0, 0,
-                                            False)),
-            entry_address(dg.kernel_row, (_FLAT, 0, 0, 0, 0, 0, 0, 0, _FLAT, 0, 0, _FLAT, 0))))
-    return dx_at, _ROWS_AT[0], _ROWS_AT[1]
+    return (dx_at, _address(dg.kernel_rows3, (), _ROWS3_ARGS),
+            _address(dg.kernel_row, (), _ROW_ARGS))
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
