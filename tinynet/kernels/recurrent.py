@@ -25,11 +25,12 @@ A step's recurrent product, ``z += h @ U`` (``U`` the ``[units, G]`` recurrent k
 is a small GEMM on the block's rows (:func:`_tile`: 4 rows x 64 columns of ``z`` in
 registers over the whole loop over ``units``, each row slice of ``U`` loaded once for the
 four rows; 4 x 16 on cores without AVX-512, whose 16 registers the 4 x 64 block
-overflows). On those cores LSTM's forward without dropout masks takes the step's input
-product, bias and recurrent product in one register pass over ``[x_t | h_{t-1}]``
-(:func:`~tinynet.kernels.recurrent_products._step_products`, the same operations).
-Backward, ``dh_prev = dz @ U.T`` is the same GEMM over ``UT = U.T``
-(``[G, units]``, contiguous). Every element is one chain of fused multiply-adds in a
+overflows). Backward, ``dh_prev = dz @ U.T`` is the same GEMM over ``UT = U.T``
+(``[G, units]``, contiguous). On those cores LSTM's steps without dropout masks read
+their weights as packed 16-column panels (``[W; U]`` forward, ``[U.T | W.T]`` backward;
+:func:`~tinynet.kernels.recurrent_products._tile_panel`): a step's input product, bias
+and recurrent product in one register pass, backward ``dh_prev`` and ``dx_t`` in one
+pass, the same operations. Every element is one chain of fused multiply-adds in a
 fixed order (over ``units``, or over the gate columns backward), whatever the tiles,
 blocks, driver or thread count, so all of them give the same bits. The weight gradients
 are not accumulated here: the kernels store every step's gate gradients (``[T, B, G]``)
@@ -63,9 +64,10 @@ from tinynet.kernels._jit import njit
 from tinynet.kernels.address import run_parallel
 from tinynet.kernels.recurrent_activations import (HARD_SIGMOID, LINEAR, RELU, SIGMOID, TANH,
                                                    _act_span, _dact_span)
-from tinynet.kernels.recurrent_products import (_NARROW, _block_rows, _input_grads,
-                                                _inputs, _product, _recur, _recur_back,
-                                                _step_products, block_count)
+from tinynet.kernels.recurrent_products import (_block_rows, _input_grads, _inputs,
+                                                _panel_products, _product, _recur,
+                                                _recur_back, block_count)
+from tinynet.kernels.simd import LANES, vload, vsplat, vstore
 
 __all__ = ["LINEAR", "TANH", "SIGMOID", "RELU", "HARD_SIGMOID",
            "run", "simple_forward_blocks", "simple_backward_blocks", "lstm_forward_blocks",
@@ -200,8 +202,8 @@ def simple_backward_blocks(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0, blocks,
 
 # -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
 @njit(cache=True, error_model="numpy", boundscheck=False)
-def lstm_forward_blocks(xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs, gates, out,
-                        blocks, k0, k1):
+def lstm_forward_blocks(xh, W, xmask, xb, U, P, xbp, h0, c0, rmask, smask, act, ract, cs, gates,
+                        out, blocks, k0, k1):
     """LSTM forward, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`); each step takes
     its input side ``(x_t * xmask) @ W + xb`` itself (:func:`~tinynet.kernels.recurrent_products._inputs`).
 
@@ -212,7 +214,11 @@ def lstm_forward_blocks(xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs
         initial state), so ``xh[:T]`` is the operand of both weight gradients, one
         product; W: ``[features, 4 * units]`` (the kernel); xmask: the
         input dropout masks ``[1 or 4, B, features]`` or ``[0, B, features]`` (none);
-        xb: ``[4 * units]`` or ``[0]``; U: ``[units, 4 * units]``; h0, c0: ``[B, units]``;
+        xb: ``[4 * units]`` or ``[0]``; U: ``[units, 4 * units]``; P: ``[W; U]`` in
+        panels ``[tiles, features + units, 16]`` (:func:`~tinynet.kernels.recurrent_products._tile_panel`;
+        without dropout masks), or ``[0, 0, 16]``: the products through ``W`` and ``U``;
+        xbp: ``[1, 16 * tiles]``, the bias padded to the panels (or any, unused);
+        h0, c0: ``[B, units]``;
         rmask: ``[B, 4, units]`` or empty; smask: ``[B, T]`` or empty; cs (out):
         ``[T + 1, B, units]`` (index 0 the initial state); gates (out):
         ``[T, B, 5 * units]`` (activated i, f, c, o, then ``activation(c_t)``); out (out):
@@ -231,7 +237,9 @@ def lstm_forward_blocks(xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs
         seq = smask.shape[0] > 0
         biased = xb.shape[0] > 0
         outs = out.shape[0] > 0
-        z = np.empty((nb, width), dtype=np.float32)
+        # with panels, the step's products and bias in one register pass a tile
+        fused = P.shape[0] > 0
+        z = np.empty((nb, max(width, 16 * P.shape[0])), dtype=np.float32)
         hop = np.empty((nb, units), dtype=np.float32)
         xop = np.empty((nb, hc), dtype=np.float32)
         tc = np.empty(units, dtype=np.float32)
@@ -239,12 +247,9 @@ def lstm_forward_blocks(xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs
             for j in range(units):
                 xh[0, r0 + i, hc + j] = h0[r0 + i, j]
         _copy_rows(c0, r0, cs[0], r0, nb)
-        # without dropout masks, on narrow cores, the step's products and bias in one pass
-        fused = _NARROW and xmask.shape[0] == 0 and rmask.shape[0] == 0
-        xb2 = xb.reshape((1, xb.shape[0]))
         for t in range(steps):
             if fused:
-                _step_products(xh, t, hc, W, U, xb2, biased, r0, nb, z)
+                _panel_products(xh[t], r0, nb, hc, P, xbp, biased, z)
             else:
                 _inputs(xh, t, W, xmask, r0, nb, xop, z)
                 if biased:
@@ -280,16 +285,43 @@ def lstm_forward_blocks(xh, W, xmask, xb, U, h0, c0, rmask, smask, act, ract, cs
                         out[b, t, j] = xh[t + 1, b, hc + j]
 
 
+@njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
+def _dgates16(gr, dg, csr, dor, douts, dhr, dcr, units, dzr, dzo):
+    """A step's gate gradients for one row, 16 units at a time over the whole 16-unit
+    groups: ``dzr`` and ``dzo`` (``[4 * units]``) get ``d i, d f, d c~, d o``, ``dcr``
+    the cell state's gradient carried back, ``dhr`` zeros (its sum was taken); ``dor``
+    the gradient of the step's output when ``douts``. Returns the first unit not done."""
+    vz = vsplat(0.0)
+    jv = 0
+    while jv + LANES <= units:
+        dhj = vload(dhr, jv) + (vload(dor, jv) if douts else vz)
+        dcj = vload(dcr, jv) + dhj * vload(gr, 3 * units + jv) * vload(dg, 4 * units + jv)
+        d0 = dcj * vload(gr, 2 * units + jv) * vload(dg, jv)
+        d1 = dcj * vload(csr, jv) * vload(dg, units + jv)
+        d2 = dcj * vload(gr, jv) * vload(dg, 2 * units + jv)
+        d3 = dhj * vload(gr, 4 * units + jv) * vload(dg, 3 * units + jv)
+        for q, d in ((0, d0), (1, d1), (2, d2), (3, d3)):
+            vstore(dzr, q * units + jv, d)
+            vstore(dzo, q * units + jv, d)
+        vstore(dcr, jv, dcj * vload(gr, units + jv))
+        vstore(dhr, jv, vz)
+        jv += LANES
+    return jv
+
+
 @njit(cache=True, error_model="numpy", boundscheck=False)
-def lstm_backward_blocks(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract, rev, cs, gates,
-                         dz, dx, dh0, dc0, blocks, k0, k1):
+def lstm_backward_blocks(dout, dhT, dcT, UT, WT, P, xmask, rmask, smask, act, ract, rev, cs,
+                         gates, dz, dx, dh0, dc0, blocks, k0, k1):
     """LSTM backward through time, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`); each
     step also takes its input gradient ``dx_t`` (:func:`~tinynet.kernels.recurrent_products._input_grads`).
 
     Shape:
         dout: dL/d every step's output, batch-major ``[B, T, units]``, or ``[0, T, units]``
         (none); dhT, dcT: ``[B, units]`` (dL/d the returned final h and c); UT: ``[4 *
-        units, units]``; WT: ``[4 * units, features]`` (the kernel's transpose); xmask:
+        units, units]``; WT: ``[4 * units, features]`` (the kernel's transpose); P:
+        ``[U.T | W.T]`` in panels (:func:`~tinynet.kernels.recurrent_products._tile_panel`),
+        ``U.T``'s columns padded to whole panels, without dropout masks; or ``[0, 0,
+        16]``: the products through ``UT`` and ``WT``; xmask:
         the forward's; cs, gates (``[T, B, 5 * units]``): the forward's; dz (out):
         ``[T, B, 4 * units]`` (dL/d gate pre-activations); dx (out): batch-major ``[B, T,
         features]``, step ``t`` at ``T - 1 - t`` when ``rev`` (the input was processed
@@ -311,6 +343,9 @@ def lstm_backward_blocks(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract,
         dzb = np.empty((nb, width), dtype=np.float32)
         tmp = np.empty((nb, units), dtype=np.float32)
         dxb = np.empty((nb, WT.shape[1]), dtype=np.float32)
+        fused = P.shape[0] > 0
+        du = 16 * ((units + 15) // 16)  # dx's first column in a panel product's row
+        pz = np.empty((nb, 16 * P.shape[0]), dtype=np.float32)
         live = np.empty(nb, dtype=np.bool_)
         dg = np.empty(width + units, dtype=np.float32)
         _copy_rows(dhT, r0, dh, izero, nb)
@@ -331,23 +366,41 @@ def lstm_backward_blocks(dout, dhT, dcT, UT, WT, xmask, rmask, smask, act, ract,
                 _dact_span(act, gr, 2 * units, 3 * units, dg)
                 _dact_span(ract, gr, 3 * units, width, dg)
                 _dact_span(act, gr, width, width + units, dg)
-                for j in range(units):
+                # 16 units at a time (LLVM leaves this loop scalar), the rest one by one:
+                # the same operations in the same order
+                dzr = dzb[i]
+                dzo = dz[t, b]
+                jv = _dgates16(gr, dg, cs[t, b], dout[b, t] if douts else dh[i], douts,
+                               dh[i], dc[i], units, dzr, dzo)
+                for j in range(jv, units):
                     dhj = dh[i, j] + (dout[b, t, j] if douts else zero)
                     ig = gr[j]
                     f = gr[units + j]
                     g = gr[2 * units + j]
                     tc = gr[4 * units + j]
                     dcj = dc[i, j] + dhj * gr[3 * units + j] * dg[4 * units + j]
-                    dzb[i, j] = dcj * g * dg[j]
-                    dzb[i, units + j] = dcj * cs[t, b, j] * dg[units + j]
-                    dzb[i, 2 * units + j] = dcj * ig * dg[2 * units + j]
-                    dzb[i, 3 * units + j] = dhj * tc * dg[3 * units + j]
+                    dzr[j] = dcj * g * dg[j]
+                    dzr[units + j] = dcj * cs[t, b, j] * dg[units + j]
+                    dzr[2 * units + j] = dcj * ig * dg[2 * units + j]
+                    dzr[3 * units + j] = dhj * tc * dg[3 * units + j]
                     dc[i, j] = dcj * f
                     dh[i, j] = np.float32(0.0)
-                for j in range(width):
-                    dz[t, b, j] = dzb[i, j]
-            _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(4), units, live, tmp, dh)
-            _input_grads(dzb, WT, xmask, steps - 1 - t if rev else t, r0, nb, dxb, dx)
+                    for q in range(4):
+                        dzo[q * units + j] = dzr[q * units + j]
+            tt = steps - 1 - t if rev else t
+            if fused:
+                # dh_prev and dx_t, one chain each over the gate columns from zero, in
+                # one pass over the panels (the chains of the two products below)
+                _panel_products(dzb, izero, nb, width, P, dzb, np.bool_(False), pz)
+                for i in range(nb):
+                    if live[i]:
+                        for k in range(units):
+                            dh[i, k] += pz[i, k]
+                    for j in range(WT.shape[1]):
+                        dx[r0 + i, tt, j] = pz[i, du + j]
+            else:
+                _recur_back(dzb, UT, rmask, r0, nb, izero, np.int64(4), units, live, tmp, dh)
+                _input_grads(dzb, WT, xmask, tt, r0, nb, dxb, dx)
         _copy_rows(dh, izero, dh0, r0, nb)
         _copy_rows(dc, izero, dc0, r0, nb)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.sgemm_tiles import cload_n, cstore_n
+from tinynet.kernels.sgemm_tiles import cload, cload_n, cstore, cstore_n
 from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vload, vsplat, vstore
 
 
@@ -297,59 +297,65 @@ def _input_grads(dzb, WT, xmask, t, r0, nb, dxb, dx):
                 dx[b, t, j] += dxb[i, j] * xmask[g, b, j]
 
 
-# -- LSTM's whole step product on narrow cores: x_t @ W + xb + h @ U in one register pass ----
+# -- LSTM's step products over packed panels: one register pass a tile ----------------------
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _tile_step(xt, r0, nr, hc, W, U, xb2, biased, pc, n, z, i0):
-    """``z[i0 + i, pc:pc + n] = (xt[r0 + i, :F] @ W + xb) + xt[r0 + i, hc:hc + units] @
-    U`` on columns ``pc .. pc + n - 1`` (``n <= 16``) of up to 4 rows (``nr``; the rows
-    past it repeat the last and are not stored): each chain over the features from zero,
-    the bias added, then on over the state, the operations :func:`_inputs`, the bias pass
-    and :func:`_recur` make through ``z``, here in registers (the same bits)."""
+def _tile_panel(a, r0, nr, hc, P, jt, xb2, biased, z, i0):
+    """``z[i0 + i, 16 jt:16 jt + 16] = (a[r0 + i, :hc] @ P[jt, :hc] (+ xb2[0, 16 jt:])) +
+    a[r0 + i, hc:K] @ P[jt, hc:]`` for up to 4 rows (``nr``; the rows past it repeat the
+    last and are not stored), ``P`` ``[tiles, K, 16]`` the packed panels: each chain over
+    ``k`` in increasing order from zero, the bias added after the first ``hc`` terms when
+    ``biased``. Forward, ``a`` is ``[x_t | h_{t-1}]`` and ``P`` packs ``[W; U]``: the
+    operations :func:`_inputs`, the bias pass and :func:`_recur` make through ``z``, in
+    registers (the same bits); backward (``hc = K``), ``a`` is the gate gradients and
+    ``P`` packs ``[U.T | W.T]``: :func:`_recur_back`'s and :func:`_input_grads`' chains.
+    A panel is one contiguous ``[K, 16]`` stream: a weight matrix's column slice, rows a
+    whole matrix row apart, maps onto a few L1 sets and is read from L2 again for every
+    tile."""
     ra = r0
     rb = r0 + min(1, nr - 1)
     rc = r0 + min(2, nr - 1)
     rd = r0 + min(3, nr - 1)
+    pj = P[jt]
     zero = vsplat(np.float32(0.0))
     c0 = zero
     c1 = zero
     c2 = zero
     c3 = zero
-    for k in range(W.shape[0]):
-        u = cload_n(W, k, pc, n)
-        c0 = vfma(vsplat(xt[ra, k]), u, c0)
-        c1 = vfma(vsplat(xt[rb, k]), u, c1)
-        c2 = vfma(vsplat(xt[rc, k]), u, c2)
-        c3 = vfma(vsplat(xt[rd, k]), u, c3)
+    for k in range(hc):
+        u = cload(pj, k, 0)
+        c0 = vfma(vsplat(a[ra, k]), u, c0)
+        c1 = vfma(vsplat(a[rb, k]), u, c1)
+        c2 = vfma(vsplat(a[rc, k]), u, c2)
+        c3 = vfma(vsplat(a[rd, k]), u, c3)
     if biased:
-        bias = cload_n(xb2, 0, pc, n)
+        bias = cload(xb2, 0, 16 * jt)
         c0 = c0 + bias
         c1 = c1 + bias
         c2 = c2 + bias
         c3 = c3 + bias
-    for k in range(U.shape[0]):
-        u = cload_n(U, k, pc, n)
-        c0 = vfma(vsplat(xt[ra, hc + k]), u, c0)
-        c1 = vfma(vsplat(xt[rb, hc + k]), u, c1)
-        c2 = vfma(vsplat(xt[rc, hc + k]), u, c2)
-        c3 = vfma(vsplat(xt[rd, hc + k]), u, c3)
-    cstore_n(z, i0, pc, c0, n)
+    for k in range(hc, pj.shape[0]):
+        u = cload(pj, k, 0)
+        c0 = vfma(vsplat(a[ra, k]), u, c0)
+        c1 = vfma(vsplat(a[rb, k]), u, c1)
+        c2 = vfma(vsplat(a[rc, k]), u, c2)
+        c3 = vfma(vsplat(a[rd, k]), u, c3)
+    cstore(z, i0, 16 * jt, c0)
     if nr > 1:
-        cstore_n(z, i0 + 1, pc, c1, n)
+        cstore(z, i0 + 1, 16 * jt, c1)
     if nr > 2:
-        cstore_n(z, i0 + 2, pc, c2, n)
+        cstore(z, i0 + 2, 16 * jt, c2)
     if nr > 3:
-        cstore_n(z, i0 + 3, pc, c3, n)
+        cstore(z, i0 + 3, 16 * jt, c3)
 
 
 @njit(callee=True, cache=True, error_model="numpy", boundscheck=False)
-def _step_products(xh, t, hc, W, U, xb2, biased, r0, nb, z):
-    """``z[:nb] = x_t @ W + xb + h_{t-1} @ U`` for rows ``r0 .. r0 + nb - 1`` of ``xh[t]``
-    (``[x_t | h_{t-1}]``), no dropout masks, in 4 x 16 tiles (:func:`_tile_step`)."""
-    xt = xh[t]
-    for j in range(0, W.shape[1], 16):
-        n = min(16, W.shape[1] - j)
+def _panel_products(a, r0, nb, hc, P, xb2, biased, z):
+    """``z[:nb, :16 tiles]`` = :func:`_tile_panel` over every panel of ``P`` and rows ``r0
+    .. r0 + nb - 1`` of ``a``, in 4-row tiles, panels outside (a panel stays in L1 for all
+    the rows). ``z`` has ``16 * P.shape[0]`` columns (the padded ones are zeros' sums)."""
+    for jt in range(P.shape[0]):
         for r in range(0, nb, 4):
-            _tile_step(xt, r0 + r, min(4, nb - r), hc, W, U, xb2, biased, j, n, z, r)
+            _tile_panel(a, r0 + r, min(4, nb - r), hc, P, jt, xb2, biased, z, r)
 
 
 # -- the weight gradient over every step: a.T @ b for a long inner index ----------------------
@@ -427,11 +433,16 @@ def weight_grads_tasks(a, b, c, tasks, k0, k1):
         bp = np.zeros((p1 - p0, 16 * rb), dtype=np.float32)
         for r0 in range(0, rows, rb):
             rn = min(rb, rows - r0)
-            for s in range(strips):
-                w = min(_WG_STRIP, m - _WG_STRIP * s)
-                for r in range(rn):
-                    for q in range(w):
-                        ap[s, r, q] = a[r0 + r, _WG_STRIP * s + q]
+            # row by row: each row of ``a`` read once, in order (strip by strip, the
+            # reads jumped a whole row per element: three times the time)
+            whole = m // _WG_STRIP
+            for r in range(rn):
+                ar = a[r0 + r]
+                for s in range(whole):
+                    for q in range(_WG_STRIP):
+                        ap[s, r, q] = ar[_WG_STRIP * s + q]
+                for q in range(m - _WG_STRIP * whole):
+                    ap[whole, r, q] = ar[_WG_STRIP * whole + q]
             for r in range(rn):
                 for p in range(p0, p1):
                     w = min(16, n - 16 * p)

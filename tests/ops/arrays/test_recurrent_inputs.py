@@ -127,6 +127,40 @@ def test_lstm_weight_gradients_in_one_product_have_the_two_products_bits(sizes, 
     assert np.array_equal(drecurrent.view(np.uint32), want_r.view(np.uint32))
 
 
+@pytest.mark.parametrize("sizes", [(T, B, F, U), (7, 64, 64, 64), (3, 9, 33, 20)],
+                         ids=["odd", "whole-panels", "padded-panels"])
+@pytest.mark.parametrize("gate", [2**62, 0], ids=["serial", "parallel"])
+def test_lstm_steps_over_packed_panels_have_the_unpacked_bits(sizes, gate, monkeypatch):
+    """On cores with 16 vector registers, LSTM's steps without dropout read ``[W; U]``
+    and ``[U.T | W.T]`` as packed 16-column panels (one register pass a tile) and take
+    the gate gradients 16 units at a time: every output has the bits of the products
+    through the weights as they are, with a sequence mask and without, both directions."""
+    t, b, f, u = sizes
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((t, b, f)).astype(np.float32)
+    w = (rng.standard_normal((f, 4 * u)) * 0.3).astype(np.float32)
+    uk = (rng.standard_normal((u, 4 * u)) * 0.3).astype(np.float32)
+    xb = rng.standard_normal(4 * u).astype(np.float32)
+    h0, c0, dhT, dcT = (rng.standard_normal((b, u)).astype(np.float32) for _ in range(4))
+    dout = rng.standard_normal((b, t, u)).astype(np.float32)
+    smask = rng.random((b, t)) > 0.25
+    tanh, sigmoid = R.ACTIVATIONS["tanh"], R.ACTIVATIONS["sigmoid"]
+    runs = {}
+    for panels in (True, False):
+        monkeypatch.setattr(R, "PANELS", panels)
+        got = []
+        with tuning.override(**{R.GATE: gate}):
+            for mask, bias, rev in ((None, xb, False), (smask, None, True)):
+                xh, cs, gates, out = R.lstm_forward(x, w, None, uk, h0, c0, None, tanh,
+                                                    sigmoid, mask, bias, True)
+                got += [xh, cs, gates, out]
+                got += R.lstm_backward(dout, dhT, dcT, uk, w, None, None, tanh, sigmoid, cs,
+                                       gates, mask, rev)
+        runs[panels] = got
+    for packed, plain in zip(runs[True], runs[False]):
+        assert np.array_equal(packed.view(np.uint32), plain.view(np.uint32))
+
+
 @pytest.mark.parametrize("rows,m,n", [(1, 1, 1), (7, 5, 13), (300, 70, 280), (513, 33, 17),
                                       (6400, 128, 256)])
 @pytest.mark.parametrize("gate", [2**62, 0], ids=["serial", "parallel"])
