@@ -202,15 +202,17 @@ def simple_backward_blocks(dhs, dhT, UT, rmask, smask, act, hs, dz, dh0, blocks,
 
 # -- LSTM: gates i, f, c, o (Keras order) ----------------------------------------------------
 @njit(cache=True, error_model="numpy", boundscheck=False)
-def lstm_forward_blocks(xh, W, xmask, xb, U, P, xbp, h0, c0, rmask, smask, act, ract, cs, gates,
-                        out, blocks, k0, k1):
+def lstm_forward_blocks(xs, rev, xh, W, xmask, xb, U, P, xbp, h0, c0, rmask, smask, act, ract,
+                        cs, gates, out, blocks, k0, k1):
     """LSTM forward, blocks ``k0 .. k1 - 1`` of ``blocks`` (:func:`run`); each step takes
     its input side ``(x_t * xmask) @ W + xb`` itself (:func:`~tinynet.kernels.recurrent_products._inputs`).
 
     Shape:
-        xh: ``[T + 1, B, features + units]``, the input and the states side by side:
-        ``xh[t, :, :features]`` holds step ``t``'s input (``t < T``; row ``T``'s are not
-        read) and the kernel writes ``h_t`` to ``xh[t, :, features:]`` (index 0 the
+        xs: the input batch-major, ``[B, T, features]``, its steps taken back to front
+        when ``rev``;
+        xh: ``[T + 1, B, features + units]``, the input and the states side by side: the
+        kernel copies step ``t``'s input to ``xh[t, :, :features]`` (``t < T``; row
+        ``T``'s are not read) and writes ``h_t`` to ``xh[t, :, features:]`` (index 0 the
         initial state), so ``xh[:T]`` is the operand of both weight gradients, one
         product; W: ``[features, 4 * units]`` (the kernel); xmask: the
         input dropout masks ``[1 or 4, B, features]`` or ``[0, B, features]`` (none);
@@ -248,6 +250,10 @@ def lstm_forward_blocks(xh, W, xmask, xb, U, P, xbp, h0, c0, rmask, smask, act, 
                 xh[0, r0 + i, hc + j] = h0[r0 + i, j]
         _copy_rows(c0, r0, cs[0], r0, nb)
         for t in range(steps):
+            ts = steps - 1 - t if rev else t
+            for i in range(nb):
+                for j in range(hc):
+                    xh[t, r0 + i, j] = xs[r0 + i, ts, j]
             if fused:
                 _panel_products(xh[t], r0, nb, hc, P, xbp, biased, z)
             else:

@@ -130,6 +130,19 @@ def _xmask(xmask: np.ndarray | None, batch: int, features: int) -> np.ndarray:
     return _f32(xmask)
 
 
+def _batch_major(x: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The time-major ``x`` ``[T, B, F]`` as a C-contiguous float32 batch-major array
+    ``[B, T, F]`` and whether its steps run back to front: the array a layer's
+    (possibly reversed) transposed view was taken of, without a copy, else a copy."""
+    xb = x.transpose(1, 0, 2)
+    if xb.dtype == np.float32 and xb.flags.c_contiguous:
+        return xb, False
+    back = xb[:, ::-1]
+    if back.dtype == np.float32 and back.flags.c_contiguous:
+        return back, True
+    return _f32(xb), False
+
+
 def lstm_forward(x: np.ndarray, W: np.ndarray, xmask: np.ndarray | None, U: np.ndarray,
                  h0: np.ndarray, c0: np.ndarray, rmask: np.ndarray | None, act: int, ract: int,
                  smask: np.ndarray | None = None, xb: np.ndarray | None = None,
@@ -154,7 +167,9 @@ def lstm_forward(x: np.ndarray, W: np.ndarray, xmask: np.ndarray | None, U: np.n
     t, b, features = x.shape
     units = U.shape[0]
     xh = np.empty((t + 1, b, features + units), dtype=np.float32)
-    np.copyto(xh[:t, :, :features], x, casting="unsafe")
+    # the steps copy each step's input rows into xh from the batch-major array the
+    # layer's time-major view was taken of (its own order, or read back to front)
+    xs, rev = _batch_major(x)
     xh[t, :, :features] = 0.0  # not read; defined all the same
     cs = np.empty((t + 1, b, units), dtype=np.float32)
     gates = np.empty((t, b, 5 * units), dtype=np.float32)
@@ -165,7 +180,7 @@ def lstm_forward(x: np.ndarray, W: np.ndarray, xmask: np.ndarray | None, U: np.n
             np.zeros((1, 16 * P.shape[0]), dtype=np.float32)
     else:
         P, xbp = _NO_PANELS, np.zeros((1, 0), dtype=np.float32)
-    K.run(K.lstm_forward_blocks, b, _parallel((t, b, 4 * units), units), xh, W,
+    K.run(K.lstm_forward_blocks, b, _parallel((t, b, 4 * units), units), xs, rev, xh, W,
           _xmask(xmask, b, features), _bias(xb), U, P, xbp, h0, c0, _mask(rmask, 4, units),
           _steps_mask(smask, t), act, ract, cs, gates, out)
     return xh, cs, gates, (out if sequences else None)
