@@ -417,11 +417,15 @@ def weight_grads_tasks(a, b, c, tasks, k0, k1):
     into panels of 16 (each a contiguous stream for the tile), then runs a 6 x 16 tile
     (:func:`_wg_tile`) over each strip and panel, the chains waiting in ``c`` between
     blocks (a float32 round trip: the same chain). The tasks' panels do not overlap, so
-    their number never shows in a result; each packs all of ``a``."""
+    their number never shows in a result; each packs all of ``a``. A last row of ``c``
+    past ``a``'s columns (``c`` ``[M + 1, N]``) takes a column of ones: the column sums
+    of ``b`` (LSTM's bias gradient, a chain of additions over the rows in order), from
+    a strip's lanes the tile computes anyway."""
     rows = a.shape[0]
     m = a.shape[1]
+    mc = c.shape[0]  # m, or m + 1 with the column of ones
     n = b.shape[1]
-    strips = (m + _WG_STRIP - 1) // _WG_STRIP
+    strips = (mc + _WG_STRIP - 1) // _WG_STRIP
     panels = (n + 15) // 16
     rb = min(_WG_ROWS, rows)
     for task in range(k0, k1):
@@ -430,6 +434,9 @@ def weight_grads_tasks(a, b, c, tasks, k0, k1):
         if p1 <= p0:
             continue
         ap = np.zeros((strips, rb, _WG_STRIP), dtype=np.float32)
+        if mc > m:
+            for r in range(rb):
+                ap[m // _WG_STRIP, r, m % _WG_STRIP] = np.float32(1.0)
         bp = np.zeros((p1 - p0, 16 * rb), dtype=np.float32)
         for r0 in range(0, rows, rb):
             rn = min(rb, rows - r0)
@@ -454,5 +461,5 @@ def weight_grads_tasks(a, b, c, tasks, k0, k1):
             for p in range(p0, p1):
                 w = min(16, n - 16 * p)
                 for s in range(strips):
-                    _wg_tile(ap, s, bp, p - p0, rn, min(_WG_STRIP, m - _WG_STRIP * s), w, c,
+                    _wg_tile(ap, s, bp, p - p0, rn, min(_WG_STRIP, mc - _WG_STRIP * s), w, c,
                              _WG_STRIP * s, 16 * p, r0 > 0)

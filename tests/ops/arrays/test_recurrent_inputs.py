@@ -181,3 +181,25 @@ def test_lstm_weight_grads_have_the_gemm_bits(rows, m, n, gate):
         out = np.full((m, n), np.nan, dtype=np.float32)
         weight_grads_tasks(xh, dz, out, tasks, 0, tasks)
         assert np.array_equal(out.view(np.uint32), want)
+
+
+@pytest.mark.parametrize("rows,m,n", [(1, 1, 1), (7, 6, 13), (300, 70, 280), (513, 33, 17),
+                                      (600, 128, 256)])
+@pytest.mark.parametrize("gate", [2**62, 0], ids=["serial", "parallel"])
+def test_lstm_weight_grads_take_the_bias_gradient_from_a_column_of_ones(rows, m, n, gate):
+    """With ``bias``, one row more: ``dz``'s column sums, each the chain of float32
+    additions over the rows in order (``1 * dz`` is exact, so a fused multiply-add onto
+    the running sum is that addition); the weight rows keep their bits. ``m = 6`` puts
+    the ones in a strip of their own, the other sizes beside the last columns."""
+    rng = np.random.default_rng(rows * m + n)
+    xh = rng.standard_normal((rows, m)).astype(np.float32)
+    dz = rng.standard_normal((rows, n)).astype(np.float32)
+    with tuning.override(matmul_parallel_min_flops=gate):
+        got = R.lstm_weight_grads(xh, dz, True)
+        plain = R.lstm_weight_grads(xh, dz)
+    want = np.zeros(n, dtype=np.float32)
+    for r in range(rows):
+        want = want + dz[r]
+    assert got.shape == (m + 1, n)
+    assert np.array_equal(got[:m].view(np.uint32), plain.view(np.uint32))
+    assert np.array_equal(got[m].view(np.uint32), want.view(np.uint32))

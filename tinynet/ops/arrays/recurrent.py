@@ -214,16 +214,23 @@ def lstm_backward(dout: np.ndarray | None, dhT: np.ndarray, dcT: np.ndarray, U: 
     return dz, dx, dh0, dc0
 
 
-def lstm_weight_grads(xh: np.ndarray, dz: np.ndarray) -> np.ndarray:
+def lstm_weight_grads(xh: np.ndarray, dz: np.ndarray, bias: bool = False) -> np.ndarray:
     """Both LSTM weight gradients, ``xh.T @ dz`` over all ``T * B`` rows (``xh`` the
     ``[x_t | h_{t-1}]`` rows ``[T * B, features + units]``, ``dz`` ``[T * B, 4 * units]``):
     the chains of ``matmul(xh, dz, trans_a=True)``, so its bits
     (:func:`tinynet.kernels.recurrent_products.weight_grads_tasks`), on Numba's threads as
-    the ``matmul_parallel_min_flops`` gate says, a band of columns per thread."""
+    the ``matmul_parallel_min_flops`` gate says, a band of columns per thread. With
+    ``bias``, one row more: the bias gradient, ``dz``'s column sums (a column of ones
+    beside ``xh``, as SeparableConv2D's bias; each a chain of additions over the rows in
+    order), so ``dz`` is read once for all three.
+
+    Shape:
+        xh: ``[rows, m]``; dz: ``[rows, n]``; returns ``[m (+ 1), n]``.
+    """
     xh, dz = _f32(xh), _f32(dz)
     rows, m = xh.shape
     n = dz.shape[1]
-    out = np.empty((m, n), dtype=np.float32)
+    out = np.empty((m + int(bias), n), dtype=np.float32)
     parallel = tuning.use_parallel("matmul_parallel_min_flops", rows * m * n)
     tasks = max(1, min((n + 15) // 16, tuning.get_num_threads())) if parallel else 1
     run_tasks(weight_grads_tasks, tasks, parallel, xh, dz, out, tasks)

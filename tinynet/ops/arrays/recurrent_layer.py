@@ -173,14 +173,17 @@ def rnn_backward(cell: Cell, xt: np.ndarray, kernel: np.ndarray,
     dzx2 = dzx.reshape(t * b, width)
     dzr2 = dzr.reshape(t * b, width)
     w = kernel
-    dkernel = drecurrent = None
+    dkernel = drecurrent = dbias = None
     if (cell.kind == "lstm" and xmask is None and rmask is None and want_kernel
             and want_recurrent):
         # both weight gradients in one product, [x_t | h_{t-1}].T @ dz over the rows the
         # forward wrote side by side: dz read once, the same chains as two products
-        both = R.lstm_weight_grads(saved[2][:-1].reshape(t * b, f + u), dzx2)
-        dkernel, drecurrent = both[:f], both[f:]
-        want_kernel = want_recurrent = False
+        # (and the bias gradient from a column of ones beside them)
+        both = R.lstm_weight_grads(saved[2][:-1].reshape(t * b, f + u), dzx2, want_bias)
+        dkernel, drecurrent = both[:f], both[f:f + u]
+        if want_bias:
+            dbias = both[f + u]
+        want_kernel = want_recurrent = want_bias = False
     if xmask is None or xmask.shape[0] == 1:
         xm = xt if xmask is None else xt * xmask[0]
         if want_kernel:
@@ -210,7 +213,6 @@ def rnn_backward(cell: Cell, xt: np.ndarray, kernel: np.ndarray,
             op2 = np.ascontiguousarray(operand, dtype=np.float32).reshape(t * b, u)
             dz = dzr2 if (g0, g1) == (0, cell.gates) else np.ascontiguousarray(dzr2[:, cols])
             drecurrent[:, cols] = matmul(op2, dz, trans_a=True)
-    dbias = None
     if want_bias:
         if cell.kind == "gru" and cell.reset_after:
             dbias = np.stack([bias_grad(dzx2), bias_grad(dzr2)])
