@@ -489,9 +489,11 @@ def machine_info() -> dict[str, str]:
         "tinynet": getattr(tinynet, "__version__", "?"),
         "threads": f"{THREADS} (torch.set_num_threads, tinynet.tuning.set_num_threads)",
         "OpenMP wait": (", ".join(f"{k} {v or 'unset'}" for k, v in _ENV_AT_START.items())
-                        + " at start (PyTorch's libgomp); Numba's OpenMP runtime: "
+                        + " at start (read by PyTorch's libgomp, which Numba's OpenMP "
+                        + "calls use too); after tinynet's import: "
                         + ", ".join(f"{k} {os.environ.get(k) or 'unset'}"
-                                    for k in _ENV_AT_START) + " (after tinynet's import)"),
+                                    for k in _ENV_AT_START)
+                        + " (read only by an OpenMP runtime loaded later)"),
     }
 
 

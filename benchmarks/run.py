@@ -198,11 +198,11 @@ def write_docs(path: str, results: list[harness.GroupResult], machine: dict[str,
         "other processes still disturbed.",
         "- PyTorch is imported before tinynet and loads its own libgomp, which reads the "
         "environment then: libgomp's default wait policy unless the machine table says "
-        "otherwise. Numba's OpenMP layer (pip's wheels) links the system's libgomp, a second "
-        "OpenMP runtime with its own pool of threads, loaded after tinynet's import: it gets "
-        "tinynet's bounded spin (`GOMP_SPINCOUNT=10000`, docs/tuning.md), as in a "
-        "tinynet-only process. Every tinynet parallel pass (GEMM and convolution tiles "
-        "included) runs on that pool.",
+        "otherwise. Numba's OpenMP layer (pip's wheels) links libgomp by its usual name, so "
+        "its calls go to the runtime already loaded, PyTorch's: both sides run on one pool "
+        "with libgomp's default spin (a worker spins ~10 ms after each parallel region, "
+        "measured), not tinynet's bounded spin (`GOMP_SPINCOUNT=10000`, docs/tuning.md), "
+        "which a tinynet-only process gets.",
         "- Interleaving means neither side finds its data still in cache from its own "
         "previous call, as in a real training step; timing one side alone in a loop would "
         "flatter in-cache shapes.",
