@@ -308,9 +308,9 @@ def _tile_panel(a, r0, nr, hc, P, jt, xb2, biased, z, i0):
     operations :func:`_inputs`, the bias pass and :func:`_recur` make through ``z``, in
     registers (the same bits); backward (``hc = K``), ``a`` is the gate gradients and
     ``P`` packs ``[U.T | W.T]``: :func:`_recur_back`'s and :func:`_input_grads`' chains.
-    A panel is one contiguous ``[K, 16]`` stream: a weight matrix's column slice, rows a
-    whole matrix row apart, maps onto a few L1 sets and is read from L2 again for every
-    tile."""
+    A panel is one contiguous ``[K, 16]`` stream, which stays in L1 for every row tile; a
+    weight matrix's own column slice, its rows a whole matrix row apart, maps onto a few
+    L1 sets and came from L2 again for every tile."""
     ra = r0
     rb = r0 + min(1, nr - 1)
     rc = r0 + min(2, nr - 1)
