@@ -114,13 +114,20 @@ def _panels(*parts: np.ndarray) -> np.ndarray:
     panels, as ``[tiles, K, 16]`` (panel ``j`` the contiguous ``[K, 16]`` slice of columns
     ``16 j .. 16 j + 15``)."""
     k = parts[0].shape[0]
-    width = sum(16 * -(-p.shape[1] // 16) for p in parts)
-    wide = np.zeros((k, width), dtype=np.float32)
+    widths = [16 * -(-p.shape[1] // 16) for p in parts]
+    wide = np.zeros((k, sum(widths)), dtype=np.float32)
     col = 0
-    for p in parts:
+    for p, width in zip(parts, widths):
         wide[:, col:col + p.shape[1]] = p
-        col += 16 * -(-p.shape[1] // 16)
-    return np.ascontiguousarray(wide.reshape(k, width // 16, 16).transpose(1, 0, 2))
+        col += width
+    return np.ascontiguousarray(wide.reshape(k, -1, 16).transpose(1, 0, 2))
+
+
+def _step_panels(xmask: np.ndarray | None, rmask: np.ndarray | None,
+                 *parts: np.ndarray) -> np.ndarray:
+    """The panels LSTM's steps read (:data:`PANELS`, no dropout mask), else the empty
+    "none" (the steps then read the weights as they are)."""
+    return _panels(*parts) if PANELS and xmask is None and rmask is None else _NO_PANELS
 
 
 def _xmask(xmask: np.ndarray | None, batch: int, features: int) -> np.ndarray:
@@ -174,12 +181,10 @@ def lstm_forward(x: np.ndarray, W: np.ndarray, xmask: np.ndarray | None, U: np.n
     cs = np.empty((t + 1, b, units), dtype=np.float32)
     gates = np.empty((t, b, 5 * units), dtype=np.float32)
     out = np.empty((b if sequences else 0, t, units), dtype=np.float32)
-    if PANELS and xmask is None and rmask is None:
-        P = _panels(np.concatenate([W, U]))
-        xbp = _panels(_bias(xb).reshape(1, -1)).reshape(1, -1) if xb is not None else \
-            np.zeros((1, 16 * P.shape[0]), dtype=np.float32)
-    else:
-        P, xbp = _NO_PANELS, np.zeros((1, 0), dtype=np.float32)
+    P = _step_panels(xmask, rmask, np.concatenate([W, U]))
+    xbp = np.zeros((1, 16 * P.shape[0]), dtype=np.float32)  # the bias, padded to the panels
+    if xb is not None and P.shape[0]:
+        xbp[0, :xb.shape[0]] = xb
     K.run(K.lstm_forward_blocks, b, _parallel((t, b, 4 * units), units), xs, rev, xh, W,
           _xmask(xmask, b, features), _bias(xb), U, P, xbp, h0, c0, _mask(rmask, 4, units),
           _steps_mask(smask, t), act, ract, cs, gates, out)
@@ -207,7 +212,7 @@ def lstm_backward(dout: np.ndarray | None, dhT: np.ndarray, dcT: np.ndarray, U: 
     dh0 = np.empty((b, units), dtype=np.float32)
     dc0 = np.empty((b, units), dtype=np.float32)
     UT, WT = _f32(U.T), _f32(W.T)
-    P = _panels(UT, WT) if PANELS and xmask is None and rmask is None else _NO_PANELS
+    P = _step_panels(xmask, rmask, UT, WT)
     K.run(K.lstm_backward_blocks, b, _parallel(dz.shape, units), dout, dhT, dcT, UT, WT, P,
           _xmask(xmask, b, features), _mask(rmask, 4, units), _steps_mask(smask, t),
           act, ract, bool(reverse), cs, gates, dz, dx, dh0, dc0)
