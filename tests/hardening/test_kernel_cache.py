@@ -50,7 +50,7 @@ def test_tinynet_kernels_use_the_stamping_locator():
     from tinynet.ops.arrays import reduction
 
     assert _jit.LOCATORS_INSTALLED
-    for kernel in (forward.forward_kernel(forward.SPANS, forward.SERIAL, False),
+    for kernel in (forward.forward_kernel(forward.SPANS, forward.SERIAL, False).args[0],
                    forward._finish_stats, reduction.lane_sum, simd.load4):
         locator = kernel._cache._impl._locator
         assert getattr(type(locator), "_tinynet", False)
@@ -78,25 +78,29 @@ def test_digest_is_of_the_installed_package():
 def test_normalization_drivers_keep_no_dispatcher_in_their_closure():
     """Numba keys a closure's cache entry on its cells' pickled contents, and a dispatcher
     pickles differently in every process: a driver that captured one would never be
-    loaded from the cache. The serial group drivers capture constants only (their pieces
-    are module globals); the parallel ones are module functions that get the serial
-    driver's address as an argument."""
+    loaded from the cache. The serial group drivers and the layouts' wide-row kernels
+    capture constants only (their pieces are module globals); the parallel drivers are
+    module functions that get the serial driver's address as an argument, and the serial
+    driver gets the wide-row kernels' addresses."""
     from numba.core.dispatcher import Dispatcher
 
     from tinynet.kernels.normalization import backward, forward, layout
 
+    wide = [*forward._WIDE_STATS.values(), *forward._WIDE_SWEEPS.values(),
+            *backward._WIDE_GRADS.values(), *backward._WIDE_DXS.values()]
     for lay in (layout.SPANS, layout.HALF_ROWS, layout.QUAD_ROWS, layout.TWO_QUADS):
         for flag in (False, True):
-            for driver in (forward.forward_kernel(lay, layout.SERIAL, flag),
-                           backward.backward_kernel(lay, layout.SERIAL, flag)):
+            for driver in (forward.forward_kernel(lay, layout.SERIAL, flag).args[0],
+                           backward.backward_kernel(lay, layout.SERIAL, flag).args[0],
+                           *wide):
                 cells = [c.cell_contents for c in driver.py_func.__closure__ or ()]
                 assert cells and not any(isinstance(c, Dispatcher) for c in cells), \
                     driver.py_func.__qualname__
             for mode in (layout.CHUNKS, layout.BLOCKS):
                 assert forward.forward_kernel(lay, mode, flag).args == (
-                    forward.forward_kernel(lay, layout.SERIAL, flag),)
+                    forward.forward_kernel(lay, layout.SERIAL, flag).args)
                 assert backward.backward_kernel(lay, mode, flag).args == (
-                    backward.backward_kernel(lay, layout.SERIAL, flag),)
+                    backward.backward_kernel(lay, layout.SERIAL, flag).args)
     for driver in (forward.group_forward_parallel, backward.group_backward_parallel):
         assert driver.py_func.__closure__ is None
 

@@ -125,22 +125,35 @@ def test_the_serial_backward_by_shares_gives_the_whole_calls_bytes(shape, groups
 @pytest.mark.parametrize("shape", [(4, 9, 9, 32), (2, 40, 40, 32)], ids=["chunks", "blocks"])
 def test_one_parallel_driver_calls_the_serial_driver(shape):
     """``CHUNKS`` and ``BLOCKS`` run one parallel driver for every layout
-    (``Dims.passes`` picks the split), which calls the serial driver of the layout and
-    flag through its address instead of compiling a body of its own, with the serial
-    driver's bytes."""
+    (``Dims.passes`` picks the split), which calls the serial driver of the flag through
+    its address instead of compiling a body of its own, with the serial driver's bytes."""
     plan = plan_of(shape, 4, "test")
     assert (plan.nblk > 1) == (shape[0] == 2)
     x = np.random.default_rng(4).standard_normal(shape, dtype=np.float32).reshape(-1)
     out, gamma, beta, part, stats = _forward_args(plan, x)
     parallel = forward_kernel(plan.layout, CHUNKS, False)
     serial = forward_kernel(plan.layout, SERIAL, False)
-    assert forward_kernel(plan.layout, BLOCKS, False).args == parallel.args == (serial,)
+    assert forward_kernel(plan.layout, BLOCKS, False).args == parallel.args == serial.args
     assert parallel.func is forward_kernel(plan.layout, CHUNKS, True).func
     mode = CHUNKS if shape[0] == 4 else BLOCKS
     assert (plan.dims_for(mode).passes & BY_BLOCKS) == (mode == BLOCKS) * BY_BLOCKS
     parallel(x, out, out[:0], plan.dims_for(mode), 1e-3, False, False, gamma, beta, part,
              stats)
-    assert len(serial.overloads) == 1  # one compiled body, also the parallel driver's callee
+    # one compiled body, also the parallel driver's callee
+    assert len(serial.args[0].overloads) == 1
     assert len(group_forward_parallel.overloads) == 1
     whole = _forward_by_shares(serial, plan, x, [(0, plan.batch, 0, plan.nblk, ALL_PASSES)])
     assert out.tobytes() == whole[0].tobytes() and stats.tobytes() == whole[1].tobytes()
+
+
+def test_one_serial_driver_serves_every_layout():
+    """The layouts share one serial driver per flag (their wide-row loops are kernels of
+    their own, called through their addresses): its layout-independent code compiles
+    once, not once per layout."""
+    from tinynet.kernels.normalization.layout import HALF_ROWS, QUAD_ROWS, SPANS, TWO_QUADS
+
+    for flag in (False, True):
+        for make in (forward_kernel, backward_kernel):
+            drivers = {make(lay, SERIAL, flag).args[0]
+                       for lay in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)}
+            assert len(drivers) == 1

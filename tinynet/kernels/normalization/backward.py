@@ -9,12 +9,12 @@ weighted by ``gamma`` and reduced per group, the per-(sample, group) sums behind
 forward sweep computed it. When whole samples go to a task both passes of a sample run
 back to back while it is still in cache.
 
-:func:`backward_kernel` builds one serial driver per (layout, ``recompute``), as
-:mod:`.forward` does: it holds both passes of its layout inlined (per-layout block
-functions, picked by the layout before inlining; the layers always recompute ``xn``, so
-they compile it without the given-``xn`` branches), and one parallel
-driver for every layout (``CHUNKS`` and ``BLOCKS``) calls it through its address on each
-task's share.
+:func:`backward_kernel` has one serial driver per ``recompute`` for every layout, as
+:mod:`.forward` does: both passes inlined, the layout a run-time value, and the layout's
+wide-row loops (the gradient sums and ``dx``) kernels of their own that the driver calls
+through their addresses (the layers always recompute ``xn``, so they compile it without
+the given-``xn`` branches); one parallel driver for every layout (``CHUNKS`` and
+``BLOCKS``) calls the serial driver through its address on each task's share.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import call_at, entry_address
+from tinynet.kernels.address import _key, call_at, entry_address
 from tinynet.kernels.normalization.folds import group_sums
 from tinynet.kernels.normalization.formulas import dx_group, normalized
 from tinynet.kernels.normalization.lanes import (DX, GRAD_RECOMPUTE, GRAD_XN,
@@ -50,15 +50,36 @@ def _grad_lanes(recompute, gs, ss, mean_c, inv_c, u, v, width):
         v[i] += gs[i] * xn
 
 
-def _grad_fn(layout: int):
-    """The gradient-sums block of ``layout``, inlined into its serial driver (see
+def _wide_grad_fn(layout: int, recompute: bool):
+    """The wide-row gradient sums of ``layout`` and ``recompute`` (:mod:`.lanes`), a
+    kernel of its own that :func:`_block_lanes` calls through its address."""
+
+    @njit(callee=True, cache=True, variant=f"{layout}_{int(recompute)}", error_model="numpy")
+    def wide_grad(g, s, start, rows, mean_c, inv_c, u, v):
+        """The lanes ``u``, ``v`` of ``rows`` wide rows from ``start`` (written, not added
+        to)."""
+        mode = GRAD_RECOMPUTE if recompute else GRAD_XN
+        if layout == HALF_ROWS:
+            half_sums(mode, g, s, start, rows, mean_c, inv_c, u, v)
+        elif layout == QUAD_ROWS:
+            quad_sums(mode, 1, g, s, start, rows, mean_c, inv_c, u, v)
+        else:
+            quad_sums(mode, 2, g, s, start, rows, mean_c, inv_c, u, v)
+
+    return wide_grad
+
+
+def _grad_fn(recompute: bool):
+    """The gradient-sums block for ``recompute``, inlined into its serial driver (see
     :func:`_serial_fn`)."""
 
     @njit(cache=True, inline="always", error_model="numpy")
-    def block_lanes(recompute, g, s, b, base, p0, p1, d, stats, scratch, u, v):
+    def block_lanes(g, s, b, base, p0, p1, d, stats, scratch, u, v, wide):
         """Per-channel lanes ``u = sum(g)``, ``v = sum(g * xn)`` over positions ``p0..p1``
         (``u``, ``v`` hold ``reps * C`` floats; the totals end in their first ``C``). A
-        single-position block keeps lane copy 0 only, as the forward's statistics do."""
+        single-position block keeps lane copy 0 only, as the forward's statistics do.
+        ``wide`` is ``(layout, wide-row gradient kernel's address, ...)``."""
+        layout = wide[0]
         channels = d.channels
         reps = span_reps(channels)
         w = reps * channels
@@ -77,14 +98,8 @@ def _grad_fn(layout: int):
             zero(v, channels if single else w)
         else:
             per_row, rows = wide_rows(layout, p0, p1, channels)
-            start = base + p0 * channels
-            mode = GRAD_RECOMPUTE if recompute else GRAD_XN
-            if layout == HALF_ROWS:
-                half_sums(mode, g, s, start, rows, mean_c, inv_c, u, v)
-            elif layout == QUAD_ROWS:
-                quad_sums(mode, 1, g, s, start, rows, mean_c, inv_c, u, v)
-            else:
-                quad_sums(mode, 2, g, s, start, rows, mean_c, inv_c, u, v)
+            call_at(wide[1], (g, s, np.int64(base + p0 * channels), np.int64(rows), mean_c,
+                              inv_c, u, v))
             lo = p0 + rows * per_row  # leftover positions: one-position spans into copy 0
         for q in range(span_count(lo, p1, reps)):
             row, width = span(q, base, lo, p1, reps, channels)
@@ -95,11 +110,11 @@ def _grad_fn(layout: int):
         fold_copies(v, channels, copies)
 
     @njit(cache=True, inline="always", error_model="numpy")
-    def grad_body(recompute, g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k):
+    def grad_body(g, s, b, p0, p1, d, stats, gamma, scratch, u, v, gp, k, wide):
         """The lanes of positions ``p0..p1`` of sample ``b`` and the per-group block
         partials ``gp[:, b, k] = (sum(gamma * u), sum(gamma * v))``."""
-        block_lanes(recompute, g, s, b, b * d.positions * d.channels, p0, p1, d, stats,
-                    scratch, u, v)
+        block_lanes(g, s, b, b * d.positions * d.channels, p0, p1, d, stats, scratch, u, v,
+                    wide)
         # each product rounded, then folded (a segment dot's bits), in scratch: u and v go
         # on to the parameter gradients
         gu = scratch[:d.channels]
@@ -138,15 +153,34 @@ def _dx_span(recompute, gs, ss, ds, mean_c, ga_c, xa_c, ca_c, width):
         ds[i] = dx_group(gs[i], e, ga_c[i], ca_c[i], xa_c[i])
 
 
-def _dx_fn(layout: int):
-    """The ``dx`` pass of ``layout``, inlined into its serial driver (see
+def _wide_dx_fn(layout: int, recompute: bool):
+    """The wide-row ``dx`` of ``layout`` and ``recompute`` (:func:`lanes.map_rows`), a
+    kernel of its own that :func:`_dx_body` calls through its address."""
+
+    @njit(callee=True, cache=True, variant=f"{layout}_{int(recompute)}", error_model="numpy")
+    def wide_dx(g, s, dx, stream, start, rows, mean_c, ga_c, xa_c, ca_c):
+        """``dx`` on ``rows`` wide rows from ``start``."""
+        if layout == TWO_QUADS:
+            map_rows(DX, 2, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c, xa_c,
+                     ca_c)
+        else:
+            map_rows(DX, 1, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c, xa_c,
+                     ca_c)
+
+    return wide_dx
+
+
+def _dx_fn(recompute: bool):
+    """The ``dx`` pass for ``recompute``, inlined into its serial driver (see
     :func:`_serial_fn`)."""
 
     @njit(cache=True, inline="always", error_model="numpy")
-    def dx_body(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch):
+    def dx_body(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch, wide):
         """``dx`` on positions ``r0..r1`` of sample ``b`` with ``inv_std`` folded into
         per-channel coefficients (see :func:`formulas.dx_group`); ``scratch`` holds
-        ``5 * reps * C`` floats."""
+        ``5 * reps * C`` floats; ``wide`` is ``(layout, ..., wide-row dx kernel's
+        address)``."""
+        layout = wide[0]
         channels = d.channels
         base = b * d.positions * channels
         reps = span_reps(channels)
@@ -172,13 +206,8 @@ def _dx_fn(layout: int):
         repeat(ca_c, channels, copies)
         if layout != SPANS:
             per_row, rows = wide_rows(layout, r0, r1, channels)
-            start = base + r0 * channels
-            if layout == TWO_QUADS:
-                map_rows(DX, 2, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c,
-                         xa_c, ca_c)
-            else:
-                map_rows(DX, 1, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c,
-                         xa_c, ca_c)
+            call_at(wide[2], (g, s, dx, stream, np.int64(base + r0 * channels),
+                              np.int64(rows), mean_c, ga_c, xa_c, ca_c))
             r0 += rows * per_row
         for q in range(span_count(r0, r1, reps)):
             row, width = span(q, base, r0, r1, reps, channels)
@@ -200,20 +229,22 @@ def _add_row(parts, t, u, v, channels, first):
         pv[c] = (0.0 if first else pv[c]) + np.float64(v[c])
 
 
-_grad_spans, _grad_half, _grad_quad, _grad_two_quads = (
-    _grad_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
-_dx_spans, _dx_half, _dx_quad, _dx_two_quads = (
-    _dx_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
+_WIDE_GRADS = {(layout, recompute): _wide_grad_fn(layout, recompute)
+               for layout in (HALF_ROWS, QUAD_ROWS, TWO_QUADS) for recompute in (False, True)}
+_WIDE_DXS = {(layout, recompute): _wide_dx_fn(layout, recompute)
+             for layout in (HALF_ROWS, QUAD_ROWS, TWO_QUADS) for recompute in (False, True)}
+_grad_given, _grad = _grad_fn(False), _grad_fn(True)
+_dx_given, _dx = _dx_fn(False), _dx_fn(True)
 
 
-def _serial_fn(layout: int, recompute: bool):
-    """The serial driver of ``layout`` and ``recompute``: the one compiled body of the
+def _serial_fn(recompute: bool):
+    """The serial driver of ``recompute``, for every layout: the one compiled body of the
     backward, which the parallel driver calls for each task's share (see
     :func:`backward_kernel`)."""
 
-    @njit(cache=True, variant=f"{layout}_{int(recompute)}", error_model="numpy")
+    @njit(cache=True, variant=int(recompute), error_model="numpy")
     def group_backward_serial(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
-                              parts):
+                              parts, wide):
         w = span_reps(d.channels) * d.channels
         lanes = np.empty(2 * w, dtype=np.float32)
         scratch = np.empty(5 * w, dtype=np.float32)
@@ -225,56 +256,34 @@ def _serial_fn(layout: int, recompute: bool):
             if d.passes & STATS_PASS:
                 for k in range(d.k0, d.k1):
                     p1 = min((k + 1) * d.block, d.positions)
-                    # one branch is left, as in the forward (globals, not captured)
-                    if layout == SPANS:
-                        _grad_spans(recompute, g, s, b, k * d.block, p1, d, stats, gamma,
-                                    scratch, u, v, gp, k)
-                    elif layout == HALF_ROWS:
-                        _grad_half(recompute, g, s, b, k * d.block, p1, d, stats, gamma,
-                                   scratch, u, v, gp, k)
-                    elif layout == QUAD_ROWS:
-                        _grad_quad(recompute, g, s, b, k * d.block, p1, d, stats, gamma,
-                                   scratch, u, v, gp, k)
+                    # the blocks are globals, not captured, as in the forward
+                    if recompute:
+                        _grad(g, s, b, k * d.block, p1, d, stats, gamma, scratch, u, v, gp,
+                              k, wide)
                     else:
-                        _grad_two_quads(recompute, g, s, b, k * d.block, p1, d, stats,
-                                        gamma, scratch, u, v, gp, k)
+                        _grad_given(g, s, b, k * d.block, p1, d, stats, gamma, scratch, u,
+                                    v, gp, k, wide)
                     # task rows: the first sample of each chunk of spc starts its rows
                     _add_row(parts, (b // d.spc) * d.nblk + k, u, v, d.channels,
                              b % d.spc == 0)
             if d.passes & FINISH_PASS:
                 _coefficients(b, d, gp, affine_only, coeff)
             if d.passes & APPLY_PASS:
-                if layout == SPANS:
-                    _dx_spans(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
-                              scratch)
-                elif layout == HALF_ROWS:
-                    _dx_half(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
-                             scratch)
-                elif layout == QUAD_ROWS:
-                    _dx_quad(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff,
-                             scratch)
+                if recompute:
+                    _dx(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch, wide)
                 else:
-                    _dx_two_quads(recompute, g, s, dx, stream, b, r0, r1, d, stats, gamma,
-                                  coeff, scratch)
+                    _dx_given(g, s, dx, stream, b, r0, r1, d, stats, gamma, coeff, scratch,
+                              wide)
 
     return group_backward_serial
 
 
-(_serial_spans_given, _serial_spans, _serial_half_given, _serial_half, _serial_quad_given,
- _serial_quad, _serial_two_quads_given, _serial_two_quads) = (
-    _serial_fn(layout, recompute) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
-    for recompute in (False, True))
-
-
-_SERIAL_DRIVERS = {
-    (SPANS, False): _serial_spans_given, (SPANS, True): _serial_spans,
-    (HALF_ROWS, False): _serial_half_given, (HALF_ROWS, True): _serial_half,
-    (QUAD_ROWS, False): _serial_quad_given, (QUAD_ROWS, True): _serial_quad,
-    (TWO_QUADS, False): _serial_two_quads_given, (TWO_QUADS, True): _serial_two_quads}
+_serial_given, _serial = _serial_fn(False), _serial_fn(True)
+_SERIAL_DRIVERS = {False: _serial_given, True: _serial}
 
 
 def backward_kernel(layout: int, mode: int, recompute: bool):
-    """The compiled backward driver of one layout, mode and ``recompute`` (compiled on
+    """The backward driver of one layout, mode and ``recompute`` (its kernels compiled on
     first use).
 
     The driver is ``kernel(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
@@ -283,24 +292,53 @@ def backward_kernel(layout: int, mode: int, recompute: bool):
     ``stats[2, batch * groups]`` mean and inv_std; ``gp[2, batch, nblk, groups]`` float64
     block partials; ``coeff[2, batch * groups]`` float32 per-group coefficients;
     ``parts[2, ntasks, C]`` float64 parameter partials. As in :func:`forward.forward_kernel`,
-    the serial driver holds the body, and ``CHUNKS`` and ``BLOCKS`` run
-    :func:`group_backward_parallel`, which calls it through its address on each task's
-    share.
+    one serial driver per ``recompute`` holds the body of every layout and calls the
+    layout's wide-row kernels (the gradient sums and ``dx``) through their addresses,
+    passed in its last argument ``wide = (layout, gradient-sums address, dx address)``;
+    ``CHUNKS`` and ``BLOCKS`` run :func:`group_backward_parallel`, which calls the serial
+    driver through its address on each task's share.
     """
-    serial = _SERIAL_DRIVERS[layout, recompute]
-    if mode == SERIAL:
-        return serial
-    return functools.partial(_run_parallel, serial)
+    return functools.partial(_run_serial if mode == SERIAL else _run_parallel,
+                             _SERIAL_DRIVERS[recompute], layout, recompute)
 
 
-def _run_parallel(serial, *args):
+_VEC = np.empty(0, dtype=np.float32)  # the type of the drivers' scratch vectors
+_I = np.int64(0)
+_WIDE: dict = {}  # (layout, recompute, argument keys) -> the driver's ``wide`` argument
+
+
+def _wide(layout: int, recompute: bool, g, s, dx, stream) -> tuple:
+    """The serial driver's ``wide`` argument for ``layout`` and these arrays: the layout
+    and the addresses of its wide-row kernels (compiled or loaded on first use)."""
+    if layout == SPANS:
+        return (SPANS, 0, 0)
+    key = (layout, recompute, _key(g), _key(s), _key(dx), type(stream))
+    wide = _WIDE.get(key)
+    if wide is None:
+        wide = (layout, entry_address(_WIDE_GRADS[layout, recompute],
+                                      (g, s, _I, _I, _VEC, _VEC, _VEC, _VEC)),
+                entry_address(_WIDE_DXS[layout, recompute],
+                              (g, s, dx, stream, _I, _I, _VEC, _VEC, _VEC, _VEC)))
+        _WIDE[key] = wide
+    return wide
+
+
+def _run_serial(serial, layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats,
+                gp, coeff, parts):
+    """The serial driver on the arguments, with ``layout``'s wide-row kernels."""
+    serial(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts,
+           _wide(layout, recompute, g, s, dx, stream))
+
+
+def _run_parallel(serial, layout, recompute, *args):
     """:func:`group_backward_parallel` on ``args`` with ``serial`` at its address."""
+    args = (*args, _wide(layout, recompute, *args[:3], args[5]))
     group_backward_parallel(entry_address(serial, args), *args)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def group_backward_parallel(addr, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
-                            parts):
+                            parts, wide):
     """The backward over Numba's threads: each task runs the serial driver at ``addr``
     (:func:`tinynet.kernels.address.entry_address`) on its share of ``d``; the
     coefficients' merges run on this thread between the phases of the blocks split."""
@@ -311,4 +349,4 @@ def group_backward_parallel(addr, g, s, dx, d, affine_only, stream, gamma, stats
         else:
             for t in prange(task_count(d, phase)):  # int64 t: one task_share compile
                 call_at(addr, (g, s, dx, task_share(d, phase, np.int64(t)), affine_only,
-                               stream, gamma, stats, gp, coeff, parts))
+                               stream, gamma, stats, gp, coeff, parts, wide))

@@ -13,18 +13,19 @@ groups in channel order (the Rust original's 8-lane segment sums) and block part
 block order in float64. The serial and parallel drivers share these helpers, so a gate
 or the thread count decides where work runs, never the bits.
 
-**Compiled pieces.** :func:`forward_kernel` builds one serial driver per (layout,
-``want_xn``): the whole forward of its layout, the statistics block and the sweep of that
-layout inlined, the other layouts' code and the unwanted ``xn`` stores pruned before
-typing (the layout and ``want_xn`` are the closure's constants; the layers never want
-``xn``). The block functions are built per layout (module globals the driver picks by
-its layout before anything is inlined), so Numba copies in the driver's own layout's
-loops only. One parallel driver serves them all and holds no copy of any: each thread calls
-a serial driver through its address (:mod:`tinynet.kernels.address`) on its share of the
-work, named by the ``Dims`` it passes (a run of samples, or one position block and one
-pass), so a layout's forward body is typed and optimized once, in the serial driver, and
-the parallel driver compiles once for all layouts. A model compiles its own layouts
-only, each driver on first use.
+**Compiled pieces.** :func:`forward_kernel` runs one serial driver per ``want_xn`` for
+every layout: the whole forward (statistics blocks, merges, sweep) with the layout a
+run-time value, so the code all layouts share (block set-up, broadcasts, one-position
+spans, folds, merges) is typed and optimized once. A layout's own code, its wide-row
+loops (:mod:`.lanes`), is two small kernels per layout (the statistics, and the sweep per
+``want_xn``; ``SPANS`` has none) that the driver calls through their addresses
+(:mod:`tinynet.kernels.address`) once per block, with the layout's constants folded into
+their loops; the unwanted ``xn`` stores are pruned before typing (``want_xn`` is the
+closure's constant; the layers never want ``xn``). One parallel driver serves every
+layout and holds no copy of the body: each thread calls the serial driver through its
+address on its share of the work, named by the ``Dims`` it passes (a run of samples, or
+one position block and one pass). A model compiles the serial driver once and the
+wide-row kernels of its own layouts, each on first use.
 Otherwise inlining stays within a block function (its loops and one-line helpers): Numba
 re-derives and copies an inlined function's IR at every call site, so deep chains of
 inlined functions cost compile time far beyond their size.
@@ -38,7 +39,7 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import call_at, entry_address
+from tinynet.kernels.address import _key, call_at, entry_address
 from tinynet.kernels.normalization.folds import group_sums
 from tinynet.kernels.normalization.formulas import affine_group, normalized
 from tinynet.kernels.normalization.lanes import (STATS, SWEEP, half_sums,
@@ -65,56 +66,64 @@ def _shifted_lanes(xs, shift, c1, c2, width):
         c2[i] += d * d
 
 
-def _stats_fn(layout: int):
-    """The statistics block of ``layout``, inlined into its serial driver (see
-    :func:`_serial_fn`)."""
+def _wide_stats_fn(layout: int):
+    """The wide-row statistics loop of ``layout`` (:mod:`.lanes`), a kernel of its own
+    that :func:`_stats_body` calls through its address."""
 
-    @njit(cache=True, inline="always", error_model="numpy")
-    def stats_body(x, base, p0, p1, d, scratch, part, b, k):
-        """Shifted sums of positions ``p0..p1`` of the sample at ``base``, reduced to
-        groups into ``part[:, b, k]``.
-
-        ``scratch`` holds ``3 * reps * C`` floats: the two lane vectors and the broadcast
-        shift. A single-position block (a sample of one position) keeps lane copy 0 only:
-        no other copy is filled, repeated or folded (its sums are the same bits: a zero
-        lane adds nothing to a group sum that starts at zero).
-        """
-        channels = d.channels
-        cpg = d.cpg
-        reps = span_reps(channels)
-        w = reps * channels
-        c1 = scratch[:w]
-        c2 = scratch[w:2 * w]
-        shift = scratch[2 * w:3 * w]
-        for c0 in range(0, channels, cpg):
-            sk = x[base + c0]
-            for j in range(cpg):
-                shift[c0 + j] = sk
-        single = p1 - p0 == 1
-        repeat(shift, channels, 1 if single else copies_needed(layout, channels, reps))
-        lo = p0
-        if layout == SPANS:
-            zero(c1, channels if single else w)
-            zero(c2, channels if single else w)
+    @njit(callee=True, cache=True, variant=layout, error_model="numpy")
+    def wide_stats(x, start, rows, shift, c1, c2):
+        """The shifted-sum lanes ``c1``, ``c2`` of ``rows`` wide rows of ``x`` from
+        ``start`` (written, not added to), ``shift`` the broadcast shift."""
+        if layout == HALF_ROWS:
+            half_sums(STATS, x, x, start, rows, shift, shift, c1, c2)
+        elif layout == QUAD_ROWS:
+            quad_sums(STATS, 1, x, x, start, rows, shift, shift, c1, c2)
         else:
-            per_row, rows = wide_rows(layout, p0, p1, channels)
-            start = base + p0 * channels
-            if layout == HALF_ROWS:
-                half_sums(STATS, x, x, start, rows, shift, shift, c1, c2)
-            elif layout == QUAD_ROWS:
-                quad_sums(STATS, 1, x, x, start, rows, shift, shift, c1, c2)
-            else:
-                quad_sums(STATS, 2, x, x, start, rows, shift, shift, c1, c2)
-            lo = p0 + rows * per_row  # leftover positions: one-position spans into copy 0
-        for q in range(span_count(lo, p1, reps)):
-            row, width = span(q, base, lo, p1, reps, channels)
-            _shifted_lanes(x[row:row + width], shift, c1, c2, width)
-        copies = 1 if single else lane_copies(layout, channels, reps)
-        fold_copies(c1, channels, copies)
-        fold_copies(c2, channels, copies)
-        group_sums(c1, c2, channels, cpg, part, b, k)
+            quad_sums(STATS, 2, x, x, start, rows, shift, shift, c1, c2)
 
-    return stats_body
+    return wide_stats
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _stats_body(x, base, p0, p1, d, scratch, part, b, k, wide):
+    """Shifted sums of positions ``p0..p1`` of the sample at ``base``, reduced to groups
+    into ``part[:, b, k]``; ``wide`` is ``(layout, wide-row statistics kernel's address,
+    ...)`` (see :func:`forward_kernel`).
+
+    ``scratch`` holds ``3 * reps * C`` floats: the two lane vectors and the broadcast
+    shift. A single-position block (a sample of one position) keeps lane copy 0 only:
+    no other copy is filled, repeated or folded (its sums are the same bits: a zero
+    lane adds nothing to a group sum that starts at zero).
+    """
+    layout = wide[0]
+    channels = d.channels
+    cpg = d.cpg
+    reps = span_reps(channels)
+    w = reps * channels
+    c1 = scratch[:w]
+    c2 = scratch[w:2 * w]
+    shift = scratch[2 * w:3 * w]
+    for c0 in range(0, channels, cpg):
+        sk = x[base + c0]
+        for j in range(cpg):
+            shift[c0 + j] = sk
+    single = p1 - p0 == 1
+    repeat(shift, channels, 1 if single else copies_needed(layout, channels, reps))
+    lo = p0
+    if layout == SPANS:
+        zero(c1, channels if single else w)
+        zero(c2, channels if single else w)
+    else:
+        per_row, rows = wide_rows(layout, p0, p1, channels)
+        call_at(wide[1], (x, np.int64(base + p0 * channels), np.int64(rows), shift, c1, c2))
+        lo = p0 + rows * per_row  # leftover positions: one-position spans into copy 0
+    for q in range(span_count(lo, p1, reps)):
+        row, width = span(q, base, lo, p1, reps, channels)
+        _shifted_lanes(x[row:row + width], shift, c1, c2, width)
+    copies = 1 if single else lane_copies(layout, channels, reps)
+    fold_copies(c1, channels, copies)
+    fold_copies(c2, channels, copies)
+    group_sums(c1, c2, channels, cpg, part, b, k)
 
 
 @njit(callee=True, cache=True, error_model="numpy")
@@ -177,13 +186,32 @@ def _sweep_span(xs, os, ns, want_xn, mean_c, inv_c, scale_c, bet, width):
             ns[i] = normalized(xs[i], mean_c[i], inv_c[i])
 
 
-def _sweep_fn(layout: int):
-    """The sweep of ``layout``, inlined into its serial driver (see :func:`_serial_fn`)."""
+def _wide_sweep_fn(layout: int, want_xn: bool):
+    """The wide-row sweep of ``layout`` and ``want_xn`` (:func:`lanes.map_rows`), a kernel
+    of its own that :func:`_sweep_body` calls through its address."""
+
+    @njit(callee=True, cache=True, variant=f"{layout}_{int(want_xn)}", error_model="numpy")
+    def wide_sweep(x, out, xn, stream, start, rows, mean_c, inv_c, scale_c, bet):
+        """``out`` (and ``xn`` when ``want_xn``) on ``rows`` wide rows from ``start``."""
+        if layout == TWO_QUADS:
+            map_rows(SWEEP, 2, x, x, out, xn, want_xn, stream, start, rows, mean_c, inv_c,
+                     scale_c, bet)
+        else:
+            map_rows(SWEEP, 1, x, x, out, xn, want_xn, stream, start, rows, mean_c, inv_c,
+                     scale_c, bet)
+
+    return wide_sweep
+
+
+def _sweep_fn(want_xn: bool):
+    """The sweep for ``want_xn``, inlined into its serial driver (see :func:`_serial_fn`)."""
 
     @njit(cache=True, inline="always", error_model="numpy")
-    def sweep_body(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch):
+    def sweep_body(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch, wide):
         """``out`` (and ``xn`` when ``want_xn``) on positions ``r0..r1`` of sample ``b``
-        (:func:`formulas.affine_group`); ``scratch`` holds ``4 * reps * C`` floats."""
+        (:func:`formulas.affine_group`); ``scratch`` holds ``4 * reps * C`` floats;
+        ``wide`` is ``(layout, ..., wide-row sweep kernel's address)``."""
+        layout = wide[0]
         channels = d.channels
         base = b * d.positions * channels
         reps = span_reps(channels)
@@ -204,13 +232,8 @@ def _sweep_fn(layout: int):
         repeat(bet, channels, copies)
         if layout != SPANS:
             per_row, rows = wide_rows(layout, r0, r1, channels)
-            start = base + r0 * channels
-            if layout == TWO_QUADS:
-                map_rows(SWEEP, 2, x, x, out, xn, want_xn, stream, start, rows, mean_c,
-                         inv_c, scale_c, bet)
-            else:
-                map_rows(SWEEP, 1, x, x, out, xn, want_xn, stream, start, rows, mean_c,
-                         inv_c, scale_c, bet)
+            call_at(wide[2], (x, out, xn, stream, np.int64(base + r0 * channels),
+                              np.int64(rows), mean_c, inv_c, scale_c, bet))
             r0 += rows * per_row
         for q in range(span_count(r0, r1, reps)):
             row, width = span(q, base, r0, r1, reps, channels)
@@ -221,20 +244,21 @@ def _sweep_fn(layout: int):
     return sweep_body
 
 
-_stats_spans, _stats_half, _stats_quad, _stats_two_quads = (
-    _stats_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
-_sweep_spans, _sweep_half, _sweep_quad, _sweep_two_quads = (
-    _sweep_fn(layout) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS))
+_WIDE_STATS = {layout: _wide_stats_fn(layout) for layout in (HALF_ROWS, QUAD_ROWS, TWO_QUADS)}
+_WIDE_SWEEPS = {(layout, want_xn): _wide_sweep_fn(layout, want_xn)
+                for layout in (HALF_ROWS, QUAD_ROWS, TWO_QUADS) for want_xn in (False, True)}
+_sweep, _sweep_xn = _sweep_fn(False), _sweep_fn(True)
 
 
-def _serial_fn(layout: int, want_xn: bool):
-    """The serial driver of ``layout`` and ``want_xn``: the one compiled body of the
+def _serial_fn(want_xn: bool):
+    """The serial driver of ``want_xn``, for every layout: the one compiled body of the
     forward, which the parallel driver calls for each task's share (see
     :func:`forward_kernel`).
     """
 
-    @njit(cache=True, variant=f"{layout}_{int(want_xn)}", error_model="numpy")
-    def group_forward_serial(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats):
+    @njit(cache=True, variant=int(want_xn), error_model="numpy")
+    def group_forward_serial(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats,
+                             wide):
         w = span_reps(d.channels) * d.channels
         lanes = np.empty(3 * w, dtype=np.float32)
         scratch = np.empty(4 * w, dtype=np.float32)
@@ -245,45 +269,29 @@ def _serial_fn(layout: int, want_xn: bool):
             if not given and d.passes & STATS_PASS:
                 for k in range(d.k0, d.k1):
                     p0, p1 = k * d.block, min((k + 1) * d.block, d.positions)
-                    # one branch is left (the layout is a constant), pruned before
-                    # anything is inlined; the blocks are globals, not captured: a
-                    # captured dispatcher would change the cache key in every process
-                    if layout == SPANS:
-                        _stats_spans(x, base, p0, p1, d, lanes, part, b, k)
-                    elif layout == HALF_ROWS:
-                        _stats_half(x, base, p0, p1, d, lanes, part, b, k)
-                    elif layout == QUAD_ROWS:
-                        _stats_quad(x, base, p0, p1, d, lanes, part, b, k)
-                    else:
-                        _stats_two_quads(x, base, p0, p1, d, lanes, part, b, k)
+                    _stats_body(x, base, p0, p1, d, lanes, part, b, k, wide)
             if not given and d.passes & FINISH_PASS:
                 _finish_stats(x, b, d, epsilon, part, stats)
             if d.passes & APPLY_PASS:
-                if layout == SPANS:
-                    _sweep_spans(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
-                                 beta, scratch)
-                elif layout == HALF_ROWS:
-                    _sweep_half(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
-                                beta, scratch)
-                elif layout == QUAD_ROWS:
-                    _sweep_quad(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
-                                beta, scratch)
+                # the sweep is a global, not captured: a captured dispatcher would change
+                # the cache key in every process
+                if want_xn:
+                    _sweep_xn(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch,
+                              wide)
                 else:
-                    _sweep_two_quads(want_xn, x, out, xn, stream, b, r0, r1, d, stats, gamma,
-                                     beta, scratch)
+                    _sweep(x, out, xn, stream, b, r0, r1, d, stats, gamma, beta, scratch,
+                           wide)
 
     return group_forward_serial
 
 
-(_serial_spans, _serial_spans_xn, _serial_half, _serial_half_xn, _serial_quad,
- _serial_quad_xn, _serial_two_quads, _serial_two_quads_xn) = (
-    _serial_fn(layout, want_xn) for layout in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
-    for want_xn in (False, True))
+_serial, _serial_xn = _serial_fn(False), _serial_fn(True)
+_SERIAL_DRIVERS = {False: _serial, True: _serial_xn}
 
 
 def forward_kernel(layout: int, mode: int, want_xn: bool):
-    """The compiled forward driver of one layout, mode and ``want_xn`` (compiled on first
-    use).
+    """The forward driver of one layout, mode and ``want_xn`` (its kernels compiled on
+    first use).
 
     The driver is ``kernel(x, out, xn, d, epsilon, given, stream, gamma, beta, part,
     stats)``: flat float32 ``x``, ``out``, ``xn`` (written when ``want_xn``); ``d`` the
@@ -292,28 +300,58 @@ def forward_kernel(layout: int, mode: int, want_xn: bool):
     float64 block partials; ``stats[3, batch * groups]`` float32 mean, var, inv_std
     (written unless given).
 
-    The serial driver holds the whole body (the layout's statistics block and sweep
-    inlined, the other layouts' code and the unwanted ``xn`` stores pruned before typing:
-    they are the closure's constants). ``CHUNKS`` and ``BLOCKS`` run
-    :func:`group_forward_parallel`, one driver for every layout: a loop over tasks that
-    calls the serial driver through its address (:mod:`tinynet.kernels.address`) on each
-    task's share (``layout.task_share``; ``Dims.passes`` says which split), so no
-    parallel driver compiles a copy of a layout's body.
+    One serial driver per ``want_xn`` holds the body of every layout: the block set-up,
+    the one-position spans, the folds, merges and broadcasts are the same code for all
+    layouts, so they are typed and optimized once, not once per layout. A layout's own
+    code is its wide-row loops (:mod:`.lanes`): two small kernels per layout (the
+    statistics, and the sweep per ``want_xn``), which the serial driver calls through
+    their addresses (:mod:`tinynet.kernels.address`), passed in its last argument
+    ``wide = (layout, statistics address, sweep address)``; ``SPANS`` has none. A model
+    compiles the serial driver once and the wide-row kernels of its own layouts.
+    ``CHUNKS`` and ``BLOCKS`` run :func:`group_forward_parallel`, one driver for every
+    layout: a loop over tasks that calls the serial driver through its address on each
+    task's share (``layout.task_share``; ``Dims.passes`` says which split).
     """
-    serial = _SERIAL_DRIVERS[layout, want_xn]
-    if mode == SERIAL:
-        return serial
-    return functools.partial(_run_parallel, serial)
+    return functools.partial(_run_serial if mode == SERIAL else _run_parallel,
+                             _SERIAL_DRIVERS[want_xn], layout, want_xn)
 
 
-def _run_parallel(serial, *args):
+_VEC = np.empty(0, dtype=np.float32)  # the type of the drivers' scratch vectors
+_I = np.int64(0)
+_WIDE: dict = {}  # (layout, want_xn, argument keys) -> the driver's ``wide`` argument
+
+
+def _wide(layout: int, want_xn: bool, x, out, xn, stream) -> tuple:
+    """The serial driver's ``wide`` argument for ``layout`` and these arrays: the layout
+    and the addresses of its wide-row kernels (compiled or loaded on first use)."""
+    if layout == SPANS:
+        return (SPANS, 0, 0)
+    key = (layout, want_xn, _key(x), _key(out), _key(xn), type(stream))
+    wide = _WIDE.get(key)
+    if wide is None:
+        wide = (layout, entry_address(_WIDE_STATS[layout], (x, _I, _I, _VEC, _VEC, _VEC)),
+                entry_address(_WIDE_SWEEPS[layout, want_xn],
+                              (x, out, xn, stream, _I, _I, _VEC, _VEC, _VEC, _VEC)))
+        _WIDE[key] = wide
+    return wide
+
+
+def _run_serial(serial, layout, want_xn, x, out, xn, d, epsilon, given, stream, gamma, beta,
+                part, stats):
+    """The serial driver on the arguments, with ``layout``'s wide-row kernels."""
+    serial(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats,
+           _wide(layout, want_xn, x, out, xn, stream))
+
+
+def _run_parallel(serial, layout, want_xn, *args):
     """:func:`group_forward_parallel` on ``args`` with ``serial`` at its address."""
+    args = (*args, _wide(layout, want_xn, *args[:3], args[6]))
     group_forward_parallel(entry_address(serial, args), *args)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def group_forward_parallel(addr, x, out, xn, d, epsilon, given, stream, gamma, beta, part,
-                           stats):
+                           stats, wide):
     """The forward over Numba's threads: each task runs the serial driver at ``addr``
     (:func:`tinynet.kernels.address.entry_address`) on its share of ``d``; the
     statistics' merges run on this thread between the phases of the blocks split."""
@@ -327,11 +365,5 @@ def group_forward_parallel(addr, x, out, xn, d, epsilon, given, stream, gamma, b
         else:
             for t in prange(task_count(d, phase)):  # int64 t: one task_share compile
                 call_at(addr, (x, out, xn, task_share(d, phase, np.int64(t)), epsilon, given,
-                               stream, gamma, beta, part, stats))
+                               stream, gamma, beta, part, stats, wide))
 
-
-_SERIAL_DRIVERS = {
-    (SPANS, False): _serial_spans, (SPANS, True): _serial_spans_xn,
-    (HALF_ROWS, False): _serial_half, (HALF_ROWS, True): _serial_half_xn,
-    (QUAD_ROWS, False): _serial_quad, (QUAD_ROWS, True): _serial_quad_xn,
-    (TWO_QUADS, False): _serial_two_quads, (TWO_QUADS, True): _serial_two_quads_xn}

@@ -5,8 +5,8 @@ walks rows of 64 or 128 floats in ``f32x16`` vectors against per-channel vectors
 once per block: :func:`half_sums` and :func:`quad_sums` accumulate the two lane sums of
 the statistics or the gradient sums, :func:`map_rows` writes the forward sweep or ``dx``.
 
-These are the loops themselves, inlined (``inline="always"``) into the one compiled
-block function of each layout and pass (:mod:`.forward`, :mod:`.backward`), where
+These are the loops themselves, inlined (``inline="always"``) into the wide-row kernel
+of each layout and pass (:mod:`.forward`, :mod:`.backward`), where
 ``mode``, ``quads`` and ``flag`` are constants: the dead branches are pruned there and
 the constants folded into the loop. Called instead, they would test run-time values in
 the loop. They inline nothing but the one-line helpers below, so each copy is small.
