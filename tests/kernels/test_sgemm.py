@@ -30,19 +30,26 @@ def _case(m, n, k, trans_a, trans_b, seed):
 
 
 def _kernels(a, b, c0, trans_a, trans_b, beta):
-    """The product by every route: serial, parallel in 2 and 3 tasks, each with the wide
-    and the narrow tile, in a kernel, and (without ``beta``) the small-product kernel."""
+    """The product by every route: serial, parallel in 2 and 3 tasks (the C GEMM, with the
+    tiles this machine runs), one task with the wide and with the narrow tiles (the task
+    compiled here with Python entry, whichever the machine runs), in a kernel, and (without
+    ``beta``) the small-product kernel."""
     sgemm.ready()  # what matmul and the convolutions do before their kernels
     m, n = c0.shape
     k = a.shape[0] if trans_a else a.shape[1]
     size = sgemm.workspace_size(m, n, k)
     out = []
-    for (kernel, tasks), narrow in itertools.product(
-            ((sgemm.gemm_serial, 1), (sgemm.gemm_parallel, 2), (sgemm.gemm_parallel, 3)),
-            (False, True)):
+    for kernel, tasks in ((sgemm.gemm_serial, 1), (sgemm.gemm_parallel, 2),
+                          (sgemm.gemm_parallel, 3)):
         c = c0.copy()
         kernel(a, b, c, trans_a, trans_b, beta, np.empty((tasks, size), np.float32),
-               np.empty((tasks, sgemm.MR, sgemm.NR), np.float32), narrow)
+               np.empty((tasks, sgemm.MR, sgemm.NR), np.float32))
+        out.append(c)
+    for task in (sgemm._run_wide, sgemm._run_narrow):
+        c = c0.copy()
+        saved = c0.copy() if beta != 0.0 and k > sgemm.KC else np.empty((0, 0), np.float32)
+        task(a, b, c, trans_a, trans_b, beta, saved, 0, m, 0, n, np.empty(size, np.float32),
+             np.empty((sgemm.MR, sgemm.NR), np.float32))
         out.append(c)
     c = c0.copy()
     _gemm_in_kernel(a, b, c, trans_a, trans_b, beta)

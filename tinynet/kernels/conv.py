@@ -167,36 +167,33 @@ def _pixel_step(b0, b1, per, step):
     return per if (b1 - b0 > 1 or per <= step) else step
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _forward_slot(x, w2, bias, add_bias, z, tasks, s, slots, per, step, pt, pl, kh, kw, sh, sw,
-                  dh, dw, oh, ow, xp, cols):
-    filters = z.shape[1]
-    for t in range(s, tasks.shape[0], slots):
-        b0 = tasks[t, 0]
-        b1 = tasks[t, 1]
-        qs = _pixel_step(b0, b1, per, step)
-        for q0 in range(0, per, qs):
-            q1 = min(q0 + qs, per)
-            rows = (b1 - b0) * (q1 - q0)
-            r0 = b0 * per + q0
-            im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, cols)
-            # every flag spelled out: the three calls compile one gemm between them
-            gemm(cols[:rows], w2, z[r0:r0 + rows], False, False, 0.0)
-            if add_bias:  # while the tile's outputs are in cache
-                for r in range(r0, r0 + rows):
-                    zr = z[r]
-                    for f in range(filters):
-                        zr[f] += bias[f]
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def conv_forward_serial(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh, kw, sh, sw, dh,
                         dw, oh, ow, xps, colss, s0, s1):
     """``z = im2col(x) @ w2 (+ bias)``, tile by tile (see :mod:`tinynet.ops.arrays.conv2d`),
-    for the tasks of slots ``s0..s1`` (of ``len(xps)``)."""
+    for the tasks of slots ``s0..s1`` (of ``len(xps)``). The slot loop is written here, not
+    in a helper: Numba would optimize a helper's code again in this kernel."""
+    filters = z.shape[1]
+    slots = xps.shape[0]
     for s in range(s0, s1):
-        _forward_slot(x, w2, bias, add_bias, z, tasks, s, xps.shape[0], per, step, pt, pl, kh,
-                      kw, sh, sw, dh, dw, oh, ow, xps[s], colss[s])
+        xp = xps[s]
+        cols = colss[s]
+        for t in range(s, tasks.shape[0], slots):
+            b0 = tasks[t, 0]
+            b1 = tasks[t, 1]
+            qs = _pixel_step(b0, b1, per, step)
+            for q0 in range(0, per, qs):
+                q1 = min(q0 + qs, per)
+                rows = (b1 - b0) * (q1 - q0)
+                r0 = b0 * per + q0
+                im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp, cols)
+                # every flag spelled out: the three calls compile one gemm between them
+                gemm(cols[:rows], w2, z[r0:r0 + rows], False, False, 0.0)
+                if add_bias:  # while the tile's outputs are in cache
+                    for r in range(r0, r0 + rows):
+                        zr = z[r]
+                        for f in range(filters):
+                            zr[f] += bias[f]
 
 
 def conv_forward_parallel(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh, kw, sh, sw,
@@ -206,39 +203,6 @@ def conv_forward_parallel(x, w2, bias, add_bias, z, tasks, per, step, pt, pl, kh
                  pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps, colss)
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _backward_slot(x, w2, dz, dx, dx_bias, add_dx_bias, parts, bparts, want_dx, want_dw,
-                   want_db, tasks, s, slots, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
-                   xp, dxp, cols):
-    filters = dz.shape[1]
-    for t in range(s, tasks.shape[0], slots):
-        b0 = tasks[t, 0]
-        b1 = tasks[t, 1]
-        qs = _pixel_step(b0, b1, per, step)
-        db = bparts[t]
-        if want_db:
-            for f in range(filters):
-                db[f] = np.float32(0.0)
-        for q0 in range(0, per, qs):
-            q1 = min(q0 + qs, per)
-            rows = (b1 - b0) * (q1 - q0)
-            r0 = b0 * per + q0
-            g = dz[r0:r0 + rows]
-            if want_db:  # bparts[t] = sum of the task's dz rows, in row order
-                for r in range(rows):
-                    gr = g[r]
-                    for f in range(filters):
-                        db[f] += gr[f]
-            if want_dw:  # parts[t] (+)= cols^T @ dz, tiles added in order
-                im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp,
-                            cols)
-                gemm(cols[:rows], g, parts[t], True, False, 0.0 if q0 == 0 else 1.0)
-            if want_dx:  # dcols = dz @ w2^T, scattered back into the sample
-                gemm(g, w2, cols[:rows], False, True, 0.0)
-                col2im_tile(cols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, dxp,
-                            dx, dx_bias, add_dx_bias)
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def conv_backward_serial(x, w2, dz, dx, dx_bias, add_dx_bias, parts, bparts, want_dx, want_dw,
                          want_db, tasks, per, step, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xps,
@@ -246,11 +210,40 @@ def conv_backward_serial(x, w2, dz, dx, dx_bias, add_dx_bias, parts, bparts, wan
     """``dx = col2im(dz @ w2^T) (+ dx_bias)`` and per-task kernel and bias gradients
     ``parts[t]``, ``bparts[t]``, tile by tile, for the tasks of slots ``s0..s1`` (of
     ``len(xps)``). ``dx_bias`` (``[C]``, added to each finished ``dx`` element if
-    ``add_dx_bias``) is a transposed convolution's bias: its forward is this ``dx``."""
+    ``add_dx_bias``) is a transposed convolution's bias: its forward is this ``dx``. The
+    slot loop is written here, as in :func:`conv_forward_serial`."""
+    filters = dz.shape[1]
+    slots = xps.shape[0]
     for s in range(s0, s1):
-        _backward_slot(x, w2, dz, dx, dx_bias, add_dx_bias, parts, bparts, want_dx, want_dw,
-                       want_db, tasks, s, xps.shape[0], per, step, pt, pl, kh, kw, sh, sw, dh,
-                       dw, oh, ow, xps[s], dxps[s], colss[s])
+        xp = xps[s]
+        dxp = dxps[s]
+        cols = colss[s]
+        for t in range(s, tasks.shape[0], slots):
+            b0 = tasks[t, 0]
+            b1 = tasks[t, 1]
+            qs = _pixel_step(b0, b1, per, step)
+            db = bparts[t]
+            if want_db:
+                for f in range(filters):
+                    db[f] = np.float32(0.0)
+            for q0 in range(0, per, qs):
+                q1 = min(q0 + qs, per)
+                rows = (b1 - b0) * (q1 - q0)
+                r0 = b0 * per + q0
+                g = dz[r0:r0 + rows]
+                if want_db:  # bparts[t] = sum of the task's dz rows, in row order
+                    for r in range(rows):
+                        gr = g[r]
+                        for f in range(filters):
+                            db[f] += gr[f]
+                if want_dw:  # parts[t] (+)= cols^T @ dz, tiles added in order
+                    im2col_tile(x, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow, xp,
+                                cols)
+                    gemm(cols[:rows], g, parts[t], True, False, 0.0 if q0 == 0 else 1.0)
+                if want_dx:  # dcols = dz @ w2^T, scattered back into the sample
+                    gemm(g, w2, cols[:rows], False, True, 0.0)
+                    col2im_tile(cols, b0, b1, q0, q1, pt, pl, kh, kw, sh, sw, dh, dw, oh, ow,
+                                dxp, dx, dx_bias, add_dx_bias)
 
 
 def conv_backward_parallel(x, w2, dz, dx, dx_bias, add_dx_bias, parts, bparts, want_dx,

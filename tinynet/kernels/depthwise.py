@@ -199,32 +199,6 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
                 out[f0 + px * ps + channels] = np.float32(1.0)
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _forward_slot(x, wf, bias, use_bias, ones, y, tasks, s, slots, pt, pl, sh, sw, dh, dw, xe,
-                  rowbuf, stream):
-    kh, kw, cp = wf.shape
-    height, width = x.shape[1], x.shape[2]
-    oh, ow, ps = y.shape[1], y.shape[2], y.shape[3]
-    cm = ps - 1 if ones else ps
-    mult = cm // x.shape[3]
-    direct = mult == 1 and cm == cp  # x's rows are whole vectors already
-    wflat = wf.reshape(-1)
-    xeflat = xe.reshape(-1)
-    sflat = x.reshape(-1) if direct else xeflat
-    yflat = y.reshape(-1)
-    tab = _tap_table(kh, kw)
-    for t in range(s, tasks.shape[0], slots):
-        for b in range(tasks[t, 0], tasks[t, 1]):
-            if not direct:
-                _widen(x, b, mult, cp, xeflat)
-            _tap_rows(sflat, b * height * width * cp if direct else 0, height, width, -pt, sh,
-                      dh, 1, sw, -pl, dw, 1, kh, kw, wflat, bias, use_bias, yflat,
-                      b * oh * ow * ps, ow * ps, oh, ow, tab, cm != cp, rowbuf, cm, 1, ps, ones,
-                      stream)
-    if stream:
-        sfence()
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def forward_serial(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows,
                    stream, s0, s1):
@@ -237,10 +211,32 @@ def forward_serial(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw
     ``xes[slot]`` is a ``[H, W, CP]`` buffer for the widened sample (unused when
     ``M == 1`` and ``C == CP``), ``rows[slot]`` one output row of ``CP`` channels.
     ``stream``: write ``y`` with streaming stores (``C * M == CP``, no ``ones``, ``y``
-    64-byte aligned)."""
+    64-byte aligned). The slot loop is written here, not in a helper: Numba would optimize
+    a helper's code again in this kernel."""
+    slots = xes.shape[0]
+    kh, kw, cp = wf.shape
+    height, width = x.shape[1], x.shape[2]
+    oh, ow, ps = y.shape[1], y.shape[2], y.shape[3]
+    cm = ps - 1 if ones else ps
+    mult = cm // x.shape[3]
+    direct = mult == 1 and cm == cp  # x's rows are whole vectors already
+    wflat = wf.reshape(-1)
+    yflat = y.reshape(-1)
+    tab = _tap_table(kh, kw)
     for s in range(s0, s1):
-        _forward_slot(x, wf, bias, use_bias, ones, y, tasks, s, xes.shape[0], pt, pl, sh, sw,
-                      dh, dw, xes[s], rows[s], stream)
+        xeflat = xes[s].reshape(-1)
+        sflat = x.reshape(-1) if direct else xeflat
+        rowbuf = rows[s]
+        for t in range(s, tasks.shape[0], slots):
+            for b in range(tasks[t, 0], tasks[t, 1]):
+                if not direct:
+                    _widen(x, b, mult, cp, xeflat)
+                _tap_rows(sflat, b * height * width * cp if direct else 0, height, width, -pt,
+                          sh, dh, 1, sw, -pl, dw, 1, kh, kw, wflat, bias, use_bias, yflat,
+                          b * oh * ow * ps, ow * ps, oh, ow, tab, cm != cp, rowbuf, cm, 1, ps,
+                          ones, stream)
+        if stream:
+            sfence()
 
 
 def forward_parallel(x, wf, bias, use_bias, ones, y, tasks, pt, pl, sh, sw, dh, dw, xes, rows,
@@ -303,66 +299,6 @@ def addresses(wf, g, dx, ges, rows, stream, want_dx, want_dw):
             _address(dg.kernel_row, (), _ROW_ARGS))
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy")
-def _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, slots, pt, pl,
-                   sh, sw, dh, dw, xes, ges, rows, stream, dx_at, rows3_at, row_at):
-    kh, kw, cp = wf.shape
-    oh, ow, cm = g.shape[1], g.shape[2], g.shape[3]
-    height, width, channels = x.shape[1], x.shape[2], x.shape[3]
-    mult = cm // channels
-    whole = mult == 1 and cm == cp  # x's rows are whole vectors already
-    xeflat = xes[s].reshape(-1)
-    geflat = ges[s].reshape(-1)
-    xflat = x.reshape(-1) if whole or not want_dw else xeflat
-    gflat = g.reshape(-1) if cm == cp else geflat
-    pflat = parts.reshape(-1)
-    prows = (kh * kw + 1) * cp
-    tab = _tap_table(kh, kw)
-    one = np.int64(1)  # not a literal: _widen compiles once, for this call and the other
-    # three kernel rows at a time (kernel_rows3): 3-wide kernels, unit column steps, at most
-    # one column of padding at each end
-    three = kw == 3 and sw == 1 and dw == 1 and 0 <= pl <= 1 and ow <= width + pl - 1
-    for t in range(s, tasks.shape[0], slots):
-        p0 = t * prows if want_dw or want_db else 0
-        if want_dw or want_db:
-            for e in range(prows):
-                pflat[p0 + e] = np.float32(0.0)
-        for b in range(tasks[t, 0], tasks[t, 1]):
-            goff = b * oh * ow * cp if cm == cp else 0
-            if cm != cp:
-                _widen(g, b, one, cp, geflat)
-            xoff = b * height * width * cp if whole else 0
-            if want_dw and not whole:
-                _widen(x, b, mult, cp, xeflat)
-            for r in range(max(oh, height)):  # one sweep: a gradient row, an input row
-                if (want_dw or want_db) and r < oh:
-                    grow = goff + r * ow * cp
-                    db = want_db  # the bias gradient's row still to add
-                    i = 0
-                    while want_dw and i < kh:
-                        xr = r * sh + i * dh - pt
-                        if three and i + 3 <= kh and xr >= 0 and xr + 2 * dh < height:
-                            call_at(rows3_at, (xflat, xoff + xr * width * cp,
-                                               xoff + (xr + dh) * width * cp,
-                                               xoff + (xr + 2 * dh) * width * cp, width, cp, pl,
-                                               gflat, grow, ow, pflat, p0 + i * kw * cp,
-                                               p0 + kh * kw * cp, db))
-                            db = False
-                            i += 3
-                            continue
-                        if 0 <= xr < height:
-                            call_at(row_at, (xflat, xoff + xr * width * cp, width, cp, sw, dw,
-                                             pl, kw, gflat, grow, ow, pflat, p0 + i * kw * cp))
-                        i += 1
-                    if db:
-                        dg.bias_row(gflat, grow, ow, cp, pflat, p0 + kh * kw * cp)
-                if want_dx and r < height:
-                    call_at(dx_at, (wf, g, dx, ges, rows, tab, s, b, r, r + 1, pt, pl, sh, sw,
-                                    dh, dw, stream))
-    if stream:
-        sfence()
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw, dh,
                     dw, xes, ges, rows, stream, dx_at, rows3_at, row_at, s0, s1):
@@ -376,11 +312,64 @@ def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, p
     with streaming stores (``M == 1``, ``C == CP``, ``dx`` 64-byte aligned). The rows are
     computed by the kernels at ``dx_at``, ``rows3_at`` and ``row_at`` (:func:`addresses`):
     an input row after each gradient row's share of the partials, so the rows both read
-    stay in cache."""
+    stay in cache. The slot loop is written here, as in :func:`forward_serial`."""
+    slots = xes.shape[0]
+    kh, kw, cp = wf.shape
+    oh, ow, cm = g.shape[1], g.shape[2], g.shape[3]
+    height, width, channels = x.shape[1], x.shape[2], x.shape[3]
+    mult = cm // channels
+    whole = mult == 1 and cm == cp  # x's rows are whole vectors already
+    pflat = parts.reshape(-1)
+    prows = (kh * kw + 1) * cp
+    tab = _tap_table(kh, kw)
+    one = np.int64(1)  # not a literal: _widen compiles once, for this call and the other
+    # three kernel rows at a time (kernel_rows3): 3-wide kernels, unit column steps, at most
+    # one column of padding at each end
+    three = kw == 3 and sw == 1 and dw == 1 and 0 <= pl <= 1 and ow <= width + pl - 1
     for s in range(s0, s1):
-        _backward_slot(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, s, xes.shape[0],
-                       pt, pl, sh, sw, dh, dw, xes, ges, rows, stream, dx_at, rows3_at,
-                       row_at)
+        xeflat = xes[s].reshape(-1)
+        geflat = ges[s].reshape(-1)
+        xflat = x.reshape(-1) if whole or not want_dw else xeflat
+        gflat = g.reshape(-1) if cm == cp else geflat
+        for t in range(s, tasks.shape[0], slots):
+            p0 = t * prows if want_dw or want_db else 0
+            if want_dw or want_db:
+                for e in range(prows):
+                    pflat[p0 + e] = np.float32(0.0)
+            for b in range(tasks[t, 0], tasks[t, 1]):
+                goff = b * oh * ow * cp if cm == cp else 0
+                if cm != cp:
+                    _widen(g, b, one, cp, geflat)
+                xoff = b * height * width * cp if whole else 0
+                if want_dw and not whole:
+                    _widen(x, b, mult, cp, xeflat)
+                for r in range(max(oh, height)):  # one sweep: a gradient row, an input row
+                    if (want_dw or want_db) and r < oh:
+                        grow = goff + r * ow * cp
+                        db = want_db  # the bias gradient's row still to add
+                        i = 0
+                        while want_dw and i < kh:
+                            xr = r * sh + i * dh - pt
+                            if three and i + 3 <= kh and xr >= 0 and xr + 2 * dh < height:
+                                call_at(rows3_at, (xflat, xoff + xr * width * cp,
+                                                   xoff + (xr + dh) * width * cp,
+                                                   xoff + (xr + 2 * dh) * width * cp, width, cp, pl,
+                                                   gflat, grow, ow, pflat, p0 + i * kw * cp,
+                                                   p0 + kh * kw * cp, db))
+                                db = False
+                                i += 3
+                                continue
+                            if 0 <= xr < height:
+                                call_at(row_at, (xflat, xoff + xr * width * cp, width, cp, sw, dw,
+                                                 pl, kw, gflat, grow, ow, pflat, p0 + i * kw * cp))
+                            i += 1
+                        if db:
+                            dg.bias_row(gflat, grow, ow, cp, pflat, p0 + kh * kw * cp)
+                    if want_dx and r < height:
+                        call_at(dx_at, (wf, g, dx, ges, rows, tab, s, b, r, r + 1, pt, pl, sh, sw,
+                                        dh, dw, stream))
+        if stream:
+            sfence()
 
 
 def backward_parallel(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, pl, sh, sw,

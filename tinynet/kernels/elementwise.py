@@ -73,7 +73,9 @@ def _sigmoid(v):
 
 @njit(callee=True, cache=True, error_model="numpy")
 def _act(kind, v, p0, p1, p2):
-    """One element of an elementwise activation (every kind but SOFTMAX)."""
+    """One element of an elementwise activation (every kind but SOFTMAX). Callers pass
+    ``kind`` as a runtime ``int64``: one compile serves every kind (a literal ``kind``
+    would compile it once per kind)."""
     zero = np.float32(0.0)
     if kind == RELU:  # written so that NaN stays NaN
         return zero if v <= zero else v
@@ -152,10 +154,10 @@ def _forward_block(kind, x, bias, row_len, p0, p1, p2, out, r0, r1):
                     ot[c] = xs[c]
         elif has_bias:
             for c in range(xs.size):
-                ot[c] = _act(kind, xs[c] + bias[c], p0, p1, p2)
+                ot[c] = _act(np.int64(kind), xs[c] + bias[c], p0, p1, p2)
         else:
             for c in range(xs.size):
-                ot[c] = _act(kind, xs[c], p0, p1, p2)
+                ot[c] = _act(np.int64(kind), xs[c], p0, p1, p2)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -210,7 +212,8 @@ def act_forward_parallel(addr, x, bias, row_len, p0, p1, p2, out):
 
 @njit(callee=True, cache=True, error_model="numpy")
 def _act_grad(kind, v, w, p0, p1, p2):
-    """d act / d x at input ``v`` / output ``w`` (kinds read what they need)."""
+    """d act / d x at input ``v`` / output ``w`` (kinds read what they need); ``kind`` a
+    runtime ``int64``, as for :func:`_act`."""
     zero = np.float32(0.0)
     one = np.float32(1.0)
     if kind == LEAKY_RELU:
@@ -262,7 +265,7 @@ def _backward_block(kind, x, y, g, row_len, p0, p1, p2, out, r0, r1):
                 ot[c] = ys[c] * (gs[c] - d32)
         else:
             for c in range(gs.size):
-                ot[c] = gs[c] * _act_grad(kind, xs[c], ys[c], p0, p1, p2)
+                ot[c] = gs[c] * _act_grad(np.int64(kind), xs[c], ys[c], p0, p1, p2)
 
 
 @functools.cache

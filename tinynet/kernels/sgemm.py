@@ -57,8 +57,8 @@ from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 from tinynet.kernels.sgemm_tiles import cload, cload_n, cstore, cstore_n, tile16, tile32
 from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vstore
 
-__all__ = ["MR", "NR", "KC", "NC", "MC", "SYMBOL", "ready", "gemm", "workspace_size",
-           "gemm_serial", "gemm_parallel"]
+__all__ = ["MR", "NR", "KC", "NC", "MC", "SYMBOL", "ready", "compile_task", "gemm",
+           "workspace_size", "gemm_serial", "gemm_parallel"]
 
 MR = 6    # rows of op(a) per register tile
 NR = 32   # columns of op(b) per register tile (two 16-lane vectors)
@@ -148,84 +148,99 @@ def _pack_a(a, i0, mc, m, k0, kc, ap):
                      cload_n(a, k0 + kk, i0 + s, max(0, min(MR, m - i0 - s))), MR)
 
 
-@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb, narrow):
-    """``c[r0:r1, c0:c1] = op(a)[r0:r1] @ op(b)[:, c0:c1] (+ beta * c)``: one task,
-    ``op(b)`` packed block by block into ``bp`` (and, for a transposed ``a``, ``op(a)``
-    into the last ``MC * min(KC, k)`` floats of ``bp``, which must have room for both).
-    Tiles crossing the edge (``h`` rows,
-    ``wd`` columns inside) run on the buffer ``tb`` (``[MR, NR]``), their inside copied
-    from and back to ``c``. With ``beta`` and more than ``KC`` inner steps the chains
-    pass through ``c``, so ``beta * c`` is added at the end from ``saved``, the caller's
-    copy of ``c`` (the same two roundings as in one pass). ``narrow``: 16-column panels
-    and the 6 x 16 tile everywhere. One function, not a chain of helpers:
-    Numba optimizes a helper's code again in every helper that links it; and each tile
-    has one call site, on ``c`` or on ``tb`` (so both must have one array type), because
-    LLVM inlines a tile's unrolled loop at every site it is called from."""
-    m = c.shape[0]
-    if trans_a:  # op(a)[i, kk] = a[kk, i]
-        k = a.shape[0]
-        si, sk = a.strides[1], a.strides[0]
-    else:
-        k = a.shape[1]
-        si, sk = a.strides[0], a.strides[1]
-    fb = np.float32(beta)
-    if k == 0:  # empty chains: acc = 0
-        for i in range(r0, r1):
-            for j in range(c0, c1):
-                c[i, j] = np.float32(0.0) + fb * c[i, j] if beta != 0.0 else np.float32(0.0)
-        return
-    split = beta != 0.0 and k > KC
-    beta_on = beta != 0.0 and not split
-    pw = 16 if narrow else NR
-    pack_a = _packs_a(trans_a, c.shape[1])
-    asz = MC * min(KC, k) if pack_a else 0  # op(a)'s packed block, at the scratch's end
-    ap = bp[bp.shape[0] - asz:].reshape((1, asz))
-    for jc in range(c0, c1, NC):
-        nc = min(NC, c1 - jc)
-        for pc in range(0, k, KC):
-            kc = min(KC, k - pc)
-            _pack_b(b, trans_b, pc, kc, jc, nc, bp, pw)
-            load = pc > 0
-            last = beta_on and pc + kc == k
-            for ic in range(r0, r1, MC):
-                mc = min(MC, r1 - ic)
-                if pack_a:  # rows of op(a) are columns of a: packed, read in order
-                    _pack_a(a, ic, mc, m, pc, kc, ap)
-                for jp in range(0, nc, pw):
-                    wd = min(pw, nc - jp)
-                    j0 = jc + jp
-                    for i0 in range(ic, ic + mc, MR):
-                        h = min(MR, r1 - i0)
-                        if pack_a:  # strip (i0 - ic) / MR of the packed block
-                            src, ti, tl, tsi, tsk = ap, 0, MR - 1, 4, 4 * MR
-                            tk0 = (i0 - ic) // MR * kc
-                        else:  # op(a) read in place
-                            src, ti, tl, tsi, tsk, tk0 = a, i0, m - 1, si, sk, pc
-                        inside = h == MR and (wd == NR or wd == 16)
-                        if inside:  # the tile works on c itself
-                            dst, di, dj = c, i0, j0
-                        else:  # on the buffer
-                            dst, di, dj = tb, 0, 0
-                            if load or last:
+def _run_fn(narrow: bool):
+    """The blocked GEMM's task with the narrow, or the wide, tiles (``narrow`` a constant of
+    the closure: Numba prunes the tile it does not take, so that one is never compiled)."""
+
+    @njit(callee=True, variant=narrow, cache=True, nogil=True, error_model="numpy",
+          boundscheck=False)
+    def run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, bp, tb):
+        """``c[r0:r1, c0:c1] = op(a)[r0:r1] @ op(b)[:, c0:c1] (+ beta * c)``: one task,
+        ``op(b)`` packed block by block into ``bp`` (and, for a transposed ``a``, ``op(a)``
+        into the last ``MC * min(KC, k)`` floats of ``bp``, which must have room for both).
+        Tiles crossing the edge (``h`` rows,
+        ``wd`` columns inside) run on the buffer ``tb`` (``[MR, NR]``), their inside copied
+        from and back to ``c``. With ``beta`` and more than ``KC`` inner steps the chains
+        pass through ``c``, so ``beta * c`` is added at the end from ``saved``, the caller's
+        copy of ``c`` (the same two roundings as in one pass). ``narrow``: 16-column panels
+        and the 6 x 16 tile everywhere. One function, not a chain of helpers:
+        Numba optimizes a helper's code again in every helper that links it; and each tile
+        has one call site, on ``c`` or on ``tb`` (so both must have one array type), because
+        LLVM inlines a tile's unrolled loop at every site it is called from."""
+        m = c.shape[0]
+        if trans_a:  # op(a)[i, kk] = a[kk, i]
+            k = a.shape[0]
+            si, sk = a.strides[1], a.strides[0]
+        else:
+            k = a.shape[1]
+            si, sk = a.strides[0], a.strides[1]
+        fb = np.float32(beta)
+        if k == 0:  # empty chains: acc = 0
+            for i in range(r0, r1):
+                for j in range(c0, c1):
+                    c[i, j] = np.float32(0.0) + fb * c[i, j] if beta != 0.0 else np.float32(0.0)
+            return
+        split = beta != 0.0 and k > KC
+        beta_on = beta != 0.0 and not split
+        pw = 16 if narrow else NR
+        pack_a = _packs_a(trans_a, c.shape[1])
+        asz = MC * min(KC, k) if pack_a else 0  # op(a)'s packed block, at the scratch's end
+        ap = bp[bp.shape[0] - asz:].reshape((1, asz))
+        for jc in range(c0, c1, NC):
+            nc = min(NC, c1 - jc)
+            for pc in range(0, k, KC):
+                kc = min(KC, k - pc)
+                _pack_b(b, trans_b, pc, kc, jc, nc, bp, pw)
+                load = pc > 0
+                last = beta_on and pc + kc == k
+                for ic in range(r0, r1, MC):
+                    mc = min(MC, r1 - ic)
+                    if pack_a:  # rows of op(a) are columns of a: packed, read in order
+                        _pack_a(a, ic, mc, m, pc, kc, ap)
+                    for jp in range(0, nc, pw):
+                        wd = min(pw, nc - jp)
+                        j0 = jc + jp
+                        for i0 in range(ic, ic + mc, MR):
+                            h = min(MR, r1 - i0)
+                            if pack_a:  # strip (i0 - ic) / MR of the packed block
+                                src, ti, tl, tsi, tsk = ap, 0, MR - 1, 4, 4 * MR
+                                tk0 = (i0 - ic) // MR * kc
+                            else:  # op(a) read in place
+                                src, ti, tl, tsi, tsk, tk0 = a, i0, m - 1, si, sk, pc
+                            inside = h == MR and (wd == NR or wd == 16)
+                            if inside:  # the tile works on c itself
+                                dst, di, dj = c, i0, j0
+                            else:  # on the buffer
+                                dst, di, dj = tb, 0, 0
+                                if load or last:
+                                    for r in range(h):
+                                        for v in range(0, wd, 16):
+                                            cstore(tb, r, v, cload_n(c, i0 + r, j0 + v,
+                                                                       min(16, wd - v)))
+                            if narrow:  # a constant: Numba prunes the branch not taken
+                                tile16(src, ti, tl, tsi, tsk, tk0, bp, jp * kc, kc, dst, di, dj,
+                                       load, last, fb)
+                            elif wd > 16:
+                                tile32(src, ti, tl, tsi, tsk, tk0, bp, jp * kc, kc, dst, di, dj,
+                                       load, last, fb)
+                            else:
+                                tile16(src, ti, tl, tsi, tsk, tk0, bp, jp * kc, kc, dst, di, dj,
+                                       load, last, fb)
+                            if not inside:
                                 for r in range(h):
                                     for v in range(0, wd, 16):
-                                        cstore(tb, r, v, cload_n(c, i0 + r, j0 + v,
-                                                                   min(16, wd - v)))
-                        if wd > 16:
-                            tile32(src, ti, tl, tsi, tsk, tk0, bp, jp * kc, kc, dst, di, dj,
-                                   load, last, fb)
-                        else:
-                            tile16(src, ti, tl, tsi, tsk, tk0, bp, jp * kc, kc, dst, di, dj,
-                                   load, last, fb)
-                        if not inside:
-                            for r in range(h):
-                                for v in range(0, wd, 16):
-                                    cstore_n(c, i0 + r, j0 + v, cload(tb, r, v), min(16, wd - v))
-    if split:
-        for i in range(r0, r1):
-            for j in range(c0, c1):
-                c[i, j] = c[i, j] + fb * saved[i, j]
+                                        cstore_n(c, i0 + r, j0 + v, cload(tb, r, v),
+                                                 min(16, wd - v))
+        if split:
+            for i in range(r0, r1):
+                for j in range(c0, c1):
+                    c[i, j] = c[i, j] + fb * saved[i, j]
+
+    return run
+
+
+# module globals (a kernel naming a dispatcher held in a closure would not be cached)
+_run_narrow, _run_wide = _run_fn(True), _run_fn(False)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -239,35 +254,53 @@ def _saved(c, a, trans_a, beta):
 
 # ------------------------------------------------------------ one compiled GEMM
 # The blocked GEMM above is compiled once, as a C function (``cfunc``, cached like the
-# kernels) registered with LLVM under :data:`SYMBOL`, and every kernel calls it there: a
-# kernel that linked it instead (the convolutions call it per tile) would have its code
+# kernels) with the tiles this machine runs (:data:`simd.NARROW_REGISTERS`; the other
+# variant is not compiled), registered with LLVM under :data:`SYMBOL`, and every kernel
+# calls it there: a kernel that linked it instead (the convolutions call it per tile) would have its code
 # optimized again at every level of every caller, several seconds each. The address is
 # registered by :func:`ready` before any kernel that calls it is compiled or loaded from
 # the cache. ``_gemm_task(m, n, k, trans_a, trans_b, a, lda, b, ldb, beta, c, ldc, saved,
-# r0, r1, c0, c1, ws, ws_size, wt)``: :func:`_run` on ``c[r0:r1, c0:c1]``, every matrix a
-# pointer and a row stride in floats (columns adjacent), ``saved`` an ``[M, N]`` copy of
+# r0, r1, c0, c1, ws, ws_size, wt)``: the task (:func:`_run_fn`) on ``c[r0:r1, c0:c1]``,
+# every matrix a pointer and a row stride in floats (columns adjacent), ``saved`` an ``[M, N]`` copy of
 # ``c`` when ``beta`` and ``K > KC`` (else unused), ``ws``/``wt`` the task's scratch.
 SYMBOL = "tinynet_sgemm_task"
 _JIT = not numba_config.DISABLE_JIT
 _i64, _f32 = types.int64, types.float32
 _FP = types.CPointer(types.float32)
 _SIG = types.void(_i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _f32, _i64, _i64,
-                  _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64)
+                  _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64)
 # the same ABI (a pointer travels like a 64-bit int), typed pointers for carray
 _SIG_PTR = types.void(_i64, _i64, _i64, _i64, _i64, _FP, _i64, _FP, _i64, _f32, _FP, _i64,
-                      _FP, _i64, _i64, _i64, _i64, _FP, _i64, _FP, _i64)
+                      _FP, _i64, _i64, _i64, _i64, _FP, _i64, _FP)
 
 
-def _gemm_task_c(m, n, k, trans_a, trans_b, a, lda, b, ldb, beta, c, ldc, saved, r0, r1, c0,
-                 c1, ws, ws_size, wt, narrow):  # pragma: no cover (compiled)
-    ta = trans_a != 0
-    tb = trans_b != 0
-    av = carray(a, (k if ta else m, lda))[:, :(m if ta else k)]
-    bv = carray(b, (n if tb else k, ldb))[:, :(k if tb else n)]
-    cv = carray(c, (m, ldc))[:, :n]
-    sv = carray(saved, (m, n)) if beta != 0.0 and k > KC else carray(saved, (0, 0))
-    _run(av, bv, cv, ta, tb, beta, sv, r0, r1, c0, c1, carray(ws, ws_size),
-         carray(wt, (MR, NR))[:, :NR], narrow != 0)  # a view typed as cv (see _run)
+def _task_c(narrow: bool):
+    """The C function's body with the tiles ``narrow`` chooses (a constant of the closure,
+    so only those compile); its own name, hence its own cache files."""
+
+    def gemm_task(m, n, k, trans_a, trans_b, a, lda, b, ldb, beta, c, ldc, saved, r0, r1, c0,
+                  c1, ws, ws_size, wt):  # pragma: no cover (compiled)
+        ta = trans_a != 0
+        tb = trans_b != 0
+        av = carray(a, (k if ta else m, lda))[:, :(m if ta else k)]
+        bv = carray(b, (n if tb else k, ldb))[:, :(k if tb else n)]
+        cv = carray(c, (m, ldc))[:, :n]
+        sv = carray(saved, (m, n)) if beta != 0.0 and k > KC else carray(saved, (0, 0))
+        wv = carray(wt, (MR, NR))[:, :NR]  # a view typed as cv (see _run_fn)
+        if narrow:  # a constant: the other branch is pruned
+            _run_narrow(av, bv, cv, ta, tb, beta, sv, r0, r1, c0, c1, carray(ws, ws_size), wv)
+        else:
+            _run_wide(av, bv, cv, ta, tb, beta, sv, r0, r1, c0, c1, carray(ws, ws_size), wv)
+
+    gemm_task.__qualname__ = f"gemm_task_{'narrow' if narrow else 'wide'}"
+    return gemm_task
+
+
+def compile_task(narrow: bool):
+    """The C GEMM (``numba.cfunc``, from the cache when it is there) with the narrow, or the
+    wide, tiles: :func:`ready` compiles the machine's; tests compare it with the other."""
+    return cfunc(_SIG_PTR, cache=True, nogil=True, error_model="numpy",
+                 boundscheck=False)(_task_c(narrow))
 
 
 _ready = not _JIT  # without the JIT nothing calls the symbol
@@ -286,8 +319,7 @@ def ready() -> None:
         return
     with _ready_lock:
         if not _ready:
-            compiled = cfunc(_SIG_PTR, cache=True, nogil=True, error_model="numpy",
-                             boundscheck=False)(_gemm_task_c)
+            compiled = compile_task(NARROW_REGISTERS)
             ll.add_symbol(SYMBOL, compiled.address)
             _keep.append(compiled)  # its code lives as long as the process
             _ready = True
@@ -297,21 +329,22 @@ _keep: list = []
 _gemm_task = types.ExternalFunction(SYMBOL, _SIG)
 
 
-def _task(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt, narrow):
-    """:func:`_run` on ``c[r0:r1, c0:c1]`` (compiled: through :data:`SYMBOL`; ``a``, ``b``
-    and ``c`` need adjacent columns, ``saved`` is C-contiguous)."""
-    _run(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt, narrow)
+def _task(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt):
+    """The blocked GEMM on ``c[r0:r1, c0:c1]`` with the machine's tiles (compiled: through
+    :data:`SYMBOL`; ``a``, ``b`` and ``c`` need adjacent columns, ``saved`` is C-contiguous)."""
+    (_run_narrow if NARROW_REGISTERS else _run_wide)(a, b, c, trans_a, trans_b, beta, saved, r0,
+                                                     r1, c0, c1, ws, wt)
 
 
 @overload(_task, jit_options=CALLEE_OPTIONS)
-def _task_jit(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt, narrow):
-    def impl(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt, narrow):
+def _task_jit(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt):
+    def impl(a, b, c, trans_a, trans_b, beta, saved, r0, r1, c0, c1, ws, wt):
         m, n = c.shape
         k = a.shape[0] if trans_a else a.shape[1]
         _gemm_task(m, n, k, 1 if trans_a else 0, 1 if trans_b else 0, a.ctypes.data,
                    a.strides[0] // 4, b.ctypes.data, b.strides[0] // 4, np.float32(beta),
                    c.ctypes.data, c.strides[0] // 4, saved.ctypes.data, r0, r1, c0, c1,
-                   ws.ctypes.data, ws.shape[0], wt.ctypes.data, 1 if narrow else 0)
+                   ws.ctypes.data, ws.shape[0], wt.ctypes.data)
     return impl
 
 
@@ -322,20 +355,19 @@ def _adjacent(a):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def gemm_serial(a, b, c, trans_a, trans_b, beta, ws, wt, narrow):
+def gemm_serial(a, b, c, trans_a, trans_b, beta, ws, wt):
     """``c = op(a) @ op(b) (+ beta * c)`` (:func:`gemm`'s chains) in one task, with the
-    scratch ``ws[0]`` (:func:`workspace_size` floats) and ``wt[0]`` (``[MR, NR]``);
-    ``narrow``: the 6 x 16 tile everywhere (pass ``simd.NARROW_REGISTERS``; either gives the same
-    bits). ``a``, ``b`` and ``c`` must have adjacent columns (``strides[1] == 4``)."""
+    scratch ``ws[0]`` (:func:`workspace_size` floats) and ``wt[0]`` (``[MR, NR]``).
+    ``a``, ``b`` and ``c`` must have adjacent columns (``strides[1] == 4``)."""
     m, n = c.shape
     if m == 0 or n == 0:
         return
     _task(a, b, c, trans_a, trans_b, beta, _saved(c, a, trans_a, beta), 0, m, 0, n, ws[0],
-          wt[0], narrow)
+          wt[0])
 
 
 @njit(cache=True, parallel=True, error_model="numpy", boundscheck=False)
-def gemm_parallel(a, b, c, trans_a, trans_b, beta, ws, wt, narrow):
+def gemm_parallel(a, b, c, trans_a, trans_b, beta, ws, wt):
     """:func:`gemm_serial` in ``ws.shape[0]`` tasks over Numba's threads: bands of rows
     (or of columns when the output is wider than tall), each packing its own ``op(b)``;
     every element is still one chain, so the bits are the serial kernel's."""
@@ -352,10 +384,10 @@ def gemm_parallel(a, b, c, trans_a, trans_b, beta, ws, wt, narrow):
         u1 = min(u0 + per, units)
         if u1 > u0 and rows:
             _task(a, b, c, trans_a, trans_b, beta, saved, u0 * MR, min(u1 * MR, m), 0, n,
-                  ws[t], wt[t], narrow)
+                  ws[t], wt[t])
         elif u1 > u0:
             _task(a, b, c, trans_a, trans_b, beta, saved, 0, m, u0 * NR, min(u1 * NR, n),
-                  ws[t], wt[t], narrow)
+                  ws[t], wt[t])
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -375,7 +407,7 @@ def _sgemm_whole(a, b, c, trans_a, trans_b, beta):
     _gemm_task(m, n, k, 1 if trans_a else 0, 1 if trans_b else 0, a.ctypes.data,
                a.strides[0] // 4, b.ctypes.data, b.strides[0] // 4, np.float32(beta),
                c.ctypes.data, c.strides[0] // 4, saved.ctypes.data, 0, m, 0, n,
-               ws.ctypes.data, size, wt.ctypes.data, 1 if NARROW_REGISTERS else 0)
+               ws.ctypes.data, size, wt.ctypes.data)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)

@@ -21,7 +21,6 @@ import numpy as np
 from tinynet import tuning
 from tinynet.kernels.sgemm import MR, NR, gemm_parallel, gemm_serial, ready, workspace_size
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
-from tinynet.kernels.simd import NARROW_REGISTERS
 
 __all__ = ["SMALL_MULADDS", "matmul"]
 
@@ -132,8 +131,7 @@ def _blocked(a: np.ndarray, b: np.ndarray, out: np.ndarray, trans_a: bool, trans
     if tuning.use_parallel("matmul_parallel_min_flops", muladds):
         tasks = tuning.get_num_threads()
         ws, wt = _scratch(tasks, m, n, k)
-        (gemm_parallel if tasks > 1 else gemm_serial)(a, b, out, trans_a, trans_b, 0.0, ws, wt,
-                                                       NARROW_REGISTERS)
+        (gemm_parallel if tasks > 1 else gemm_serial)(a, b, out, trans_a, trans_b, 0.0, ws, wt)
     else:
         ws, wt = _scratch(1, m, n, k)
-        gemm_serial(a, b, out, trans_a, trans_b, 0.0, ws, wt, NARROW_REGISTERS)
+        gemm_serial(a, b, out, trans_a, trans_b, 0.0, ws, wt)
