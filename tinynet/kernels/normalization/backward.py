@@ -31,7 +31,8 @@ from tinynet.kernels.normalization.formulas import dx_group, normalized
 from tinynet.kernels.normalization.lanes import (DX, GRAD_RECOMPUTE, GRAD_XN,
                                                                half_sums, map_rows, quad_sums)
 from tinynet.kernels.normalization.layout import (APPLY_PASS, BY_BLOCKS, FINISH_PASS,
-                                                                HALF_ROWS, QUAD_ROWS, SERIAL,
+                                                                HALF_ROWS, I64, QUAD_ROWS, VEC,
+                                                                SERIAL, wide_argument,
                                                                 SPANS, STATS_PASS, TWO_QUADS,
                                                                 copies_needed, expand,
                                                                 fold_copies, lane_copies, repeat,
@@ -302,25 +303,19 @@ def backward_kernel(layout: int, mode: int, recompute: bool):
                              _SERIAL_DRIVERS[recompute], layout, recompute)
 
 
-_VEC = np.empty(0, dtype=np.float32)  # the type of the drivers' scratch vectors
-_I = np.int64(0)
-_WIDE: dict = {}  # (layout, recompute, argument keys) -> the driver's ``wide`` argument
+_WIDE: dict = {}  # (layout, recompute, argument types) -> the driver's ``wide`` argument
 
 
 def _wide(layout: int, recompute: bool, g, s, dx, stream) -> tuple:
     """The serial driver's ``wide`` argument for ``layout`` and these arrays: the layout
-    and the addresses of its wide-row kernels (compiled or loaded on first use)."""
+    and the addresses of its wide-row kernels (:func:`layout.wide_argument`)."""
     if layout == SPANS:
         return (SPANS, 0, 0)
-    key = (layout, recompute, _key(g), _key(s), _key(dx), type(stream))
-    wide = _WIDE.get(key)
-    if wide is None:
-        wide = (layout, entry_address(_WIDE_GRADS[layout, recompute],
-                                      (g, s, _I, _I, _VEC, _VEC, _VEC, _VEC)),
-                entry_address(_WIDE_DXS[layout, recompute],
-                              (g, s, dx, stream, _I, _I, _VEC, _VEC, _VEC, _VEC)))
-        _WIDE[key] = wide
-    return wide
+    return wide_argument(
+        _WIDE, (layout, recompute, _key(g), _key(s), _key(dx), type(stream)),
+        lambda: ((_WIDE_GRADS[layout, recompute], (g, s, I64, I64, VEC, VEC, VEC, VEC)),
+                 (_WIDE_DXS[layout, recompute], (g, s, dx, stream, I64, I64, VEC, VEC, VEC,
+                                                 VEC))))
 
 
 def _run_serial(serial, layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats,

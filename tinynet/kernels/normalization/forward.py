@@ -46,6 +46,7 @@ from tinynet.kernels.normalization.lanes import (STATS, SWEEP, half_sums,
                                                                map_rows, quad_sums)
 from tinynet.kernels.normalization.layout import (APPLY_PASS, BLOCKS, BY_BLOCKS,
                                                                 CHUNKS, FINISH_PASS, HALF_ROWS,
+                                                                I64, VEC, wide_argument,
                                                                 QUAD_ROWS, SERIAL, SPANS,
                                                                 STATS_PASS, TWO_QUADS,
                                                                 copies_needed, expand,
@@ -316,24 +317,19 @@ def forward_kernel(layout: int, mode: int, want_xn: bool):
                              _SERIAL_DRIVERS[want_xn], layout, want_xn)
 
 
-_VEC = np.empty(0, dtype=np.float32)  # the type of the drivers' scratch vectors
-_I = np.int64(0)
-_WIDE: dict = {}  # (layout, want_xn, argument keys) -> the driver's ``wide`` argument
+_WIDE: dict = {}  # (layout, want_xn, argument types) -> the driver's ``wide`` argument
 
 
 def _wide(layout: int, want_xn: bool, x, out, xn, stream) -> tuple:
     """The serial driver's ``wide`` argument for ``layout`` and these arrays: the layout
-    and the addresses of its wide-row kernels (compiled or loaded on first use)."""
+    and the addresses of its wide-row kernels (:func:`layout.wide_argument`)."""
     if layout == SPANS:
         return (SPANS, 0, 0)
-    key = (layout, want_xn, _key(x), _key(out), _key(xn), type(stream))
-    wide = _WIDE.get(key)
-    if wide is None:
-        wide = (layout, entry_address(_WIDE_STATS[layout], (x, _I, _I, _VEC, _VEC, _VEC)),
-                entry_address(_WIDE_SWEEPS[layout, want_xn],
-                              (x, out, xn, stream, _I, _I, _VEC, _VEC, _VEC, _VEC)))
-        _WIDE[key] = wide
-    return wide
+    return wide_argument(
+        _WIDE, (layout, want_xn, _key(x), _key(out), _key(xn), type(stream)),
+        lambda: ((_WIDE_STATS[layout], (x, I64, I64, VEC, VEC, VEC)),
+                 (_WIDE_SWEEPS[layout, want_xn], (x, out, xn, stream, I64, I64, VEC, VEC,
+                                                  VEC, VEC))))
 
 
 def _run_serial(serial, layout, want_xn, x, out, xn, d, epsilon, given, stream, gamma, beta,

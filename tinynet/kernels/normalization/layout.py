@@ -32,15 +32,16 @@ costs compile time per site; tinynet keeps it for the loops whose constants must
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from tinynet.kernels._jit import njit
+from tinynet.kernels.address import entry_address
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.normalization.folds import LANES
 
-__all__ = ["Dims", "share_of", "task_count", "task_share", "STATS_PASS", "FINISH_PASS",
+__all__ = ["Dims", "wide_argument", "VEC", "I64", "share_of", "task_count", "task_share", "STATS_PASS", "FINISH_PASS",
            "APPLY_PASS", "ALL_PASSES", "BY_BLOCKS",
            "SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
            "SERIAL", "CHUNKS", "BLOCKS", "ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE",
@@ -262,3 +263,20 @@ def zero(vec, n):
     """``vec[:n] = 0``."""
     for c in range(n):
         vec[c] = np.float32(0.0)
+
+
+VEC = np.empty(0, dtype=np.float32)  # stand-in of the wide-row kernels' vector arguments
+I64 = np.int64(0)  # and of their offsets and counts
+
+
+def wide_argument(table: dict, key: tuple, kernels: Callable[[], tuple]) -> tuple:
+    """A serial group driver's ``wide`` argument, ``(layout, address, address)``: the
+    addresses of the layout's two wide-row kernels for one call's argument types, found
+    in ``table`` by ``key`` (``(layout, flag, the arguments' types)``) or, on first use,
+    those of the kernels ``kernels()`` names as ``((kernel, example arguments), ...)``,
+    compiled or loaded from the cache then (:func:`tinynet.kernels.address.entry_address`)."""
+    wide = table.get(key)
+    if wide is None:
+        wide = (key[0], *(entry_address(kernel, args) for kernel, args in kernels()))
+        table[key] = wide
+    return wide
