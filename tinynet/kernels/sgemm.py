@@ -256,13 +256,14 @@ def _saved(c, a, trans_a, beta):
 # The blocked GEMM above is compiled once, as a C function (``cfunc``, cached like the
 # kernels) with the tiles this machine runs (:data:`simd.NARROW_REGISTERS`; the other
 # variant is not compiled), registered with LLVM under :data:`SYMBOL`, and every kernel
-# calls it there: a kernel that linked it instead (the convolutions call it per tile) would have its code
-# optimized again at every level of every caller, several seconds each. The address is
-# registered by :func:`ready` before any kernel that calls it is compiled or loaded from
-# the cache. ``_gemm_task(m, n, k, trans_a, trans_b, a, lda, b, ldb, beta, c, ldc, saved,
-# r0, r1, c0, c1, ws, ws_size, wt)``: the task (:func:`_run_fn`) on ``c[r0:r1, c0:c1]``,
-# every matrix a pointer and a row stride in floats (columns adjacent), ``saved`` an ``[M, N]`` copy of
-# ``c`` when ``beta`` and ``K > KC`` (else unused), ``ws``/``wt`` the task's scratch.
+# calls it there: a kernel that linked it instead (the convolutions call it per tile)
+# would have its code optimized again at every level of every caller, several seconds
+# each. The address is registered by :func:`ready` before any kernel that calls it is
+# compiled or loaded from the cache. ``_gemm_task(m, n, k, trans_a, trans_b, a, lda, b,
+# ldb, beta, c, ldc, saved, r0, r1, c0, c1, ws, ws_size, wt)``: the task (:func:`_run_fn`)
+# on ``c[r0:r1, c0:c1]``, every matrix a pointer and a row stride in floats (columns
+# adjacent), ``saved`` an ``[M, N]`` copy of ``c`` when ``beta`` and ``K > KC`` (else
+# unused), ``ws``/``wt`` the task's scratch.
 SYMBOL = "tinynet_sgemm_task"
 _JIT = not numba_config.DISABLE_JIT
 _i64, _f32 = types.int64, types.float32

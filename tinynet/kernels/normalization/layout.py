@@ -41,8 +41,8 @@ from tinynet.kernels.address import entry_address
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.normalization.folds import LANES
 
-__all__ = ["Dims", "wide_argument", "VEC", "I64", "share_of", "task_count", "task_share", "STATS_PASS", "FINISH_PASS",
-           "APPLY_PASS", "ALL_PASSES", "BY_BLOCKS",
+__all__ = ["Dims", "wide_argument", "VEC", "I64", "share_of", "task_count", "task_share",
+           "STATS_PASS", "FINISH_PASS", "APPLY_PASS", "ALL_PASSES", "BY_BLOCKS",
            "SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
            "SERIAL", "CHUNKS", "BLOCKS", "ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE",
            "layout_of", "row_kind", "can_stream", "STREAM_LAYOUTS"]
