@@ -283,6 +283,8 @@ def _matmul(out):
             out[f"{route}/atb"] = mm.matmul(a.T.copy(), b, trans_a=True)
             out[f"{route}/abt"] = mm.matmul(a, b.T.copy(), trans_b=True)
             out[f"{route}/long"] = mm.matmul(long_a, long_b)
+            # the blocked route cuts it in two parts (sizes counted as large)
+            out[f"{route}/parts"] = mm.weight_gradient(long_a.T.copy(), long_b)
         finally:
             mm.SMALL_MULADDS = small
 

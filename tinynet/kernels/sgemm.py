@@ -21,10 +21,13 @@ zeros past the last column; a last panel of at most 16 columns is packed 16 wide
 rows read in order), and a 6 x 32 register tile (twelve 16-lane accumulators: two vector
 loads of ``b`` and six broadcasts of ``a`` per inner step) runs over every :data:`MR` rows
 of ``op(a)`` and panel: for each block of :data:`MC` rows, panel by panel, so a panel
-stays in the first-level cache while the block's rows pass over it. ``op(a)`` is read in
-place through ``a``'s strides when its rows are ``a``'s rows; when they are ``a``'s
-columns (``a.T``) and the product is more than two panels wide, the block is packed first (strips of ``MR`` rows, ``MR`` floats a step),
-so the tile reads one stream instead of a new cache line every step. A tile asks for its
+stays in the first-level cache while the block's rows pass over it; one call of the tile
+function runs the whole column of tiles inside the product (a call passes every array's
+fields: per tile, that cost as much as the multiply-adds of a few dozen inner steps).
+``op(a)`` is read in place through ``a``'s strides when its rows are ``a``'s rows; when
+they are ``a``'s columns (``a.T``) and the product is more than two panels wide, the block
+is packed first (strips of ``MR`` rows, ``MR`` floats a step), so the tile reads one
+stream instead of a new cache line every step. A tile asks for its
 lines of ``c`` before its chains run (a prefetch), so the stores at its end do not wait
 for memory. Between two ``KC`` steps the chains wait in ``c`` itself (a float32 round
 trip: the same chain). A 6 x 16 tile serves the narrow last panel, and every
@@ -58,7 +61,8 @@ from tinynet.kernels.sgemm_tiles import cload, cload_n, cstore, cstore_n, tile16
 from tinynet.kernels.simd import NARROW_REGISTERS, vfma, vstore
 
 __all__ = ["MR", "NR", "KC", "NC", "MC", "SYMBOL", "ready", "compile_task", "gemm",
-           "workspace_size", "gemm_serial", "gemm_parallel"]
+           "workspace_size", "gemm_serial", "gemm_parallel", "gemm_parts_serial",
+           "gemm_parts_parallel"]
 
 MR = 6    # rows of op(a) per register tile
 NR = 32   # columns of op(b) per register tile (two 16-lane vectors)
@@ -200,15 +204,20 @@ def _run_fn(narrow: bool):
                     for jp in range(0, nc, pw):
                         wd = min(pw, nc - jp)
                         j0 = jc + jp
-                        for i0 in range(ic, ic + mc, MR):
+                        i0 = ic
+                        while i0 < ic + mc:  # a column of tiles per call, edge tiles alone
                             h = min(MR, r1 - i0)
+                            inside = h == MR and (wd == NR or wd == 16)
+                            # the strips wholly inside from i0 on (only the product's last
+                            # strip can be short), or the one edge tile
+                            count = (ic + mc - i0) // MR if inside else 1
                             if pack_a:  # strip (i0 - ic) / MR of the packed block
                                 src, ti, tl, tsi, tsk = ap, 0, MR - 1, 4, 4 * MR
-                                tk0 = (i0 - ic) // MR * kc
+                                tk0, sdi, sdk = (i0 - ic) // MR * kc, 0, kc
                             else:  # op(a) read in place
-                                src, ti, tl, tsi, tsk, tk0 = a, i0, m - 1, si, sk, pc
-                            inside = h == MR and (wd == NR or wd == 16)
-                            if inside:  # the tile works on c itself
+                                src, ti, tl, tsi, tsk = a, i0, m - 1, si, sk
+                                tk0, sdi, sdk = pc, MR, 0
+                            if inside:  # the tiles work on c itself
                                 dst, di, dj = c, i0, j0
                             else:  # on the buffer
                                 dst, di, dj = tb, 0, 0
@@ -219,18 +228,19 @@ def _run_fn(narrow: bool):
                                                                        min(16, wd - v)))
                             if narrow:  # a constant: Numba prunes the branch not taken
                                 tile16(src, ti, tl, tsi, tsk, tk0, bp, jp * kc, kc, dst, di, dj,
-                                       load, last, fb)
+                                       load, last, fb, count, sdi, sdk)
                             elif wd > 16:
                                 tile32(src, ti, tl, tsi, tsk, tk0, bp, jp * kc, kc, dst, di, dj,
-                                       load, last, fb)
+                                       load, last, fb, count, sdi, sdk)
                             else:
                                 tile16(src, ti, tl, tsi, tsk, tk0, bp, jp * kc, kc, dst, di, dj,
-                                       load, last, fb)
+                                       load, last, fb, count, sdi, sdk)
                             if not inside:
                                 for r in range(h):
                                     for v in range(0, wd, 16):
                                         cstore_n(c, i0 + r, j0 + v, cload(tb, r, v),
                                                  min(16, wd - v))
+                            i0 += count * MR
         if split:
             for i in range(r0, r1):
                 for j in range(c0, c1):
@@ -389,6 +399,60 @@ def gemm_parallel(a, b, c, trans_a, trans_b, beta, ws, wt):
         elif u1 > u0:
             _task(a, b, c, trans_a, trans_b, beta, saved, 0, m, u0 * NR, min(u1 * NR, n),
                   ws[t], wt[t])
+
+
+# ------------------------------------------------------------ a long inner index in parts
+# ``a.T @ b`` with a long inner index (a weight gradient: one row of ``a`` and ``b`` per
+# sample position) and a small output: bands of the output would give each thread all of
+# one operand, so the inner index is cut instead, into ``parts`` consecutive ranges (a
+# number the caller derives from the shape alone). Part ``p`` is one task's product (the
+# chains of :func:`gemm` over its range) into ``acc[p]``; ``c`` is then
+# ``((acc[0] + acc[1]) + acc[2]) + ...``. Which thread computes a part never shows.
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _part(a, b, p, parts, acc, ws, wt):
+    """Part ``p`` of ``parts``: ``acc[p] = a[k0:k1].T @ b[k0:k1]`` in one task."""
+    k = a.shape[0]
+    k0 = k * p // parts
+    k1 = k * (p + 1) // parts
+    _task(a[k0:k1], b[k0:k1], acc[p], True, False, 0.0, np.empty((0, 0), dtype=np.float32),
+          0, acc.shape[1], 0, acc.shape[2], ws, wt)
+
+
+@njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def _fold_parts(acc, c):
+    """``c = ((acc[0] + acc[1]) + acc[2]) + ...`` (rounded after each add)."""
+    for i in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            s = acc[0, i, j]
+            for p in range(1, acc.shape[0]):
+                s = s + acc[p, i, j]
+            c[i, j] = s
+
+
+@njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+def gemm_parts_serial(a, b, c, acc, ws, wt):
+    """``c = a.T @ b`` in ``acc.shape[0]`` parts of the inner index (see above), in one task
+    with the scratch ``ws[0]`` and ``wt[0]``; ``acc`` is ``[parts, M, N]`` scratch.
+
+    Shape:
+        a: ``[K, M]``; b: ``[K, N]``; c: ``[M, N]``; acc: ``[parts, M, N]``.
+    """
+    for p in range(acc.shape[0]):
+        _part(a, b, p, acc.shape[0], acc, ws[0], wt[0])
+    _fold_parts(acc, c)
+
+
+@njit(cache=True, parallel=True, error_model="numpy", boundscheck=False)
+def gemm_parts_parallel(a, b, c, acc, ws, wt):
+    """:func:`gemm_parts_serial` with the parts shared by ``ws.shape[0]`` tasks over Numba's
+    threads (consecutive parts per task): the same bits."""
+    parts = acc.shape[0]
+    tasks = ws.shape[0]
+    per = (parts + tasks - 1) // tasks
+    for t in prange(tasks):
+        for p in range(t * per, min(parts, t * per + per)):
+            _part(a, b, p, parts, acc, ws[t], wt[t])
+    _fold_parts(acc, c)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)

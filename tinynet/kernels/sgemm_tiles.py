@@ -212,160 +212,178 @@ def _splat_jit(a, off):
 
 # ------------------------------------------------------------ register tiles
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def tile32(a, i0, mlast, si, sk, k0, bp, pb, steps, c, ci, cj, load, beta_on, fb):
+def tile32(a, i0_, mlast, si, sk, k0_, bp, pb, steps, c, ci_, cj, load, beta_on, fb,
+           strips, di, dk):
     """The 6 x 32 register tile: rows ``i0 .. i0 + 5`` of ``op(a)`` (read in place:
     element ``(i, kk)`` at byte ``i * si + kk * sk``; rows past ``mlast`` repeat it, computed
     and never stored) times the packed panel ``bp[pb:]`` (32 floats a step) over inner
     steps ``k0 .. k0 + steps - 1``, into ``c[ci:ci + 6, cj:cj + 32]``. The chains start at
-    zero, or go on from ``c`` when ``load``; ``beta_on``: ``c = chain + fb * c``."""
-    o0 = min(i0 + 0, mlast) * si + k0 * sk
-    o1 = min(i0 + 1, mlast) * si + k0 * sk
-    o2 = min(i0 + 2, mlast) * si + k0 * sk
-    o3 = min(i0 + 3, mlast) * si + k0 * sk
-    o4 = min(i0 + 4, mlast) * si + k0 * sk
-    o5 = min(i0 + 5, mlast) * si + k0 * sk
-    for r in range(6):  # the output's lines arrive while the chains run
-        cprefetch(c, ci + r, cj)
-        cprefetch(c, ci + r, cj + 16)
-        cprefetch(c, ci + r, cj + 31)
-    if load:
-        c00 = cload(c, ci + 0, cj + 0)
-        c01 = cload(c, ci + 0, cj + 16)
-        c10 = cload(c, ci + 1, cj + 0)
-        c11 = cload(c, ci + 1, cj + 16)
-        c20 = cload(c, ci + 2, cj + 0)
-        c21 = cload(c, ci + 2, cj + 16)
-        c30 = cload(c, ci + 3, cj + 0)
-        c31 = cload(c, ci + 3, cj + 16)
-        c40 = cload(c, ci + 4, cj + 0)
-        c41 = cload(c, ci + 4, cj + 16)
-        c50 = cload(c, ci + 5, cj + 0)
-        c51 = cload(c, ci + 5, cj + 16)
-    else:
-        z = vsplat(np.float32(0.0))
-        c00 = z
-        c01 = z
-        c10 = z
-        c11 = z
-        c20 = z
-        c21 = z
-        c30 = z
-        c31 = z
-        c40 = z
-        c41 = z
-        c50 = z
-        c51 = z
-    for kk in range(steps):
-        q = pb + kk * 32
-        b0 = vload(bp, q)
-        b1 = vload(bp, q + 16)
-        d = kk * sk
-        x = splat(a, o0 + d)
-        c00 = vfma(x, b0, c00)
-        c01 = vfma(x, b1, c01)
-        x = splat(a, o1 + d)
-        c10 = vfma(x, b0, c10)
-        c11 = vfma(x, b1, c11)
-        x = splat(a, o2 + d)
-        c20 = vfma(x, b0, c20)
-        c21 = vfma(x, b1, c21)
-        x = splat(a, o3 + d)
-        c30 = vfma(x, b0, c30)
-        c31 = vfma(x, b1, c31)
-        x = splat(a, o4 + d)
-        c40 = vfma(x, b0, c40)
-        c41 = vfma(x, b1, c41)
-        x = splat(a, o5 + d)
-        c50 = vfma(x, b0, c50)
-        c51 = vfma(x, b1, c51)
-    if beta_on:
-        f = vsplat(fb)
-        cstore(c, ci + 0, cj + 0, c00 + f * cload(c, ci + 0, cj + 0))
-        cstore(c, ci + 0, cj + 16, c01 + f * cload(c, ci + 0, cj + 16))
-        cstore(c, ci + 1, cj + 0, c10 + f * cload(c, ci + 1, cj + 0))
-        cstore(c, ci + 1, cj + 16, c11 + f * cload(c, ci + 1, cj + 16))
-        cstore(c, ci + 2, cj + 0, c20 + f * cload(c, ci + 2, cj + 0))
-        cstore(c, ci + 2, cj + 16, c21 + f * cload(c, ci + 2, cj + 16))
-        cstore(c, ci + 3, cj + 0, c30 + f * cload(c, ci + 3, cj + 0))
-        cstore(c, ci + 3, cj + 16, c31 + f * cload(c, ci + 3, cj + 16))
-        cstore(c, ci + 4, cj + 0, c40 + f * cload(c, ci + 4, cj + 0))
-        cstore(c, ci + 4, cj + 16, c41 + f * cload(c, ci + 4, cj + 16))
-        cstore(c, ci + 5, cj + 0, c50 + f * cload(c, ci + 5, cj + 0))
-        cstore(c, ci + 5, cj + 16, c51 + f * cload(c, ci + 5, cj + 16))
-    else:
-        cstore(c, ci + 0, cj + 0, c00)
-        cstore(c, ci + 0, cj + 16, c01)
-        cstore(c, ci + 1, cj + 0, c10)
-        cstore(c, ci + 1, cj + 16, c11)
-        cstore(c, ci + 2, cj + 0, c20)
-        cstore(c, ci + 2, cj + 16, c21)
-        cstore(c, ci + 3, cj + 0, c30)
-        cstore(c, ci + 3, cj + 16, c31)
-        cstore(c, ci + 4, cj + 0, c40)
-        cstore(c, ci + 4, cj + 16, c41)
-        cstore(c, ci + 5, cj + 0, c50)
-        cstore(c, ci + 5, cj + 16, c51)
+    zero, or go on from ``c`` when ``load``; ``beta_on``: ``c = chain + fb * c``.
+    ``strips`` such tiles in turn, tile ``s`` at row ``i0 + s * di`` and inner offset
+    ``k0 + s * dk`` of ``op(a)``, rows ``ci + 6 * s`` of ``c`` (one call for a column of
+    tiles: a call passes every array's fields, which costs as much as a tile of a
+    few inner steps)."""
+    for s in range(strips):
+        i0 = i0_ + s * di
+        k0 = k0_ + s * dk
+        ci = ci_ + s * 6
+        o0 = min(i0 + 0, mlast) * si + k0 * sk
+        o1 = min(i0 + 1, mlast) * si + k0 * sk
+        o2 = min(i0 + 2, mlast) * si + k0 * sk
+        o3 = min(i0 + 3, mlast) * si + k0 * sk
+        o4 = min(i0 + 4, mlast) * si + k0 * sk
+        o5 = min(i0 + 5, mlast) * si + k0 * sk
+        for r in range(6):  # the output's lines arrive while the chains run
+            cprefetch(c, ci + r, cj)
+            cprefetch(c, ci + r, cj + 16)
+            cprefetch(c, ci + r, cj + 31)
+        if load:
+            c00 = cload(c, ci + 0, cj + 0)
+            c01 = cload(c, ci + 0, cj + 16)
+            c10 = cload(c, ci + 1, cj + 0)
+            c11 = cload(c, ci + 1, cj + 16)
+            c20 = cload(c, ci + 2, cj + 0)
+            c21 = cload(c, ci + 2, cj + 16)
+            c30 = cload(c, ci + 3, cj + 0)
+            c31 = cload(c, ci + 3, cj + 16)
+            c40 = cload(c, ci + 4, cj + 0)
+            c41 = cload(c, ci + 4, cj + 16)
+            c50 = cload(c, ci + 5, cj + 0)
+            c51 = cload(c, ci + 5, cj + 16)
+        else:
+            z = vsplat(np.float32(0.0))
+            c00 = z
+            c01 = z
+            c10 = z
+            c11 = z
+            c20 = z
+            c21 = z
+            c30 = z
+            c31 = z
+            c40 = z
+            c41 = z
+            c50 = z
+            c51 = z
+        for kk in range(steps):
+            q = pb + kk * 32
+            b0 = vload(bp, q)
+            b1 = vload(bp, q + 16)
+            d = kk * sk
+            x = splat(a, o0 + d)
+            c00 = vfma(x, b0, c00)
+            c01 = vfma(x, b1, c01)
+            x = splat(a, o1 + d)
+            c10 = vfma(x, b0, c10)
+            c11 = vfma(x, b1, c11)
+            x = splat(a, o2 + d)
+            c20 = vfma(x, b0, c20)
+            c21 = vfma(x, b1, c21)
+            x = splat(a, o3 + d)
+            c30 = vfma(x, b0, c30)
+            c31 = vfma(x, b1, c31)
+            x = splat(a, o4 + d)
+            c40 = vfma(x, b0, c40)
+            c41 = vfma(x, b1, c41)
+            x = splat(a, o5 + d)
+            c50 = vfma(x, b0, c50)
+            c51 = vfma(x, b1, c51)
+        if beta_on:
+            f = vsplat(fb)
+            cstore(c, ci + 0, cj + 0, c00 + f * cload(c, ci + 0, cj + 0))
+            cstore(c, ci + 0, cj + 16, c01 + f * cload(c, ci + 0, cj + 16))
+            cstore(c, ci + 1, cj + 0, c10 + f * cload(c, ci + 1, cj + 0))
+            cstore(c, ci + 1, cj + 16, c11 + f * cload(c, ci + 1, cj + 16))
+            cstore(c, ci + 2, cj + 0, c20 + f * cload(c, ci + 2, cj + 0))
+            cstore(c, ci + 2, cj + 16, c21 + f * cload(c, ci + 2, cj + 16))
+            cstore(c, ci + 3, cj + 0, c30 + f * cload(c, ci + 3, cj + 0))
+            cstore(c, ci + 3, cj + 16, c31 + f * cload(c, ci + 3, cj + 16))
+            cstore(c, ci + 4, cj + 0, c40 + f * cload(c, ci + 4, cj + 0))
+            cstore(c, ci + 4, cj + 16, c41 + f * cload(c, ci + 4, cj + 16))
+            cstore(c, ci + 5, cj + 0, c50 + f * cload(c, ci + 5, cj + 0))
+            cstore(c, ci + 5, cj + 16, c51 + f * cload(c, ci + 5, cj + 16))
+        else:
+            cstore(c, ci + 0, cj + 0, c00)
+            cstore(c, ci + 0, cj + 16, c01)
+            cstore(c, ci + 1, cj + 0, c10)
+            cstore(c, ci + 1, cj + 16, c11)
+            cstore(c, ci + 2, cj + 0, c20)
+            cstore(c, ci + 2, cj + 16, c21)
+            cstore(c, ci + 3, cj + 0, c30)
+            cstore(c, ci + 3, cj + 16, c31)
+            cstore(c, ci + 4, cj + 0, c40)
+            cstore(c, ci + 4, cj + 16, c41)
+            cstore(c, ci + 5, cj + 0, c50)
+            cstore(c, ci + 5, cj + 16, c51)
 
 
 @njit(callee=True, cache=True, nogil=True, error_model="numpy", boundscheck=False)
-def tile16(a, i0, mlast, si, sk, k0, bp, pb, steps, c, ci, cj, load, beta_on, fb):
+def tile16(a, i0_, mlast, si, sk, k0_, bp, pb, steps, c, ci_, cj, load, beta_on, fb,
+           strips, di, dk):
     """The 6 x 16 register tile: rows ``i0 .. i0 + 5`` of ``op(a)`` (read in place:
     element ``(i, kk)`` at byte ``i * si + kk * sk``; rows past ``mlast`` repeat it, computed
     and never stored) times the packed panel ``bp[pb:]`` (16 floats a step) over inner
     steps ``k0 .. k0 + steps - 1``, into ``c[ci:ci + 6, cj:cj + 16]``. The chains start at
-    zero, or go on from ``c`` when ``load``; ``beta_on``: ``c = chain + fb * c``."""
-    o0 = min(i0 + 0, mlast) * si + k0 * sk
-    o1 = min(i0 + 1, mlast) * si + k0 * sk
-    o2 = min(i0 + 2, mlast) * si + k0 * sk
-    o3 = min(i0 + 3, mlast) * si + k0 * sk
-    o4 = min(i0 + 4, mlast) * si + k0 * sk
-    o5 = min(i0 + 5, mlast) * si + k0 * sk
-    for r in range(6):  # the output's lines arrive while the chains run
-        cprefetch(c, ci + r, cj)
-        cprefetch(c, ci + r, cj + 15)
-    if load:
-        c00 = cload(c, ci + 0, cj + 0)
-        c10 = cload(c, ci + 1, cj + 0)
-        c20 = cload(c, ci + 2, cj + 0)
-        c30 = cload(c, ci + 3, cj + 0)
-        c40 = cload(c, ci + 4, cj + 0)
-        c50 = cload(c, ci + 5, cj + 0)
-    else:
-        z = vsplat(np.float32(0.0))
-        c00 = z
-        c10 = z
-        c20 = z
-        c30 = z
-        c40 = z
-        c50 = z
-    for kk in range(steps):
-        q = pb + kk * 16
-        b0 = vload(bp, q)
-        d = kk * sk
-        x = splat(a, o0 + d)
-        c00 = vfma(x, b0, c00)
-        x = splat(a, o1 + d)
-        c10 = vfma(x, b0, c10)
-        x = splat(a, o2 + d)
-        c20 = vfma(x, b0, c20)
-        x = splat(a, o3 + d)
-        c30 = vfma(x, b0, c30)
-        x = splat(a, o4 + d)
-        c40 = vfma(x, b0, c40)
-        x = splat(a, o5 + d)
-        c50 = vfma(x, b0, c50)
-    if beta_on:
-        f = vsplat(fb)
-        cstore(c, ci + 0, cj + 0, c00 + f * cload(c, ci + 0, cj + 0))
-        cstore(c, ci + 1, cj + 0, c10 + f * cload(c, ci + 1, cj + 0))
-        cstore(c, ci + 2, cj + 0, c20 + f * cload(c, ci + 2, cj + 0))
-        cstore(c, ci + 3, cj + 0, c30 + f * cload(c, ci + 3, cj + 0))
-        cstore(c, ci + 4, cj + 0, c40 + f * cload(c, ci + 4, cj + 0))
-        cstore(c, ci + 5, cj + 0, c50 + f * cload(c, ci + 5, cj + 0))
-    else:
-        cstore(c, ci + 0, cj + 0, c00)
-        cstore(c, ci + 1, cj + 0, c10)
-        cstore(c, ci + 2, cj + 0, c20)
-        cstore(c, ci + 3, cj + 0, c30)
-        cstore(c, ci + 4, cj + 0, c40)
-        cstore(c, ci + 5, cj + 0, c50)
+    zero, or go on from ``c`` when ``load``; ``beta_on``: ``c = chain + fb * c``.
+    ``strips`` such tiles in turn, tile ``s`` at row ``i0 + s * di`` and inner offset
+    ``k0 + s * dk`` of ``op(a)``, rows ``ci + 6 * s`` of ``c`` (one call for a column of
+    tiles: a call passes every array's fields, which costs as much as a tile of a
+    few inner steps)."""
+    for s in range(strips):
+        i0 = i0_ + s * di
+        k0 = k0_ + s * dk
+        ci = ci_ + s * 6
+        o0 = min(i0 + 0, mlast) * si + k0 * sk
+        o1 = min(i0 + 1, mlast) * si + k0 * sk
+        o2 = min(i0 + 2, mlast) * si + k0 * sk
+        o3 = min(i0 + 3, mlast) * si + k0 * sk
+        o4 = min(i0 + 4, mlast) * si + k0 * sk
+        o5 = min(i0 + 5, mlast) * si + k0 * sk
+        for r in range(6):  # the output's lines arrive while the chains run
+            cprefetch(c, ci + r, cj)
+            cprefetch(c, ci + r, cj + 15)
+        if load:
+            c00 = cload(c, ci + 0, cj + 0)
+            c10 = cload(c, ci + 1, cj + 0)
+            c20 = cload(c, ci + 2, cj + 0)
+            c30 = cload(c, ci + 3, cj + 0)
+            c40 = cload(c, ci + 4, cj + 0)
+            c50 = cload(c, ci + 5, cj + 0)
+        else:
+            z = vsplat(np.float32(0.0))
+            c00 = z
+            c10 = z
+            c20 = z
+            c30 = z
+            c40 = z
+            c50 = z
+        for kk in range(steps):
+            q = pb + kk * 16
+            b0 = vload(bp, q)
+            d = kk * sk
+            x = splat(a, o0 + d)
+            c00 = vfma(x, b0, c00)
+            x = splat(a, o1 + d)
+            c10 = vfma(x, b0, c10)
+            x = splat(a, o2 + d)
+            c20 = vfma(x, b0, c20)
+            x = splat(a, o3 + d)
+            c30 = vfma(x, b0, c30)
+            x = splat(a, o4 + d)
+            c40 = vfma(x, b0, c40)
+            x = splat(a, o5 + d)
+            c50 = vfma(x, b0, c50)
+        if beta_on:
+            f = vsplat(fb)
+            cstore(c, ci + 0, cj + 0, c00 + f * cload(c, ci + 0, cj + 0))
+            cstore(c, ci + 1, cj + 0, c10 + f * cload(c, ci + 1, cj + 0))
+            cstore(c, ci + 2, cj + 0, c20 + f * cload(c, ci + 2, cj + 0))
+            cstore(c, ci + 3, cj + 0, c30 + f * cload(c, ci + 3, cj + 0))
+            cstore(c, ci + 4, cj + 0, c40 + f * cload(c, ci + 4, cj + 0))
+            cstore(c, ci + 5, cj + 0, c50 + f * cload(c, ci + 5, cj + 0))
+        else:
+            cstore(c, ci + 0, cj + 0, c00)
+            cstore(c, ci + 1, cj + 0, c10)
+            cstore(c, ci + 2, cj + 0, c20)
+            cstore(c, ci + 3, cj + 0, c30)
+            cstore(c, ci + 4, cj + 0, c40)
+            cstore(c, ci + 5, cj + 0, c50)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
-from tinynet.ops.arrays.matmul import matmul
+from tinynet.kernels.sgemm import gemm
+from tinynet.ops.arrays.matmul import MAX_PARTS, PART_ROWS, matmul, weight_gradient
 
 
 @pytest.fixture(autouse=True)
@@ -112,3 +113,57 @@ def test_errors():
     sq = np.ones((4, 4), np.float32)
     with pytest.raises(ValueError, match=re.escape("matmul: out must not overlap a or b")):
         matmul(sq, np.ones((4, 4), np.float32), out=sq)
+
+
+def _parts_reference(x, g, parts):
+    """The definition: each range's chains (the GEMM's, from its NumPy form), the parts
+    added in order in float32."""
+    k = x.shape[0]
+    total = None
+    for p in range(parts):
+        k0, k1 = k * p // parts, k * (p + 1) // parts
+        part = np.empty((x.shape[1], g.shape[1]), np.float32)
+        gemm(np.ascontiguousarray(x[k0:k1]), np.ascontiguousarray(g[k0:k1]), part,
+             trans_a=True)
+        total = part if total is None else total + part
+    return total
+
+
+@pytest.mark.parametrize("k, m, n, parts", [(25088, 33, 64, MAX_PARTS),
+                                            (3 * PART_ROWS + 5, 40, 70, 3),
+                                            (2 * PART_ROWS, 64, 128, 2)])
+def test_weight_gradient_in_parts_is_its_definition_whatever_the_threads(k, m, n, parts):
+    # a long inner index with a small output: consecutive row ranges, fixed by the shape,
+    # each the GEMM's chains, added in order; bitwise the same on 1 and 2 threads and
+    # either side of the gate
+    assert min(MAX_PARTS, k // PART_ROWS) == parts
+    x, g = _operands(m, n, k, trans_a=True, seed=3)
+    expected = _parts_reference(x, g, parts)
+    for threads in (1, 2):
+        tuning.set_num_threads(min(threads, tuning.max_threads()))
+        for gate in (0, 2**62):
+            with tuning.override(matmul_parallel_min_flops=gate):
+                got = weight_gradient(x, g)
+            assert got.dtype == np.float32 and got.shape == (m, n)
+            assert np.array_equal(got.view(np.int32), expected.view(np.int32))
+    ref = _reference(x, g, trans_a=True)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5 * np.sqrt(k) * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("k, m, n", [(2 * PART_ROWS - 1, 8, 64), (4096, 300, 64),
+                                     (16384, 4, 8), (700, 40, 160)])
+def test_weight_gradient_of_other_shapes_is_the_plain_product(k, m, n):
+    # too few rows for two parts, an output too large against the rows, or too few
+    # multiply-adds: matmul's chains over the whole inner index
+    x, g = _operands(m, n, k, trans_a=True, seed=4)
+    assert np.array_equal(weight_gradient(x, g).view(np.int32),
+                          matmul(x, g, trans_a=True).view(np.int32))
+
+
+def test_weight_gradient_errors():
+    with pytest.raises(ValueError, match=re.escape(
+            "weight_gradient: x must be a 2-D array, got shape (6,)")):
+        weight_gradient(np.ones(6, np.float32), np.ones((6, 2), np.float32))
+    with pytest.raises(ValueError, match=re.escape(
+            "weight_gradient: x and g must have the same rows, got (6, 3) and (5, 2)")):
+        weight_gradient(np.ones((6, 3), np.float32), np.ones((5, 2), np.float32))

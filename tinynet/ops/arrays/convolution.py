@@ -32,7 +32,7 @@ import numpy as np
 
 from tinynet.ops.arrays.conv2d import conv2d_backward, conv2d_forward, conv2d_input_grad
 from tinynet.ops.arrays.depthwise import POOL_FROM_BYTES, depthwise_backward, depthwise_forward
-from tinynet.ops.arrays.matmul import matmul
+from tinynet.ops.arrays.matmul import matmul, weight_gradient
 from tinynet.ops.arrays.streaming import empty_aligned
 from tinynet.ops.fused import ActivationFn, bias_act_backward, bias_act_forward, bias_grad
 
@@ -87,7 +87,7 @@ def conv_backward(x: np.ndarray, kernel: np.ndarray, pre: np.ndarray | None, y: 
     if not _pointwise(geometry):  # the bias gradient is summed tile by tile
         return conv2d_backward(x, kernel, dz, geometry, want_dx=want_input,
                                want_dw=want_kernel, want_db=want_bias)
-    dkernel = matmul(x.reshape(-1, x.shape[-1]), dz, trans_a=True) if want_kernel else None
+    dkernel = weight_gradient(x.reshape(-1, x.shape[-1]), dz) if want_kernel else None
     dx = matmul(dz, kernel, trans_b=True).reshape(x.shape) if want_input else None
     dbias = bias_grad(dz) if want_bias else None
     return dx, dkernel, dbias
@@ -231,8 +231,9 @@ def separable_conv_backward(x: np.ndarray, depthwise: np.ndarray, pointwise: np.
     (``[B * OH * OW, F]``); ``d`` is the forward's depthwise output.
 
     With a bias, ``d``'s channel of ones makes the bias gradient the pointwise kernel
-    gradient's last row (each element one chain of fused multiply-adds over the rows, as
-    the kernel gradient's); without one the bias gradient, if asked, is a column fold.
+    gradient's last row (:func:`~tinynet.ops.arrays.matmul.weight_gradient`'s sums over the
+    rows, as the kernel gradient's); without one the bias gradient, if asked, is a column
+    fold.
 
     Returns:
         ``(dx [B, H, W, C], ddepthwise [KH, KW, C * M], dpointwise [C * M, F],
@@ -243,7 +244,7 @@ def separable_conv_backward(x: np.ndarray, depthwise: np.ndarray, pointwise: np.
     ones = d.shape[-1] == cm + 1
     dpointwise = dbias = None
     if want_pointwise or (want_bias and ones):
-        dwe = matmul(d.reshape(-1, d.shape[-1]), dz, trans_a=True)  # [C * M (+1), F]
+        dwe = weight_gradient(d.reshape(-1, d.shape[-1]), dz)  # [C * M (+1), F]
         dpointwise = dwe[:cm] if want_pointwise else None
         dbias = dwe[cm] if want_bias else None
     elif want_bias:

@@ -19,13 +19,18 @@ import threading
 import numpy as np
 
 from tinynet import tuning
-from tinynet.kernels.sgemm import MR, NR, gemm_parallel, gemm_serial, ready, workspace_size
+from tinynet.kernels.sgemm import (MR, NR, gemm_parallel, gemm_parts_parallel, gemm_parts_serial,
+                                   gemm_serial, ready, workspace_size)
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
 
-__all__ = ["SMALL_MULADDS", "matmul"]
+__all__ = ["SMALL_MULADDS", "PART_ROWS", "MAX_PARTS", "matmul", "weight_gradient"]
 
 #: Products of fewer multiply-adds than this run in the small-product kernel (one thread).
 SMALL_MULADDS = 1 << 22
+#: :func:`weight_gradient` cuts its inner index into parts of at least this many rows...
+PART_ROWS = 2048
+#: ...and into at most this many.
+MAX_PARTS = 8
 
 _scratch_local = threading.local()  # this thread's packing scratch, reused across products
 
@@ -52,10 +57,10 @@ def _small_scratch(k: int, npad: int) -> tuple[np.ndarray, np.ndarray]:
     return bp[:k * npad].reshape(k, npad), _scratch_local.row
 
 
-def _as_matrix(x, arg: str) -> np.ndarray:
+def _as_matrix(x, arg: str, fn: str = "matmul") -> np.ndarray:
     arr = np.ascontiguousarray(x, dtype=np.float32)
     if arr.ndim != 2:
-        raise ValueError(f"matmul: {arg} must be a 2-D array, got shape {arr.shape}")
+        raise ValueError(f"{fn}: {arg} must be a 2-D array, got shape {arr.shape}")
     return arr
 
 
@@ -120,6 +125,56 @@ def matmul(a, b, out: np.ndarray | None = None, *, trans_a: bool = False,
         np.copyto(out, swapped.T)
         return out
     _blocked(a, b, out, trans_a, trans_b, m * n * k)
+    return out
+
+
+def weight_gradient(x, g) -> np.ndarray:
+    """``x.T @ g`` for a weight gradient: one row of ``x`` and ``g`` per sample position.
+
+    A long inner index with a small output (``K >= 16 * max(M, N)``, at least
+    ``2 * PART_ROWS`` rows and :data:`SMALL_MULADDS` multiply-adds) is cut into
+    ``min(MAX_PARTS, K // PART_ROWS)`` consecutive ranges of rows: each range's product is
+    :func:`matmul`'s chains over its rows, and the parts are added in order,
+    ``((p0 + p1) + p2) + ...``. The cut depends on the shape alone, so the bits are
+    independent of the thread count and the ``matmul_parallel_min_flops`` gate; the
+    threads share the parts, each reading its own rows of both operands (bands of so small
+    an output would give every thread all of one operand). Any other shape is
+    ``matmul(x, g, trans_a=True)``.
+
+    Args:
+        x: ``[K, M]``, converted to C-contiguous float32.
+        g: ``[K, N]``, converted likewise.
+
+    Returns:
+        The ``[M, N]`` float32 product.
+
+    Raises:
+        ValueError: Not 2-D, or different row counts.
+
+    Shape:
+        x: ``[K, M]``; g: ``[K, N]``; output: ``[M, N]``.
+    """
+    x = _as_matrix(x, "x", "weight_gradient")
+    g = _as_matrix(g, "g", "weight_gradient")
+    k, m = x.shape
+    if g.shape[0] != k:
+        raise ValueError(
+            f"weight_gradient: x and g must have the same rows, got {x.shape} and {g.shape}")
+    n = g.shape[1]
+    parts = min(MAX_PARTS, k // PART_ROWS)
+    if parts < 2 or k < 16 * max(m, n) or m * n * k < SMALL_MULADDS:
+        return matmul(x, g, trans_a=True)
+    ready()
+    out = np.empty((m, n), dtype=np.float32)
+    acc = np.empty((parts, m, n), dtype=np.float32)
+    rows = (k + parts - 1) // parts
+    if tuning.use_parallel("matmul_parallel_min_flops", m * n * k):
+        tasks = min(parts, tuning.get_num_threads())
+        ws, wt = _scratch(tasks, m, n, rows)
+        (gemm_parts_parallel if tasks > 1 else gemm_parts_serial)(x, g, out, acc, ws, wt)
+    else:
+        ws, wt = _scratch(1, m, n, rows)
+        gemm_parts_serial(x, g, out, acc, ws, wt)
     return out
 
 
