@@ -14,7 +14,7 @@ import pytest
 from tinynet import tuning
 from tinynet.activations import get
 from tinynet.ops.arrays import convolution as cv
-from tinynet.ops.arrays.matmul import matmul
+from tinynet.ops.arrays.matmul import matmul, weight_gradient
 
 GELU = get("gelu")  # reads its input in the backward: ``pre`` is kept
 
@@ -168,6 +168,37 @@ def test_separable_bias_gradient_is_the_column_sum_of_the_output_gradient():
     np.testing.assert_allclose(db, g.astype(np.float64).sum(axis=0), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(dwp, d64.T @ g, rtol=1e-5, atol=1e-5)
     assert dwp.shape == (3, 5) and db.shape == (5,)
+
+
+def test_pointwise_weight_gradients_of_many_positions_are_weight_gradients_parts():
+    # 8 x 32 x 32 positions: SeparableConv2D's pointwise kernel and bias gradients (the
+    # channel of ones as the last row) and a 1x1 Conv2D's kernel gradient are
+    # weight_gradient's fixed parts, the same bits on 1 and 2 threads
+    rng = np.random.default_rng(9)
+    x, wd = _rand(rng, 8, 32, 32, 32), _rand(rng, 3, 3, 32)
+    wp, b = _rand(rng, 32, 64), _rand(rng, 64)
+    geometry = _geometry(3, 1, 1, 32)
+    y, pre, d = cv.separable_conv_forward(x, wd, wp, b, None, geometry)
+    g = _rand(rng, *y.shape)
+    w1 = _rand(rng, 32, 64)
+    y1, _ = cv.conv_forward(x, w1, None, None, _geometry(1, 1, 0, 32))
+    results = []
+    for threads in (1, 2):
+        tuning.set_num_threads(min(threads, tuning.max_threads()))
+        _, _, dwp, db = cv.separable_conv_backward(x, wd, wp, d, pre, y, g, None, geometry,
+                                                   want_input=False, want_depthwise=False,
+                                                   want_pointwise=True, want_bias=True)
+        _, dk, _ = cv.conv_backward(x, w1, None, y1, g, None, _geometry(1, 1, 0, 32),
+                                    want_input=False, want_kernel=True, want_bias=False)
+        results.append((dwp, db, dk))
+    tuning.reset()
+    expected = weight_gradient(d.reshape(-1, 33), g)
+    np.testing.assert_array_equal(results[0][0], expected[:32])
+    np.testing.assert_array_equal(results[0][1], expected[32])
+    np.testing.assert_array_equal(results[0][2], weight_gradient(x.reshape(-1, 32), g))
+    for got, first in zip(results[1], results[0]):
+        np.testing.assert_array_equal(got, first)
+    np.testing.assert_allclose(db, g.astype(np.float64).sum(axis=0), rtol=1e-5, atol=1e-4)
 
 
 def test_conv_transpose_forward_is_the_convolutions_input_gradient():
