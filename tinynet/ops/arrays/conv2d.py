@@ -49,6 +49,7 @@ from tinynet.kernels import conv as ck
 from tinynet.kernels import conv_direct as cd
 from tinynet.kernels import sgemm
 from tinynet.kernels.reduction import merge_cols
+from tinynet.ops.arrays.streaming import empty_tasks
 
 __all__ = ["TILE_ELEMS", "MIN_TASKS", "tile_rows", "conv2d_forward", "conv2d_backward",
            "conv2d_input_grad"]
@@ -108,7 +109,8 @@ class _Plan:
 
     def scratch(self, slots: int | None = None) -> np.ndarray:
         """One padded-sample buffer per slot."""
-        return np.empty((slots or self.slots, self.hp, self.wp, self.ch), dtype=np.float32)
+        return empty_tasks((slots or self.slots, self.hp, self.wp, self.ch),
+                           parallel=self.parallel)
 
     def direct_forward(self) -> bool:
         """Whether the forward (and the kernel gradient) run on the direct kernels."""
@@ -133,12 +135,12 @@ class _Plan:
 
     def offsets(self, slots: int) -> np.ndarray:
         """One block of pixel offsets per slot."""
-        return np.empty((slots, cd.BLOCK), dtype=np.int64)
+        return empty_tasks((slots, cd.BLOCK), np.int64, parallel=self.parallel)
 
     def tiles(self) -> np.ndarray:
         """One patch tile per slot."""
-        return np.empty((self.slots, min(self.step, self.batch * self.per), self.width),
-                        dtype=np.float32)
+        return empty_tasks((self.slots, min(self.step, self.batch * self.per), self.width),
+                           parallel=self.parallel)
 
 
 def conv2d_forward(x: np.ndarray, w2: np.ndarray, geometry: tuple,
@@ -219,7 +221,7 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
             np.add(dx, _bias_vector(dx_bias, plan.ch), out=dx)
         return dx, dw2, db
     ntasks = len(plan.tasks)
-    bparts = np.empty((ntasks, plan.filters), dtype=np.float32)
+    bparts = empty_tasks((ntasks, plan.filters), parallel=plan.parallel)
     direct_dw = want_dw and plan.direct_forward()
     pads = plan.direct_input_grad() if want_dx else None
     if direct_dw or pads is not None:  # the bias gradient comes with the direct pass
@@ -233,7 +235,8 @@ def conv2d_backward(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, geometry: tup
     tiled_dx = want_dx and pads is None
     tiled_dw = want_dw and not direct_dw
     if tiled_dx or tiled_dw or want_db:
-        parts = np.empty((ntasks if tiled_dw else 1, plan.width, plan.filters), dtype=np.float32)
+        parts = empty_tasks((ntasks if tiled_dw else 1, plan.width, plan.filters),
+                            parallel=plan.parallel)
         sgemm.ready()  # the tiled kernels' products call the C GEMM
         add_dx_bias = tiled_dx and dx_bias is not None
         bias = _bias_vector(dx_bias, plan.ch) if add_dx_bias else _NO_BIAS
@@ -287,8 +290,8 @@ def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
     parts = None
     if want_dw or want_db:
         roff = plan.row_offsets(plan.ch, plan.wp, cd.GRAD_ROWS)
-        parts = np.empty((len(plan.tasks) if want_dw else 1, roff.size, plan.filters),
-                         dtype=np.float32)
+        parts = empty_tasks((len(plan.tasks) if want_dw else 1, roff.size, plan.filters),
+                            parallel=plan.parallel)
         kernel = cd.backward_kernel(cd.NARROW, plan.parallel)
         kernel(x, dz4, roff, parts, bparts, want_dw, want_db, plan.tasks, pt, pl, oh, ow, sh,
                sw, plan.scratch())
@@ -301,7 +304,7 @@ def _direct_backward(plan: _Plan, x: np.ndarray, w2: np.ndarray, dz: np.ndarray,
         wt = np.ascontiguousarray(w2.reshape(kh, kw, plan.ch, plan.filters)[::-1, ::-1]
                                   .transpose(0, 1, 3, 2)).reshape(-1)
         slots = max(min(plan.threads, plan.batch), 1)
-        dzps = np.empty((slots, hpd, wpd, plan.filters), dtype=np.float32)
+        dzps = empty_tasks((slots, hpd, wpd, plan.filters), parallel=plan.parallel)
         kernel = cd.forward_kernel(cd.NARROW, plan.parallel)
         add_bias = dx_bias is not None
         bias = _bias_vector(dx_bias, plan.ch) if add_bias else np.zeros(plan.ch, np.float32)

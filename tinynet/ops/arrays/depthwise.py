@@ -26,7 +26,7 @@ import numpy as np
 from tinynet import tuning
 from tinynet.kernels import depthwise as dk
 from tinynet.kernels.reduction import merge_cols
-from tinynet.ops.arrays.streaming import empty_aligned, streams
+from tinynet.ops.arrays.streaming import empty_aligned, empty_tasks, streams
 
 __all__ = ["MIN_TASKS", "POOL_FROM_BYTES", "depthwise_forward", "depthwise_backward"]
 
@@ -71,17 +71,17 @@ class _Plan:
         """The widened samples' buffers (a stand-in when the kernels read ``x`` in place)."""
         if self.whole:
             return self.small()
-        return np.empty((self.slots, self.hp, self.wp, self.cp), dtype=np.float32)
+        return empty_tasks((self.slots, self.hp, self.wp, self.cp), parallel=self.parallel)
 
     def small(self) -> np.ndarray:
         """A stand-in for a buffer the call does not use."""
         return np.empty((self.slots, 1, 1, self.cp), dtype=np.float32)
 
     def grads(self) -> np.ndarray:
-        return np.empty((self.slots, self.ghp, self.gwp, self.cp), dtype=np.float32)
+        return empty_tasks((self.slots, self.ghp, self.gwp, self.cp), parallel=self.parallel)
 
     def rows(self) -> np.ndarray:
-        return np.empty((self.slots, self.row), dtype=np.float32)
+        return empty_tasks((self.slots, self.row), parallel=self.parallel)
 
     def streams(self, nbytes: int) -> bool:
         """Whether an output of ``nbytes`` in rows of ``CP`` floats is streamed."""
@@ -156,8 +156,8 @@ def depthwise_backward(x: np.ndarray, w3: np.ndarray, g: np.ndarray, geometry: t
     kh, kw = w3.shape[:2]
     stream = want_dx and plan.whole and plan.streams(4 * math.prod(x.shape))
     dx = empty_aligned(x.shape, np.float32, pool_from=POOL_FROM_BYTES) if want_dx else None
-    parts = np.empty((len(plan.tasks) if want_dw or want_db else 1, kh * kw + 1, plan.cp),
-                     dtype=np.float32)
+    parts = empty_tasks((len(plan.tasks) if want_dw or want_db else 1, kh * kw + 1, plan.cp),
+                        parallel=plan.parallel)
     wf = plan.padded(w3)
     ges = plan.grads() if plan.cm != plan.cp else plan.small()
     rows = plan.rows()

@@ -22,6 +22,7 @@ from tinynet import tuning
 from tinynet.kernels.sgemm import (MR, NR, gemm_parallel, gemm_parts_parallel, gemm_parts_serial,
                                    gemm_serial, ready, workspace_size)
 from tinynet.kernels.sgemm_small import gemm_small, padded_columns
+from tinynet.ops.arrays.streaming import empty_tasks
 
 __all__ = ["SMALL_MULADDS", "PART_ROWS", "MAX_PARTS", "matmul", "weight_gradient"]
 
@@ -42,9 +43,10 @@ def _scratch(tasks: int, m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray
     ws = getattr(_scratch_local, "ws", None)
     if ws is None or ws.shape[0] < tasks or ws.shape[1] < size:
         rows = max(tasks, 0 if ws is None else ws.shape[0])
-        cols = max(size, 0 if ws is None else ws.shape[1])
-        ws = _scratch_local.ws = np.empty((rows, cols), dtype=np.float32)
-        _scratch_local.wt = np.empty((rows, MR, NR), dtype=np.float32)
+        cols = max(-(-size // 16) * 16, 0 if ws is None else ws.shape[1])
+        # each task's rows on whole 64-byte lines: two threads never write one line
+        ws = _scratch_local.ws = empty_tasks((rows, cols))
+        _scratch_local.wt = empty_tasks((rows, MR, NR))
     return ws[:tasks], _scratch_local.wt[:tasks]
 
 
@@ -166,9 +168,10 @@ def weight_gradient(x, g) -> np.ndarray:
         return matmul(x, g, trans_a=True)
     ready()
     out = np.empty((m, n), dtype=np.float32)
-    acc = np.empty((parts, m, n), dtype=np.float32)
     rows = (k + parts - 1) // parts
-    if tuning.use_parallel("matmul_parallel_min_flops", m * n * k):
+    parallel = tuning.use_parallel("matmul_parallel_min_flops", m * n * k)
+    acc = empty_tasks((parts, m, n), parallel=parallel)
+    if parallel:
         tasks = min(parts, tuning.get_num_threads())
         ws, wt = _scratch(tasks, m, n, rows)
         (gemm_parts_parallel if tasks > 1 else gemm_parts_serial)(x, g, out, acc, ws, wt)

@@ -56,7 +56,8 @@ from tinynet import tuning
 from tinynet.kernels.simd import LANES, STREAM_ALIGN
 
 __all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "PRIVATE_CACHE_BYTES", "POOL_SIZE",
-           "cache_entries", "empty_aligned", "release_pool", "stream_threshold", "streams"]
+           "cache_entries", "empty_aligned", "empty_tasks", "release_pool", "stream_threshold",
+           "streams"]
 
 _SYSFS_CPU = "/sys/devices/system/cpu"
 _UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -241,6 +242,18 @@ def empty_aligned(shape: tuple, dtype=np.float32, *, pool_from: int | None = Non
     elif spare >= 0:  # a free buffer of another size makes room
         pool[spare] = entry
     return entry[1].view(dtype).reshape(shape)
+
+
+def empty_tasks(shape: tuple, dtype=np.float32, *, parallel: bool = True) -> np.ndarray:
+    """Scratch shared out among parallel tasks, a block per task or slot along the first
+    axis: on a ``STREAM_ALIGN`` boundary when ``parallel`` (:func:`empty_aligned`), so that
+    two threads never write one cache line (with blocks of whole 64-byte lines), else a
+    plain ``np.empty`` (an aligned buffer costs a few microseconds more to make).
+
+    Shape:
+        Output: ``shape``.
+    """
+    return empty_aligned(shape, dtype) if parallel else np.empty(shape, dtype=dtype)
 
 
 def release_pool() -> None:
