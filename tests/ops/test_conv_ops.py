@@ -64,6 +64,7 @@ CONV2D_CASES = [
     ((2, 6, 5, 3), 5, (2, 3), 1, "valid", 2),     # dilated, rectangular
     ((2, 6, 6, 3), 4, 3, (2, 1), "same", 1),      # unequal strides
     ((2, 5, 5, 3), 4, 1, 1, "valid", 1),          # pointwise: one GEMM
+    ((8, 32, 32, 32), 64, 1, 1, "valid", 1),      # pointwise, kernel gradient in parts
 ]
 
 

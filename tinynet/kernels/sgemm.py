@@ -22,8 +22,9 @@ rows read in order), and a 6 x 32 register tile (twelve 16-lane accumulators: tw
 loads of ``b`` and six broadcasts of ``a`` per inner step) runs over every :data:`MR` rows
 of ``op(a)`` and panel: for each block of :data:`MC` rows, panel by panel, so a panel
 stays in the first-level cache while the block's rows pass over it; one call of the tile
-function runs the whole column of tiles inside the product (a call passes every array's
-fields: per tile, that cost as much as the multiply-adds of a few dozen inner steps).
+function runs all the block's full tiles of a panel, up to ``MC / MR`` (a call passes
+every array's fields: per tile, that cost as much as the multiply-adds of a few dozen
+inner steps).
 ``op(a)`` is read in place through ``a``'s strides when its rows are ``a``'s rows; when
 they are ``a``'s columns (``a.T``) and the product is more than two panels wide, the block
 is packed first (strips of ``MR`` rows, ``MR`` floats a step), so the tile reads one

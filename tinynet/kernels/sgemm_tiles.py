@@ -1,12 +1,12 @@
 """The register tiles of tinynet's own GEMM (:mod:`tinynet.kernels.sgemm`) and the
 element access they need.
 
-:func:`tile32` and :func:`tile16` run a 6 x 32 (6 x 16) block of output chains over a
-range of inner steps: each step two (one) 16-lane vector loads of the packed ``op(b)``
-panel, six broadcasts of ``op(a)`` read in place through its strides, and twelve (six)
-explicit fused multiply-adds (:func:`tinynet.kernels.simd.vfma`), each chain in its own
-accumulator. The tiles are written out, not generated: Numba caches a function by its
-source file.
+:func:`tile32` and :func:`tile16` run a column of 6 x 32 (6 x 16) blocks of output
+chains, one block after the other, each over a range of inner steps: each step two (one)
+16-lane vector loads of the packed ``op(b)`` panel, six broadcasts of ``op(a)`` read in
+place through its strides, and twelve (six) explicit fused multiply-adds
+(:func:`tinynet.kernels.simd.vfma`), each chain in its own accumulator. The tiles are
+written out, not generated: Numba caches a function by its source file.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ kernel ``(k - 1) * dilation + 1``).
 float32 inputs run on the kernels of the built-in layers, called exactly as those layers
 call them, so an op gives the same bits as the layer with the same weights and no bias:
 ``conv`` as ``Conv1D``/``Conv2D`` (:func:`tinynet.ops.arrays.conv2d.conv2d_forward` /
-``conv2d_backward``, a 1x1 stride-1 kernel as one GEMM), ``depthwise_conv`` as
+``conv2d_backward``, a 1x1 stride-1 kernel as one GEMM, its kernel gradient
+:func:`~tinynet.ops.arrays.matmul.weight_gradient`), ``depthwise_conv`` as
 ``DepthwiseConv2D`` (:mod:`tinynet.ops.arrays.depthwise`), ``conv_transpose`` as
 ``Conv2DTranspose``, the pools as ``MaxPooling1D/2D`` and ``AveragePooling1D/2D``
 (:mod:`tinynet.ops.arrays.pooling`). A 1-D op runs as the 2-D one on a view, as the 1-D layers
@@ -233,10 +234,10 @@ def _conv32_grads(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, g: _Geom, want_
                   want_dw: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
     """``Conv2D._gradients`` without bias: ``(dx [B, H, W, C], dw2 [KH * KW * C, F])``."""
     from tinynet.ops.arrays.conv2d import conv2d_backward
-    from tinynet.ops.arrays.matmul import matmul
+    from tinynet.ops.arrays.matmul import matmul, weight_gradient
 
     if g.k == (1, 1) and g.s == (1, 1):
-        dw2 = matmul(x.reshape(-1, x.shape[-1]), dz, trans_a=True) if want_dw else None
+        dw2 = weight_gradient(x.reshape(-1, x.shape[-1]), dz) if want_dw else None
         dx = matmul(dz, w2, trans_b=True).reshape(x.shape) if want_dx else None
         return dx, dw2
     dx, dw2, _ = conv2d_backward(x, w2, dz, g.tiling(), want_dx=want_dx, want_dw=want_dw,

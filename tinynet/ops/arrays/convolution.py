@@ -4,7 +4,8 @@ activation's derivative, then the input, kernel and bias gradients, each only wh
 for.
 
 * ``conv_*``: Conv2D and Conv1D (a one-row image). A 1x1 stride-1 kernel is one GEMM
-  (:func:`~tinynet.ops.arrays.matmul.matmul`), the bias added in the activation pass;
+  (:func:`~tinynet.ops.arrays.matmul.matmul`; its kernel gradient
+  :func:`~tinynet.ops.arrays.matmul.weight_gradient`), the bias added in the activation pass;
   any other runs on :mod:`tinynet.ops.arrays.conv2d`, the bias added (and its gradient
   summed) tile by tile.
 * ``conv_transpose_*``: Conv2DTranspose, the input gradient of the convolution from its

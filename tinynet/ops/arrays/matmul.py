@@ -10,6 +10,11 @@ single-threaded in :func:`~tinynet.kernels.sgemm_small.gemm_small` instead, the 
 chains in a kernel that compiles in a fraction of the blocked one's time (a small
 model's first run never compiles the blocked GEMM). No BLAS takes part (a BLAS picks its
 inner kernel by CPU, and its sums by its own thread count).
+
+:func:`weight_gradient` (``x.T @ g`` over many sample positions) is the exception to the
+one chain: it cuts a long inner index into row ranges fixed by the shape alone, each
+range one chain per element, the ranges added in order; the threads share the ranges,
+so its bits too are those of any thread count and gate.
 """
 
 from __future__ import annotations
@@ -134,8 +139,9 @@ def weight_gradient(x, g) -> np.ndarray:
     """``x.T @ g`` for a weight gradient: one row of ``x`` and ``g`` per sample position.
 
     A long inner index with a small output (``K >= 16 * max(M, N)``, at least
-    ``2 * PART_ROWS`` rows and :data:`SMALL_MULADDS` multiply-adds) is cut into
-    ``min(MAX_PARTS, K // PART_ROWS)`` consecutive ranges of rows: each range's product is
+    ``2 * PART_ROWS`` rows and :data:`SMALL_MULADDS` multiply-adds) is cut into an even
+    number, ``min(MAX_PARTS, K // PART_ROWS)`` rounded down, of consecutive ranges of rows
+    (so two threads take half each): each range's product is
     :func:`matmul`'s chains over its rows, and the parts are added in order,
     ``((p0 + p1) + p2) + ...``. The cut depends on the shape alone, so the bits are
     independent of the thread count and the ``matmul_parallel_min_flops`` gate; the
@@ -163,7 +169,7 @@ def weight_gradient(x, g) -> np.ndarray:
         raise ValueError(
             f"weight_gradient: x and g must have the same rows, got {x.shape} and {g.shape}")
     n = g.shape[1]
-    parts = min(MAX_PARTS, k // PART_ROWS)
+    parts = min(MAX_PARTS, k // PART_ROWS) // 2 * 2  # even: two threads take half each
     if parts < 2 or k < 16 * max(m, n) or m * n * k < SMALL_MULADDS:
         return matmul(x, g, trans_a=True)
     ready()

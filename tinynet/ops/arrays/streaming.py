@@ -167,6 +167,7 @@ def streams(nbytes: int, row_floats: int) -> bool:
 
 #: Large aligned buffers each thread keeps for reuse (see :func:`empty_aligned`).
 POOL_SIZE = 8
+_NEVER_POOLED = 1 << 62  # a pool_from no buffer reaches: scratch stays out of the pool
 
 _POOL = threading.local()
 
@@ -246,14 +247,17 @@ def empty_aligned(shape: tuple, dtype=np.float32, *, pool_from: int | None = Non
 
 def empty_tasks(shape: tuple, dtype=np.float32, *, parallel: bool = True) -> np.ndarray:
     """Scratch shared out among parallel tasks, a block per task or slot along the first
-    axis: on a ``STREAM_ALIGN`` boundary when ``parallel`` (:func:`empty_aligned`), so that
-    two threads never write one cache line (with blocks of whole 64-byte lines), else a
-    plain ``np.empty`` (an aligned buffer costs a few microseconds more to make).
+    axis: on a ``STREAM_ALIGN`` boundary when ``parallel`` (:func:`empty_aligned`, never
+    from its pool), so that every block whose size is a whole number of 64-byte lines
+    starts on a line of its own and two threads never write one line; else a plain
+    ``np.empty`` (an aligned buffer costs a few microseconds more to make).
 
     Shape:
         Output: ``shape``.
     """
-    return empty_aligned(shape, dtype) if parallel else np.empty(shape, dtype=dtype)
+    if parallel:
+        return empty_aligned(shape, dtype, pool_from=_NEVER_POOLED)
+    return np.empty(shape, dtype=dtype)
 
 
 def release_pool() -> None:
