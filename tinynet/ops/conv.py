@@ -220,27 +220,20 @@ def _conv64_dk(x: np.ndarray, dy: np.ndarray, g: _Geom, groups: int,
 
 # -- the float32 path (the layers' kernels) ----------------------------------------------
 def _conv32(x: np.ndarray, w2: np.ndarray, g: _Geom) -> np.ndarray:
-    """``Conv2D.forward`` without bias: ``[B * OH * OW, F]``."""
-    from tinynet.ops.arrays.conv2d import conv2d_forward
-    from tinynet.ops.arrays.matmul import matmul
+    """``Conv2D.forward`` without bias: ``[B * OH * OW, F]`` (the layer's operation)."""
+    from tinynet.ops.arrays.convolution import conv_forward
 
-    if g.k == (1, 1) and g.s == (1, 1):
-        return matmul(x.reshape(-1, x.shape[-1]), w2)
-    return conv2d_forward(x, w2, g.tiling())
+    return conv_forward(x, w2, None, None, g.tiling())[0]
 
 
 def _conv32_grads(x: np.ndarray, w2: np.ndarray, dz: np.ndarray, g: _Geom, want_dx: bool,
                   want_dw: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """``Conv2D._gradients`` without bias: ``(dx [B, H, W, C], dw2 [KH * KW * C, F])``."""
-    from tinynet.ops.arrays.conv2d import conv2d_backward
-    from tinynet.ops.arrays.matmul import matmul, weight_gradient
+    """``Conv2D._gradients`` without bias: ``(dx [B, H, W, C], dw2 [KH * KW * C, F])``
+    (the layer's operation)."""
+    from tinynet.ops.arrays.convolution import conv_backward
 
-    if g.k == (1, 1) and g.s == (1, 1):
-        dw2 = weight_gradient(x.reshape(-1, x.shape[-1]), dz) if want_dw else None
-        dx = matmul(dz, w2, trans_b=True).reshape(x.shape) if want_dx else None
-        return dx, dw2
-    dx, dw2, _ = conv2d_backward(x, w2, dz, g.tiling(), want_dx=want_dx, want_dw=want_dw,
-                                 want_db=False)
+    dx, dw2, _ = conv_backward(x, w2, None, None, dz, None, g.tiling(), want_input=want_dx,
+                               want_kernel=want_dw, want_bias=False)
     return dx, dw2
 
 

@@ -174,17 +174,23 @@ def weight_gradient(x, g) -> np.ndarray:
         return matmul(x, g, trans_a=True)
     ready()
     out = np.empty((m, n), dtype=np.float32)
-    rows = (k + parts - 1) // parts
-    parallel = tuning.use_parallel("matmul_parallel_min_flops", m * n * k)
-    acc = empty_tasks((parts, m, n), parallel=parallel)
-    if parallel:
-        tasks = min(parts, tuning.get_num_threads())
-        ws, wt = _scratch(tasks, m, n, rows)
-        (gemm_parts_parallel if tasks > 1 else gemm_parts_serial)(x, g, out, acc, ws, wt)
-    else:
-        ws, wt = _scratch(1, m, n, rows)
-        gemm_parts_serial(x, g, out, acc, ws, wt)
+    tasks, ws, wt = _tasks(m * n * k, m, n, (k + parts - 1) // parts, parts)
+    acc = empty_tasks((parts, m, n), parallel=tasks > 1)
+    (gemm_parts_parallel if tasks > 1 else gemm_parts_serial)(x, g, out, acc, ws, wt)
     return out
+
+
+def _tasks(muladds: int, m: int, n: int, k: int, most: int | None = None
+           ) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(tasks, ws, wt)``: how many tasks (at most ``most``) the gate and the thread count
+    give a product of ``muladds`` multiply-adds, and this thread's scratch for them (an
+    ``[m, k] @ [k, n]`` product per task)."""
+    tasks = 1
+    if tuning.use_parallel("matmul_parallel_min_flops", muladds):
+        tasks = tuning.get_num_threads()
+        tasks = tasks if most is None else min(most, tasks)
+    ws, wt = _scratch(tasks, m, n, k)
+    return tasks, ws, wt
 
 
 def _blocked(a: np.ndarray, b: np.ndarray, out: np.ndarray, trans_a: bool, trans_b: bool,
@@ -192,10 +198,5 @@ def _blocked(a: np.ndarray, b: np.ndarray, out: np.ndarray, trans_a: bool, trans
     """``out = op(a) @ op(b)`` in the blocked GEMM, on Numba's threads when the gate says so."""
     m, n = out.shape
     k = a.shape[0] if trans_a else a.shape[1]
-    if tuning.use_parallel("matmul_parallel_min_flops", muladds):
-        tasks = tuning.get_num_threads()
-        ws, wt = _scratch(tasks, m, n, k)
-        (gemm_parallel if tasks > 1 else gemm_serial)(a, b, out, trans_a, trans_b, 0.0, ws, wt)
-    else:
-        ws, wt = _scratch(1, m, n, k)
-        gemm_serial(a, b, out, trans_a, trans_b, 0.0, ws, wt)
+    tasks, ws, wt = _tasks(muladds, m, n, k)
+    (gemm_parallel if tasks > 1 else gemm_serial)(a, b, out, trans_a, trans_b, 0.0, ws, wt)
