@@ -218,10 +218,15 @@ def test_layer_norm_rows_stream_by_the_shared_rule(monkeypatch):
     assert _plan((8, 100, 64), 4, "GroupNormalization").streams(10**9)
 
 
-def test_threshold_is_the_private_caches_or_a_quarter_of_the_last_level_cache():
+def test_threshold_is_a_quarter_of_the_last_level_cache_or_a_socket_caches_private_bound():
     mib = 1 << 20
+    assert streaming.LOCAL_CACHE_MAX_BYTES == 64 * mib
     assert streaming.stream_threshold(260 * mib, 4 * mib) == 4 * mib  # Intel VM: 2 x 2 MiB L2
-    assert streaming.stream_threshold(32 * mib, 1 * mib) == 1 * mib  # AMD VM: 2 x 512 KiB
+    assert streaming.stream_threshold(128 * mib, 2 * mib) == 2 * mib  # a socket's L3
+    assert streaming.stream_threshold(260 * mib, 0) == 65 * mib  # L2 unknown: the quarter
+    assert streaming.stream_threshold(260 * mib, 80 * mib) == 65 * mib  # the smaller
+    assert streaming.stream_threshold(32 * mib, 1 * mib) == 8 * mib  # AMD VM: a CCX's L3
+    assert streaming.stream_threshold(64 * mib, 1 * mib) == 16 * mib  # the largest local one
     assert streaming.stream_threshold(8 * mib, 4 * mib) == 2 * mib  # a small L3: its quarter
     assert streaming.stream_threshold(32 * mib, 0) == 8 * mib  # L2 unknown: the quarter
     assert streaming.LAST_LEVEL_CACHE_BYTES > 0

@@ -10,23 +10,29 @@ element-wise passes of the normalization kernels use them for outputs of at leas
 (``docs/normalization.md``). Smaller outputs keep ordinary stores, so the next layer still
 finds them in the cache.
 
-The threshold is the smaller of two sizes. One is the private (L2) caches of the cores
-this process may run on: an output larger than they are leaves them before the next layer
-reads it. The other is a quarter of the last-level cache: an output that large, the
-input it is computed from and the next layer's output fill more than the cache, which
-other cores share besides. Each was measured on one of this project's 2-core VMs,
-interleaved with PyTorch as in the benchmark and with a pass reading each output right
-after it was written (as the next layer does):
+The threshold is a quarter of the last-level cache: an output that large, the input it
+is computed from and the next layer's output fill more than the cache, which other cores
+share besides. Where that cache is a whole socket's (larger than
+:data:`LOCAL_CACHE_MAX_BYTES`: a server's mesh L3 that a VM's few cores share with many
+others), it holds little of what a pass writes, and the bound is the private (L2) caches
+of the cores this process may run on instead, when smaller: an output larger than they
+are leaves them before the next layer reads it. A cache of a core complex (AMD's 32 MiB
+L3 of up to 8 cores) keeps what the L2 caches evict, so the quarter stands there. Each
+was measured on one of this project's 2-core VMs, interleaved with PyTorch as in the
+benchmark and with a pass reading each output right after it was written (as the next
+layer does):
 
-- On the Intel Xeon VM (2 MiB L2 per core; a 260 MiB L3 shared with the whole socket,
+- On the Intel VM (2 MiB L2 per core; a 260 MiB L3 shared with the whole socket,
   which holds little for two cores: two threads re-read 16-128 MiB at 1.0-1.3x the
   speed of a read from memory), streaming changed such a step to 0.97-1.04x of its time
   at 1-3 MiB outputs and 0.84-0.97x at 4 MiB; beyond, 0.75-0.99x (GN 256x28x28x32
   0.85x, 0.67x without the reading pass). The L2 bound, 4 MiB, is the crossover.
-- On the AMD VM (512 KiB L2 per core, 32 MiB L3): 0.76-0.99x at 8 and 12 MiB, the sizes
-  that half the cache had left out (LN ``[64,196,256]`` from 0.87-1.09 to 0.80-0.90
-  against PyTorch); with the reading pass, 0.86-0.97x (1.04x once). A quarter of the L3
-  is 8 MiB there, the L2 bound 1 MiB; outputs between the two were not measured on it.
+- On the AMD VM (512 KiB L2 per core, 32 MiB L3): 0.76-0.99x at 8 and 12 MiB (LN
+  ``[64,196,256]`` from 0.87-1.09 to 0.80-0.90 against PyTorch); with the reading pass,
+  0.86-0.97x (1.04x once). Below a quarter of the L3, 8 MiB, ordinary stores win: under
+  the L2 bound (1 MiB), which streamed 2-6 MiB outputs, a layer's forward and backward
+  took 1.08-1.43x the time of ordinary stores (GN, IN, BN), 1.05-1.09x (DepthwiseConv2D)
+  and 0.98-1.06x (LN), 1.04-1.32x with the reading pass.
 
 The L2 caches are those of the CPUs in the process's affinity set, each counted once
 (hyperthreads or a cluster sharing one list the same CPUs in sysfs). A container's CPU
@@ -56,7 +62,7 @@ from tinynet import tuning
 from tinynet.kernels.simd import LANES, STREAM_ALIGN
 
 __all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "PRIVATE_CACHE_BYTES", "POOL_SIZE",
-           "cache_entries", "empty_aligned", "empty_tasks", "release_pool", "stream_threshold",
+           "LOCAL_CACHE_MAX_BYTES", "cache_entries", "empty_aligned", "empty_tasks", "release_pool", "stream_threshold",
            "streams"]
 
 _SYSFS_CPU = "/sys/devices/system/cpu"
@@ -131,11 +137,18 @@ def _private_cache_bytes(root: str = _SYSFS_CPU, cpus: list[int] | None = None,
     return total
 
 
+#: A last-level cache larger than this is taken as a whole socket's (see above).
+LOCAL_CACHE_MAX_BYTES = 64 << 20
+
+
 def stream_threshold(llc_bytes: int, private_bytes: int) -> int:
     """The streaming threshold for a last-level cache and private caches of these sizes:
-    a quarter of the former, or the latter when smaller (and known)."""
+    a quarter of the former; for a socket-wide one (over :data:`LOCAL_CACHE_MAX_BYTES`),
+    the latter when smaller (and known)."""
     quarter = llc_bytes // 4
-    return min(quarter, private_bytes) if private_bytes > 0 else quarter
+    if llc_bytes <= LOCAL_CACHE_MAX_BYTES or private_bytes <= 0:
+        return quarter
+    return min(quarter, private_bytes)
 
 
 _CPUS = _allowed_cpus()
