@@ -272,6 +272,52 @@ def test_accepts_tensor_and_lists_and_returns_tensor():
     np.testing.assert_array_equal(y.numpy(), y2.numpy())
 
 
+def _window_scan(x, pool, strides, padding):
+    """The kernels' documented rule, element by element in float32: each window's cells
+    in row-major order; the maximum takes a cell that is greater or NaN (its flat
+    position ``h * W + w`` with it), the average sums from +0 and divides by the count."""
+    hlo, hhi, wlo, whi = pooling_ops._geometry(x.shape, pool, strides, padding)
+    n, width, c = x.shape[0], x.shape[2], x.shape[3]
+    mx = np.empty((n, hlo.size, wlo.size, c), np.float32)
+    at = np.empty(mx.shape, np.int32)
+    avg = np.empty(mx.shape, np.float32)
+    for b, oh, ow, k in np.ndindex(*mx.shape):
+        best, where, total = np.float32(-np.inf), hlo[oh] * width + wlo[ow], np.float32(0.0)
+        for h in range(hlo[oh], hhi[oh]):
+            for w in range(wlo[ow], whi[ow]):
+                v = x[b, h, w, k]
+                if v > best or v != v:
+                    best, where = v, h * width + w
+                total = np.float32(total + v)
+        count = np.float32((hhi[oh] - hlo[oh]) * (whi[ow] - wlo[ow]))
+        mx[b, oh, ow, k], at[b, oh, ow, k], avg[b, oh, ow, k] = best, where, total / count
+    return mx, at, avg
+
+
+@pytest.mark.parametrize("shape,pool,strides,padding", [
+    ((2, 6, 8, 19), 2, 2, "valid"),   # every window 2x2 (the register path)
+    ((2, 7, 5, 17), 2, 2, "same"),    # 2x2 windows beside 1x2, 2x1 and 1x1 ones
+    ((1, 5, 6, 16), 2, 1, "same"),    # overlapping 2x2 windows
+    ((1, 7, 7, 5), 3, 2, "same"),     # no 2x2 window: the general loop only
+])
+def test_windows_give_the_bits_of_the_window_scan(shape, pool, strides, padding):
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[..., ::3] = np.round(x[..., ::3])  # ties
+    flat = x.reshape(-1)
+    cells = rng.permutation(flat.size)[:3 * (flat.size // 40)].reshape(3, -1)
+    flat[cells[0]], flat[cells[1]], flat[cells[2]] = np.nan, -np.inf, -0.0
+    x[0, :2, :2, 0] = -0.0  # a window of negative zeros only: summed from +0, it gives +0
+    pool2, strides2 = (pool, pool), (strides, strides)
+    mx, at, avg = _window_scan(x, pool2, strides2, padding)
+    for gate in (0, 2**62):
+        with tuning.override(**{GATE: gate}):
+            out, arg = pooling_ops.max_pool2d_forward(x, pool2, strides2, padding)
+            mean = pooling_ops.avg_pool2d_forward(x, pool2, strides2, padding)
+        assert out.tobytes() == mx.tobytes() and arg.tobytes() == at.tobytes()
+        assert mean.tobytes() == avg.tobytes()
+
+
 # ---------------------------------------------------------------------------------------
 # float64 references (forward and backward)
 # ---------------------------------------------------------------------------------------

@@ -5,9 +5,12 @@ contiguous channel axis into small per-row channel vectors. Kernels index the 4D
 directly (``x[n, h, w, c]``) rather than flat ``base + c`` offsets: Numba's negative-index
 wraparound on a computed int64 offset hides contiguity from LLVM and the channel loop does
 not vectorize (about 3-4x slower here), while a ``range`` index stays provably >= 0.
-Window geometry comes from :mod:`tinynet.ops.arrays.pooling` (the operation step, which also
-picks the serial or parallel kernel) as small per-row and per-column bound arrays, so
-kernels never divide inside their loops.
+A 2x2 window (the default pool) keeps its running maximum or sum in registers: the same
+operations in the same order as the general window loop, which keeps them in per-row
+channel vectors the compiled loop reloads and stores at every cell. Window geometry comes
+from :mod:`tinynet.ops.arrays.pooling` (the operation step, which also picks the serial or
+parallel kernel) as small per-row and per-column bound arrays, so kernels never divide
+inside their loops.
 
 Work is split into fixed, shape-derived blocks: forward passes one block per
 ``(sample, output row)``, backward passes one block per ``(sample, input row)`` (a
@@ -61,8 +64,34 @@ def _max_fwd_row(x, out, arg, r, hlo, hhi, wlo, whi):
     best = np.empty(C, dtype=np.float32)
     where = np.empty(C, dtype=np.int32)
     neg_inf = np.float32(-np.inf)
+    h0 = hlo[oh]
+    rows2 = hhi[oh] - h0 == 2
     for ow in range(OW):
-        first = np.int32(hlo[oh] * W + wlo[ow])
+        w0 = wlo[ow]
+        first = np.int32(h0 * W + w0)
+        if rows2 and whi[ow] - w0 == 2:
+            # A 2x2 window: the same comparisons in the same order, the running maximum
+            # in registers (the first cell needs none: it is taken unless it is -inf,
+            # where keeping -inf and the first position is the same).
+            p1 = first + np.int32(1)
+            p2 = first + np.int32(W)
+            p3 = p2 + np.int32(1)
+            for c in range(C):
+                b = x[n, h0, w0, c]
+                at = first
+                v = x[n, h0, w0 + 1, c]
+                take = (v > b) | (v != v)
+                b = v if take else b
+                at = p1 if take else at
+                v = x[n, h0 + 1, w0, c]
+                take = (v > b) | (v != v)
+                b = v if take else b
+                at = p2 if take else at
+                v = x[n, h0 + 1, w0 + 1, c]
+                take = (v > b) | (v != v)
+                out[n, oh, ow, c] = v if take else b
+                arg[n, oh, ow, c] = p3 if take else at
+            continue
         for c in range(C):
             best[c] = neg_inf
             where[c] = first
@@ -129,7 +158,17 @@ def _avg_fwd_row(x, out, r, hlo, hhi, wlo, whi):
     oh = r - n * OH
     acc = np.empty(C, dtype=np.float32)
     zero = np.float32(0.0)
+    h0 = hlo[oh]
+    rows2 = hhi[oh] - h0 == 2
+    four = np.float32(4.0)
     for ow in range(OW):
+        w0 = wlo[ow]
+        if rows2 and whi[ow] - w0 == 2:
+            # A 2x2 window: the same sum from zero in the same order, in registers.
+            for c in range(C):
+                t = ((zero + x[n, h0, w0, c]) + x[n, h0, w0 + 1, c]) + x[n, h0 + 1, w0, c]
+                out[n, oh, ow, c] = (t + x[n, h0 + 1, w0 + 1, c]) / four
+            continue
         for c in range(C):
             acc[c] = zero
         for h in range(hlo[oh], hhi[oh]):
