@@ -14,8 +14,8 @@ zeros past ``C * M``).
 
 - forward: ``y[b, oy, ox, k] = sum over the taps (i, j) in the image, row-major, of
   x[oy * sh + i * dh - pt, ox * sw + j * dw - pl, k] * w[i, j, k]``, a product added to
-  the running sum tap by tap from zero, then the bias; four output pixels at a time share
-  each loaded weight vector, pixels at the borders are summed one by one;
+  the running sum tap by tap from zero, then the bias; four output pixels at a time (then
+  two) share each loaded weight vector, pixels at the borders are summed one by one;
 - input gradient: the widened gradient of input pixel ``(iy, ix)`` gathers
   ``g[(iy + pt - i * dh) / sh, (ix + pl - j * dw) / sw, k] * w[i, j, k]`` over the taps
   whose position is a whole output pixel, in the same order, then its ``M`` copies of
@@ -114,8 +114,8 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
     is made in ``rowbuf`` and ``out[o0 + q * ostep + px * ps + c]`` (``c < channels``) gets
     the sum, in order, of the ``mult`` copies ``rowbuf[px * CP + c * mult + m]``; with
     ``ones``, ``out[o0 + q * ostep + px * ps + channels]`` is 1. Pixels whose every tap column
-    is inside run four at a time (``dc == 1``), sharing each loaded weight vector; the
-    others one by one. ``stream`` writes ``out`` with streaming stores (ignored with
+    is inside run four at a time (``dc == 1``), sharing each loaded weight vector, then
+    two; the others one by one. ``stream`` writes ``out`` with streaming stores (ignored with
     ``fold`` or ``ones``)."""
     cp = bias.shape[0]
     pstep = pc * cp
@@ -133,12 +133,13 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
                 tab[_COL, n] = j
                 tab[_ROW, n] = soff + (num // dr) * cols * cp
                 n += 1
-        lo, hi = 0, 0
+        lo, hi, hi2 = 0, 0, 0
         if dc == 1:  # every tap column inside: px * pc + ac + j * ec in [0, cols)
             first, last = min(0, (kw - 1) * ec), max(0, (kw - 1) * ec)
             lo = min(max(-((ac + first) // pc), 0), count)
-            hi = min(max((cols - 1 - ac - last) // pc + 1, lo), count)
-            hi = lo + (hi - lo) // 4 * 4
+            inside = min(max((cols - 1 - ac - last) // pc + 1, lo), count)
+            hi = lo + (inside - lo) // 4 * 4
+            hi2 = lo + (inside - lo) // 2 * 2
         dst = rowbuf if fold else out
         d0 = 0 if fold else o0 + q * ostep
         dps = cp if fold else ps  # the pixel stride in dst
@@ -167,8 +168,25 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
                 _put(dst, o + dps, a1, stream)
                 _put(dst, o + 2 * dps, a2, stream)
                 _put(dst, o + 3 * dps, a3, stream)
+        for px in range(hi, hi2, 2):  # two more inside pixels (the same sums)
+            for c in range(0, cp, 16):
+                a0 = vsplat(0.0)
+                a1 = vsplat(0.0)
+                q0 = (px * pc + ac) * cp + c
+                for t in range(n):
+                    wv = vload(wflat, tab[_WGT, t] + c)
+                    e = q0 + tab[_OFF, t]
+                    a0 = a0 + vload(sflat, e) * wv
+                    a1 = a1 + vload(sflat, e + pstep) * wv
+                if use_bias:
+                    bv = vload(bias, c)
+                    a0 = a0 + bv
+                    a1 = a1 + bv
+                o = d0 + px * dps + c
+                _put(dst, o, a0, stream)
+                _put(dst, o + dps, a1, stream)
         for px in range(count):  # the rest one by one, with the taps that exist
-            if lo <= px < hi:
+            if lo <= px < hi2:
                 continue
             m = 0
             for t in range(n):

@@ -103,6 +103,25 @@ def test_left_out_taps_give_the_bits_of_a_zero_padded_image(shape, mult, kernel,
     np.testing.assert_array_equal(db, dbp)
 
 
+@pytest.mark.parametrize("width", range(3, 14))
+@pytest.mark.parametrize("channels", [16, 32])
+def test_pixels_in_runs_of_four_two_and_one_give_the_bits_of_the_tap_by_tap_sum(width,
+                                                                                 channels):
+    # a row's inside pixels run four at a time, then two, the rest one by one: every
+    # count of inside pixels mod 4 against float32 arithmetic in the documented order
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 4, width, channels)).astype(np.float32)
+    w3 = rng.standard_normal((3, 3, channels)).astype(np.float32)
+    bias = rng.standard_normal(channels).astype(np.float32)
+    geom = _geometry(4, width, 3, 3, 1, 1, 1, 1, True)
+    xp, _ = _padded(x, geom)
+    want = np.zeros(x.shape, dtype=np.float32)
+    for i in range(3):
+        for j in range(3):
+            want = want + xp[:, i:i + 4, j:j + width] * w3[i, j]
+    assert depthwise_forward(x, w3, geom, bias).tobytes() == (want + bias).tobytes()
+
+
 # every case with 'same' padding, and with 'valid' where it leaves an output pixel
 REFERENCE_CASES = [(*case, same) for case in CASES for same in (True, False)
                    if min(_geometry(case[0][1], case[0][2], *case[2], *case[3], *case[4],
