@@ -115,8 +115,8 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
     the sum, in order, of the ``mult`` copies ``rowbuf[px * CP + c * mult + m]``; with
     ``ones``, ``out[o0 + q * ostep + px * ps + channels]`` is 1. Pixels whose every tap column
     is inside run four at a time (``dc == 1``), sharing each loaded weight vector, then
-    two; the others one by one. ``stream`` writes ``out`` with streaming stores (ignored with
-    ``fold`` or ``ones``)."""
+    two; the others one by one. ``stream`` writes ``out`` with streaming stores (ignored
+    with ``fold`` or ``ones``)."""
     cp = bias.shape[0]
     pstep = pc * cp
     stream = stream and not fold and not ones  # whole rows of whole vectors only

@@ -62,8 +62,8 @@ from tinynet import tuning
 from tinynet.kernels.simd import LANES, STREAM_ALIGN
 
 __all__ = ["STREAM_MIN_BYTES", "LAST_LEVEL_CACHE_BYTES", "PRIVATE_CACHE_BYTES", "POOL_SIZE",
-           "LOCAL_CACHE_MAX_BYTES", "cache_entries", "empty_aligned", "empty_tasks", "release_pool", "stream_threshold",
-           "streams"]
+           "LOCAL_CACHE_MAX_BYTES", "cache_entries", "empty_aligned", "empty_tasks",
+           "release_pool", "stream_threshold", "streams"]
 
 _SYSFS_CPU = "/sys/devices/system/cpu"
 _UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
