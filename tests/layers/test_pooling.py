@@ -298,7 +298,8 @@ def _window_scan(x, pool, strides, padding):
     ((2, 6, 8, 19), 2, 2, "valid"),   # every window 2x2 (the register path)
     ((2, 7, 5, 17), 2, 2, "same"),    # 2x2 windows beside 1x2, 2x1 and 1x1 ones
     ((1, 5, 6, 16), 2, 1, "same"),    # overlapping 2x2 windows
-    ((1, 7, 7, 5), 3, 2, "same"),     # no 2x2 window: the general loop only
+    ((1, 7, 7, 5), 3, 2, "same"),     # 3x3 windows, clipped to 2x2 at two corners
+    ((1, 9, 9, 5), 3, 3, "valid"),    # no 2x2 window: the general loop only
 ])
 def test_windows_give_the_bits_of_the_window_scan(shape, pool, strides, padding):
     rng = np.random.default_rng(21)

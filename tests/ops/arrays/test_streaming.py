@@ -223,6 +223,7 @@ def test_threshold_is_a_quarter_of_the_last_level_cache_or_a_socket_caches_priva
     assert streaming.LOCAL_CACHE_MAX_BYTES == 64 * mib
     assert streaming.stream_threshold(260 * mib, 4 * mib) == 4 * mib  # Intel VM: 2 x 2 MiB L2
     assert streaming.stream_threshold(128 * mib, 2 * mib) == 2 * mib  # a socket's L3
+    assert streaming.stream_threshold(65 * mib, 1 * mib) == 1 * mib  # just over the bound
     assert streaming.stream_threshold(260 * mib, 0) == 65 * mib  # L2 unknown: the quarter
     assert streaming.stream_threshold(260 * mib, 80 * mib) == 65 * mib  # the smaller
     assert streaming.stream_threshold(32 * mib, 1 * mib) == 8 * mib  # AMD VM: a CCX's L3

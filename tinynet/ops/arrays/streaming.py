@@ -11,7 +11,7 @@ element-wise passes of the normalization kernels use them for outputs of at leas
 finds them in the cache.
 
 The threshold is a quarter of the last-level cache: an output that large, the input it
-is computed from and the next layer's output fill more than the cache, which other cores
+is computed from and the next layer's output fill most of the cache, which other cores
 share besides. Where that cache is a whole socket's (larger than
 :data:`LOCAL_CACHE_MAX_BYTES`: a server's mesh L3 that a VM's few cores share with many
 others), it holds little of what a pass writes, and the bound is the private (L2) caches
@@ -32,12 +32,17 @@ layer does):
   0.86-0.97x (1.04x once). Below a quarter of the L3, 8 MiB, ordinary stores win: under
   the L2 bound (1 MiB), which streamed 2-6 MiB outputs, a layer's forward and backward
   took 1.08-1.43x the time of ordinary stores (GN, IN, BN), 1.05-1.09x (DepthwiseConv2D)
-  and 0.98-1.06x (LN), 1.04-1.32x with the reading pass.
+  and 0.98-1.06x (LN); with the reading pass 1.04-1.32x (GN, IN, BN, LN) and 0.98-1.06x
+  (DepthwiseConv2D).
 
 The L2 caches are those of the CPUs in the process's affinity set, each counted once
 (hyperthreads or a cluster sharing one list the same CPUs in sysfs). A container's CPU
-quota is not seen, nor a last-level cache shared far more widely than it looks; where the
-rule misjudges, ``TINYNET_STREAM_MIN_BYTES`` in the environment sets the threshold.
+quota is not seen, nor a last-level cache shared far more widely than it looks. The size
+tells a socket's cache from a core complex's only roughly, and neither of these was
+measured: an Intel mesh L3 of 64 MiB or less (up to 38.5 MiB on Skylake-SP) is taken as
+local and gets the quarter; an AMD core complex's 96 MiB L3 (the stacked-cache parts) is
+taken as a socket's. Where the rule misjudges, ``TINYNET_STREAM_MIN_BYTES`` in the
+environment sets the threshold.
 
 One setting still loses: a forward alone, run just after a 96 MiB copy had filled the
 cache with dirty lines, whose output is freed before the next call (1.4-1.6x, AMD).
