@@ -104,22 +104,29 @@ def test_left_out_taps_give_the_bits_of_a_zero_padded_image(shape, mult, kernel,
 
 
 @pytest.mark.parametrize("width", range(3, 14))
-@pytest.mark.parametrize("channels", [16, 32])
+@pytest.mark.parametrize("channels", [8, 16, 32])
 def test_pixels_in_runs_of_four_two_and_one_give_the_bits_of_the_tap_by_tap_sum(width,
                                                                                  channels):
     # a row's inside pixels run four at a time, then two, the rest one by one: every
-    # count of inside pixels mod 4 against float32 arithmetic in the documented order
+    # count of inside pixels mod 4 against float32 arithmetic in the documented order,
+    # for the forward and the input gradient (8 channels: the widened, folded rows)
     rng = np.random.default_rng(12)
     x = rng.standard_normal((2, 4, width, channels)).astype(np.float32)
     w3 = rng.standard_normal((3, 3, channels)).astype(np.float32)
     bias = rng.standard_normal(channels).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
     geom = _geometry(4, width, 3, 3, 1, 1, 1, 1, True)
     xp, _ = _padded(x, geom)
-    want = np.zeros(x.shape, dtype=np.float32)
+    gp, _ = _padded(g, geom)
+    want_y = np.zeros(x.shape, dtype=np.float32)
+    want_dx = np.zeros(x.shape, dtype=np.float32)
     for i in range(3):
         for j in range(3):
-            want = want + xp[:, i:i + 4, j:j + width] * w3[i, j]
-    assert depthwise_forward(x, w3, geom, bias).tobytes() == (want + bias).tobytes()
+            want_y = want_y + xp[:, i:i + 4, j:j + width] * w3[i, j]
+            want_dx = want_dx + gp[:, 2 - i:6 - i, 2 - j:2 - j + width] * w3[i, j]
+    assert depthwise_forward(x, w3, geom, bias).tobytes() == (want_y + bias).tobytes()
+    dx = depthwise_backward(x, w3, g, geom, want_dw=False)[0]
+    assert dx.tobytes() == want_dx.tobytes()
 
 
 # every case with 'same' padding, and with 'valid' where it leaves an output pixel
