@@ -98,6 +98,41 @@ def _put(a, i, v, stream):
         vstore(a, i, v)
 
 
+@njit(callee=True, cache=True, nogil=True, inline="always", error_model="numpy")
+def _inside_pixels(sflat, wflat, bias, use_bias, dst, d0, dps, tab, n, cp, pstep, pc, ac,
+                   px0, px1, step, stream):
+    """Pixels ``px0 .. px1 - 1`` of a row of :func:`_tap_rows`, every tap inside, ``step``
+    (4 or 2, a constant at each call) at a time sharing each loaded weight vector: each
+    pixel's sum over the row's ``n`` taps from zero, then the bias, to ``dst``."""
+    for px in range(px0, px1, step):
+        for c in range(0, cp, 16):
+            a0 = vsplat(0.0)
+            a1 = vsplat(0.0)
+            a2 = vsplat(0.0)
+            a3 = vsplat(0.0)
+            q0 = (px * pc + ac) * cp + c
+            for t in range(n):
+                wv = vload(wflat, tab[_WGT, t] + c)
+                e = q0 + tab[_OFF, t]
+                a0 = a0 + vload(sflat, e) * wv
+                a1 = a1 + vload(sflat, e + pstep) * wv
+                if step == 4:
+                    a2 = a2 + vload(sflat, e + 2 * pstep) * wv
+                    a3 = a3 + vload(sflat, e + 3 * pstep) * wv
+            if use_bias:
+                bv = vload(bias, c)
+                a0 = a0 + bv
+                a1 = a1 + bv
+                a2 = a2 + bv
+                a3 = a3 + bv
+            o = d0 + px * dps + c
+            _put(dst, o, a0, stream)
+            _put(dst, o + dps, a1, stream)
+            if step == 4:
+                _put(dst, o + 2 * dps, a2, stream)
+                _put(dst, o + 3 * dps, a3, stream)
+
+
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, kw, wflat,
               bias, use_bias, out, o0, ostep, nrows, count, tab, fold, rowbuf, channels, mult,
@@ -143,48 +178,10 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
         dst = rowbuf if fold else out
         d0 = 0 if fold else o0 + q * ostep
         dps = cp if fold else ps  # the pixel stride in dst
-        for px in range(lo, hi, 4):
-            for c in range(0, cp, 16):
-                a0 = vsplat(0.0)
-                a1 = vsplat(0.0)
-                a2 = vsplat(0.0)
-                a3 = vsplat(0.0)
-                q0 = (px * pc + ac) * cp + c
-                for t in range(n):
-                    wv = vload(wflat, tab[_WGT, t] + c)
-                    e = q0 + tab[_OFF, t]
-                    a0 = a0 + vload(sflat, e) * wv
-                    a1 = a1 + vload(sflat, e + pstep) * wv
-                    a2 = a2 + vload(sflat, e + 2 * pstep) * wv
-                    a3 = a3 + vload(sflat, e + 3 * pstep) * wv
-                if use_bias:
-                    bv = vload(bias, c)
-                    a0 = a0 + bv
-                    a1 = a1 + bv
-                    a2 = a2 + bv
-                    a3 = a3 + bv
-                o = d0 + px * dps + c
-                _put(dst, o, a0, stream)
-                _put(dst, o + dps, a1, stream)
-                _put(dst, o + 2 * dps, a2, stream)
-                _put(dst, o + 3 * dps, a3, stream)
-        for px in range(hi, hi2, 2):  # two more inside pixels (the same sums)
-            for c in range(0, cp, 16):
-                a0 = vsplat(0.0)
-                a1 = vsplat(0.0)
-                q0 = (px * pc + ac) * cp + c
-                for t in range(n):
-                    wv = vload(wflat, tab[_WGT, t] + c)
-                    e = q0 + tab[_OFF, t]
-                    a0 = a0 + vload(sflat, e) * wv
-                    a1 = a1 + vload(sflat, e + pstep) * wv
-                if use_bias:
-                    bv = vload(bias, c)
-                    a0 = a0 + bv
-                    a1 = a1 + bv
-                o = d0 + px * dps + c
-                _put(dst, o, a0, stream)
-                _put(dst, o + dps, a1, stream)
+        _inside_pixels(sflat, wflat, bias, use_bias, dst, d0, dps, tab, n, cp, pstep, pc, ac,
+                       lo, hi, 4, stream)
+        _inside_pixels(sflat, wflat, bias, use_bias, dst, d0, dps, tab, n, cp, pstep, pc, ac,
+                       hi, hi2, 2, stream)
         for px in range(count):  # the rest one by one, with the taps that exist
             if lo <= px < hi2:
                 continue

@@ -9,8 +9,9 @@ kernel ``(k - 1) * dilation + 1``).
 
 float32 inputs run on the kernels of the built-in layers, called exactly as those layers
 call them, so an op gives the same bits as the layer with the same weights and no bias:
-``conv`` as ``Conv1D``/``Conv2D`` (``conv2d_forward`` / ``conv2d_backward``; a 1x1
-stride-1 kernel one GEMM, its kernel gradient ``matmul.weight_gradient``), ``depthwise_conv`` as
+``conv`` as ``Conv1D``/``Conv2D`` (the layer's ``convolution.conv_forward`` /
+``conv_backward``: a 1x1 stride-1 kernel one GEMM, its kernel gradient
+``matmul.weight_gradient``), ``depthwise_conv`` as
 ``DepthwiseConv2D`` (:mod:`tinynet.ops.arrays.depthwise`), ``conv_transpose`` as
 ``Conv2DTranspose``, the pools as ``MaxPooling1D/2D`` and ``AveragePooling1D/2D``
 (:mod:`tinynet.ops.arrays.pooling`). A 1-D op runs as the 2-D one on a view, as the 1-D layers
