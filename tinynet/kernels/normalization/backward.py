@@ -25,14 +25,15 @@ import numpy as np
 from numba import prange
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import _key, call_at, entry_address
+from tinynet.kernels.address import _key, call_at
 from tinynet.kernels.normalization.folds import group_sums
 from tinynet.kernels.normalization.formulas import dx_group, normalized
 from tinynet.kernels.normalization.lanes import (DX, GRAD_RECOMPUTE, GRAD_XN,
                                                                half_sums, map_rows, quad_sums)
-from tinynet.kernels.normalization.layout import (APPLY_PASS, BY_BLOCKS, FINISH_PASS,
+from tinynet.kernels.normalization.layout import (APPLY_PASS, BY_BLOCKS, Dims, FINISH_PASS,
                                                                 HALF_ROWS, I64, QUAD_ROWS, VEC,
-                                                                SERIAL, wide_argument,
+                                                                SERIAL, parallel_entry,
+                                                                wide_argument,
                                                                 SPANS, STATS_PASS, TWO_QUADS,
                                                                 copies_needed, expand,
                                                                 fold_copies, lane_copies, repeat,
@@ -325,18 +326,29 @@ def _run_serial(serial, layout, recompute, g, s, dx, d, affine_only, stream, gam
            _wide(layout, recompute, g, s, dx, stream))
 
 
-def _run_parallel(serial, layout, recompute, *args):
-    """:func:`group_backward_parallel` on ``args`` with ``serial`` at its address."""
-    args = (*args, _wide(layout, recompute, *args[:3], args[5]))
-    group_backward_parallel(entry_address(serial, args), *args)
+_PARALLEL: dict = {}  # (layout, recompute, the caller's argument types) -> (wide, address)
+
+
+def _run_parallel(serial, layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats,
+                  gp, coeff, parts):
+    """:func:`group_backward_parallel` on the arguments with ``serial`` at its address
+    (:func:`layout.parallel_entry`)."""
+    wide, addr = parallel_entry(
+        _PARALLEL, (layout, recompute, _key(g), _key(s), _key(dx), type(stream), _key(gamma)),
+        lambda: _wide(layout, recompute, g, s, dx, stream), serial,
+        (g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts))
+    group_backward_parallel(addr, g, s, dx, tuple(d), affine_only, stream, gamma, stats, gp,
+                            coeff, parts, wide)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def group_backward_parallel(addr, g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
-                            parts, wide):
+def group_backward_parallel(addr, g, s, dx, dims, affine_only, stream, gamma, stats, gp,
+                            coeff, parts, wide):
     """The backward over Numba's threads: each task runs the serial driver at ``addr``
-    (:func:`tinynet.kernels.address.entry_address`) on its share of ``d``; the
+    (:func:`tinynet.kernels.address.entry_address`) on its share of ``dims`` (the plan's
+    ``Dims`` as a plain tuple, see :func:`forward.group_forward_parallel`); the
     coefficients' merges run on this thread between the phases of the blocks split."""
+    d = Dims(*dims)
     for phase in range(3 if (d.passes & BY_BLOCKS) != 0 else 1):
         if phase == 1:  # the merges: a few sums per sample, on this thread
             for b in range(d.batch):

@@ -32,7 +32,7 @@ costs compile time per site; tinynet keeps it for the loops whose constants must
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from tinynet.kernels.address import entry_address
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.normalization.folds import LANES
 
-__all__ = ["Dims", "wide_argument", "VEC", "I64", "share_of", "task_count", "task_share",
+__all__ = ["Dims", "wide_argument", "parallel_entry", "VEC", "I64", "share_of", "task_count", "task_share",
            "STATS_PASS", "FINISH_PASS", "APPLY_PASS", "ALL_PASSES", "BY_BLOCKS",
            "SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
            "SERIAL", "CHUNKS", "BLOCKS", "ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE",
@@ -280,3 +280,18 @@ def wide_argument(table: dict, key: tuple, kernels: Callable[[], tuple]) -> tupl
         wide = (key[0], *(entry_address(kernel, args) for kernel, args in kernels()))
         table[key] = wide
     return wide
+
+
+def parallel_entry(table: dict, key: tuple, wide: Callable[[], tuple], serial: Any,
+                   args: tuple) -> tuple:
+    """``(wide, address)`` for a parallel group driver: the serial driver's ``wide``
+    argument (``wide()``, see :func:`wide_argument`) and the serial driver's address for
+    ``args`` and it, found in ``table`` by ``key`` (the layout, the flag and the types of
+    the arguments a caller supplies; the drivers' other arguments are always of one type).
+    Made on first use; afterwards a call costs one lookup instead of the type keys of
+    every argument."""
+    hit = table.get(key)
+    if hit is None:
+        argument = wide()
+        hit = table[key] = (argument, entry_address(serial, (*args, argument)))
+    return hit
