@@ -157,3 +157,41 @@ def test_one_serial_driver_serves_every_layout():
             drivers = {make(lay, SERIAL, flag).args[0]
                        for lay in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)}
             assert len(drivers) == 1
+
+
+@pytest.mark.parametrize("shape,groups", [((4, 9, 9, 32), 4), ((2, 40, 40, 64), 8),
+                                          ((2, 700, 128), 16)],
+                         ids=["chunks", "blocks", "two-quads"])
+def test_the_backward_merges_its_parameter_partials_with_merge_rows_serials_bits(shape,
+                                                                                 groups):
+    """Given ``sums``, the backward driver (serial, or the parallel driver after its last
+    phase) merges the task partials itself: the bytes of ``folds.merge_rows_serial`` on
+    the partials of a call without ``sums``, and the same ``dx``."""
+    from tinynet.kernels.normalization.folds import merge_rows_serial
+
+    plan = plan_of(shape, groups, "test")
+    rng = np.random.default_rng(7)
+    n, c = plan.batch * plan.groups, plan.channels
+    x = rng.standard_normal(shape, dtype=np.float32).reshape(-1)
+    g = rng.standard_normal(shape, dtype=np.float32).reshape(-1)
+    stats = np.stack([rng.standard_normal(n), rng.random(n) + 0.5]).astype(np.float32)
+    gamma = rng.standard_normal(c).astype(np.float32)
+
+    def run(mode, merged):
+        dx = np.full(g.size, np.nan, dtype=np.float32)
+        gp = np.full((2, plan.batch, plan.nblk, plan.groups), np.nan)
+        coeff = np.full((2, n), np.nan, dtype=np.float32)
+        parts = np.full((2, plan.ntasks, c), np.nan)
+        sums = np.full((2, c), np.nan, dtype=np.float32)
+        backward_kernel(plan.layout, mode, True)(
+            g, x, dx, plan.dims_for(mode), False, False, gamma, stats, gp, coeff, parts,
+            *((sums,) if merged else ()))
+        return dx, (sums if merged else merge_rows_serial(parts))
+
+    want_dx, want = run(SERIAL, False)
+    assert not np.isnan(want).any()
+    modes = (SERIAL, CHUNKS, BLOCKS) if plan.nblk > 1 else (SERIAL, CHUNKS)
+    for mode in modes:
+        dx, sums = run(mode, True)
+        assert sums.tobytes() == want.tobytes(), mode
+        assert dx.tobytes() == want_dx.tobytes(), mode
