@@ -26,7 +26,7 @@ from numba import prange
 
 from tinynet.kernels._jit import njit
 from tinynet.kernels.address import _key, call_at
-from tinynet.kernels.normalization.folds import group_sums, merge_rows_serial, merge_rows_to
+from tinynet.kernels.normalization.folds import group_sums
 from tinynet.kernels.normalization.formulas import dx_group, normalized
 from tinynet.kernels.normalization.lanes import (DX, GRAD_RECOMPUTE, GRAD_XN,
                                                                half_sums, map_rows, quad_sums)
@@ -289,12 +289,11 @@ def backward_kernel(layout: int, mode: int, recompute: bool):
     first use).
 
     The driver is ``kernel(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff,
-    parts, sums=None)``: flat float32 ``g``, ``s`` (the input when ``recompute``, else
-    ``xn``), ``dx``; ``d`` the plan's ``Dims`` (the share: all of it from Python);
+    parts)``: flat float32 ``g``, ``s`` (the input when ``recompute``, else ``xn``),
+    ``dx``; ``d`` the plan's ``Dims`` (the share: all of it from Python);
     ``stats[2, batch * groups]`` mean and inv_std; ``gp[2, batch, nblk, groups]`` float64
     block partials; ``coeff[2, batch * groups]`` float32 per-group coefficients;
-    ``parts[2, ntasks, C]`` float64 parameter partials; float32 ``sums[2, C]``, when
-    given, receives their merge (:func:`folds.merge_rows_serial`'s bits). As in :func:`forward.forward_kernel`,
+    ``parts[2, ntasks, C]`` float64 parameter partials. As in :func:`forward.forward_kernel`,
     one serial driver per ``recompute`` holds the body of every layout and calls the
     layout's wide-row kernels (the gradient sums and ``dx``) through their addresses,
     passed in its last argument ``wide = (layout, gradient-sums address, dx address)``;
@@ -321,44 +320,34 @@ def _wide(layout: int, recompute: bool, g, s, dx, stream) -> tuple:
 
 
 def _run_serial(serial, layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats,
-                gp, coeff, parts, sums=None):
-    """The serial driver on the arguments, with ``layout``'s wide-row kernels; with
-    ``sums``, the parameter partials merged into it (:func:`folds.merge_rows_serial`)."""
+                gp, coeff, parts):
+    """The serial driver on the arguments, with ``layout``'s wide-row kernels."""
     serial(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts,
            _wide(layout, recompute, g, s, dx, stream))
-    if sums is not None:
-        merge_rows_serial(parts, sums)
 
 
 _PARALLEL: dict = {}  # (layout, recompute, the caller's argument types) -> (wide, address)
 
 
-_NO_SUMS = np.empty((2, 0), dtype=np.float32)  # the parallel driver's sums when not merging
-
-
 def _run_parallel(serial, layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats,
-                  gp, coeff, parts, sums=None):
+                  gp, coeff, parts):
     """:func:`group_backward_parallel` on the arguments with ``serial`` at its address
-    (:func:`layout.parallel_entry`); with ``sums``, the driver merges the parameter
-    partials into it."""
+    (:func:`layout.parallel_entry`)."""
     wide, addr = parallel_entry(
         _PARALLEL, (layout, recompute, _key(g), _key(s), _key(dx), type(stream), _key(gamma)),
         lambda: _wide(layout, recompute, g, s, dx, stream), serial,
         (g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts))
     group_backward_parallel(addr, g, s, dx, tuple(d), affine_only, stream, gamma, stats, gp,
-                            coeff, parts, wide, _NO_SUMS if sums is None else sums,
-                            sums is not None)
+                            coeff, parts, wide)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def group_backward_parallel(addr, g, s, dx, dims, affine_only, stream, gamma, stats, gp,
-                            coeff, parts, wide, sums, merge):
+                            coeff, parts, wide):
     """The backward over Numba's threads: each task runs the serial driver at ``addr``
     (:func:`tinynet.kernels.address.entry_address`) on its share of ``dims`` (the plan's
     ``Dims`` as a plain tuple, see :func:`forward.group_forward_parallel`); the
-    coefficients' merges run on this thread between the phases of the blocks split, and
-    with ``merge`` the parameter partials' merge into ``sums`` after the last (the bits
-    of :func:`folds.merge_rows_serial`, without a second call from Python)."""
+    coefficients' merges run on this thread between the phases of the blocks split."""
     d = Dims(*dims)
     for phase in range(3 if (d.passes & BY_BLOCKS) != 0 else 1):
         if phase == 1:  # the merges: a few sums per sample, on this thread
@@ -368,5 +357,3 @@ def group_backward_parallel(addr, g, s, dx, dims, affine_only, stream, gamma, st
             for t in prange(task_count(d, phase)):  # int64 t: one task_share compile
                 call_at(addr, (g, s, dx, task_share(d, phase, np.int64(t)), affine_only,
                                stream, gamma, stats, gp, coeff, parts, wide))
-    if merge:
-        merge_rows_to(parts, sums[0], sums[1])

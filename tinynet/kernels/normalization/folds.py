@@ -234,14 +234,12 @@ def merge_rows_to_parallel(parts: np.ndarray, out0: np.ndarray, out1: np.ndarray
                  out0, out1)
 
 
-def merge_rows_serial(parts: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def merge_rows_serial(parts: np.ndarray) -> np.ndarray:
     """Sums ``parts[k, rows, C]`` (float64 task partials) over rows in row order ->
-    float32 ``[k, C]`` (into ``out`` when given): every column chunk of
-    :func:`merge_rows_range` (the parallel merge's kernel, so a first run compiles one
-    kernel for both) on the calling thread."""
+    float32 ``[k, C]``: every column chunk of :func:`merge_rows_range` (the parallel
+    merge's kernel, so a first run compiles one kernel for both) on the calling thread."""
     channels = parts.shape[2]
-    if out is None:
-        out = np.empty((2, channels), dtype=np.float32)
+    out = np.empty((2, channels), dtype=np.float32)
     acc = np.zeros((2, channels), dtype=np.float64)
     merge_rows_range(parts, acc, out[0], out[1], 0, (channels + _MERGE_COLS - 1) // _MERGE_COLS)
     return out

@@ -30,7 +30,8 @@ from tinynet import tuning
 from tinynet.kernels import _jit
 from tinynet.ops.arrays.streaming import empty_aligned
 from tinynet.kernels.normalization.backward import backward_kernel
-from tinynet.kernels.normalization.folds import merge_rows_to_parallel
+from tinynet.kernels.normalization.folds import (merge_rows_parallel,
+                                                               merge_rows_serial)
 from tinynet.kernels.normalization.forward import forward_kernel
 from tinynet.kernels.normalization.layout import SERIAL
 from tinynet.ops.arrays.normalization_plan import Plan, plan_of, scratch
@@ -175,13 +176,12 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
         return dx, sums[1], sums[0]
     gp = scratch((2, plan.batch, plan.nblk, plan.groups), np.float64)
     coeff = scratch((2, n), np.float32)
-    sums = np.empty((2, c), dtype=np.float32)
-    spread = tuning.use_parallel(param_gate, parts[0].size)  # else the kernel merges
     kernel = backward_kernel(plan.layout, mode, recompute)
     kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), plan.dims_for(mode), bool(affine_only),
-           stream, gamma, stats, gp, coeff, parts, None if spread else sums)
-    if spread:
-        merge_rows_to_parallel(parts, sums[0], sums[1])
+           stream, gamma, stats, gp, coeff, parts)
+    merge = (merge_rows_parallel if tuning.use_parallel(param_gate, parts[0].size)
+             else merge_rows_serial)
+    sums = merge(parts)
     return dx, sums[1], sums[0]
 
 
