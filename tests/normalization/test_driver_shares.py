@@ -158,3 +158,53 @@ def test_one_serial_driver_serves_every_layout():
                        for lay in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)}
             assert len(drivers) == 1
 
+
+
+def test_parallel_entry_makes_each_entry_once():
+    """``layout.parallel_entry`` builds the ``wide`` argument and finds the serial
+    driver's address once per key; later calls get the same pair without either."""
+    from numba import njit
+
+    from tinynet.kernels.address import entry_address
+    from tinynet.kernels.normalization.layout import parallel_entry
+
+    @njit
+    def serial(a, wide):
+        a[0] = wide[0]
+
+    made = []
+    table = {}
+    a = np.zeros(3, dtype=np.float32)
+
+    def wide():
+        made.append(1)
+        return (7, 0, 0)
+
+    first = parallel_entry(table, ("k", 1), wide, serial, (a,))
+    again = parallel_entry(table, ("k", 1), wide, serial, (a,))
+    assert again is first and made == [1]
+    assert first == ((7, 0, 0), entry_address(serial, (a, (7, 0, 0))))
+
+
+def test_the_parallel_drivers_reuse_their_entry():
+    """Repeated parallel calls of one shape and flag use one entry of each direction's
+    table: the same bytes as the serial driver, nothing looked up again."""
+    from tinynet import tuning
+    from tinynet.kernels.normalization import backward, forward
+    from tinynet.ops.arrays.normalization import gn_backward, gn_forward
+
+    x = np.random.default_rng(8).standard_normal((4, 6, 6, 64), dtype=np.float32)
+    g = np.random.default_rng(9).standard_normal(x.shape, dtype=np.float32)
+    gamma = np.linspace(0.5, 1.5, 64, dtype=np.float32)
+    beta = np.zeros(64, dtype=np.float32)
+    runs = []
+    for value in (2**62, 0, 0):  # serial, then parallel twice
+        with tuning.override(gn_row_parallel_min_elems=value):
+            out, _, mean, _, inv = gn_forward(x, 8, gamma, beta, 1e-3, want_xn=False)
+            runs.append((out, *gn_backward(g, x, inv, 8, gamma, mean=mean)))
+        if value == 0 and len(runs) == 2:
+            sizes = (len(forward._PARALLEL), len(backward._PARALLEL))
+    assert (len(forward._PARALLEL), len(backward._PARALLEL)) == sizes
+    assert min(sizes) >= 1
+    for other in runs[1:]:
+        assert [a.tobytes() for a in other] == [a.tobytes() for a in runs[0]]

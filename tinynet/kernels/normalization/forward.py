@@ -340,7 +340,7 @@ def _run_serial(serial, layout, want_xn, x, out, xn, d, epsilon, given, stream, 
            _wide(layout, want_xn, x, out, xn, stream))
 
 
-_PARALLEL: dict = {}  # (layout, want_xn, the caller's argument types) -> (wide, address)
+_PARALLEL: dict = {}  # (layout, want_xn, the arrays' types) -> (wide, address)
 
 
 def _run_parallel(serial, layout, want_xn, x, out, xn, d, epsilon, given, stream, gamma, beta,
@@ -349,7 +349,7 @@ def _run_parallel(serial, layout, want_xn, x, out, xn, d, epsilon, given, stream
     (:func:`layout.parallel_entry`)."""
     wide, addr = parallel_entry(
         _PARALLEL, (layout, want_xn, _key(x), _key(out), _key(xn), type(stream), _key(gamma),
-                    _key(beta)),
+                    _key(beta), _key(part), _key(stats)),
         lambda: _wide(layout, want_xn, x, out, xn, stream), serial,
         (x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats))
     group_forward_parallel(addr, x, out, xn, tuple(d), epsilon, given, stream, gamma, beta,

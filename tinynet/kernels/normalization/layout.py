@@ -41,7 +41,8 @@ from tinynet.kernels.address import entry_address
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.normalization.folds import LANES
 
-__all__ = ["Dims", "wide_argument", "parallel_entry", "VEC", "I64", "share_of", "task_count", "task_share",
+__all__ = ["Dims", "wide_argument", "parallel_entry", "VEC", "I64", "share_of", "task_count",
+           "task_share",
            "STATS_PASS", "FINISH_PASS", "APPLY_PASS", "ALL_PASSES", "BY_BLOCKS",
            "SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
            "SERIAL", "CHUNKS", "BLOCKS", "ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE",
@@ -286,10 +287,11 @@ def parallel_entry(table: dict, key: tuple, wide: Callable[[], tuple], serial: A
                    args: tuple) -> tuple:
     """``(wide, address)`` for a parallel group driver: the serial driver's ``wide``
     argument (``wide()``, see :func:`wide_argument`) and the serial driver's address for
-    ``args`` and it, found in ``table`` by ``key`` (the layout, the flag and the types of
-    the arguments a caller supplies; the drivers' other arguments are always of one type).
-    Made on first use; afterwards a call costs one lookup instead of the type keys of
-    every argument."""
+    ``args`` and it, found in ``table`` by ``key``: the layout, the flag, the type of
+    ``stream`` and the type keys of the array arguments (the others are numbers, flags
+    and the ``Dims``, each of one type). Made on first use; afterwards a call costs one
+    lookup instead of two (the wide-row kernels' addresses, then the serial driver's for
+    the type keys of all its arguments)."""
     hit = table.get(key)
     if hit is None:
         argument = wide()
