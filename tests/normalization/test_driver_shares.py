@@ -186,25 +186,42 @@ def test_parallel_entry_makes_each_entry_once():
     assert first == ((7, 0, 0), entry_address(serial, (a, (7, 0, 0))))
 
 
-def test_the_parallel_drivers_reuse_their_entry():
-    """Repeated parallel calls of one shape and flag use one entry of each direction's
-    table: the same bytes as the serial driver, nothing looked up again."""
+@pytest.mark.skipif(__import__("tinynet").tuning.max_threads() < 2,
+                    reason="needs 2 threads")
+def test_the_parallel_drivers_reuse_their_entry(monkeypatch):
+    """Repeated parallel calls of one shape and flag reuse their entry of each
+    direction's table (no address is looked up again) and give the serial driver's
+    bytes."""
     from tinynet import tuning
-    from tinynet.kernels.normalization import backward, forward
+    from tinynet.kernels.normalization import backward, forward, layout
     from tinynet.ops.arrays.normalization import gn_backward, gn_forward
 
     x = np.random.default_rng(8).standard_normal((4, 6, 6, 64), dtype=np.float32)
     g = np.random.default_rng(9).standard_normal(x.shape, dtype=np.float32)
     gamma = np.linspace(0.5, 1.5, 64, dtype=np.float32)
     beta = np.zeros(64, dtype=np.float32)
-    runs = []
-    for value in (2**62, 0, 0):  # serial, then parallel twice
-        with tuning.override(gn_row_parallel_min_elems=value):
+
+    def run(gate):
+        with tuning.override(gn_row_parallel_min_elems=gate):
             out, _, mean, _, inv = gn_forward(x, 8, gamma, beta, 1e-3, want_xn=False)
-            runs.append((out, *gn_backward(g, x, inv, 8, gamma, mean=mean)))
-        if value == 0 and len(runs) == 2:
-            sizes = (len(forward._PARALLEL), len(backward._PARALLEL))
-    assert (len(forward._PARALLEL), len(backward._PARALLEL)) == sizes
-    assert min(sizes) >= 1
-    for other in runs[1:]:
-        assert [a.tobytes() for a in other] == [a.tobytes() for a in runs[0]]
+            return (out, *gn_backward(g, x, inv, 8, gamma, mean=mean))
+
+    def looked_up(*args):
+        raise AssertionError("an address was looked up again")
+
+    previous = tuning.get_num_threads()
+    tuning.set_num_threads(2)
+    try:
+        serial = run(2**62)
+        first = run(0)
+        entries = (dict(forward._PARALLEL), dict(backward._PARALLEL))
+        assert entries[0] and entries[1]
+        monkeypatch.setattr(layout, "entry_address", looked_up)
+        again = run(0)
+    finally:
+        tuning.set_num_threads(previous)
+    for table, before in zip((forward._PARALLEL, backward._PARALLEL), entries):
+        assert table.keys() == before.keys()
+        assert all(table[key] is before[key] for key in before)
+    for other in (first, again):
+        assert [a.tobytes() for a in other] == [a.tobytes() for a in serial]

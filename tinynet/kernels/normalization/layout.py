@@ -287,11 +287,12 @@ def parallel_entry(table: dict, key: tuple, wide: Callable[[], tuple], serial: A
                    args: tuple) -> tuple:
     """``(wide, address)`` for a parallel group driver: the serial driver's ``wide``
     argument (``wide()``, see :func:`wide_argument`) and the serial driver's address for
-    ``args`` and it, found in ``table`` by ``key``: the layout, the flag, the type of
-    ``stream`` and the type keys of the array arguments (the others are numbers, flags
-    and the ``Dims``, each of one type). Made on first use; afterwards a call costs one
-    lookup instead of two (the wide-row kernels' addresses, then the serial driver's for
-    the type keys of all its arguments)."""
+    ``args`` and it, found in ``table`` by ``key``: the layout, the flag and the type
+    key of every argument (:func:`tinynet.kernels.address._key`: the type of a number,
+    flag or ``Dims``; an array's dtype, rank, contiguity and flags), so an entry is only
+    ever used with the argument types it was compiled for. Made on first use;
+    afterwards a call costs one lookup instead of two (the wide-row kernels' addresses,
+    then the serial driver's for the type keys of all its arguments and ``wide``)."""
     hit = table.get(key)
     if hit is None:
         argument = wide()

@@ -1,7 +1,8 @@
 """Plans: the shape facts of one normalization pass, decided once per shape in Python.
 
 A :class:`Plan` holds what the kernels need to know about ``[batch, positions, C]`` and
-the groups (the :class:`Dims` they receive as one named argument), the layout or row kind
+the groups (the :class:`Dims` they receive as one argument: a named tuple, or a plain
+tuple for the parallel group drivers), the layout or row kind
 that picks which compiled kernel runs, and the fold tasks. Plans are cached per shape (a
 training loop repeats a few), and each thread keeps reusable scratch buffers for the
 kernels' partial sums.
