@@ -162,7 +162,8 @@ def test_one_serial_driver_serves_every_layout():
 
 def test_parallel_entry_makes_each_entry_once():
     """``layout.parallel_entry`` builds the ``wide`` argument and finds the serial
-    driver's address once per key; later calls get the same pair without either."""
+    driver's address once per layout, flag and argument types; later calls get the same
+    pair without either."""
     from numba import njit
 
     from tinynet.kernels.address import entry_address
@@ -180,10 +181,15 @@ def test_parallel_entry_makes_each_entry_once():
         made.append(1)
         return (7, 0, 0)
 
-    first = parallel_entry(table, ("k", 1), wide, serial, (a,))
-    again = parallel_entry(table, ("k", 1), wide, serial, (a,))
+    first = parallel_entry(table, 1, True, wide, serial, (a,))
+    again = parallel_entry(table, 1, True, wide, serial, (a,))
     assert again is first and made == [1]
     assert first == ((7, 0, 0), entry_address(serial, (a, (7, 0, 0))))
+    # arguments of other types (here float64) get an entry of their own
+    b = np.zeros(3)
+    other = parallel_entry(table, 1, True, wide, serial, (b,))
+    assert made == [1, 1] and other[1] == entry_address(serial, (b, (7, 0, 0)))
+    assert other[1] != first[1]
 
 
 @pytest.mark.skipif(__import__("tinynet").tuning.max_threads() < 2,

@@ -334,11 +334,8 @@ def _run_parallel(serial, layout, recompute, g, s, dx, d, affine_only, stream, g
     """:func:`group_backward_parallel` on the arguments with ``serial`` at its address
     (:func:`layout.parallel_entry`)."""
     wide, addr = parallel_entry(
-        _PARALLEL, (layout, recompute, _key(g), _key(s), _key(dx), type(d), type(affine_only),
-                    type(stream), _key(gamma), _key(stats), _key(gp), _key(coeff),
-                    _key(parts)),
-        lambda: _wide(layout, recompute, g, s, dx, stream), serial,
-        (g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts))
+        _PARALLEL, layout, recompute, lambda: _wide(layout, recompute, g, s, dx, stream),
+        serial, (g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts))
     group_backward_parallel(addr, g, s, dx, tuple(d), affine_only, stream, gamma, stats, gp,
                             coeff, parts, wide)
 

@@ -348,10 +348,7 @@ def _run_parallel(serial, layout, want_xn, x, out, xn, d, epsilon, given, stream
     """:func:`group_forward_parallel` on the arguments with ``serial`` at its address
     (:func:`layout.parallel_entry`)."""
     wide, addr = parallel_entry(
-        _PARALLEL, (layout, want_xn, _key(x), _key(out), _key(xn), type(d), type(epsilon),
-                    type(given), type(stream), _key(gamma), _key(beta), _key(part),
-                    _key(stats)),
-        lambda: _wide(layout, want_xn, x, out, xn, stream), serial,
+        _PARALLEL, layout, want_xn, lambda: _wide(layout, want_xn, x, out, xn, stream), serial,
         (x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats))
     group_forward_parallel(addr, x, out, xn, tuple(d), epsilon, given, stream, gamma, beta,
                            part, stats, wide)

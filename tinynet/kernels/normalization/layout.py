@@ -37,7 +37,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import entry_address
+from tinynet.kernels.address import _key, entry_address
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.normalization.folds import LANES
 
@@ -283,16 +283,17 @@ def wide_argument(table: dict, key: tuple, kernels: Callable[[], tuple]) -> tupl
     return wide
 
 
-def parallel_entry(table: dict, key: tuple, wide: Callable[[], tuple], serial: Any,
-                   args: tuple) -> tuple:
+def parallel_entry(table: dict, layout: int, flag: bool, wide: Callable[[], tuple],
+                   serial: Any, args: tuple) -> tuple:
     """``(wide, address)`` for a parallel group driver: the serial driver's ``wide``
     argument (``wide()``, see :func:`wide_argument`) and the serial driver's address for
-    ``args`` and it, found in ``table`` by ``key``: the layout, the flag and the type
-    key of every argument (:func:`tinynet.kernels.address._key`: the type of a number,
-    flag or ``Dims``; an array's dtype, rank, contiguity and flags), so an entry is only
-    ever used with the argument types it was compiled for. Made on first use;
-    afterwards a call costs one lookup instead of two (the wide-row kernels' addresses,
-    then the serial driver's for the type keys of all its arguments and ``wide``)."""
+    ``args`` and it, found in ``table`` by the layout, the flag and the type key of every
+    argument (:func:`tinynet.kernels.address._key`: the type of a number, flag or
+    ``Dims``; an array's dtype, rank, contiguity and flags), so an entry is only ever
+    used with the argument types it was compiled for. Made on first use; afterwards a
+    call costs one lookup instead of two (the wide-row kernels' addresses, then the
+    serial driver's for the type keys of all its arguments and ``wide``)."""
+    key = (layout, flag, *map(_key, args))
     hit = table.get(key)
     if hit is None:
         argument = wide()
