@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tinynet import tuning
 from tinynet.kernels.normalization.backward import backward_kernel
 from tinynet.kernels.normalization.forward import forward_kernel, group_forward_parallel
 from tinynet.kernels.normalization.layout import (ALL_PASSES, APPLY_PASS, BLOCKS, BY_BLOCKS,
@@ -159,7 +160,6 @@ def test_one_serial_driver_serves_every_layout():
             assert len(drivers) == 1
 
 
-
 def test_parallel_entry_makes_each_entry_once():
     """``layout.parallel_entry`` builds the ``wide`` argument and finds the serial
     driver's address once per layout, flag and argument types; later calls get the same
@@ -192,13 +192,11 @@ def test_parallel_entry_makes_each_entry_once():
     assert other[1] != first[1]
 
 
-@pytest.mark.skipif(__import__("tinynet").tuning.max_threads() < 2,
-                    reason="needs 2 threads")
+@pytest.mark.skipif(tuning.max_threads() < 2, reason="needs 2 threads")
 def test_the_parallel_drivers_reuse_their_entry(monkeypatch):
     """Repeated parallel calls of one shape and flag reuse their entry of each
     direction's table (no address is looked up again) and give the serial driver's
     bytes."""
-    from tinynet import tuning
     from tinynet.kernels.normalization import backward, forward, layout
     from tinynet.ops.arrays.normalization import gn_backward, gn_forward
 
