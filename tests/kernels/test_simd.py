@@ -13,8 +13,8 @@ from tinynet.kernels._jit import njit
 from numba import prange
 
 from tinynet.kernels.simd import (LANES, add4, load4, mul4, splat4, store4, sub4, vfma,
-                                  vfold8x4, vhighs, vload, vload8x2, vlows, vsplat, vsplat8x2,
-                                  vstore, zero4)
+                                  vfold8x4, vhighs, vload, vload8x2, vlows, vprefetch, vsplat,
+                                  vsplat8x2, vstore, zero4)
 
 
 @njit(cache=True)
@@ -54,6 +54,16 @@ def _quad_rows(x, y, out, sums, a):
         store4(sums, i, acc)
 
 
+@njit(cache=True)
+def _scaled_with_prefetch(x, out, ahead):
+    """out = 2 * x in 16-lane chunks, each chunk asking for the line ``ahead`` floats on."""
+    two = vsplat(2.0)
+    for i in range(0, x.size, LANES):
+        if i + ahead < x.size:
+            vprefetch(x, i + ahead)
+        vstore(out, i, vload(x, i) * two)
+
+
 def _data(n, seed=0):
     rng = np.random.default_rng(seed)
     return (rng.standard_normal(n) * 1e3).astype(np.float32)
@@ -91,6 +101,16 @@ def test_interpreted_versions_give_the_compiled_bits():
     getattr(_axpy_shift, "py_func", _axpy_shift)(x, y, interpreted, np.float32(-1.5), 0)
     assert np.array_equal(compiled, interpreted)
     assert np.array_equal(_lane_sums(x, 2), getattr(_lane_sums, "py_func", _lane_sums)(x, 2))
+
+
+def test_vprefetch_is_a_hint_that_changes_no_value():
+    x = _data(16 * 64)
+    before = x.copy()
+    for ahead in (0, 16, 512):
+        out = np.empty_like(x)
+        _scaled_with_prefetch(x, out, ahead)
+        assert out.tobytes() == (x * np.float32(2.0)).tobytes()
+        assert x.tobytes() == before.tobytes()
 
 
 def test_vsplat_rounds_to_float32():

@@ -45,7 +45,7 @@ from numba.extending import intrinsic, models, overload, register_model
 from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 
 __all__ = ["LANES", "STREAM_ALIGN", "F32x16", "f32x16", "vload", "vload8x2", "vstore",
-           "vstream", "sfence", "vsplat", "vsplat8x2", "vlows", "vhighs", "vfold8x4", "vfma",
+           "vstream", "vprefetch", "sfence", "vsplat", "vsplat8x2", "vlows", "vhighs", "vfold8x4", "vfma",
            "load4", "store4", "splat4", "zero4", "add4", "sub4", "mul4", "NARROW_REGISTERS"]
 
 LANES = 16
@@ -113,6 +113,11 @@ def vstream(a: np.ndarray, i: int, v: np.ndarray) -> None:
     before its results are read by another thread.
     """
     a[i:i + LANES] = v
+
+
+def vprefetch(a: np.ndarray, i: int) -> None:
+    """Asks for the cache line of ``a[i]`` (``i`` within the array) ahead of a read: a
+    hint, no value changes; a no-op when interpreted."""
 
 
 def sfence() -> None:
@@ -231,6 +236,23 @@ def _vstream(typingctx, a, i, v):
         return context.get_dummy_value()
 
     return types.void(a, types.intp, f32x16), codegen
+
+
+@intrinsic
+def _vprefetch(typingctx, a, i):
+    _check_array(a)
+
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        ptr = builder.gep(data, [args[1]])
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
+            ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch.p0")
+        # for reading, kept in all cache levels, data cache
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(a, types.intp), codegen
 
 
 @intrinsic
@@ -385,6 +407,11 @@ def _vstore_jit(a, i, v):
 @overload(vstream, jit_options=CALLEE_OPTIONS)
 def _vstream_jit(a, i, v):
     return lambda a, i, v: _vstream(a, i, v)
+
+
+@overload(vprefetch, jit_options=CALLEE_OPTIONS)
+def _vprefetch_jit(a, i):
+    return lambda a, i: _vprefetch(a, i)
 
 
 @overload(sfence, jit_options=CALLEE_OPTIONS)

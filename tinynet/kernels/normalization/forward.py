@@ -56,7 +56,7 @@ from tinynet.kernels.normalization.layout import (APPLY_PASS, BLOCKS, BY_BLOCKS,
                                                                 task_count, task_share,
                                                                 wide_rows, zero)
 
-__all__ = ["SERIAL", "CHUNKS", "BLOCKS", "forward_kernel", "set_stats"]
+__all__ = ["SERIAL", "CHUNKS", "BLOCKS", "forward_kernel", "moments", "set_stats"]
 
 
 
@@ -146,6 +146,17 @@ def _group_moments_f64(x, base, positions, channels, c0, cpg):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def moments(s1, s2, n, shift, epsilon):
+    """``(mean, var, inv_std)`` in float32 from the sums ``s1``, ``s2`` of ``n`` values'
+    differences from ``shift`` and of their squares, computed in float64 (``var``
+    biased)."""
+    m = np.float64(s1) / n
+    v = max(np.float64(s2) / n - m * m, 0.0)
+    return (np.float32(np.float64(shift) + m), np.float32(v),
+            np.float32(1.0 / np.sqrt(v + epsilon)))
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def set_stats(x, base, positions, channels, c0, cpg, s1, s2, epsilon, i, stats):
     """Entry ``i`` of ``stats`` (mean, var, inv_std) from the shifted sums ``s1``, ``s2``
     (about ``x[base + c0]``) of one group: channels ``c0..c0 + cpg`` of ``positions``
@@ -156,12 +167,8 @@ def set_stats(x, base, positions, channels, c0, cpg, s1, s2, epsilon, i, stats):
         # would compile this fallback once more
         s1, s2 = _group_moments_f64(x, base, np.int64(positions), channels, np.int64(c0),
                                     cpg)
-    n = np.float64(positions * cpg)
-    m = np.float64(s1) / n
-    v = max(np.float64(s2) / n - m * m, 0.0)
-    stats[0, i] = np.float32(np.float64(x[base + c0]) + m)
-    stats[1, i] = np.float32(v)
-    stats[2, i] = np.float32(1.0 / np.sqrt(v + epsilon))
+    stats[0, i], stats[1, i], stats[2, i] = moments(s1, s2, np.float64(positions * cpg),
+                                                    x[base + c0], epsilon)
 
 
 @njit(callee=True, cache=True, error_model="numpy")

@@ -36,7 +36,7 @@ import numpy as np
 from tinynet.kernels._jit import njit
 from tinynet.kernels.address import run_parallel
 from tinynet.kernels.simd import LANES as SIMD_LANES
-from tinynet.kernels.simd import sfence, vload, vsplat, vstore
+from tinynet.kernels.simd import sfence, vload, vprefetch, vsplat, vstore
 from tinynet.kernels.normalization.folds import (LANES, merge_rows_chunks,
                                                                merge_rows_range,
                                                                merge_rows_to_parallel,
@@ -44,7 +44,7 @@ from tinynet.kernels.normalization.folds import (LANES, merge_rows_chunks,
                                                                shifted_segment_sums,
                                                                shifted_sums_pair)
 from tinynet.kernels.normalization.formulas import affine_row, dx_row, normalized
-from tinynet.kernels.normalization.forward import set_stats
+from tinynet.kernels.normalization.forward import moments, set_stats
 from tinynet.kernels.normalization.lanes import put
 from tinynet.kernels.normalization.layout import PAIRS, ROWS32, ROWS64, SINGLE, VECTORS
 from tinynet.kernels.normalization.rows_registers import (coefficients, flush, rows32,
@@ -53,14 +53,19 @@ from tinynet.kernels.normalization.rows_registers import (coefficients, flush, r
 __all__ = ["forward_rows_kernel", "backward_rows_kernel"]
 
 @njit(callee=True, cache=True, error_model="numpy")
-def _sweep_vectors(want_xn, x, out, xn, stream, r0, r1, channels, gamma, beta, stats):
+def _sweep_vectors(want_xn, x, out, xn, stream, r0, r1, channels, gamma, beta, stats, ahead,
+                   limit):
     """Rows ``r0..r1``'s ``out`` (and ``xn``) in whole ``f32x16`` vectors (``C`` a
-    multiple of 16), streamed when asked."""
+    multiple of 16), streamed when asked. Each vector also asks for the line ``ahead``
+    floats further in ``x`` (below ``limit``): the next block, whose statistics pass then
+    finds it in the cache instead of waiting for memory row by row."""
     for r in range(r0, r1):
         row = r * channels
         vm = vsplat(stats[0, r])
         vs = vsplat(stats[2, r])
         for c in range(0, channels, SIMD_LANES):
+            if row + c + ahead < limit:
+                vprefetch(x, row + c + ahead)
             t = normalized(vload(x, row + c), vm, vs)
             if want_xn:
                 put(xn, row + c, t, stream)
@@ -86,23 +91,47 @@ def _sweep_floats(want_xn, x, out, xn, r0, r1, channels, gamma, beta, stats):
 
 
 @njit(callee=True, cache=True, error_model="numpy")
-def _block_stats(x, r0, r1, channels, epsilon, stats, pairs):
-    """The statistics of rows ``r0..r1``; with ``pairs`` (``C`` a multiple of 8) two rows
-    at a time, one chain of additions serving both rows' 8-lane folds (each row's bits),
-    then an odd last row alone."""
+def _block_stats(x, r0, r1, channels, epsilon, stats, pairs, sums):
+    """The statistics of rows ``r0..r1`` (at most ``sums.shape[1]`` rows). First each
+    row's shifted sums and shift into ``sums`` (with ``pairs``, ``C`` a multiple of 8, two
+    rows at a time: one chain of additions serving both rows' 8-lane folds, each row's
+    bits; then an odd last row alone), then the block's statistics in one loop over its
+    rows, which compiles to vector divisions and square roots (row by row, the divisions
+    and square root of each row cost more than its sums). A block with a sum that is not
+    finite takes :func:`set_stats` row by row (its float64 fallback)."""
+    s1 = sums[0]
+    s2 = sums[1]
+    shift = sums[2]
     r = r0
     if pairs:
         while r + 1 < r1:
             row = r * channels
-            a1, a2, b1, b2 = shifted_sums_pair(x, row, row + channels, channels)
-            set_stats(x, row, 1, channels, 0, channels, a1, a2, epsilon, r, stats)
-            set_stats(x, row + channels, 1, channels, 0, channels, b1, b2, epsilon, r + 1,
-                      stats)
+            i = r - r0
+            s1[i], s2[i], s1[i + 1], s2[i + 1] = shifted_sums_pair(x, row, row + channels,
+                                                                    channels)
+            shift[i] = x[row]
+            shift[i + 1] = x[row + channels]
             r += 2
     for q in range(r, r1):
         row = q * channels
-        s1, s2 = shifted_segment_sums(x, row, row + channels, x[row])
-        set_stats(x, row, 1, channels, 0, channels, s1, s2, epsilon, q, stats)
+        s1[q - r0], s2[q - r0] = shifted_segment_sums(x, row, row + channels, x[row])
+        shift[q - r0] = x[row]
+    count = r1 - r0
+    finite = True
+    for i in range(count):
+        finite = finite & np.isfinite(s1[i]) & np.isfinite(s2[i])
+    if not finite:
+        for i in range(count):
+            set_stats(x, (r0 + i) * channels, 1, channels, 0, channels, s1[i], s2[i],
+                      epsilon, r0 + i, stats)
+        return
+    n = np.float64(channels)
+    # one-dimensional views: the loop over 2-D ``stats`` did not vectorize
+    mean = stats[0, r0:r1]
+    var = stats[1, r0:r1]
+    inv_std = stats[2, r0:r1]
+    for i in range(count):
+        mean[i], var[i], inv_std[i] = moments(s1[i], s2[i], n, shift[i], epsilon)
 
 
 # Floats of a block of rows whose statistics are taken before its sweep: the block is
@@ -116,12 +145,14 @@ def _fwd_rows(kind, want_xn, x, out, xn, r0, r1, channels, epsilon, given, strea
     """Rows ``r0..r1`` in blocks of an even number of rows: the block's statistics, then
     its sweep."""
     step = 2 * max(_BLOCK_FLOATS // (2 * channels), 1)
+    sums = np.empty((3, step), dtype=np.float32)  # a block's shifted sums and shifts
     for b0 in range(r0, r1, step):
         b1 = min(b0 + step, r1)
         if not given:
-            _block_stats(x, b0, b1, channels, epsilon, stats, kind != SINGLE)
+            _block_stats(x, b0, b1, channels, epsilon, stats, kind != SINGLE, sums)
         if kind == VECTORS:
-            _sweep_vectors(want_xn, x, out, xn, stream, b0, b1, channels, gamma, beta, stats)
+            _sweep_vectors(want_xn, x, out, xn, stream, b0, b1, channels, gamma, beta, stats,
+                           step * channels, r1 * channels)
         else:
             _sweep_floats(want_xn, x, out, xn, b0, b1, channels, gamma, beta, stats)
     if stream:
