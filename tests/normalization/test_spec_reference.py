@@ -478,23 +478,29 @@ def test_layer_norm_row_kernels_give_the_general_loops_bits(rows, features, affi
 def test_layer_norm_block_statistics_give_each_rows_bits(features, threads):
     """The forward takes a block's shifted sums first, then the statistics of all its rows
     in one loop; rows whose float32 sums overflow make their block take the float64
-    fallback row by row. Over several blocks (finite ones, one with an overflowing row,
-    an odd last row), every row's mean, variance and inv_std must be the one-row formula's
-    bits (the fallback's float64 sums for the overflowing rows), on 1 and 2 threads."""
+    fallback row by row. Over several blocks and two tasks (the second starting on an odd
+    row for 48 features; finite blocks, one with an overflowing row, an odd last row),
+    every row's mean, variance and inv_std must be the one-row formula's bits (the
+    fallback's float64 sums for the overflowing rows), serial and on 2 threads."""
     from tinynet import tuning
     from tinynet.ops.arrays import normalization as core
     from tinynet.kernels.normalization.folds import shifted_segment_sums
 
-    rows = 3 * max(2048 // features, 2) + 5  # three blocks and part of a fourth
+    chunk = 16384 // features  # rows per task (Plan.spc)
+    step = 2 * max(2048 // (2 * features), 1)  # rows per statistics block
+    rows = chunk + 3 * step + 5  # a second task of three blocks and five rows
     x, _, gamma, beta = _data((rows, 1, features), 43)
     x = x + np.float32(7.0)
-    x[rows // 2, 0, ::2] = np.float32(3e19)  # this row's float32 squares overflow
-    x[rows // 2, 0, 1::2] = np.float32(-3e19)
+    bad = chunk + step + 1
+    x[bad, 0, ::2] = np.float32(3e19)  # this row's float32 squares overflow
+    x[bad, 0, 1::2] = np.float32(-3e19)
     before = tuning.get_num_threads()
     tuning.set_num_threads(threads)
     try:
-        out, _, mean, var, inv = core.gn_forward(x, 1, gamma, beta, 1e-3, want_xn=False,
-                                                 gate="ln_parallel_min_elems")
+        with tuning.override(ln_parallel_min_elems=0 if threads > 1 else 1 << 40):
+            out, _, mean, var, inv = core.gn_forward(x, 1, gamma, beta, 1e-3,
+                                                     want_xn=False,
+                                                     gate="ln_parallel_min_elems")
     finally:
         tuning.set_num_threads(before)
     xf = x.reshape(-1)
@@ -503,6 +509,7 @@ def test_layer_norm_block_statistics_give_each_rows_bits(features, threads):
         row = xf[r * features:(r + 1) * features]
         s1, s2 = shifted_segment_sums(xf, r * features, (r + 1) * features, xf[r * features])
         if not (np.isfinite(s1) and np.isfinite(s2)):
+            assert r == bad
             d = row.astype(np.float64) - np.float64(row[0])
             s1 = s2 = np.float64(0.0)
             for v in d:  # the fallback's order: element by element in float64

@@ -6,7 +6,8 @@ exactly that: a channels-last row of 64 floats against four per-channel vectors 
 the same for a whole block of positions. This module gives kernels an LLVM
 ``<16 x float>`` value: :func:`vload` / :func:`vstore` move 16 consecutive floats of a 1-D
 float32 array, :func:`vsplat` broadcasts a scalar, and ``+``, ``-``, ``*`` work lane by
-lane. A vector held in a local variable lives in a register for the whole loop. The
+lane; :func:`vstream` stores without reading the line first, and :func:`vprefetch` asks
+for a line ahead of its reads. A vector held in a local variable lives in a register for the whole loop. The
 *quad* helpers (:func:`load4`, :func:`store4`, :func:`add4`, ...) work on tuples of four
 vectors, 64 consecutive floats, so a kernel states a 64-float row once.
 
@@ -45,8 +46,9 @@ from numba.extending import intrinsic, models, overload, register_model
 from tinynet.kernels._jit import CALLEE_OPTIONS, njit
 
 __all__ = ["LANES", "STREAM_ALIGN", "F32x16", "f32x16", "vload", "vload8x2", "vstore",
-           "vstream", "vprefetch", "sfence", "vsplat", "vsplat8x2", "vlows", "vhighs", "vfold8x4", "vfma",
-           "load4", "store4", "splat4", "zero4", "add4", "sub4", "mul4", "NARROW_REGISTERS"]
+           "vstream", "vprefetch", "sfence", "vsplat", "vsplat8x2", "vlows", "vhighs",
+           "vfold8x4", "vfma", "load4", "store4", "splat4", "zero4", "add4", "sub4", "mul4",
+           "NARROW_REGISTERS"]
 
 LANES = 16
 STREAM_ALIGN = 64  # bytes: a streamed vector's address must be a multiple of this
@@ -243,8 +245,9 @@ def _vprefetch(typingctx, a, i):
     _check_array(a)
 
     def codegen(context, builder, sig, args):
-        data = context.make_array(sig.args[0])(context, builder, args[0]).data
-        ptr = builder.gep(data, [args[1]])
+        # the pointer type sgemm_tiles.cprefetch declares llvm.prefetch with, so that one
+        # kernel may use both
+        ptr = _pointer(context, builder, sig.args[0], args[0], args[1])
         i32 = ir.IntType(32)
         fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
             ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch.p0")
