@@ -160,14 +160,14 @@ def _wide_dx_fn(layout: int, recompute: bool):
     kernel of its own that :func:`_dx_body` calls through its address."""
 
     @njit(callee=True, cache=True, variant=f"{layout}_{int(recompute)}", error_model="numpy")
-    def wide_dx(g, s, dx, stream, start, rows, mean_c, ga_c, xa_c, ca_c):
+    def wide_dx(g, s, dx, stream, start, rows, ahead, mean_c, ga_c, xa_c, ca_c):
         """``dx`` on ``rows`` wide rows from ``start``."""
         if layout == TWO_QUADS:
-            map_rows(DX, 2, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c, xa_c,
-                     ca_c)
+            map_rows(DX, 2, g, s, dx, dx, recompute, stream, start, rows, ahead, mean_c, ga_c,
+                     xa_c, ca_c)
         else:
-            map_rows(DX, 1, g, s, dx, dx, recompute, stream, start, rows, mean_c, ga_c, xa_c,
-                     ca_c)
+            map_rows(DX, 1, g, s, dx, dx, recompute, stream, start, rows, ahead, mean_c, ga_c,
+                     xa_c, ca_c)
 
     return wide_dx
 
@@ -209,7 +209,7 @@ def _dx_fn(recompute: bool):
         if layout != SPANS:
             per_row, rows = wide_rows(layout, r0, r1, channels)
             call_at(wide[2], (g, s, dx, stream, np.int64(base + r0 * channels),
-                              np.int64(rows), mean_c, ga_c, xa_c, ca_c))
+                              np.int64(rows), np.int64(0), mean_c, ga_c, xa_c, ca_c))
             r0 += rows * per_row
         for q in range(span_count(r0, r1, reps)):
             row, width = span(q, base, r0, r1, reps, channels)
@@ -315,8 +315,8 @@ def _wide(layout: int, recompute: bool, g, s, dx, stream) -> tuple:
     return wide_argument(
         _WIDE, (layout, recompute, _key(g), _key(s), _key(dx), type(stream)),
         lambda: ((_WIDE_GRADS[layout, recompute], (g, s, I64, I64, VEC, VEC, VEC, VEC)),
-                 (_WIDE_DXS[layout, recompute], (g, s, dx, stream, I64, I64, VEC, VEC, VEC,
-                                                 VEC))))
+                 (_WIDE_DXS[layout, recompute], (g, s, dx, stream, I64, I64, I64, VEC, VEC,
+                                                 VEC, VEC))))
 
 
 def _run_serial(serial, layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats,

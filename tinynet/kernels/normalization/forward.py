@@ -52,7 +52,8 @@ from tinynet.kernels.normalization.layout import (APPLY_PASS, BLOCKS, BY_BLOCKS,
                                                                 copies_needed, expand,
                                                                 parallel_entry,
                                                                 fold_copies, lane_copies, repeat,
-                                                                span, span_count, span_reps,
+                                                                next_sample_ahead, span,
+                                                                span_count, span_reps,
                                                                 task_count, task_share,
                                                                 wide_rows, zero)
 
@@ -200,14 +201,14 @@ def _wide_sweep_fn(layout: int, want_xn: bool):
     of its own that :func:`_sweep_body` calls through its address."""
 
     @njit(callee=True, cache=True, variant=f"{layout}_{int(want_xn)}", error_model="numpy")
-    def wide_sweep(x, out, xn, stream, start, rows, mean_c, inv_c, scale_c, bet):
+    def wide_sweep(x, out, xn, stream, start, rows, ahead, mean_c, inv_c, scale_c, bet):
         """``out`` (and ``xn`` when ``want_xn``) on ``rows`` wide rows from ``start``."""
         if layout == TWO_QUADS:
-            map_rows(SWEEP, 2, x, x, out, xn, want_xn, stream, start, rows, mean_c, inv_c,
-                     scale_c, bet)
+            map_rows(SWEEP, 2, x, x, out, xn, want_xn, stream, start, rows, ahead, mean_c,
+                     inv_c, scale_c, bet)
         else:
-            map_rows(SWEEP, 1, x, x, out, xn, want_xn, stream, start, rows, mean_c, inv_c,
-                     scale_c, bet)
+            map_rows(SWEEP, 1, x, x, out, xn, want_xn, stream, start, rows, ahead, mean_c,
+                     inv_c, scale_c, bet)
 
     return wide_sweep
 
@@ -242,7 +243,8 @@ def _sweep_fn(want_xn: bool):
         if layout != SPANS:
             per_row, rows = wide_rows(layout, r0, r1, channels)
             call_at(wide[2], (x, out, xn, stream, np.int64(base + r0 * channels),
-                              np.int64(rows), mean_c, inv_c, scale_c, bet))
+                              np.int64(rows), next_sample_ahead(b, d), mean_c, inv_c,
+                              scale_c, bet))
             r0 += rows * per_row
         for q in range(span_count(r0, r1, reps)):
             row, width = span(q, base, r0, r1, reps, channels)
@@ -336,8 +338,8 @@ def _wide(layout: int, want_xn: bool, x, out, xn, stream) -> tuple:
     return wide_argument(
         _WIDE, (layout, want_xn, _key(x), _key(out), _key(xn), type(stream)),
         lambda: ((_WIDE_STATS[layout], (x, I64, I64, VEC, VEC, VEC)),
-                 (_WIDE_SWEEPS[layout, want_xn], (x, out, xn, stream, I64, I64, VEC, VEC,
-                                                  VEC, VEC))))
+                 (_WIDE_SWEEPS[layout, want_xn], (x, out, xn, stream, I64, I64, I64, VEC,
+                                                  VEC, VEC, VEC))))
 
 
 def _run_serial(serial, layout, want_xn, x, out, xn, d, epsilon, given, stream, gamma, beta,

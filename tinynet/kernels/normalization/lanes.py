@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.simd import load4, sfence, store4, vload, vsplat, vstore, vstream
+from tinynet.kernels.simd import (load4, sfence, store4, vload, vprefetch, vsplat, vstore,
+                                  vstream)
 from tinynet.kernels.normalization.formulas import (affine_group, dx_group,
                                                                   normalized)
 from tinynet.kernels.normalization.layout import HALF, WIDE
@@ -43,9 +44,18 @@ def put(a, i, v, stream):
         vstore(a, i, v)
 
 
+# How far ahead (floats) the sums passes, the first to read a block from memory, ask for
+# the lines they will read.
+PASS_AHEAD = 1024
+
+
 @njit(callee=True, cache=True, error_model="numpy")
 def _terms(xa, xb, mode, i, ka, kb):
     """The two lane terms of the vector at ``i``."""
+    if i + PASS_AHEAD < xa.size:
+        vprefetch(xa, i + PASS_AHEAD)
+        if mode != STATS:
+            vprefetch(xb, i + PASS_AHEAD)
     if mode == STATS:
         t = vload(xa, i) - ka
         return t, t * t
@@ -123,8 +133,11 @@ def quad_sums(mode, quads, xa, xb, start, rows, va, vb, c1, c2):
 
 
 @njit(callee=True, cache=True, error_model="numpy")
-def _map_vec(mode, xa, xb, out, xn, flag, stream, i, v1, v2, v3, v4):
-    """One vector of the sweep or of ``dx`` (see :data:`SWEEP`)."""
+def _map_vec(mode, xa, xb, out, xn, flag, stream, i, ahead, v1, v2, v3, v4):
+    """One vector of the sweep or of ``dx`` (see :data:`SWEEP`); with ``ahead > 0`` it also
+    asks for the line ``ahead`` floats further in ``xa``."""
+    if ahead > 0:
+        vprefetch(xa, i + ahead)
     if mode == SWEEP:
         x = vload(xa, i)
         put(out, i, affine_group(x, v1, v3, v4), stream)
@@ -136,11 +149,13 @@ def _map_vec(mode, xa, xb, out, xn, flag, stream, i, v1, v2, v3, v4):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def map_rows(mode, quads, xa, xb, out, xn, flag, stream, start, rows, v1, v2, v3, v4):
+def map_rows(mode, quads, xa, xb, out, xn, flag, stream, start, rows, ahead, v1, v2, v3, v4):
     """One element-wise pass (``mode``) over ``rows`` wide rows of ``quads`` quads from
     ``start``, the per-channel vectors ``v1..v4`` in registers for the whole block;
     ``stream``: write with streaming stores (the rows start on ``STREAM_ALIGN``
-    boundaries). Each element gets its span expression (:mod:`.formulas`)."""
+    boundaries); ``ahead > 0``: ask for the lines ``ahead`` floats further (the same rows
+    of the next sample, whose first pass then finds them in the cache; the caller keeps
+    them inside the arrays). Each element gets its span expression (:mod:`.formulas`)."""
     q1 = load4(v1, 0)
     q2 = load4(v2, 0)
     q3 = load4(v3, 0)
@@ -148,10 +163,13 @@ def map_rows(mode, quads, xa, xb, out, xn, flag, stream, start, rows, v1, v2, v3
     if quads == 1:
         for r in range(rows):
             i = start + r * WIDE
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i, q1[0], q2[0], q3[0], q4[0])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 16, q1[1], q2[1], q3[1], q4[1])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 32, q1[2], q2[2], q3[2], q4[2])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 48, q1[3], q2[3], q3[3], q4[3])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, i, ahead, q1[0], q2[0], q3[0], q4[0])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 16, ahead, q1[1], q2[1], q3[1],
+                     q4[1])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 32, ahead, q1[2], q2[2], q3[2],
+                     q4[2])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 48, ahead, q1[3], q2[3], q3[3],
+                     q4[3])
     else:
         p1 = load4(v1, WIDE)
         p2 = load4(v2, WIDE)
@@ -159,14 +177,20 @@ def map_rows(mode, quads, xa, xb, out, xn, flag, stream, start, rows, v1, v2, v3
         p4 = load4(v4, WIDE)
         for r in range(rows):
             i = start + r * 2 * WIDE
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i, q1[0], q2[0], q3[0], q4[0])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 16, q1[1], q2[1], q3[1], q4[1])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 32, q1[2], q2[2], q3[2], q4[2])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 48, q1[3], q2[3], q3[3], q4[3])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, i, ahead, q1[0], q2[0], q3[0], q4[0])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 16, ahead, q1[1], q2[1], q3[1],
+                     q4[1])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 32, ahead, q1[2], q2[2], q3[2],
+                     q4[2])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 48, ahead, q1[3], q2[3], q3[3],
+                     q4[3])
             j = i + WIDE
-            _map_vec(mode, xa, xb, out, xn, flag, stream, j, p1[0], p2[0], p3[0], p4[0])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, j + 16, p1[1], p2[1], p3[1], p4[1])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, j + 32, p1[2], p2[2], p3[2], p4[2])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, j + 48, p1[3], p2[3], p3[3], p4[3])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, j, ahead, p1[0], p2[0], p3[0], p4[0])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, j + 16, ahead, p1[1], p2[1], p3[1],
+                     p4[1])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, j + 32, ahead, p1[2], p2[2], p3[2],
+                     p4[2])
+            _map_vec(mode, xa, xb, out, xn, flag, stream, j + 48, ahead, p1[3], p2[3], p3[3],
+                     p4[3])
     if stream:
         sfence()

@@ -46,7 +46,8 @@ __all__ = ["Dims", "wide_argument", "parallel_entry", "VEC", "I64", "share_of", 
            "STATS_PASS", "FINISH_PASS", "APPLY_PASS", "ALL_PASSES", "BY_BLOCKS",
            "SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
            "SERIAL", "CHUNKS", "BLOCKS", "ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE",
-           "layout_of", "row_kind", "can_stream", "STREAM_LAYOUTS"]
+           "layout_of", "row_kind", "can_stream", "STREAM_LAYOUTS", "next_sample_ahead",
+           "PREFETCH_SAMPLE_FLOATS"]
 
 SPAN_ELEMS = 512
 WIDE = 64
@@ -211,6 +212,25 @@ def expand(stat, b, channels, cpg, out):
         if j == cpg:
             j = 0
             i += 1
+
+
+# The largest sample whose element-wise pass asks for the next sample's lines: both must
+# fit in a core's cache beside each other (next_sample_ahead).
+PREFETCH_SAMPLE_FLOATS = 64 * 1024
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def next_sample_ahead(b, d):
+    """How far ahead (floats) the element-wise pass of sample ``b`` asks for lines: one
+    sample, when the share ``d`` holds whole samples of at most
+    :data:`PREFETCH_SAMPLE_FLOATS` and sample ``b + 1`` exists, so that its first pass
+    finds its rows in the cache (the same thread's next task, with the parallel loop's
+    static split, except at its end); else 0 (no prefetch)."""
+    floats = d.positions * d.channels
+    if (b + 1 < d.batch and d.k0 == 0 and d.k1 == d.nblk
+            and floats <= PREFETCH_SAMPLE_FLOATS):
+        return np.int64(floats)
+    return np.int64(0)
 
 
 @njit(callee=True, cache=True, error_model="numpy")
