@@ -60,7 +60,7 @@ def test_tinynet_helpers_are_callees_and_drivers_are_not():
 
     assert isinstance(layout.span_reps, _jit._CalleeDispatcher)
     assert layout.span_reps(16) == layout.span_reps.py_func(16)
-    driver = forward.forward_kernel(layout.SPANS, layout.SERIAL, False).args[0]
+    driver = forward._SERIAL_DRIVERS[False]
     assert not isinstance(driver, _jit._CalleeDispatcher)
     assert "no_cpython_wrapper" not in driver.targetoptions
 

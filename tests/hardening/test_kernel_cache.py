@@ -50,7 +50,7 @@ def test_tinynet_kernels_use_the_stamping_locator():
     from tinynet.ops.arrays import reduction
 
     assert _jit.LOCATORS_INSTALLED
-    for kernel in (forward.forward_kernel(forward.SPANS, forward.SERIAL, False).args[0],
+    for kernel in (forward._SERIAL_DRIVERS[False],
                    forward._finish_stats, reduction.lane_sum, simd.load4):
         locator = kernel._cache._impl._locator
         assert getattr(type(locator), "_tinynet", False)
@@ -90,17 +90,16 @@ def test_normalization_drivers_keep_no_dispatcher_in_their_closure():
             *backward._WIDE_GRADS.values(), *backward._WIDE_DXS.values()]
     for lay in (layout.SPANS, layout.HALF_ROWS, layout.QUAD_ROWS, layout.TWO_QUADS):
         for flag in (False, True):
-            for driver in (forward.forward_kernel(lay, layout.SERIAL, flag).args[0],
-                           backward.backward_kernel(lay, layout.SERIAL, flag).args[0],
+            for driver in (forward._SERIAL_DRIVERS[flag], backward._SERIAL_DRIVERS[flag],
                            *wide):
                 cells = [c.cell_contents for c in driver.py_func.__closure__ or ()]
                 assert cells and not any(isinstance(c, Dispatcher) for c in cells), \
                     driver.py_func.__qualname__
-            for mode in (layout.CHUNKS, layout.BLOCKS):
-                assert forward.forward_kernel(lay, mode, flag).args == (
-                    forward.forward_kernel(lay, layout.SERIAL, flag).args)
-                assert backward.backward_kernel(lay, mode, flag).args == (
-                    backward.backward_kernel(lay, layout.SERIAL, flag).args)
+            for mode in (layout.CHUNKS, layout.BLOCKS):  # the same driver for each layout
+                for module, make in ((forward, forward.forward_kernel),
+                                     (backward, backward.backward_kernel)):
+                    kernel = make(lay, mode, flag)
+                    assert kernel.func is module._run and kernel.args == (lay, True, flag)
     for driver in (forward.group_forward_parallel, backward.group_backward_parallel):
         assert driver.py_func.__closure__ is None
 

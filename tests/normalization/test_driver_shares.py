@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tinynet import tuning
+from tinynet.kernels.normalization import backward, forward
 from tinynet.kernels.normalization.backward import backward_kernel
 from tinynet.kernels.normalization.forward import forward_kernel, group_forward_parallel
 from tinynet.kernels.normalization.layout import (ALL_PASSES, APPLY_PASS, BLOCKS, BY_BLOCKS,
@@ -134,14 +135,15 @@ def test_one_parallel_driver_calls_the_serial_driver(shape):
     out, gamma, beta, part, stats = _forward_args(plan, x)
     parallel = forward_kernel(plan.layout, CHUNKS, False)
     serial = forward_kernel(plan.layout, SERIAL, False)
-    assert forward_kernel(plan.layout, BLOCKS, False).args == parallel.args == serial.args
-    assert parallel.func is forward_kernel(plan.layout, CHUNKS, True).func
+    # CHUNKS and BLOCKS: the same driver, only the Dims differ
+    assert forward_kernel(plan.layout, BLOCKS, False).args == parallel.args
+    assert parallel.func is serial.func is forward_kernel(plan.layout, CHUNKS, True).func
     mode = CHUNKS if shape[0] == 4 else BLOCKS
     assert (plan.dims_for(mode).passes & BY_BLOCKS) == (mode == BLOCKS) * BY_BLOCKS
     parallel(x, out, out[:0], plan.dims_for(mode), 1e-3, False, False, gamma, beta, part,
              stats)
     # one compiled body, also the parallel driver's callee
-    assert len(serial.args[0].overloads) == 1
+    assert len(forward._SERIAL_DRIVERS[False].overloads) == 1
     assert len(group_forward_parallel.overloads) == 1
     whole = _forward_by_shares(serial, plan, x, [(0, plan.batch, 0, plan.nblk, ALL_PASSES)])
     assert out.tobytes() == whole[0].tobytes() and stats.tobytes() == whole[1].tobytes()
@@ -153,11 +155,15 @@ def test_one_serial_driver_serves_every_layout():
     once, not once per layout."""
     from tinynet.kernels.normalization.layout import HALF_ROWS, QUAD_ROWS, SPANS, TWO_QUADS
 
-    for flag in (False, True):
-        for make in (forward_kernel, backward_kernel):
-            drivers = {make(lay, SERIAL, flag).args[0]
-                       for lay in (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)}
-            assert len(drivers) == 1
+    layouts = (SPANS, HALF_ROWS, QUAD_ROWS, TWO_QUADS)
+    for module, make in ((forward, forward_kernel), (backward, backward_kernel)):
+        assert len(module._SERIAL_DRIVERS) == 2  # one per flag, whatever the layout
+        for flag in (False, True):
+            # every layout's kernel runs the module's driver of the flag (module._run
+            # binds module._SERIAL_DRIVERS[flag]); the layout only picks the wide rows
+            kernels = [make(lay, SERIAL, flag) for lay in layouts]
+            assert {k.func for k in kernels} == {module._run}
+            assert [k.args for k in kernels] == [(lay, False, flag) for lay in layouts]
 
 
 def test_parallel_entry_makes_each_entry_once():
@@ -228,4 +234,63 @@ def test_the_parallel_drivers_reuse_their_entry(monkeypatch):
         assert table.keys() == before.keys()
         assert all(table[key] is before[key] for key in before)
     for other in (first, again):
+        assert [a.tobytes() for a in other] == [a.tobytes() for a in serial]
+
+
+@pytest.mark.skipif(tuning.max_threads() < 2, reason="needs 2 threads")
+@pytest.mark.parametrize("shape,groups", [((4, 6, 6, 64), 8), ((300, 1, 48), 1)],
+                         ids=["groups", "rows"])
+def test_the_door_binds_each_driver_once(monkeypatch, shape, groups):
+    """``gn_forward`` and ``gn_backward`` keep, on the shape's plan, each driver bound to
+    its arguments' types: a repeated call finds nothing again (neither a driver, nor an
+    address, nor a slot invoker), a read-only input or another mode gets a bound driver
+    of its own, and every run gives the serial run's bytes."""
+    from tinynet.kernels import address
+    from tinynet.kernels.normalization import backward, forward, layout, rows
+    from tinynet.ops.arrays.normalization import gn_backward, gn_forward
+
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(shape, dtype=np.float32)
+    g = rng.standard_normal(shape, dtype=np.float32)
+    c = shape[-1]
+    gamma = np.linspace(0.5, 1.5, c, dtype=np.float32)
+    beta = np.linspace(-1, 1, c, dtype=np.float32)
+    gate = "ln_parallel_min_elems" if groups == 1 else "gn_row_parallel_min_elems"
+
+    def run(x, g, value):
+        with tuning.override(**{gate: value}):
+            out, _, mean, _, inv = gn_forward(x, groups, gamma, beta, 1e-3, want_xn=False,
+                                              gate=gate)
+            return (out, *gn_backward(g, x, inv, groups, gamma, mean=mean, row_gate=gate))
+
+    def found_again(*args, **kwargs):
+        raise AssertionError("a bound driver was made or looked up again")
+
+    previous = tuning.get_num_threads()
+    tuning.set_num_threads(2)
+    try:
+        serial = run(x, g, 2**62)
+        first = run(x, g, 0)
+        with monkeypatch.context() as patched:
+            for module, name in ((forward, "forward_bound"), (backward, "backward_bound"),
+                                 (rows, "forward_rows_bound"), (rows, "backward_rows_bound"),
+                                 (layout, "entry_address"), (address, "_plan"),
+                                 (address, "_address")):
+                patched.setattr(module, name, found_again)
+            import tinynet.ops.arrays.normalization as door
+            for name in ("forward_bound", "backward_bound", "forward_rows_bound",
+                         "backward_rows_bound"):
+                patched.setattr(door, name, found_again)
+            again = run(x, g, 0)
+            serial_again = run(x, g, 2**62)
+        x_read_only = x.copy()
+        x_read_only.flags.writeable = False
+        read_only = run(x_read_only, g, 0)
+    finally:
+        tuning.set_num_threads(previous)
+    plan = plan_of(shape, groups, "test")  # the plan the door used
+    modes = {key[1] for key in plan.bound}
+    assert len(modes) == 2 and SERIAL in modes  # the serial and a parallel mode
+    assert len(plan.bound) == 3 * 2  # forward and backward; serial, parallel, read-only x
+    for other in (first, again, serial_again, read_only):
         assert [a.tobytes() for a in other] == [a.tobytes() for a in serial]

@@ -33,7 +33,7 @@ import ctypes
 import hashlib
 import os
 import struct
-from typing import Any
+from typing import Any, Callable
 
 import numba
 import numpy as np
@@ -44,7 +44,8 @@ from numba.extending import intrinsic
 
 from tinynet.kernels._jit import njit
 
-__all__ = ["call_at", "entry_address", "run_parallel", "run_tasks", "tasks_parallel"]
+__all__ = ["call_at", "entry_address", "run_parallel", "bound_parallel", "run_tasks",
+           "tasks_parallel"]
 
 _addresses: dict = {}  # (dispatcher id, argument key) -> address, for this process
 
@@ -368,18 +369,33 @@ def run_parallel(kernel: Any, tasks: int, *args: Any) -> None:
     range ``(t0, t1)`` as its last two arguments, without a compiled copy of its body.
     Arrays and numbers go in slots read by an invoker built per argument types (no Numba
     compile); other argument types through :func:`_launcher`."""
+    bound_parallel(kernel, args)(tasks, *args)
+
+
+def bound_parallel(kernel: Any, args: tuple) -> Callable[..., None]:
+    """:func:`run_parallel` of ``kernel`` bound to the types of ``args``: ``run(tasks,
+    *args)``, with the kernel's address and the slot invoker found here, once. Later
+    calls must pass arguments of those types (a caller keeps its bound runs by them)."""
     key = tuple(_key(a) for a in args)
     kernel_at = _address(kernel, key + _RANGE_KEY, args + (0, 0))
     plan = _plan(key, args)
     if plan is None:
         if not _driver:
             _driver.append(entry_address(tasks_parallel, (0, 0, 0, 0)))
-        _launcher(_driver[0], kernel_at, tasks, args)
-        return
+
+        def launch(tasks: int, *args: Any) -> None:
+            _launcher(_driver[0], kernel_at, tasks, args)
+
+        return launch
     invoke, packer, arrays = plan
-    slots = ctypes.create_string_buffer(packer.size)
-    packer.pack_into(slots, 0, *[id(a) if is_array else a for is_array, a in zip(arrays, args)])
-    tasks_parallel(invoke, kernel_at, ctypes.addressof(slots), int(tasks))
+
+    def run(tasks: int, *args: Any) -> None:
+        slots = ctypes.create_string_buffer(packer.size)
+        packer.pack_into(slots, 0, *[id(a) if is_array else a
+                                     for is_array, a in zip(arrays, args)])
+        tasks_parallel(invoke, kernel_at, ctypes.addressof(slots), int(tasks))
+
+    return run
 
 
 def run_tasks(kernel: Any, tasks: int, parallel: bool, *args: Any) -> None:

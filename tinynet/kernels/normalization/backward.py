@@ -20,6 +20,7 @@ the given-``xn`` branches); one parallel driver for every layout (``CHUNKS`` and
 from __future__ import annotations
 
 import functools
+from typing import Callable
 
 import numpy as np
 from numba import prange
@@ -32,7 +33,7 @@ from tinynet.kernels.normalization.lanes import (DX, GRAD_RECOMPUTE, GRAD_XN,
                                                                half_sums, map_rows, quad_sums)
 from tinynet.kernels.normalization.layout import (APPLY_PASS, BY_BLOCKS, Dims, FINISH_PASS,
                                                                 HALF_ROWS, I64, QUAD_ROWS, VEC,
-                                                                SERIAL, parallel_entry,
+                                                                SERIAL, bound_driver,
                                                                 wide_argument,
                                                                 SPANS, STATS_PASS, TWO_QUADS,
                                                                 copies_needed, expand,
@@ -41,7 +42,7 @@ from tinynet.kernels.normalization.layout import (APPLY_PASS, BY_BLOCKS, Dims, F
                                                                 task_count, task_share,
                                                                 wide_rows, zero)
 
-__all__ = ["backward_kernel"]
+__all__ = ["backward_kernel", "backward_bound"]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -300,8 +301,7 @@ def backward_kernel(layout: int, mode: int, recompute: bool):
     ``CHUNKS`` and ``BLOCKS`` run :func:`group_backward_parallel`, which calls the serial
     driver through its address on each task's share.
     """
-    return functools.partial(_run_serial if mode == SERIAL else _run_parallel,
-                             _SERIAL_DRIVERS[recompute], layout, recompute)
+    return functools.partial(_run, layout, mode != SERIAL, recompute)
 
 
 _WIDE: dict = {}  # (layout, recompute, argument types) -> the driver's ``wide`` argument
@@ -319,25 +319,25 @@ def _wide(layout: int, recompute: bool, g, s, dx, stream) -> tuple:
                                                  VEC, VEC))))
 
 
-def _run_serial(serial, layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats,
-                gp, coeff, parts):
-    """The serial driver on the arguments, with ``layout``'s wide-row kernels."""
-    serial(g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts,
-           _wide(layout, recompute, g, s, dx, stream))
+def backward_bound(layout: int, parallel: bool, recompute: bool, args: tuple) -> Callable:
+    """The driver of :func:`backward_kernel` bound to ``args`` (``g, s, dx, d,
+    affine_only, stream, gamma, stats, gp, coeff, parts``): ``run(g, s, dx, affine_only,
+    stream, gamma, stats, gp, coeff, parts)``, as :func:`forward.forward_bound`."""
+    g, s, dx, _, _, stream = args[:6]
+    return bound_driver(_PARALLEL, layout, recompute,
+                        lambda: _wide(layout, recompute, g, s, dx, stream),
+                        _SERIAL_DRIVERS[recompute], group_backward_parallel, parallel, args)
 
 
 _PARALLEL: dict = {}  # (layout, recompute, the arguments' types) -> (wide, address)
 
 
-def _run_parallel(serial, layout, recompute, g, s, dx, d, affine_only, stream, gamma, stats,
-                  gp, coeff, parts):
-    """:func:`group_backward_parallel` on the arguments with ``serial`` at its address
-    (:func:`layout.parallel_entry`)."""
-    wide, addr = parallel_entry(
-        _PARALLEL, layout, recompute, lambda: _wide(layout, recompute, g, s, dx, stream),
-        serial, (g, s, dx, d, affine_only, stream, gamma, stats, gp, coeff, parts))
-    group_backward_parallel(addr, g, s, dx, tuple(d), affine_only, stream, gamma, stats, gp,
-                            coeff, parts, wide)
+def _run(layout, parallel, recompute, g, s, dx, d, affine_only, stream, gamma, stats, gp,
+         coeff, parts):
+    """The driver on the arguments (bound to their types for this call only)."""
+    backward_bound(layout, parallel, recompute, (g, s, dx, d, affine_only, stream, gamma,
+                                                 stats, gp, coeff, parts))(
+        g, s, dx, affine_only, stream, gamma, stats, gp, coeff, parts)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -12,17 +12,19 @@ full SIMD width), float64 for the merge of block partials.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import run_parallel
+from tinynet.kernels.address import bound_parallel
 from tinynet.kernels.simd import vfold8x4, vload8x2, vsplat, vsplat8x2
 from tinynet.kernels.reduction import lanes8_fn, merge_block_rows, rows_per_block
 
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
            "shifted_sums_pair", "segment_dot2_pair",
            "merge_rows_serial", "merge_rows_parallel", "merge_rows_into", "merge_rows_chunks",
-           "merge_rows_to", "merge_rows_to_parallel", "merge_rows_range", "segment_sum_fn",
+           "merge_rows_to", "merge_rows_to_parallel", "merge_rows_bound", "merge_rows_range", "segment_sum_fn",
            "group_sums",
            "LANES"]
 
@@ -228,10 +230,22 @@ def merge_rows_range(parts, acc, out0, out1, j0, j1):
 def merge_rows_to_parallel(parts: np.ndarray, out0: np.ndarray, out1: np.ndarray) -> None:
     """:func:`merge_rows_to` with the column chunks spread over threads, one chunk a task
     (:func:`tinynet.kernels.address.run_parallel`; the same bits)."""
+    merge_rows_bound(parts, out0, out1)(parts, out0, out1)
+
+
+def merge_rows_bound(parts: np.ndarray, out0: np.ndarray,
+                     out1: np.ndarray) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
+    """:func:`merge_rows_to_parallel` bound to the types and shape of its arguments
+    (:func:`tinynet.kernels.address.bound_parallel`): ``run(parts, out0, out1)``."""
     channels = parts.shape[2]
+    chunks = (channels + _MERGE_COLS - 1) // _MERGE_COLS
     acc = np.zeros((2, channels), dtype=np.float64)
-    run_parallel(merge_rows_range, (channels + _MERGE_COLS - 1) // _MERGE_COLS, parts, acc,
-                 out0, out1)
+    tasks = bound_parallel(merge_rows_range, (parts, acc, out0, out1))
+
+    def run(parts: np.ndarray, out0: np.ndarray, out1: np.ndarray) -> None:
+        tasks(chunks, parts, np.zeros((2, channels), dtype=np.float64), out0, out1)
+
+    return run
 
 
 def merge_rows_serial(parts: np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ inlined functions cost compile time far beyond their size.
 from __future__ import annotations
 
 import functools
+from typing import Callable
 
 import numpy as np
 from numba import prange
@@ -49,15 +50,16 @@ from tinynet.kernels.normalization.layout import (APPLY_PASS, BLOCKS, BY_BLOCKS,
                                                                 I64, VEC, wide_argument,
                                                                 QUAD_ROWS, SERIAL, SPANS,
                                                                 STATS_PASS, TWO_QUADS,
-                                                                copies_needed, expand,
-                                                                parallel_entry,
-                                                                fold_copies, lane_copies, repeat,
+                                                                bound_driver, copies_needed,
+                                                                expand, fold_copies,
+                                                                lane_copies, repeat,
                                                                 next_sample_ahead, span,
                                                                 span_count, span_reps,
                                                                 task_count, task_share,
                                                                 wide_rows, zero)
 
-__all__ = ["SERIAL", "CHUNKS", "BLOCKS", "forward_kernel", "moments", "set_stats"]
+__all__ = ["SERIAL", "CHUNKS", "BLOCKS", "forward_kernel", "forward_bound", "moments",
+           "set_stats"]
 
 
 
@@ -323,8 +325,7 @@ def forward_kernel(layout: int, mode: int, want_xn: bool):
     layout: a loop over tasks that calls the serial driver through its address on each
     task's share (``layout.task_share``; ``Dims.passes`` says which split).
     """
-    return functools.partial(_run_serial if mode == SERIAL else _run_parallel,
-                             _SERIAL_DRIVERS[want_xn], layout, want_xn)
+    return functools.partial(_run, layout, mode != SERIAL, want_xn)
 
 
 _WIDE: dict = {}  # (layout, want_xn, argument types) -> the driver's ``wide`` argument
@@ -342,25 +343,29 @@ def _wide(layout: int, want_xn: bool, x, out, xn, stream) -> tuple:
                                                   VEC, VEC, VEC))))
 
 
-def _run_serial(serial, layout, want_xn, x, out, xn, d, epsilon, given, stream, gamma, beta,
-                part, stats):
-    """The serial driver on the arguments, with ``layout``'s wide-row kernels."""
-    serial(x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats,
-           _wide(layout, want_xn, x, out, xn, stream))
+def forward_bound(layout: int, parallel: bool, want_xn: bool, args: tuple) -> Callable:
+    """The driver of :func:`forward_kernel` bound to ``args`` (``x, out, xn, d, epsilon,
+    given, stream, gamma, beta, part, stats``): ``run(x, out, xn, epsilon, given, stream,
+    gamma, beta, part, stats)`` calls it with ``d`` and the addresses of the wide-row
+    kernels and (``parallel``) of the serial driver, found here for the types of ``args``
+    (:func:`layout.bound_driver`). Later calls must pass arguments of those types (the
+    door keeps its bound drivers by them); each then costs one Python call and the
+    driver's."""
+    x, out, xn, _, _, _, stream = args[:7]
+    return bound_driver(_PARALLEL, layout, want_xn,
+                        lambda: _wide(layout, want_xn, x, out, xn, stream),
+                        _SERIAL_DRIVERS[want_xn], group_forward_parallel, parallel, args)
 
 
 _PARALLEL: dict = {}  # (layout, want_xn, the arguments' types) -> (wide, address)
 
 
-def _run_parallel(serial, layout, want_xn, x, out, xn, d, epsilon, given, stream, gamma, beta,
-                  part, stats):
-    """:func:`group_forward_parallel` on the arguments with ``serial`` at its address
-    (:func:`layout.parallel_entry`)."""
-    wide, addr = parallel_entry(
-        _PARALLEL, layout, want_xn, lambda: _wide(layout, want_xn, x, out, xn, stream), serial,
-        (x, out, xn, d, epsilon, given, stream, gamma, beta, part, stats))
-    group_forward_parallel(addr, x, out, xn, tuple(d), epsilon, given, stream, gamma, beta,
-                           part, stats, wide)
+def _run(layout, parallel, want_xn, x, out, xn, d, epsilon, given, stream, gamma, beta, part,
+         stats):
+    """The driver on the arguments (bound to their types for this call only)."""
+    forward_bound(layout, parallel, want_xn, (x, out, xn, d, epsilon, given, stream, gamma,
+                                              beta, part, stats))(
+        x, out, xn, epsilon, given, stream, gamma, beta, part, stats)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

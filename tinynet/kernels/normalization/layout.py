@@ -47,6 +47,7 @@ __all__ = ["Dims", "wide_argument", "parallel_entry", "VEC", "I64", "share_of", 
            "SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
            "SERIAL", "CHUNKS", "BLOCKS", "ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE",
            "layout_of", "row_kind", "can_stream", "STREAM_LAYOUTS", "next_sample_ahead",
+           "bound_driver",
            "PREFETCH_SAMPLE_FLOATS"]
 
 SPAN_ELEMS = 512
@@ -319,3 +320,28 @@ def parallel_entry(table: dict, layout: int, flag: bool, wide: Callable[[], tupl
         argument = wide()
         hit = table[key] = (argument, entry_address(serial, (*args, argument)))
     return hit
+
+
+def bound_driver(table: dict, layout: int, flag: bool, wide: Callable[[], tuple], serial: Any,
+                 parallel_driver: Any, parallel: bool, args: tuple) -> Callable[..., None]:
+    """A group driver bound to ``args`` (three arrays, the ``Dims``, then the rest):
+    ``run(*args without the Dims)``. Serial: ``serial`` with the ``Dims`` and ``wide()``;
+    parallel: ``parallel_driver`` with the serial driver's address and ``wide`` from
+    :func:`parallel_entry` and the ``Dims`` as a plain tuple. What it finds here, once,
+    holds for arguments of the types of ``args`` only."""
+    d = args[3]
+    if not parallel:
+        argument = wide()
+
+        def run(*a: Any) -> None:
+            serial(a[0], a[1], a[2], d, *a[3:], argument)
+
+        return run
+    argument, addr = parallel_entry(table, layout, flag, wide, serial, args)
+    dims = tuple(d)  # a plain tuple: Numba types it from Python faster than a named tuple
+
+    def run(*a: Any) -> None:
+        parallel_driver(addr, a[0], a[1], a[2], dims, *a[3:], argument)
+
+    return run
+

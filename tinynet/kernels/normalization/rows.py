@@ -30,16 +30,17 @@ kernel, called (:func:`folds.merge_rows_range`).
 from __future__ import annotations
 
 import functools
+from typing import Callable
 
 import numpy as np
 
 from tinynet.kernels._jit import njit
-from tinynet.kernels.address import run_parallel
+from tinynet.kernels.address import bound_parallel
 from tinynet.kernels.simd import LANES as SIMD_LANES
 from tinynet.kernels.simd import sfence, vload, vprefetch, vsplat, vstore
 from tinynet.kernels.normalization.folds import (LANES, merge_rows_chunks,
                                                                merge_rows_range,
-                                                               merge_rows_to_parallel,
+                                                               merge_rows_bound,
                                                                segment_dot2_pair,
                                                                shifted_segment_sums,
                                                                shifted_sums_pair)
@@ -50,7 +51,8 @@ from tinynet.kernels.normalization.layout import PAIRS, ROWS32, ROWS64, SINGLE, 
 from tinynet.kernels.normalization.rows_registers import (coefficients, flush, rows32,
                                                                         rows64, single_rows)
 
-__all__ = ["forward_rows_kernel", "backward_rows_kernel"]
+__all__ = ["forward_rows_kernel", "backward_rows_kernel", "forward_rows_bound",
+           "backward_rows_bound"]
 
 @njit(callee=True, cache=True, error_model="numpy")
 def _sweep_vectors(want_xn, x, out, xn, stream, r0, r1, channels, gamma, beta, stats, ahead,
@@ -174,15 +176,39 @@ def rows_forward_serial(kind, x, out, xn, rows, channels, spc, epsilon, given, w
               given, stream, gamma, beta, stats)
 
 
-def _forward_rows(serial, kind, parallel, x, out, xn, d, epsilon, given, want_xn, stream,
-                  gamma, beta, stats):
+def forward_rows_bound(kind: int, parallel: bool, args: tuple) -> Callable:
+    """The forward of :func:`forward_rows_kernel` bound to ``args`` (``x, out, xn, d,
+    epsilon, given, want_xn, stream, gamma, beta, stats``): ``run(x, out, xn, epsilon,
+    given, want_xn, stream, gamma, beta, stats)``, with ``d`` and (``parallel``) the
+    serial kernel's address and slot invoker found here for the types of ``args``; later
+    calls must pass arguments of those types."""
+    x, out, xn, d = args[:4]
+    kind = max(kind, VECTORS)  # one kernel serves every kind; the forward treats every
+    # vector kind alike
+    serial = rows_forward_serial
+    chunks = _chunks(d)
     # the dimensions as scalars: a named tuple cannot reach the parallel driver's threads
-    args = (kind, x, out, xn, d.batch, d.channels, d.spc, epsilon, given, want_xn, stream,
-            gamma, beta, stats)
-    if parallel:
-        run_parallel(serial, _chunks(d), *args)
-    else:
-        serial(*args, 0, _chunks(d))
+    batch, channels, spc = d.batch, d.channels, d.spc
+    if not parallel:
+        def run(x, out, xn, epsilon, given, want_xn, stream, gamma, beta, stats):
+            serial(kind, x, out, xn, batch, channels, spc, epsilon, given, want_xn, stream,
+                   gamma, beta, stats, 0, chunks)
+
+        return run
+    tasks = bound_parallel(serial, (kind, x, out, xn, batch, channels, spc, *args[4:]))
+
+    def run(x, out, xn, epsilon, given, want_xn, stream, gamma, beta, stats):
+        tasks(chunks, kind, x, out, xn, batch, channels, spc, epsilon, given, want_xn,
+              stream, gamma, beta, stats)
+
+    return run
+
+
+def _forward_rows(kind, parallel, x, out, xn, d, epsilon, given, want_xn, stream, gamma,
+                  beta, stats):
+    forward_rows_bound(kind, parallel, (x, out, xn, d, epsilon, given, want_xn, stream,
+                                        gamma, beta, stats))(
+        x, out, xn, epsilon, given, want_xn, stream, gamma, beta, stats)
 
 
 @functools.cache
@@ -190,8 +216,7 @@ def forward_rows_kernel(kind: int, parallel: bool):
     """``kernel(x, out, xn, d, epsilon, given, want_xn, stream, gamma, beta, stats)`` for
     rows of one kind: chunks of ``spc`` rows by one compiled serial kernel, on the calling
     thread or one chunk a task over threads (through its address) when ``parallel``."""
-    # one kernel serves every kind; the forward treats every vector kind alike
-    return functools.partial(_forward_rows, rows_forward_serial, max(kind, VECTORS), parallel)
+    return functools.partial(_forward_rows, kind, parallel)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -340,15 +365,38 @@ def _backward_rows_serial(kind: int, layers: bool):
     return rows_backward_serial
 
 
-def _backward_rows(serial, parallel, g, s, dx, d, recompute, affine_only, stream, gamma,
+def backward_rows_bound(kind: int, layers: bool, parallel: bool, args: tuple) -> Callable:
+    """The backward of :func:`backward_rows_kernel` bound to ``args`` (``g, s, dx, d,
+    recompute, affine_only, stream, gamma, stats, sums, parts``): ``run(g, s, dx,
+    recompute, affine_only, stream, gamma, stats, sums, parts)``, as
+    :func:`forward_rows_bound`."""
+    g, s, dx, d = args[:4]
+    serial = _backward_rows_serial(kind, layers)
+    chunks = _chunks(d)
+    batch, channels, spc = d.batch, d.channels, d.spc
+    if not parallel:
+        def run(g, s, dx, recompute, affine_only, stream, gamma, stats, sums, parts):
+            serial(g, s, dx, batch, channels, spc, recompute, affine_only, stream, gamma,
+                   stats, sums, parts, True, 0, chunks)
+
+        return run
+    tasks = bound_parallel(serial, (g, s, dx, batch, channels, spc, *args[4:], False))
+    sums, parts = args[9:]
+    merge = merge_rows_bound(parts, sums[0], sums[1])
+
+    def run(g, s, dx, recompute, affine_only, stream, gamma, stats, sums, parts):
+        tasks(chunks, g, s, dx, batch, channels, spc, recompute, affine_only, stream, gamma,
+              stats, sums, parts, False)
+        merge(parts, sums[0], sums[1])
+
+    return run
+
+
+def _backward_rows(kind, layers, parallel, g, s, dx, d, recompute, affine_only, stream, gamma,
                    stats, sums, parts):
-    args = (g, s, dx, d.batch, d.channels, d.spc, recompute, affine_only, stream, gamma, stats,
-            sums, parts)
-    if parallel:
-        run_parallel(serial, _chunks(d), *args, False)
-        merge_rows_to_parallel(parts, sums[0], sums[1])
-    else:
-        serial(*args, True, 0, _chunks(d))
+    backward_rows_bound(kind, layers, parallel, (g, s, dx, d, recompute, affine_only, stream,
+                                                 gamma, stats, sums, parts))(
+        g, s, dx, recompute, affine_only, stream, gamma, stats, sums, parts)
 
 
 @functools.cache
@@ -361,4 +409,4 @@ def backward_rows_kernel(kind: int, layers: bool, parallel: bool):
     do), the one case whose flags are constants of the loops. One compiled serial kernel
     runs the chunks, on the calling thread or one chunk a task over threads (through its
     address) when ``parallel``."""
-    return functools.partial(_backward_rows, _backward_rows_serial(kind, layers), parallel)
+    return functools.partial(_backward_rows, kind, layers, parallel)

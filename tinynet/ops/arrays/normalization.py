@@ -29,14 +29,15 @@ import numpy as np
 from tinynet import tuning
 from tinynet.kernels import _jit
 from tinynet.ops.arrays.streaming import empty_aligned
-from tinynet.kernels.normalization.backward import backward_kernel
+from tinynet.kernels.address import _key
+from tinynet.kernels.normalization.backward import backward_bound
 from tinynet.kernels.normalization.folds import (merge_rows_parallel,
                                                                merge_rows_serial)
-from tinynet.kernels.normalization.forward import forward_kernel
+from tinynet.kernels.normalization.forward import forward_bound
 from tinynet.kernels.normalization.layout import SERIAL
 from tinynet.ops.arrays.normalization_plan import Plan, plan_of, scratch
-from tinynet.kernels.normalization.rows import (backward_rows_kernel,
-                                                              forward_rows_kernel)
+from tinynet.kernels.normalization.rows import (backward_rows_bound,
+                                                              forward_rows_bound)
 
 __all__ = ["group_norm_forward_core", "group_norm_backward_core", "gn_forward",
            "gn_backward", "Plan"]
@@ -98,29 +99,40 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
     plan = plan_of(x.shape, num_groups, who)
     gamma = _check_vec(gamma, plan.channels, "gamma", who)
     beta = _check_vec(beta, plan.channels, "beta", who)
-    stream = plan.streams(x.nbytes)
+    stream = plan.stream
     new = empty_aligned if stream else np.empty
     out = new(x.shape, np.float32)
+    want_xn = bool(want_xn)
     xn = new(x.shape, np.float32) if want_xn else _NO_XN
     n = plan.batch * plan.groups
-    moments = np.zeros((3, n), dtype=np.float32)  # mean, var (biased), inv_std
-    if stats is not None:
+    given = stats is not None
+    runs = x.size and not _jit.SHAPES_ONLY  # (the compile-ahead helper's backward-first runs)
+    # mean, var (biased), inv_std: written by the kernels unless given
+    moments = (np.empty if runs and not given else np.zeros)((3, n), dtype=np.float32)
+    if given:
         moments[0] = _check_stat(stats[0], plan, "mean", who)
         moments[2] = _check_stat(stats[1], plan, "inv_std", who)
-    if x.size and not _jit.SHAPES_ONLY:  # (the compile-ahead helper's backward-first runs)
+    if runs:
         mode = plan.mode(gate, x.size)
-        given = stats is not None
+        xf, of, xnf, eps = x.reshape(-1), out.reshape(-1), xn.reshape(-1), float(epsilon)
+        # the door makes every other argument itself: these decide the arguments' types
+        key = (True, mode, want_xn, _key(xf), _key(gamma), _key(beta))
+        run = plan.bound.get(key)
         if plan.rows:
-            kernel = forward_rows_kernel(plan.kind, mode != SERIAL)
-            kernel(x.reshape(-1), out.reshape(-1), xn.reshape(-1), plan.dims, float(epsilon),
-                   given, bool(want_xn), stream, gamma, beta, moments)
+            if run is None:
+                run = plan.bound[key] = forward_rows_bound(
+                    plan.kind, mode != SERIAL, (xf, of, xnf, plan.dims, eps, given, want_xn,
+                                                stream, gamma, beta, moments))
+            run(xf, of, xnf, eps, given, want_xn, stream, gamma, beta, moments)
         else:
             part = scratch((2, plan.batch, plan.nblk, plan.groups), np.float64)
-            kernel = forward_kernel(plan.layout, mode, bool(want_xn))
-            kernel(x.reshape(-1), out.reshape(-1), xn.reshape(-1), plan.dims_for(mode),
-                   float(epsilon), given, stream, gamma, beta, part, moments)
-    mean, var, inv_std = moments
-    return out, (xn if want_xn else None), mean, var, inv_std
+            if run is None:
+                run = plan.bound[key] = forward_bound(
+                    plan.layout, mode != SERIAL, want_xn, (xf, of, xnf, plan.dims_for(mode), eps,
+                                                           given, stream, gamma, beta, part,
+                                                           moments))
+            run(xf, of, xnf, eps, given, stream, gamma, beta, part, moments)
+    return out, (xn if want_xn else None), moments[0], moments[1], moments[2]
 
 
 def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=None,
@@ -160,25 +172,34 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     if recompute:
         stats[0] = _check_stat(mean, plan, "mean", who)
     stats[1] = inv_std
-    stream = plan.streams(g.nbytes)
+    stream = plan.stream
     dx = (empty_aligned if stream else np.empty)(g.shape, np.float32)
     c = plan.channels
     if g.size == 0:
         return dx, np.zeros(c, dtype=np.float32), np.zeros(c, dtype=np.float32)
     mode = plan.mode(row_gate, g.size)
     parts = scratch((2, plan.ntasks, c), np.float64)  # the kernels start every row
+    gf, sf, dxf, affine_only = g.reshape(-1), s.reshape(-1), dx.reshape(-1), bool(affine_only)
+    # the door makes every other argument itself: these decide the arguments' types
+    key = (False, mode, recompute, affine_only, _key(gf), _key(sf), _key(gamma))
+    run = plan.bound.get(key)
     if plan.rows:  # the kernel merges its chunk partials into (grad_beta, grad_gamma)
         sums = np.empty((2, c), dtype=np.float32)
-        kernel = backward_rows_kernel(plan.kind, recompute and not affine_only,
-                                      mode != SERIAL)
-        kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), plan.dims, recompute,
-               bool(affine_only), stream, gamma, stats, sums, parts)
+        if run is None:
+            run = plan.bound[key] = backward_rows_bound(
+                plan.kind, recompute and not affine_only, mode != SERIAL,
+                (gf, sf, dxf, plan.dims, recompute, affine_only, stream, gamma, stats, sums,
+                 parts))
+        run(gf, sf, dxf, recompute, affine_only, stream, gamma, stats, sums, parts)
         return dx, sums[1], sums[0]
     gp = scratch((2, plan.batch, plan.nblk, plan.groups), np.float64)
     coeff = scratch((2, n), np.float32)
-    kernel = backward_kernel(plan.layout, mode, recompute)
-    kernel(g.reshape(-1), s.reshape(-1), dx.reshape(-1), plan.dims_for(mode), bool(affine_only),
-           stream, gamma, stats, gp, coeff, parts)
+    if run is None:
+        run = plan.bound[key] = backward_bound(
+            plan.layout, mode != SERIAL, recompute, (gf, sf, dxf, plan.dims_for(mode),
+                                                     affine_only, stream, gamma, stats, gp,
+                                                     coeff, parts))
+    run(gf, sf, dxf, affine_only, stream, gamma, stats, gp, coeff, parts)
     merge = (merge_rows_parallel if tuning.use_parallel(param_gate, parts[0].size)
              else merge_rows_serial)
     sums = merge(parts)

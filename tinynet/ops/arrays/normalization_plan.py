@@ -32,11 +32,13 @@ class Plan:
     ``P >= block`` positions has ``nblk`` blocks, smaller samples pack ``spc`` to a task.
     ``rows``: one position and one group per sample (layer norm), the row kernels.
     ``dims`` and ``dims_blocks``: the kernels' ``Dims``, the latter for a parallel group
-    driver in the ``BLOCKS`` mode (:meth:`dims_for`).
+    driver in the ``BLOCKS`` mode (:meth:`dims_for`). ``stream``: whether the passes of
+    this shape write with streaming stores (:meth:`streams`). ``bound``: the door's
+    drivers bound to this shape and their arguments' types, made on first use.
     """
 
     __slots__ = ("batch", "positions", "channels", "groups", "cpg", "block", "nblk", "spc",
-                 "ntasks", "rows", "layout", "kind", "dims", "dims_blocks")
+                 "ntasks", "rows", "layout", "kind", "dims", "dims_blocks", "stream", "bound")
 
     def __init__(self, shape: tuple, num_groups: int, who: str) -> None:
         if len(shape) < 2:
@@ -67,6 +69,10 @@ class Plan:
         self.dims = Dims(self.batch, self.positions, self.channels, self.cpg, self.block,
                          self.nblk, self.spc, 0, self.batch, 0, self.nblk, ALL_PASSES)
         self.dims_blocks = self.dims._replace(passes=ALL_PASSES | BY_BLOCKS)
+        self.stream = self.streams(4 * self.batch * self.positions * self.channels)
+        # the door's drivers bound to their arguments' types (kernels' bound functions),
+        # by the pass, mode, flags and the types of the arrays the caller supplies
+        self.bound: dict = {}
 
     def streams(self, nbytes: int) -> bool:
         """Whether the element-wise passes write with streaming stores: large outputs in
