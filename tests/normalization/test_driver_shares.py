@@ -258,7 +258,9 @@ def test_the_door_binds_each_driver_once(monkeypatch, shape, groups):
     gate = "ln_parallel_min_elems" if groups == 1 else "gn_row_parallel_min_elems"
 
     def run(x, g, value):
-        with tuning.override(**{gate: value}):
+        # the group backward's parameter merge stays serial (a parallel merge binds anew
+        # on every call, through the kernels' own entry point)
+        with tuning.override(**{gate: value, "gn_param_grad_parallel_min_elems": 2**62}):
             out, _, mean, _, inv = gn_forward(x, groups, gamma, beta, 1e-3, want_xn=False,
                                               gate=gate)
             return (out, *gn_backward(g, x, inv, groups, gamma, mean=mean, row_gate=gate))
@@ -266,6 +268,9 @@ def test_the_door_binds_each_driver_once(monkeypatch, shape, groups):
     def found_again(*args, **kwargs):
         raise AssertionError("a bound driver was made or looked up again")
 
+    from tinynet.ops.arrays import normalization_plan
+
+    monkeypatch.setattr(normalization_plan, "_PLANS", {})  # this test's plans only
     previous = tuning.get_num_threads()
     tuning.set_num_threads(2)
     try:

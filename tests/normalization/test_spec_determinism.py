@@ -229,7 +229,7 @@ STREAM_CASES = [
 @pytest.mark.parametrize("make,shape", [c[1:] for c in STREAM_CASES],
                          ids=[c[0] for c in STREAM_CASES])
 def test_streaming_stores_change_no_bit(monkeypatch, make, shape):
-    from tinynet.ops.arrays import normalization_plan, streaming
+    from tinynet.ops.arrays import streaming
     from tinynet.ops.arrays import normalization as group_norm_core
 
     x, g, gamma, beta = _inputs(shape, seed=29)
@@ -244,8 +244,6 @@ def test_streaming_stores_change_no_bit(monkeypatch, make, shape):
     runs = {}
     for label, threshold in (("ordinary", 2**62), ("streamed", 0)):
         monkeypatch.setattr(streaming, "STREAM_MIN_BYTES", threshold)
-        # a plan decides streaming once, when it is made for a shape
-        monkeypatch.setattr(normalization_plan, "_PLANS", {})
         allocated.clear()
         for gate_value, threads in ((2**62, 1), (0, 2)):
             runs[label, gate_value, threads] = _under(gate_value, threads, lambda: _run_layer(

@@ -24,8 +24,8 @@ from tinynet.kernels.reduction import lanes8_fn, merge_block_rows, rows_per_bloc
 __all__ = ["rows_per_block", "segment_sum", "segment_dot", "segment_dot2", "shifted_segment_sums",
            "shifted_sums_pair", "segment_dot2_pair",
            "merge_rows_serial", "merge_rows_parallel", "merge_rows_into", "merge_rows_chunks",
-           "merge_rows_to", "merge_rows_to_parallel", "merge_rows_bound", "merge_rows_range", "segment_sum_fn",
-           "group_sums",
+           "merge_rows_to", "merge_rows_to_parallel", "merge_rows_bound", "merge_rows_range",
+           "segment_sum_fn", "group_sums",
            "LANES"]
 
 LANES = 8

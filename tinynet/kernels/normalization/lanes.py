@@ -52,7 +52,7 @@ PASS_AHEAD = 1024
 @njit(callee=True, cache=True, error_model="numpy")
 def _terms(xa, xb, mode, i, ka, kb):
     """The two lane terms of the vector at ``i``."""
-    if i + PASS_AHEAD < xa.size:
+    if i + PASS_AHEAD < xa.size:  # (xb, when read, has xa's size)
         vprefetch(xa, i + PASS_AHEAD)
         if mode != STATS:
             vprefetch(xb, i + PASS_AHEAD)

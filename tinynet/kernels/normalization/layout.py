@@ -225,8 +225,8 @@ def next_sample_ahead(b, d):
     """How far ahead (floats) the element-wise pass of sample ``b`` asks for lines: one
     sample, when the share ``d`` holds whole samples of at most
     :data:`PREFETCH_SAMPLE_FLOATS` and sample ``b + 1`` exists, so that its first pass
-    finds its rows in the cache (the same thread's next task, with the parallel loop's
-    static split, except at its end); else 0 (no prefetch)."""
+    finds its rows in the cache (in the same task, or the same thread's next task with
+    the parallel loop's static split, except at its end); else 0 (no prefetch)."""
     floats = d.positions * d.channels
     if (b + 1 < d.batch and d.k0 == 0 and d.k1 == d.nblk
             and floats <= PREFETCH_SAMPLE_FLOATS):

@@ -99,7 +99,7 @@ def gn_forward(x, num_groups: int, gamma, beta, epsilon: float, *,
     plan = plan_of(x.shape, num_groups, who)
     gamma = _check_vec(gamma, plan.channels, "gamma", who)
     beta = _check_vec(beta, plan.channels, "beta", who)
-    stream = plan.stream
+    stream = plan.stream()
     new = empty_aligned if stream else np.empty
     out = new(x.shape, np.float32)
     want_xn = bool(want_xn)
@@ -172,7 +172,7 @@ def gn_backward(grad_output, source, inv_std, num_groups: int, gamma, *, mean=No
     if recompute:
         stats[0] = _check_stat(mean, plan, "mean", who)
     stats[1] = inv_std
-    stream = plan.stream
+    stream = plan.stream()
     dx = (empty_aligned if stream else np.empty)(g.shape, np.float32)
     c = plan.channels
     if g.size == 0:

@@ -16,6 +16,7 @@ import threading
 import numpy as np
 
 from tinynet import tuning
+from tinynet.ops.arrays import streaming
 from tinynet.ops.arrays.streaming import streams
 from tinynet.kernels.normalization.folds import rows_per_block
 from tinynet.kernels.normalization.layout import (ALL_PASSES, BLOCKS, BY_BLOCKS, CHUNKS,
@@ -32,13 +33,12 @@ class Plan:
     ``P >= block`` positions has ``nblk`` blocks, smaller samples pack ``spc`` to a task.
     ``rows``: one position and one group per sample (layer norm), the row kernels.
     ``dims`` and ``dims_blocks``: the kernels' ``Dims``, the latter for a parallel group
-    driver in the ``BLOCKS`` mode (:meth:`dims_for`). ``stream``: whether the passes of
-    this shape write with streaming stores (:meth:`streams`). ``bound``: the door's
-    drivers bound to this shape and their arguments' types, made on first use.
+    driver in the ``BLOCKS`` mode (:meth:`dims_for`). ``bound``: the door's drivers bound
+    to this shape and their arguments' types, made on first use.
     """
 
     __slots__ = ("batch", "positions", "channels", "groups", "cpg", "block", "nblk", "spc",
-                 "ntasks", "rows", "layout", "kind", "dims", "dims_blocks", "stream", "bound")
+                 "ntasks", "rows", "layout", "kind", "dims", "dims_blocks", "bound", "_stream")
 
     def __init__(self, shape: tuple, num_groups: int, who: str) -> None:
         if len(shape) < 2:
@@ -69,10 +69,10 @@ class Plan:
         self.dims = Dims(self.batch, self.positions, self.channels, self.cpg, self.block,
                          self.nblk, self.spc, 0, self.batch, 0, self.nblk, ALL_PASSES)
         self.dims_blocks = self.dims._replace(passes=ALL_PASSES | BY_BLOCKS)
-        self.stream = self.streams(4 * self.batch * self.positions * self.channels)
         # the door's drivers bound to their arguments' types (kernels' bound functions),
         # by the pass, mode, flags and the types of the arrays the caller supplies
         self.bound: dict = {}
+        self._stream = (None, False)  # (the threshold it was decided at, the decision)
 
     def streams(self, nbytes: int) -> bool:
         """Whether the element-wise passes write with streaming stores: large outputs in
@@ -81,6 +81,15 @@ class Plan:
         if self.rows:
             return streams(nbytes, self.channels)
         return can_stream(self.channels) and streams(nbytes, WIDE)
+
+    def stream(self) -> bool:
+        """:meth:`streams` for this shape's float32 passes, decided again only when the
+        streaming threshold changed since the last call."""
+        at, decided = self._stream
+        if at != streaming.STREAM_MIN_BYTES:
+            decided = self.streams(4 * self.batch * self.positions * self.channels)
+            self._stream = (streaming.STREAM_MIN_BYTES, decided)
+        return decided
 
     def dims_for(self, mode: int) -> Dims:
         """The ``Dims`` a group driver of ``mode`` receives."""
