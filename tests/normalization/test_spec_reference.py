@@ -522,3 +522,38 @@ def test_layer_norm_block_statistics_give_each_rows_bits(features, threads):
         assert mean[r] == np.float32(np.float64(row[0]) + m), r
         assert inv[r] == np.float32(1.0 / np.sqrt(v + 1e-3)), r
     assert np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_group_statistics_fall_back_alone_with_each_groups_bits(threads):
+    """Each group's statistics come from its merged block sums; a group whose float32
+    squares overflow takes the float64 fallback. The other groups of its sample and the
+    other samples keep the bits they have without the overflow, and the overflowing group
+    gets its float64 statistics, serial and on 2 threads."""
+    from tinynet import tuning
+    from tinynet.ops.arrays import normalization as core
+
+    shape, groups = (3, 700, 64), 16  # three position blocks a sample, 4 channels a group
+    x, _, gamma, beta = _data(shape, 47)
+    huge = x.copy()
+    huge[1, :, 12:16] = np.float32(1e19)  # sample 1, group 3: squares of 2e19 overflow
+    huge[1, 1::2, 12:16] = np.float32(-1e19)
+
+    def stats(a):
+        with tuning.override(gn_row_parallel_min_elems=0 if threads > 1 else 1 << 40):
+            _, _, mean, var, inv = core.gn_forward(a, groups, gamma, beta, 1e-3,
+                                                   want_xn=False)
+        return np.stack([mean, var, inv]).reshape(3, shape[0], groups)
+
+    before = tuning.get_num_threads()
+    tuning.set_num_threads(threads)
+    try:
+        plain, fallen = stats(x), stats(huge)
+    finally:
+        tuning.set_num_threads(before)
+    kept = np.ones((shape[0], groups), dtype=bool)
+    kept[1, 3] = False
+    assert fallen[:, kept].tobytes() == plain[:, kept].tobytes()
+    assert np.isclose(fallen[0, 1, 3], 0.0, atol=1e12)  # mean of +-1e19 (rows alternate)
+    assert np.isclose(fallen[1, 1, 3], 1e38, rtol=1e-6)
+    assert np.isclose(fallen[2, 1, 3], 1e-19, rtol=1e-6)
