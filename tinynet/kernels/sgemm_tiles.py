@@ -20,7 +20,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from tinynet.kernels._jit import CALLEE_OPTIONS, njit
-from tinynet.kernels.simd import LANES, f32x16, vfma, vload, vsplat
+from tinynet.kernels.simd import LANES, emit_prefetch, f32x16, vfma, vload, vsplat
 
 __all__ = ["cload", "cstore", "cload_n", "cstore_n", "cprefetch", "splat", "tile32", "tile16"]
 
@@ -153,12 +153,8 @@ def _cprefetch_i(typingctx, c, i, j):
     _check_matrix(c)
 
     def codegen(context, builder, sig, args):
-        ptr = _row_col(context, builder, sig.args[0], args[0], args[1], args[2])
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
-            ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch.p0")
-        # for writing, kept in all cache levels, data cache
-        builder.call(fn, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        emit_prefetch(builder, _row_col(context, builder, sig.args[0], args[0], args[1],
+                                        args[2]), write=True)
         return context.get_dummy_value()
 
     return types.void(c, types.intp, types.intp), codegen

@@ -7,8 +7,8 @@ the same for a whole block of positions. This module gives kernels an LLVM
 ``<16 x float>`` value: :func:`vload` / :func:`vstore` move 16 consecutive floats of a 1-D
 float32 array, :func:`vsplat` broadcasts a scalar, and ``+``, ``-``, ``*`` work lane by
 lane; :func:`vstream` stores without reading the line first, and :func:`vprefetch` asks
-for a line ahead of its reads. A vector held in a local variable lives in a register for the whole loop. The
-*quad* helpers (:func:`load4`, :func:`store4`, :func:`add4`, ...) work on tuples of four
+for a line ahead of its reads. A vector held in a local variable lives in a register for
+the whole loop. The *quad* helpers (:func:`load4`, :func:`store4`, :func:`add4`, ...) work on tuples of four
 vectors, 64 consecutive floats, so a kernel states a 64-float row once.
 
 Every operation is one IEEE float32 operation per lane, with no fast-math flags (LLVM may
@@ -240,19 +240,24 @@ def _vstream(typingctx, a, i, v):
     return types.void(a, types.intp, f32x16), codegen
 
 
+def emit_prefetch(builder, ptr, write: bool) -> None:
+    """Emits ``llvm.prefetch`` of the line at ``ptr`` (a ``<16 x float>*``: every caller
+    declares the intrinsic with that pointer type, so one kernel may use several), kept
+    in all cache levels, ahead of a read or (``write``) of a write."""
+    i32 = ir.IntType(32)
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
+        ir.VoidType(), [_VT.as_pointer(), i32, i32, i32]), "llvm.prefetch.p0")
+    builder.call(fn, [ptr, ir.Constant(i32, int(write)), ir.Constant(i32, 3),
+                      ir.Constant(i32, 1)])
+
+
 @intrinsic
 def _vprefetch(typingctx, a, i):
     _check_array(a)
 
     def codegen(context, builder, sig, args):
-        # the pointer type sgemm_tiles.cprefetch declares llvm.prefetch with, so that one
-        # kernel may use both
-        ptr = _pointer(context, builder, sig.args[0], args[0], args[1])
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
-            ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch.p0")
-        # for reading, kept in all cache levels, data cache
-        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        emit_prefetch(builder, _pointer(context, builder, sig.args[0], args[0], args[1]),
+                      write=False)
         return context.get_dummy_value()
 
     return types.void(a, types.intp), codegen

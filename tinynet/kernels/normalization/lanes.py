@@ -149,6 +149,16 @@ def _map_vec(mode, xa, xb, out, xn, flag, stream, i, ahead, v1, v2, v3, v4):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _map_quad(mode, xa, xb, out, xn, flag, stream, i, ahead, q1, q2, q3, q4):
+    """The four vectors of the quad at ``i`` (:func:`_map_vec`), against the quads of
+    per-channel vectors ``q1..q4``."""
+    _map_vec(mode, xa, xb, out, xn, flag, stream, i, ahead, q1[0], q2[0], q3[0], q4[0])
+    _map_vec(mode, xa, xb, out, xn, flag, stream, i + 16, ahead, q1[1], q2[1], q3[1], q4[1])
+    _map_vec(mode, xa, xb, out, xn, flag, stream, i + 32, ahead, q1[2], q2[2], q3[2], q4[2])
+    _map_vec(mode, xa, xb, out, xn, flag, stream, i + 48, ahead, q1[3], q2[3], q3[3], q4[3])
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def map_rows(mode, quads, xa, xb, out, xn, flag, stream, start, rows, ahead, v1, v2, v3, v4):
     """One element-wise pass (``mode``) over ``rows`` wide rows of ``quads`` quads from
     ``start``, the per-channel vectors ``v1..v4`` in registers for the whole block;
@@ -162,14 +172,8 @@ def map_rows(mode, quads, xa, xb, out, xn, flag, stream, start, rows, ahead, v1,
     q4 = load4(v4, 0)
     if quads == 1:
         for r in range(rows):
-            i = start + r * WIDE
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i, ahead, q1[0], q2[0], q3[0], q4[0])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 16, ahead, q1[1], q2[1], q3[1],
-                     q4[1])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 32, ahead, q1[2], q2[2], q3[2],
-                     q4[2])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 48, ahead, q1[3], q2[3], q3[3],
-                     q4[3])
+            _map_quad(mode, xa, xb, out, xn, flag, stream, start + r * WIDE, ahead, q1, q2,
+                      q3, q4)
     else:
         p1 = load4(v1, WIDE)
         p2 = load4(v2, WIDE)
@@ -177,20 +181,7 @@ def map_rows(mode, quads, xa, xb, out, xn, flag, stream, start, rows, ahead, v1,
         p4 = load4(v4, WIDE)
         for r in range(rows):
             i = start + r * 2 * WIDE
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i, ahead, q1[0], q2[0], q3[0], q4[0])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 16, ahead, q1[1], q2[1], q3[1],
-                     q4[1])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 32, ahead, q1[2], q2[2], q3[2],
-                     q4[2])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, i + 48, ahead, q1[3], q2[3], q3[3],
-                     q4[3])
-            j = i + WIDE
-            _map_vec(mode, xa, xb, out, xn, flag, stream, j, ahead, p1[0], p2[0], p3[0], p4[0])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, j + 16, ahead, p1[1], p2[1], p3[1],
-                     p4[1])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, j + 32, ahead, p1[2], p2[2], p3[2],
-                     p4[2])
-            _map_vec(mode, xa, xb, out, xn, flag, stream, j + 48, ahead, p1[3], p2[3], p3[3],
-                     p4[3])
+            _map_quad(mode, xa, xb, out, xn, flag, stream, i, ahead, q1, q2, q3, q4)
+            _map_quad(mode, xa, xb, out, xn, flag, stream, i + WIDE, ahead, p1, p2, p3, p4)
     if stream:
         sfence()

@@ -47,8 +47,7 @@ __all__ = ["Dims", "wide_argument", "parallel_entry", "VEC", "I64", "share_of", 
            "SPANS", "HALF_ROWS", "QUAD_ROWS", "TWO_QUADS", "SPAN_ELEMS", "WIDE", "HALF",
            "SERIAL", "CHUNKS", "BLOCKS", "ROWS64", "ROWS32", "VECTORS", "PAIRS", "SINGLE",
            "layout_of", "row_kind", "can_stream", "STREAM_LAYOUTS", "next_sample_ahead",
-           "bound_driver",
-           "PREFETCH_SAMPLE_FLOATS"]
+           "PREFETCH_SAMPLE_FLOATS", "bound_driver"]
 
 SPAN_ELEMS = 512
 WIDE = 64
@@ -344,4 +343,3 @@ def bound_driver(table: dict, layout: int, flag: bool, wide: Callable[[], tuple]
         parallel_driver(addr, a[0], a[1], a[2], dims, *a[3:], argument)
 
     return run
-

@@ -12,7 +12,7 @@ features run register kernels (:mod:`.rows_registers`); other multiples of 16 ta
 (:func:`folds.shifted_sums_pair`, :func:`folds.segment_dot2_pair`: each row's bits); the
 rest one row at a time. A serial kernel runs a range of chunks (the kind's row loop on
 their rows), compiled on first use; the parallel variant runs it one chunk a task through
-its address (:func:`tinynet.kernels.address.run_parallel`), with no compiled copy of its
+its address (:func:`tinynet.kernels.address.bound_parallel`), with no compiled copy of its
 own.
 
 What costs compile time is the code Numba inlines, so each loop is inlined where it is
