@@ -15,7 +15,9 @@ zeros past ``C * M``).
 - forward: ``y[b, oy, ox, k] = sum over the taps (i, j) in the image, row-major, of
   x[oy * sh + i * dh - pt, ox * sw + j * dw - pl, k] * w[i, j, k]``, a product added to
   the running sum tap by tap from zero, then the bias; four output pixels at a time (then
-  two) share each loaded weight vector, pixels at the borders are summed one by one;
+  two) share each loaded weight vector, pixels at the borders are summed one by one; with
+  3-wide kernels at unit steps, on cores with 512-bit registers, runs of eight pixels
+  first, each loaded source pixel shared by the up to three taps that read it;
 - input gradient: the widened gradient of input pixel ``(iy, ix)`` gathers
   ``g[(iy + pt - i * dh) / sh, (ix + pl - j * dw) / sw, k] * w[i, j, k]`` over the taps
   whose position is a whole output pixel, in the same order, then its ``M`` copies of
@@ -24,8 +26,9 @@ zeros past ``C * M``).
   the row's sum over the output columns ``ox`` with the tap in the image (even and odd
   ``ox`` in two chains from zero, added at the end) of ``x[...] * g[b, oy, ox, k]``, and
   the bias gradient's partial the row's sum of ``g`` itself
-  (:mod:`tinynet.kernels.depthwise_grads`). The backward takes the input gradient's row
-  and the output gradient's row in one sweep, so the rows both read stay in cache; the
+  (:mod:`tinynet.kernels.depthwise_grads`). The backward takes the output gradient's rows
+  and the input gradient's rows in one sweep, a block of input rows after the output
+  gradient rows they follow, so the rows both read stay in cache; the
   caller merges partials in task order in float64. The row bodies of the input gradient
   (:func:`input_rows`) and of the kernel gradient are kernels of their own, which the
   backward calls through their addresses (:func:`tinynet.kernels.address.call_at`), so
@@ -52,13 +55,20 @@ import numpy as np
 from tinynet.kernels import depthwise_grads as dg
 from tinynet.kernels._jit import njit
 from tinynet.kernels.address import _address, _key, call_at, run_parallel
-from tinynet.kernels.simd import sfence, vload, vsplat, vstore, vstream
+from tinynet.kernels.simd import (NARROW_REGISTERS, sfence, vload, vprefetch, vsplat, vstore,
+                                  vstream)
 
 __all__ = ["forward_serial", "forward_parallel", "backward_serial", "backward_parallel",
            "input_rows", "addresses"]
 
 # rows of a slot's tap table (``_tap_table``): a row's taps, then one pixel's
 _OFF, _WGT, _COL, _ROW, _POFF, _PWGT = 0, 1, 2, 3, 4, 5
+# Runs of eight pixels that share each loaded source pixel (:func:`_slide_pixels`) hold
+# eleven or more ``f32x16`` values in registers: only where the registers are 512 bits.
+_SLIDE: bool = not NARROW_REGISTERS
+# The backward computes the input gradient's rows in blocks of this many, each after the
+# kernel gradient's share of the same gradient rows: a call per block, not per row.
+_DX_ROWS = 8
 
 # The hot paths index flat arrays with offsets: an array view made per row or per pixel
 # costs reference-count updates (atomic) and, for ``reshape``, a call into Numba's helper
@@ -133,6 +143,91 @@ def _inside_pixels(sflat, wflat, bias, use_bias, dst, d0, dps, tab, n, cp, pstep
                 _put(dst, o + 3 * dps, a3, stream)
 
 
+@njit(callee=True, cache=True, nogil=True, inline="always", error_model="numpy")
+def _slide_pixels(sflat, wflat, bias, use_bias, dst, d0, dps, tab, n, cp, ac, px0, px1,
+                  stream):
+    """Pixels ``px0 .. px1 - 1`` (runs of eight) of a row of :func:`_tap_rows` whose taps
+    are kernel rows of three adjacent source columns (``kw == 3``, ``pc == ec == 1``),
+    every tap inside. A kernel row's ten source pixels are loaded once each and feed the
+    up to three pixels of the run that read them: source ``k`` (``k = 0 .. 9``, left to
+    right) is tap 0 of pixel ``k``, tap 1 of pixel ``k - 1`` and tap 2 of pixel
+    ``k - 2``, so each pixel still takes its taps in order, each product added to its
+    running sum from zero; then the bias, as :func:`_inside_pixels`. The last kernel
+    row asks for the lines of the sources that the run after next reads first."""
+    for px in range(px0, px1, 8):
+        for c in range(0, cp, 16):
+            b0 = vsplat(0.0)
+            b1 = vsplat(0.0)
+            b2 = vsplat(0.0)
+            b3 = vsplat(0.0)
+            b4 = vsplat(0.0)
+            b5 = vsplat(0.0)
+            b6 = vsplat(0.0)
+            b7 = vsplat(0.0)
+            q0 = (px + ac) * cp + c
+            for t in range(0, n, 3):
+                w0 = vload(wflat, tab[_WGT, t] + c)
+                w1 = vload(wflat, tab[_WGT, t + 1] + c)
+                w2 = vload(wflat, tab[_WGT, t + 2] + c)
+                e = q0 + tab[_OFF, t]
+                if t == n - 3 and e + 26 * cp <= sflat.shape[0]:
+                    for k in range(18, 26):
+                        vprefetch(sflat, e + k * cp)
+                v = vload(sflat, e)
+                b0 = b0 + v * w0
+                v = vload(sflat, e + cp)
+                b1 = b1 + v * w0
+                b0 = b0 + v * w1
+                v = vload(sflat, e + 2 * cp)
+                b2 = b2 + v * w0
+                b1 = b1 + v * w1
+                b0 = b0 + v * w2
+                v = vload(sflat, e + 3 * cp)
+                b3 = b3 + v * w0
+                b2 = b2 + v * w1
+                b1 = b1 + v * w2
+                v = vload(sflat, e + 4 * cp)
+                b4 = b4 + v * w0
+                b3 = b3 + v * w1
+                b2 = b2 + v * w2
+                v = vload(sflat, e + 5 * cp)
+                b5 = b5 + v * w0
+                b4 = b4 + v * w1
+                b3 = b3 + v * w2
+                v = vload(sflat, e + 6 * cp)
+                b6 = b6 + v * w0
+                b5 = b5 + v * w1
+                b4 = b4 + v * w2
+                v = vload(sflat, e + 7 * cp)
+                b7 = b7 + v * w0
+                b6 = b6 + v * w1
+                b5 = b5 + v * w2
+                v = vload(sflat, e + 8 * cp)
+                b7 = b7 + v * w1
+                b6 = b6 + v * w2
+                v = vload(sflat, e + 9 * cp)
+                b7 = b7 + v * w2
+            if use_bias:
+                bv = vload(bias, c)
+                b0 = b0 + bv
+                b1 = b1 + bv
+                b2 = b2 + bv
+                b3 = b3 + bv
+                b4 = b4 + bv
+                b5 = b5 + bv
+                b6 = b6 + bv
+                b7 = b7 + bv
+            o = d0 + px * dps + c
+            _put(dst, o, b0, stream)
+            _put(dst, o + dps, b1, stream)
+            _put(dst, o + 2 * dps, b2, stream)
+            _put(dst, o + 3 * dps, b3, stream)
+            _put(dst, o + 4 * dps, b4, stream)
+            _put(dst, o + 5 * dps, b5, stream)
+            _put(dst, o + 6 * dps, b6, stream)
+            _put(dst, o + 7 * dps, b7, stream)
+
+
 @njit(callee=True, cache=True, nogil=True, error_model="numpy")
 def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, kw, wflat,
               bias, use_bias, out, o0, ostep, nrows, count, tab, fold, rowbuf, channels, mult,
@@ -149,12 +244,16 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
     is made in ``rowbuf`` and ``out[o0 + q * ostep + px * ps + c]`` (``c < channels``) gets
     the sum, in order, of the ``mult`` copies ``rowbuf[px * CP + c * mult + m]``; with
     ``ones``, ``out[o0 + q * ostep + px * ps + channels]`` is 1. Pixels whose every tap column
-    is inside run four at a time (``dc == 1``), sharing each loaded weight vector, then
-    two; the others one by one. ``stream`` writes ``out`` with streaming stores (ignored
+    is inside run eight at a time where the taps allow (:func:`_slide_pixels`, sharing
+    each loaded source pixel), then four (``dc == 1``), sharing each loaded weight
+    vector, then two; the others one by one. ``stream`` writes ``out`` with streaming stores (ignored
     with ``fold`` or ``ones``)."""
     cp = bias.shape[0]
     pstep = pc * cp
     stream = stream and not fold and not ones  # whole rows of whole vectors only
+    # runs of eight sharing source pixels: the forward's rows of three adjacent columns per
+    # kernel row (the input gradient's, walking its source right to left, measured slower)
+    slide = _SLIDE and kw == 3 and pc == 1 and ec == 1
     for q in range(nrows):
         ar = ar0 + q * arstep
         n = 0
@@ -168,18 +267,24 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
                 tab[_COL, n] = j
                 tab[_ROW, n] = soff + (num // dr) * cols * cp
                 n += 1
-        lo, hi, hi2 = 0, 0, 0
+        lo, hi8, hi, hi2 = 0, 0, 0, 0
         if dc == 1:  # every tap column inside: px * pc + ac + j * ec in [0, cols)
             first, last = min(0, (kw - 1) * ec), max(0, (kw - 1) * ec)
             lo = min(max(-((ac + first) // pc), 0), count)
             inside = min(max((cols - 1 - ac - last) // pc + 1, lo), count)
-            hi = lo + (inside - lo) // 4 * 4
-            hi2 = lo + (inside - lo) // 2 * 2
+            hi8 = lo
+            if slide:
+                hi8 = lo + (inside - lo) // 8 * 8
+            hi = hi8 + (inside - hi8) // 4 * 4
+            hi2 = hi8 + (inside - hi8) // 2 * 2
         dst = rowbuf if fold else out
         d0 = 0 if fold else o0 + q * ostep
         dps = cp if fold else ps  # the pixel stride in dst
+        if slide:
+            _slide_pixels(sflat, wflat, bias, use_bias, dst, d0, dps, tab, n, cp, ac, lo, hi8,
+                          stream)
         _inside_pixels(sflat, wflat, bias, use_bias, dst, d0, dps, tab, n, cp, pstep, pc, ac,
-                       lo, hi, 4, stream)
+                       hi8, hi, 4, stream)
         _inside_pixels(sflat, wflat, bias, use_bias, dst, d0, dps, tab, n, cp, pstep, pc, ac,
                        hi, hi2, 2, stream)
         for px in range(count):  # the rest one by one, with the taps that exist
@@ -284,10 +389,9 @@ def input_rows(wf, g, dx, ges, rows, tab, slot, b, r0, r1, pt, pl, sh, sw, dh, d
     goff = b * oh * ow * cp if cm == cp else 0
     dxflat = dx.reshape(-1)
     nobias = wflat[:cp]  # the gather's bias argument (unused; its size is CP)
-    for r in range(r0, r1):
-        _tap_rows(gflat, goff, oh, ow, r + pt, 0, -dh, sh, 1, pl, -dw, sw, kh, kw, wflat,
-                  nobias, False, dxflat, (b * height + r) * width * channels, 0, 1, width, tab,
-                  not whole, rows[slot], channels, mult, channels, False, stream)
+    _tap_rows(gflat, goff, oh, ow, r0 + pt, 1, -dh, sh, 1, pl, -dw, sw, kh, kw, wflat, nobias,
+              False, dxflat, (b * height + r0) * width * channels, width * channels, r1 - r0,
+              width, tab, not whole, rows[slot], channels, mult, channels, False, stream)
 
 
 _TAB = np.empty((6, 1), dtype=np.int64)  # stand-ins of the types of _tap_table's scratch
@@ -326,8 +430,8 @@ def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, p
     output gradient where the channels are not whole vectors. ``stream``: write ``dx``
     with streaming stores (``M == 1``, ``C == CP``, ``dx`` 64-byte aligned). The rows are
     computed by the kernels at ``dx_at``, ``rows3_at`` and ``row_at`` (:func:`addresses`):
-    an input row after each gradient row's share of the partials, so the rows both read
-    stay in cache. The slot loop is written here, as in :func:`forward_serial`."""
+    the input rows in blocks of :data:`_DX_ROWS`, each block after the gradient rows'
+    share of the partials, so the rows both read stay in cache. The slot loop is written here, as in :func:`forward_serial`."""
     slots = xes.shape[0]
     kh, kw, cp = wf.shape
     oh, ow, cm = g.shape[1], g.shape[2], g.shape[3]
@@ -358,7 +462,7 @@ def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, p
                 xoff = b * height * width * cp if whole else 0
                 if want_dw and not whole:
                     _widen(x, b, mult, cp, xeflat)
-                for r in range(max(oh, height)):  # one sweep: a gradient row, an input row
+                for r in range(max(oh, height)):  # one sweep: gradient rows, input rows
                     if (want_dw or want_db) and r < oh:
                         grow = goff + r * ow * cp
                         db = want_db  # the bias gradient's row still to add
@@ -380,9 +484,10 @@ def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, p
                             i += 1
                         if db:
                             dg.bias_row(gflat, grow, ow, cp, pflat, p0 + kh * kw * cp)
-                    if want_dx and r < height:
-                        call_at(dx_at, (wf, g, dx, ges, rows, tab, s, b, r, r + 1, pt, pl, sh, sw,
-                                        dh, dw, stream))
+                    if want_dx and r < height and (r % _DX_ROWS == _DX_ROWS - 1
+                                                   or r == height - 1):
+                        call_at(dx_at, (wf, g, dx, ges, rows, tab, s, b, r - r % _DX_ROWS,
+                                        r + 1, pt, pl, sh, sw, dh, dw, stream))
         if stream:
             sfence()
 
