@@ -5,6 +5,7 @@ kernel once (tinynet.kernels._jit's locks)."""
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -64,6 +65,34 @@ def test_a_cold_fit_starts_one_helper_ends_it_and_gives_the_same_bits(tmp_path):
     assert spawned == [without[0], "True", "True", "_spawn"]
     assert without[1:] == ["False", "True", "-"]
     assert warm == [without[0], "False", "True", "-"]  # a warm cache starts no helper
+
+
+def test_a_forked_helper_completes_the_cache_only_once_its_fit_has_ended():
+    # the fork's run waits on a pipe whose write end the fit closes as it ends
+    read_end, write_end = os.pipe()
+    closed: list[bool] = []
+
+    def end_fit() -> None:
+        closed.append(True)
+        os.close(write_end)
+
+    timer = threading.Timer(0.2, end_fit)
+    timer.start()
+    compile_ahead._wait_for_fit(read_end)
+    seen = list(closed)
+    timer.join()
+    assert seen == [True]
+    with pytest.raises(OSError):
+        os.fstat(read_end)  # the helper closed its end too
+
+
+def test_the_fit_closes_its_end_of_the_helper_pipe_as_it_ends(monkeypatch):
+    read_end, write_end = os.pipe()
+    monkeypatch.setattr(compile_ahead, "_fit_ends", write_end)
+    compile_ahead._detach()
+    assert compile_ahead._fit_ends is None
+    assert os.read(read_end, 1) == b""  # end of file: no writer left
+    os.close(read_end)
 
 
 def test_batch_sizes_are_those_a_pass_sees():

@@ -22,10 +22,11 @@ script itself, then gets no helper).
 Then the helper completes the cache: it runs the same step again with every gate forcing
 the serial kernels, then with every gate forcing the parallel ones (the adaptive thread
 count off), so a later run of the model finds every variant a gate, the thread count or
-the machine's load may pick there, and compiles nothing. It does so at a lower scheduling
-priority (``nice``): by then every kernel of the fit is in the cache, and on a machine
-with fewer free cores than busy processes the fit should not share its core with work
-done for later runs. The fit does not wait for that:
+the machine's load may pick there, and compiles nothing. By then every kernel of the fit
+is in the cache, and the work is for later runs: a forked helper starts it once the fit
+has ended (a fit's parallel steps share a core badly with a compiling process, whatever
+its priority), and does it at a lower scheduling priority (``nice``), so the program's
+work after its fit comes first where cores are short. The fit does not wait for that:
 the helper goes on after the fit, and after the fit's process, until it is done. While it
 runs it holds a lock file in the cache (:mod:`tinynet.kernels.completion`);
 another process about to compile a kernel that is not in the cache yet waits for it
@@ -48,6 +49,7 @@ import contextlib
 import functools
 import os
 import pickle
+import select
 import signal
 import subprocess
 import sys
@@ -67,6 +69,7 @@ __all__ = ["set_enabled", "is_enabled", "ahead_of_fit", "run", "main"]
 _enabled = (tuning.env("TINYNET_COMPILE_AHEAD") or "1").strip() != "0"
 _pending: dict | None = None  # the running fit's spec, until its helper starts
 _helper: subprocess.Popen | int | None = None  # a new interpreter, or a fork's pid
+_fit_ends: int | None = None  # the write end of a fork's pipe, closed when its fit ends
 _started = False  # one helper per process: the first fit that compiles gets it
 
 
@@ -124,7 +127,7 @@ def ahead_of_fit(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int,
 
 def _start(dispatcher: Any) -> None:
     """Starts the pending fit's helper (called as ``dispatcher`` starts compiling)."""
-    global _pending, _helper, _started
+    global _pending, _helper, _started, _fit_ends
     spec, _pending = _pending, None
     if spec is None:
         return
@@ -135,7 +138,9 @@ def _start(dispatcher: Any) -> None:
     completion.OWN_COMPLETER = True  # this process never waits for its own helper
     if _can_fork():
         completion.hold_completion_lock()  # taken before the fork: held from the start
-        _helper = _fork(spec, dispatcher)
+        fit_ends, _fit_ends = os.pipe()
+        _helper = _fork(spec, dispatcher, fit_ends, _fit_ends)
+        os.close(fit_ends)
         completion.release_completion_lock_copy()  # the child's copy holds it
     else:
         _helper = _spawn(spec)
@@ -159,9 +164,11 @@ def _can_fork() -> bool:
     return not parallel._is_initialized
 
 
-def _fork(spec: dict, dispatcher: Any) -> int:
+def _fork(spec: dict, dispatcher: Any, fit_ends: int, parent_end: int) -> int:
     """Forks the helper; the child runs :func:`run` and leaves with ``os._exit`` (no exit
-    handlers of the parent's, no second flush of its buffered output)."""
+    handlers of the parent's, no second flush of its buffered output). ``fit_ends`` is
+    the read end of a pipe whose write end (``parent_end``, closed in the child) the fit
+    closes as it ends (:func:`_detach`)."""
     with warnings.catch_warnings():  # Python 3.12+ warns on a fork with threads running
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
@@ -177,7 +184,8 @@ def _fork(spec: dict, dispatcher: Any) -> int:
         from tinynet.kernels import _jit
 
         _jit.forget_compile_in_progress(dispatcher)
-        run(spec)
+        os.close(parent_end)
+        run(spec, fit_ends)
         code = 0
     finally:
         os._exit(code)
@@ -208,8 +216,12 @@ def _detach() -> None:
     """At the fit's end: the helper goes on by itself until the cache is complete (a fork
     still running is reaped when it ends; ``os.waitpid`` at the next call, or never: the
     process ending first hands it to init)."""
-    global _helper
+    global _helper, _fit_ends
     helper, _helper = _helper, None
+    if _fit_ends is not None:  # the fork completes the cache from now on
+        with contextlib.suppress(OSError):
+            os.close(_fit_ends)
+        _fit_ends = None
     if helper is not None:
         _running.append(helper)
     _reap()
@@ -309,9 +321,10 @@ def _step_tasks(spec: dict, rng: np.random.Generator) -> list:
             + [functools.partial(step, size, False) for size in spec["test"]])
 
 
-def run(spec: dict) -> None:
+def run(spec: dict, fit_ends: int | None = None) -> None:
     """The helper's work (:func:`_tasks`): ahead of the fit with the fit's gates, then
-    every gate forcing serial, then parallel kernels, holding the completion lock. A task
+    every gate forcing serial, then parallel kernels, holding the completion lock; a fork
+    starts the latter once its fit has ended (``fit_ends``: :func:`_wait_for_fit`). A task
     whose kernel the fit is compiling goes to the back of the queue instead of waiting, so
     the helper keeps compiling what the fit needs later (a helper kernel met inside a
     compile already under way is waited for:
@@ -328,7 +341,10 @@ def run(spec: dict) -> None:
     if spec.get("by_layer", True):  # a whole step would only follow the fit's own order
         _drain(_tasks(spec))  # ahead of the fit, with its gates
     # The fit's kernels are all in the cache now: what follows is for later runs, so it
-    # yields the processor to the fit (and to anything else) wherever cores are short.
+    # waits for the fit to end and then yields the processor to anything else wherever
+    # cores are short.
+    if fit_ends is not None:
+        _wait_for_fit(fit_ends)
     _lower_priority()
     # Then every other variant the model's calls may pick: all serial, all parallel (on
     # every thread, whatever the load: a busy machine would send the calls to serial).
@@ -372,6 +388,21 @@ def run_head(stop: Callable[[], bool]) -> bool:
     _jit.WAIT_FOR_BUSY_KERNELS = False
     completion.OWN_COMPLETER = True  # it compiles what a completing helper may hold
     return _drain(_tasks(_head_spec()), stop)
+
+
+def _wait_for_fit(fit_ends: int) -> None:
+    """Returns when the fit that forked this helper has ended: the pipe's write end is
+    closed (:func:`_detach`, or the fit's process ended), or this process has been handed
+    to another parent (the fit's process ended while a child of its own, forked after this
+    helper, still holds a copy of the write end). A fit's parallel steps share the cores
+    badly with a compiling process, however low its priority: a thread of each parallel
+    region waits for the one the compile has taken the core from."""
+    parent = os.getppid()
+    try:
+        while not select.select([fit_ends], [], [], 0.5)[0] and os.getppid() == parent:
+            pass
+    finally:
+        os.close(fit_ends)
 
 
 #: The niceness the helper adds once the fit's own kernels are compiled (Unix).
