@@ -298,7 +298,20 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
                 tab[_POFF, m] = tab[_ROW, t] + (col // dc) * cp
                 tab[_PWGT, m] = tab[_WGT, t]
                 m += 1
-            for c in range(0, cp, 16):
+            for c in range(0, cp - 16, 32):  # two vectors' sums side by side
+                a0 = vsplat(0.0)
+                a1 = vsplat(0.0)
+                for t in range(m):
+                    e, f = tab[_POFF, t] + c, tab[_PWGT, t] + c
+                    a0 = a0 + vload(sflat, e) * vload(wflat, f)
+                    a1 = a1 + vload(sflat, e + 16) * vload(wflat, f + 16)
+                if use_bias:
+                    a0 = a0 + vload(bias, c)
+                    a1 = a1 + vload(bias, c + 16)
+                _put(dst, d0 + px * dps + c, a0, stream)
+                _put(dst, d0 + px * dps + c + 16, a1, stream)
+            if cp % 32:  # the last vector alone
+                c = cp - 16
                 a0 = vsplat(0.0)
                 for t in range(m):
                     a0 = a0 + vload(sflat, tab[_POFF, t] + c) * vload(wflat, tab[_PWGT, t] + c)

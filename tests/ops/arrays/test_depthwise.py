@@ -104,13 +104,14 @@ def test_left_out_taps_give_the_bits_of_a_zero_padded_image(shape, mult, kernel,
 
 
 @pytest.mark.parametrize("width", range(3, 24))
-@pytest.mark.parametrize("channels", [8, 16, 32])
+@pytest.mark.parametrize("channels", [8, 16, 32, 48])
 def test_pixels_in_runs_of_eight_four_two_and_one_give_the_bits_of_the_tap_by_tap_sum(
         width, channels):
     # a row's inside pixels run eight at a time (the forward, on cores with 512-bit
     # registers), then four, then two, the rest one by one: every count of inside pixels
     # mod 8 against float32 arithmetic in the documented order, for the forward and the
-    # input gradient (8 channels: the widened, folded rows)
+    # input gradient (8 channels: the widened, folded rows; 48: a border pixel's vectors
+    # in a pair, then one alone)
     rng = np.random.default_rng(12)
     x = rng.standard_normal((2, 4, width, channels)).astype(np.float32)
     w3 = rng.standard_normal((3, 3, channels)).astype(np.float32)
