@@ -417,6 +417,25 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def vector_extensions() -> str:
+    """The vector instruction sets the kernels compile for here (x86 flags of
+    ``/proc/cpuinfo``: AVX2, FMA, AVX-512F; LLVM's name for the host CPU), or n/a."""
+    flags: set[str] = set()
+    for line in (_read("/proc/cpuinfo") or "").splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    known = [name for flag, name in (("avx2", "AVX2"), ("fma", "FMA"), ("avx512f", "AVX-512F"))
+             if flag in flags]
+    try:
+        from llvmlite import binding
+
+        host = binding.get_host_cpu_name()
+    except Exception:  # noqa: BLE001  (a fact for the table only)
+        host = "?"
+    return f"{', '.join(known) or 'none of AVX2, FMA, AVX-512F'} (LLVM host CPU: {host})"
+
+
 def cache_sizes() -> dict[str, str]:
     """Cache sizes of cpu0 from sysfs, e.g. ``{"L1d": "32K", "L2": "1024K", "L3": "32768K"}``."""
     from tinynet.ops.arrays.streaming import cache_entries
@@ -480,6 +499,7 @@ def machine_info() -> dict[str, str]:
         layer = "not yet initialized"
     return {
         "CPU": cpu_model(),
+        "vector extensions": vector_extensions(),
         "cores visible": f"{os.cpu_count()} (affinity: {len(os.sched_getaffinity(0))})",
         "caches (cpu0)": ", ".join(f"{k} {v}" for k, v in caches.items()) or "n/a",
         "python": platform.python_version(),
