@@ -246,8 +246,8 @@ def _tap_rows(sflat, soff, rows, cols, ar0, arstep, er, dr, pc, ac, ec, dc, kh, 
     ``ones``, ``out[o0 + q * ostep + px * ps + channels]`` is 1. Pixels whose every tap column
     is inside run eight at a time where the taps allow (:func:`_slide_pixels`, sharing
     each loaded source pixel), then four (``dc == 1``), sharing each loaded weight
-    vector, then two; the others one by one. ``stream`` writes ``out`` with streaming stores (ignored
-    with ``fold`` or ``ones``)."""
+    vector, then two; the others one by one. ``stream`` writes ``out`` with streaming
+    stores (ignored with ``fold`` or ``ones``)."""
     cp = bias.shape[0]
     pstep = pc * cp
     stream = stream and not fold and not ones  # whole rows of whole vectors only
@@ -444,7 +444,8 @@ def backward_serial(x, wf, g, dx, parts, want_dx, want_dw, want_db, tasks, pt, p
     with streaming stores (``M == 1``, ``C == CP``, ``dx`` 64-byte aligned). The rows are
     computed by the kernels at ``dx_at``, ``rows3_at`` and ``row_at`` (:func:`addresses`):
     the input rows in blocks of :data:`_DX_ROWS`, each block after the gradient rows'
-    share of the partials, so the rows both read stay in cache. The slot loop is written here, as in :func:`forward_serial`."""
+    share of the partials, so the rows both read stay in cache. The slot loop is written
+    here, as in :func:`forward_serial`."""
     slots = xes.shape[0]
     kh, kw, cp = wf.shape
     oh, ow, cm = g.shape[1], g.shape[2], g.shape[3]

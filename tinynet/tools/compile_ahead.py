@@ -138,9 +138,11 @@ def _start(dispatcher: Any) -> None:
     completion.OWN_COMPLETER = True  # this process never waits for its own helper
     if _can_fork():
         completion.hold_completion_lock()  # taken before the fork: held from the start
-        fit_ends, _fit_ends = os.pipe()
-        _helper = _fork(spec, dispatcher, fit_ends, _fit_ends)
-        os.close(fit_ends)
+        fit_ends, _fit_ends = os.pipe()  # the fork's; the fit closes its end as it ends
+        try:
+            _helper = _fork(spec, dispatcher, fit_ends, _fit_ends)
+        finally:
+            os.close(fit_ends)
         completion.release_completion_lock_copy()  # the child's copy holds it
     else:
         _helper = _spawn(spec)
