@@ -409,22 +409,22 @@ def _read(path: str) -> str | None:
         return None
 
 
-def cpu_model() -> str:
-    text = _read("/proc/cpuinfo") or ""
-    for line in text.splitlines():
-        if line.startswith("model name"):
+def _cpuinfo(field: str) -> str | None:
+    """The first value of ``field`` in ``/proc/cpuinfo`` (cpu0's), or None."""
+    for line in (_read("/proc/cpuinfo") or "").splitlines():
+        if line.startswith(field):
             return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+    return None
+
+
+def cpu_model() -> str:
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 def vector_extensions() -> str:
     """The vector instruction sets the kernels compile for here (x86 flags of
     ``/proc/cpuinfo``: AVX2, FMA, AVX-512F; LLVM's name for the host CPU), or n/a."""
-    flags: set[str] = set()
-    for line in (_read("/proc/cpuinfo") or "").splitlines():
-        if line.startswith("flags"):
-            flags = set(line.split(":", 1)[1].split())
-            break
+    flags = set((_cpuinfo("flags") or "").split())
     known = [name for flag, name in (("avx2", "AVX2"), ("fma", "FMA"), ("avx512f", "AVX-512F"))
              if flag in flags]
     try:
