@@ -194,10 +194,14 @@ def col_block(x, y, use_y, channels, r0, r1, out):
 def merge_block_rows(parts, acc, c0, c1):
     """``acc[c] += parts[b, c]`` for columns ``c0..c1``, the blocks ``b`` in order: the
     ordered float64 merge of block partials (``acc`` float64, zeroed by the caller; the
-    order of additions per column depends only on the number of blocks)."""
+    order of additions per column depends only on the number of blocks). The loops index
+    slices from 0: an index that may be negative gets Numba's wraparound, which kept LLVM
+    from vectorizing the column loop (5x slower)."""
+    sums = acc[c0:c1]
     for b in range(parts.shape[0]):
-        for c in range(c0, c1):
-            acc[c] += parts[b, c]
+        row = parts[b, c0:c1]
+        for i in range(sums.size):
+            sums[i] += row[i]
 
 
 @njit(cache=True, error_model="numpy")

@@ -91,8 +91,7 @@ def _grad_fn(recompute: bool):
         single = p1 - p0 == 1
         if recompute:
             copies = 1 if single else copies_needed(layout, channels, reps)
-            expand(stats[0], b, channels, d.cpg, mean_c)
-            expand(stats[1], b, channels, d.cpg, inv_c)
+            expand(stats[0], stats[1], b, channels, d.cpg, mean_c, inv_c)
             repeat(mean_c, channels, copies)
             repeat(inv_c, channels, copies)
         lo = p0
@@ -193,10 +192,8 @@ def _dx_fn(recompute: bool):
         xa_c = scratch[2 * w:3 * w]
         ca_c = scratch[3 * w:4 * w]
         inv_c = scratch[4 * w:5 * w]
-        expand(stats[0], b, channels, d.cpg, mean_c)
-        expand(stats[1], b, channels, d.cpg, inv_c)
-        expand(coeff[0], b, channels, d.cpg, ca_c)
-        expand(coeff[1], b, channels, d.cpg, xa_c)
+        expand(stats[0], stats[1], b, channels, d.cpg, mean_c, inv_c)
+        expand(coeff[0], coeff[1], b, channels, d.cpg, ca_c, xa_c)
         for c in range(channels):
             k = inv_c[c]
             ga_c[c] = k * gamma[c]                        # inv * gamma         (times g)

@@ -232,8 +232,7 @@ def _sweep_fn(want_xn: bool):
         inv_c = scratch[w:2 * w]
         scale_c = scratch[2 * w:3 * w]
         bet = scratch[3 * w:4 * w]
-        expand(stats[0], b, channels, d.cpg, mean_c)
-        expand(stats[2], b, channels, d.cpg, inv_c)
+        expand(stats[0], stats[2], b, channels, d.cpg, mean_c, inv_c)
         for c in range(channels):
             scale_c[c] = inv_c[c] * gamma[c]
             bet[c] = beta[c]

@@ -44,18 +44,17 @@ def put(a, i, v, stream):
         vstore(a, i, v)
 
 
-# How far ahead (floats) the sums passes, the first to read a block from memory, ask for
-# the lines they will read.
+# How far ahead (floats) the statistics pass, the first to read a block from memory, asks
+# for the lines it will read. The gradient sums, reading two arrays, ask for none: the
+# hardware's prefetcher alone fetched them faster (docs/performance.md, session 47).
 PASS_AHEAD = 1024
 
 
 @njit(callee=True, cache=True, error_model="numpy")
 def _terms(xa, xb, mode, i, ka, kb):
     """The two lane terms of the vector at ``i``."""
-    if i + PASS_AHEAD < xa.size:  # (xb, when read, has xa's size)
+    if mode == STATS and i + PASS_AHEAD < xa.size:
         vprefetch(xa, i + PASS_AHEAD)
-        if mode != STATS:
-            vprefetch(xb, i + PASS_AHEAD)
     if mode == STATS:
         t = vload(xa, i) - ka
         return t, t * t

@@ -200,14 +200,17 @@ def copies_needed(layout, channels, reps):
 
 
 @njit(callee=True, cache=True, error_model="numpy")
-def expand(stat, b, channels, cpg, out):
-    """Per-group values of sample ``b`` broadcast to one per channel. One flat loop with
-    a group counter: a few hundred stores per block, for which the vectorized and
-    unrolled nested loop cost some 1000 lines of LLVM IR in every driver that links it."""
+def expand(stat_a, stat_b, b, channels, cpg, out_a, out_b):
+    """Two per-group values of sample ``b`` (``stat_a``, ``stat_b``) broadcast to one per
+    channel (``out_a``, ``out_b``). One flat loop with a group counter: a few hundred
+    stores per block, for which the vectorized and unrolled nested loop cost some 1000
+    lines of LLVM IR in every driver that links it. Every caller broadcasts two values,
+    and one loop for both halves the counter's work."""
     i = b * (channels // cpg)
     j = 0
     for c in range(channels):
-        out[c] = stat[i]
+        out_a[c] = stat_a[i]
+        out_b[c] = stat_b[i]
         j += 1
         if j == cpg:
             j = 0
