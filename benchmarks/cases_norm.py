@@ -172,7 +172,8 @@ def run(ctx: Context) -> GroupResult:
     result = GroupResult(NAME, TITLE)
     vs_torch = Table("tinynet vs PyTorch (ratio = tinynet time / PyTorch time; < 1 is faster)",
                      ["case", "tinynet fwd+bwd ms", "torch fwd+bwd ms (layout)", "ratio fwd+bwd",
-                      "ratio fwd (torch layout)", "ratio bwd (torch layout)", "noise"])
+                      "ratio fwd (torch layout)", "ratio bwd (torch layout)", "noise",
+                      "page faults / fwd+bwd (tinynet, torch)"])
     floors = Table("tinynet time as % of the bandwidth floor at the copy bandwidth measured "
                    "during the case (100 % = the floor, lower is better; the last column "
                    f"uses the run's start bandwidth, {ctx.bandwidth_gbs:.1f} GB/s)",
@@ -192,7 +193,8 @@ def run(ctx: Context) -> GroupResult:
         release_copy_buffers()
     for (kind, shape, _), (label, res) in zip(cases, measured):
         if isinstance(res, Exception):
-            vs_torch.rows.append([label, f"skipped: {describe_error(res)}", "", "", "", "", ""])
+            vs_torch.rows.append([label, f"skipped: {describe_error(res)}", "", "", "", "", "",
+                                  ""])
             continue
         for mode, comp in res.items():
             ratios[mode].append(comp.ratio)
@@ -202,7 +204,8 @@ def run(ctx: Context) -> GroupResult:
             label, fmt_ms(fb.tinynet.median_s), torch_cell(fb), fmt_ratio(fb.ratio),
             f"{fmt_ratio(res['fwd'].ratio)} ({res['fwd'].best_layout})",
             f"{fmt_ratio(res['bwd'].ratio)} ({res['bwd'].best_layout})",
-            noise_cell(fb, res["fwd"], res["bwd"])])
+            noise_cell(fb, res["fwd"], res["bwd"]),
+            f"{fb.tinynet.faults:.0f}, {fb.torch_best.faults:.0f}"])
         nbytes = int(np.prod(shape)) * 4
         touched = 4 * nbytes  # x, y, dy, dx
         # each measurement against the bandwidth of the copies timed in its own rotation
@@ -228,6 +231,11 @@ def run(ctx: Context) -> GroupResult:
         "array); batch norm reads x twice in the forward and x and dy twice in the backward "
         "(statistics over the whole batch first), 8 array passes where the floor counts 5.",
         "PyTorch LN has no layout choice (it normalizes the last axis of the NHWC array).",
+        "Page faults: the mean per fwd+bwd call (getrusage's minor faults). PyTorch's outputs "
+        "are fresh allocations; when glibc maps them afresh (as its state left by earlier "
+        "cases decides) each 4 KiB page costs a fault, and PyTorch's time for the same case "
+        "differs by up to 2x between runs (docs/performance.md, session 47). tinynet reuses "
+        "its large outputs' memory.",
         "fwd = training-mode forward (PyTorch records its autograd graph); bwd = backward of "
         "one forward, repeated (PyTorch with retain_graph=True). 'noise' is that of the "
         "fwd+bwd measurement; '*' marks a case where any of its three measurements ran while "

@@ -22,6 +22,7 @@ import gc
 import math
 import os
 import platform
+import resource
 import statistics
 import time
 from dataclasses import dataclass, field, replace
@@ -91,6 +92,7 @@ class Timing:
     iqr_rel: float
     reps: int
     number: int
+    faults: float = 0.0  # minor page faults per call (fresh memory the kernel maps in)
 
 
 @dataclass
@@ -134,6 +136,12 @@ def configure_threads(n: int = THREADS) -> None:
     tuning.set_adaptive_threads(False)
 
 
+def _minor_faults() -> int:
+    """This process's minor page faults so far: a call that takes fresh pages from the
+    operating system (a large allocation glibc maps afresh) pays one per 4 KiB page."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def _time_calls(fn: Callable[[], Any], number: int) -> float:
     start = time.perf_counter()
     for _ in range(number):
@@ -173,12 +181,14 @@ def measure(fns: dict[str, Callable[[], Any]], settings: Settings,
     slowest_rep = max(number[n] * estimates[n] for n in names)
     reps = int(min(settings.max_reps, max(settings.min_reps, settings.budget_s / slowest_rep)))
     samples: dict[str, list[float]] = {name: [] for name in names}
+    faults: dict[str, int] = {name: 0 for name in names}
     floor_at: dict[int, str] = {}  # repetition -> the callable the floor runs just before
     if floor is not None:
         floor()
         fns = {**fns, "floor": floor}
         number["floor"] = 1
         samples["floor"] = []
+        faults["floor"] = 0
         count = min(reps, FLOOR_SAMPLES)
         # each compared callable follows the floor's copy (which leaves nothing of theirs
         # in the cache) equally often
@@ -194,7 +204,9 @@ def measure(fns: dict[str, Callable[[], Any]], settings: Settings,
                 i = order.index(floor_at[k])
                 order = order[:i] + ["floor"] + order[i:]
             for name in order:
+                before = _minor_faults()
                 samples[name].append(_time_calls(fns[name], number[name]))
+                faults[name] += _minor_faults() - before
             if k % 8 == 7:
                 gc.collect()
     finally:
@@ -205,7 +217,8 @@ def measure(fns: dict[str, Callable[[], Any]], settings: Settings,
         s = samples[name]
         med = statistics.median(s)
         q = statistics.quantiles(s, n=4) if len(s) >= 2 else [med, med, med]
-        out[name] = Timing(med, (q[2] - q[0]) / med if med > 0 else 0.0, reps, number[name])
+        out[name] = Timing(med, (q[2] - q[0]) / med if med > 0 else 0.0, reps, number[name],
+                           faults[name] / (len(s) * number[name]))
     return out
 
 
