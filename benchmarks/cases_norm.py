@@ -233,9 +233,10 @@ def run(ctx: Context) -> GroupResult:
         "PyTorch LN has no layout choice (it normalizes the last axis of the NHWC array).",
         "Page faults: the mean per fwd+bwd call (getrusage's minor faults). PyTorch's outputs "
         "are fresh allocations; when glibc maps them afresh (as its state left by earlier "
-        "cases decides) each 4 KiB page costs a fault, and PyTorch's time for the same case "
-        "differs by up to 2x between runs (docs/performance.md, session 47). tinynet reuses "
-        "its large outputs' memory.",
+        "cases decides) each 4 KiB page costs a fault. That, and where its buffers land, "
+        "moves PyTorch's time for the same case by up to 2x between runs "
+        "(docs/performance.md, session 47; --keep-freed-memory takes the faults out). "
+        "tinynet reuses its large outputs' memory.",
         "fwd = training-mode forward (PyTorch records its autograd graph); bwd = backward of "
         "one forward, repeated (PyTorch with retain_graph=True). 'noise' is that of the "
         "fwd+bwd measurement; '*' marks a case where any of its three measurements ran while "

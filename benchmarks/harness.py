@@ -136,6 +136,27 @@ def configure_threads(n: int = THREADS) -> None:
     tuning.set_adaptive_threads(False)
 
 
+# glibc's mallopt parameters (malloc.h) and the largest mapping threshold it accepts on a
+# 64-bit system (DEFAULT_MMAP_THRESHOLD_MAX).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_THRESHOLD_MAX = 32 << 20
+
+
+def keep_freed_memory() -> str:
+    """Makes glibc keep freed memory for reuse: allocations up to 32 MiB come from the heap
+    (a fixed mapping threshold instead of the one earlier frees raise), and the heap is
+    never trimmed. PyTorch's fresh outputs then take no page faults in a steady loop,
+    whatever the cases before left behind (tinynet reuses its large outputs itself).
+    Returns what it did, for the machine table; raises ``OSError`` off glibc."""
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6")
+    if not (libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
+            and libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)):
+        raise OSError("mallopt refused the settings")
+    return "glibc keeps freed memory (mmap threshold 32 MiB, heap not trimmed)"
+
+
 def _minor_faults() -> int:
     """This process's minor page faults so far: a call that takes fresh pages from the
     operating system (a large allocation glibc maps afresh) pays one per 4 KiB page."""

@@ -58,6 +58,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help=f"comma-separated subset of: {', '.join(GROUPS)} (default: all)")
     parser.add_argument("--peer-path", default="",
                         help="folders holding keras and jax (os.pathsep separated)")
+    parser.add_argument("--keep-freed-memory", action="store_true",
+                        help="make glibc keep freed memory (no fresh pages for PyTorch's "
+                             "outputs; see harness.keep_freed_memory)")
     parser.add_argument("--write-docs", action="store_true",
                         help=f"write the results to {os.path.relpath(DOCS_PATH)}")
     args = parser.parse_args(argv)
@@ -237,7 +240,9 @@ def write_docs(path: str, results: list[harness.GroupResult], machine: dict[str,
         "```",
         "",
         "Run it on an otherwise idle machine for numbers worth comparing across runs; the "
-        "ratios are what to compare.",
+        "ratios are what to compare. `--keep-freed-memory` makes glibc keep freed memory, "
+        "so PyTorch's fresh outputs take no page faults whatever the earlier cases left "
+        "behind (the machine table says which allocator settings a run had).",
         "",
     ]
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -281,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     torch_bandwidth = harness.torch_copy_bandwidth(reps=reps)
     machine = harness.machine_info()
     machine["load average at start"] = harness.load_average()
+    machine["memory allocator"] = (harness.keep_freed_memory() if args.keep_freed_memory
+                                   else "glibc's defaults")
     busy = harness.busy_fraction()
     machine["cores busy with other work at start"] = "n/a" if busy is None else f"{100 * busy:.0f}%"
     machine["cache held between passes (measured)"] = (
@@ -320,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         machine["numba"] = harness.machine_info()["numba"]  # threading layer known by now
         machine["cores busy with other work during the run"] = other_text
         command = "python benchmarks/run.py" + (" --quick" if args.quick else "") + (
+            " --keep-freed-memory" if args.keep_freed_memory else "") + (
             f" --groups {','.join(args.groups)}" if args.groups != list(GROUPS) else "")
         write_docs(DOCS_PATH, results, machine, bandwidth, torch_bandwidth, command,
                    args.quick, elapsed, other)
