@@ -202,18 +202,17 @@ def measure(fns: dict[str, Callable[[], Any]], settings: Settings,
     slowest_rep = max(number[n] * estimates[n] for n in names)
     reps = int(min(settings.max_reps, max(settings.min_reps, settings.budget_s / slowest_rep)))
     samples: dict[str, list[float]] = {name: [] for name in names}
-    faults: dict[str, int] = {name: 0 for name in names}
     floor_at: dict[int, str] = {}  # repetition -> the callable the floor runs just before
     if floor is not None:
         floor()
         fns = {**fns, "floor": floor}
         number["floor"] = 1
         samples["floor"] = []
-        faults["floor"] = 0
         count = min(reps, FLOOR_SAMPLES)
         # each compared callable follows the floor's copy (which leaves nothing of theirs
         # in the cache) equally often
         floor_at = {j * reps // count: names[j % len(names)] for j in range(count)}
+    faults = dict.fromkeys(samples, 0)  # minor page faults during each callable's calls
     gc_was_enabled = gc.isenabled()
     gc.collect()
     gc.disable()

@@ -53,9 +53,9 @@ PASS_AHEAD = 1024
 @njit(callee=True, cache=True, error_model="numpy")
 def _terms(xa, xb, mode, i, ka, kb):
     """The two lane terms of the vector at ``i``."""
-    if mode == STATS and i + PASS_AHEAD < xa.size:
-        vprefetch(xa, i + PASS_AHEAD)
     if mode == STATS:
+        if i + PASS_AHEAD < xa.size:
+            vprefetch(xa, i + PASS_AHEAD)
         t = vload(xa, i) - ka
         return t, t * t
     t = vload(xa, i)
